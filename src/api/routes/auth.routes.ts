@@ -1,0 +1,81 @@
+import { Type } from 'typebox';
+import { defineRoute, V13 } from '../route.js';
+import { TokenObject } from '../schemas/common.js';
+import { unauthorized } from '../../domain/errors.js';
+import { tokenFromHeader } from '../../domain/auth/token-signer.js';
+
+const TokenPair = Type.Object({ accessToken: TokenObject, refreshToken: TokenObject });
+const Login = Type.String({ minLength: 1, maxLength: 254 });
+const Pass = Type.String({ minLength: 1, maxLength: 256 });
+
+export const authRoutes = [
+  defineRoute({
+    versions: V13,
+    method: 'POST',
+    url: '/auth/register',
+    auth: 'none',
+    schema: {
+      tags: ['auth'],
+      summary: 'Create an account with its owner (first account always; later ones when sign-up is open)',
+      body: Type.Object({
+        login: Type.String({ format: 'email', maxLength: 254 }),
+        pass: Type.String({ minLength: 8, maxLength: 256 }),
+        name: Type.String({ minLength: 1, maxLength: 200 }),
+      }),
+      response: { 200: TokenPair },
+    },
+    handler: (req, _reply, { services }) => services.auth.register(req.body, req.ip),
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'POST',
+    url: '/auth/login',
+    auth: 'none',
+    schema: {
+      tags: ['auth'],
+      summary: 'Sign in with login and password',
+      body: Type.Object({ login: Login, pass: Pass }),
+      response: { 200: TokenPair },
+    },
+    handler: (req, _reply, { services }) => services.auth.login(req.body.login, req.body.pass, req.ip),
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'POST',
+    url: '/auth/tokens',
+    auth: 'none',
+    optionalBody: true,
+    schema: {
+      tags: ['auth'],
+      summary: 'Renew tokens with a refresh token (Authorization header or body)',
+      description:
+        'Answers both tokens when the refresh token has less than half of its life left (it is then revoked), otherwise only accessToken.',
+      body: Type.Object({ refreshToken: Type.Optional(Type.String({ maxLength: 4096 })) }),
+      response: { 200: Type.Object({ accessToken: TokenObject, refreshToken: Type.Optional(TokenObject) }) },
+    },
+    handler: async (req, _reply, { services }) => {
+      const raw = tokenFromHeader(req.headers.authorization) ?? req.body.refreshToken;
+      if (!raw) throw unauthorized('A refresh token is required');
+      return services.auth.refresh(raw);
+    },
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'POST',
+    url: '/auth/plugin',
+    auth: 'none',
+    schema: {
+      tags: ['auth'],
+      summary: 'Exchange a plugin token for an access token acting as an employee',
+      body: Type.Object({
+        pluginToken: Type.String({ minLength: 1, maxLength: 4096 }),
+        manager: Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[1-9][0-9]{0,15}$' })]),
+      }),
+      response: { 200: Type.Object({ accessToken: TokenObject }) },
+    },
+    // No plugin can exist yet (plugins arrive with account administration), so no token is valid.
+    handler: async () => {
+      throw unauthorized('Invalid plugin token');
+    },
+  }),
+];

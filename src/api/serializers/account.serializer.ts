@@ -1,0 +1,27 @@
+import type { AuthContext } from '../../domain/auth/auth.service.js';
+import type { AccountStatus, Plan } from '../../domain/accounts/plan.js';
+import { isoTime } from './time.js';
+
+/** `GET /account/me` (v1.3) and `GET /me` (v1.1, v1.2): `user` only for tokens acting as a user. */
+export function serializeMe(auth: AuthContext, status: AccountStatus) {
+  const account = { id: auth.accountId, status };
+  if (auth.typ === 'api') return { account };
+  const u = auth.user;
+  return {
+    account,
+    user: { id: u.id, login: u.login, name: u.name ?? '', role: u.role, metadata: JSON.parse(u.metadata) as object },
+  };
+}
+
+export function serializeTariff(plan: Plan) {
+  return {
+    trial: plan.trial,
+    expiration: isoTime(plan.expiration),
+    value: plan.value,
+    currency: plan.currency,
+    period: plan.period,
+    subscription: plan.subscription,
+    packages: plan.packages,
+    price: plan.price,
+  };
+}

@@ -1,0 +1,69 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Kysely, SqliteDialect, PostgresDialect, sql } from 'kysely';
+import type { Database } from './schema.js';
+import { isPostgresUrl } from '../config.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+/** The one query layer over either dialect. Repositories take `Db['kysely']` or a transaction. */
+export interface Db {
+  kysely: Kysely<Database>;
+  dialect: DialectName;
+  close(): Promise<void>;
+}
+
+export type Executor = Kysely<Database>;
+
+export interface DatabaseOptions {
+  databaseUrl?: string;
+  /** Folder of the SQLite file; ignored on PostgreSQL. */
+  dataDir: string;
+  /** SQLite file name inside dataDir, or ':memory:'. */
+  sqliteFile?: string;
+  poolSize?: number;
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<Db> {
+  if (isPostgresUrl(options.databaseUrl)) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
+  return openSqlite(options.dataDir, options.sqliteFile ?? 'parley.db');
+}
+
+async function openSqlite(dataDir: string, file: string): Promise<Db> {
+  const { default: SQLite } = await import('better-sqlite3');
+  let location = file;
+  if (file !== ':memory:') {
+    fs.mkdirSync(dataDir, { recursive: true });
+    location = path.join(dataDir, file);
+  }
+  const native = new SQLite(location);
+  // WAL keeps readers off the writer's back; NORMAL sync is durable across process crashes
+  // (a power loss may drop the last commits: docs/operations.md).
+  native.pragma('journal_mode = WAL');
+  native.pragma('synchronous = NORMAL');
+  native.pragma('foreign_keys = ON');
+  native.pragma('busy_timeout = 5000');
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: native }) });
+  return {
+    kysely,
+    dialect: 'sqlite',
+    close: () => kysely.destroy(),
+  };
+}
+
+async function openPostgres(url: string, max: number): Promise<Db> {
+  const pg = (await import('pg')).default;
+  // int8 (counts, bigint ids and millisecond instants) as numbers; they stay below 2^53.
+  pg.types.setTypeParser(20, (v: string) => Number(v));
+  const pool = new pg.Pool({ connectionString: url, max });
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    kysely,
+    dialect: 'postgres',
+    close: () => kysely.destroy(),
+  };
+}
+
+export async function ping(db: Db): Promise<void> {
+  await sql`select 1`.execute(db.kysely);
+}

@@ -1,0 +1,33 @@
+import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import type { Db } from './database.js';
+import { migrationKit, type ParleyMigration } from './migrations/helpers.js';
+import { foundation } from './migrations/0001-foundation.js';
+
+/**
+ * The ordered list of migrations. Names sort in the order they run; a migration is never edited
+ * once it has landed: add a new one.
+ */
+const MIGRATIONS: Record<string, ParleyMigration> = {
+  '0001-foundation': foundation,
+};
+
+class StaticProvider implements MigrationProvider {
+  constructor(private readonly db: Db) {}
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const kit = migrationKit(this.db.dialect);
+    return Object.fromEntries(
+      Object.entries(MIGRATIONS).map(([name, m]) => [name, { up: (db) => m.up(db, kit) }]),
+    );
+  }
+}
+
+/** Brings the schema up to date. Safe with several processes on PostgreSQL (Kysely takes a lock). */
+export async function migrateToLatest(db: Db): Promise<void> {
+  const migrator = new Migrator({ db: db.kysely, provider: new StaticProvider(db) });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    const reason = error instanceof Error ? error.message : String(error ?? '');
+    throw new Error(`Migration ${failed?.migrationName ?? ''} failed: ${reason}`);
+  }
+}

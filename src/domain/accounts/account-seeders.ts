@@ -1,0 +1,9 @@
+import type { Executor } from '../../db/database.js';
+
+/**
+ * What a new account starts with, run inside the transaction that creates the account. Each area
+ * that needs defaults (statuses, for instance) adds its seeder here.
+ */
+export type AccountSeeder = (trx: Executor, accountId: number, now: number) => Promise<void>;
+
+export const ACCOUNT_SEEDERS: AccountSeeder[] = [];

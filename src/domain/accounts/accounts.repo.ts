@@ -1,0 +1,32 @@
+import { sql } from 'kysely';
+import type { Executor } from '../../db/database.js';
+import type { AccountRow } from '../../db/schema.js';
+import type { Plan } from './plan.js';
+
+export async function insertAccount(db: Executor, name: string, plan: Plan, now: number): Promise<AccountRow> {
+  return db
+    .insertInto('accounts')
+    .values({ name, plan: JSON.stringify(plan), created_at: now })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function findAccount(db: Executor, id: number): Promise<AccountRow | undefined> {
+  return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function countAccounts(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('accounts')
+    .select(sql<number>`count(*)`.as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function listAccounts(db: Executor): Promise<AccountRow[]> {
+  return db.selectFrom('accounts').selectAll().orderBy('id').execute();
+}
+
+export async function updatePlan(db: Executor, id: number, plan: Plan): Promise<void> {
+  await db.updateTable('accounts').set({ plan: JSON.stringify(plan) }).where('id', '=', id).execute();
+}

@@ -1,0 +1,87 @@
+import crypto from 'node:crypto';
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import type { Clock } from '../clock.js';
+import { unauthorized } from '../errors.js';
+
+export type TokenType = 'access' | 'refresh' | 'plugin' | 'api';
+const TOKEN_TYPES: ReadonlySet<string> = new Set(['access', 'refresh', 'plugin', 'api']);
+
+export interface TokenClaims {
+  sub: number;
+  accountId: number;
+  typ: TokenType;
+  jti: string;
+  /** Unix seconds. */
+  iat: number;
+  exp?: number;
+}
+
+/** The Token object of api.md: `exp` in Unix seconds. */
+export interface IssuedToken {
+  token: string;
+  exp: number;
+  jti: string;
+}
+
+/** HS256 JWTs with the claims of decisions.md §2, on an injectable clock. */
+export class TokenSigner {
+  constructor(
+    private readonly secret: Uint8Array,
+    private readonly clock: Clock,
+  ) {}
+
+  /** `ttlSeconds` null issues a token without expiry (API keys: revocable, never expiring). */
+  async sign(sub: number, accountId: number, typ: TokenType, ttlSeconds: number | null): Promise<IssuedToken> {
+    const iat = Math.floor(this.clock.now() / 1000);
+    const jti = crypto.randomUUID();
+    const jwt = new SignJWT({ accountId, typ })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(String(sub))
+      .setJti(jti)
+      .setIssuedAt(iat);
+    const exp = ttlSeconds === null ? 0 : iat + ttlSeconds;
+    if (ttlSeconds !== null) jwt.setExpirationTime(exp);
+    return { token: await jwt.sign(this.secret), exp, jti };
+  }
+
+  /** Verifies signature, expiry and claim shapes; any failure is a 401. */
+  async verify(token: string): Promise<TokenClaims> {
+    let payload: Record<string, unknown>;
+    try {
+      ({ payload } = await jwtVerify(token, this.secret, {
+        algorithms: ['HS256'],
+        currentDate: new Date(this.clock.now()),
+      }));
+    } catch (err) {
+      if (err instanceof joseErrors.JWTExpired) throw unauthorized('Token expired');
+      throw unauthorized('Invalid token');
+    }
+    const sub = Number(payload.sub);
+    const { accountId, typ, jti, iat, exp } = payload;
+    if (
+      !Number.isSafeInteger(sub) ||
+      typeof accountId !== 'number' ||
+      typeof typ !== 'string' ||
+      !TOKEN_TYPES.has(typ) ||
+      typeof jti !== 'string' ||
+      typeof iat !== 'number'
+    ) {
+      throw unauthorized('Invalid token');
+    }
+    return { sub, accountId, typ: typ as TokenType, jti, iat, exp: typeof exp === 'number' ? exp : undefined };
+  }
+}
+
+export function sha256(text: string): string {
+  return crypto.createHash('sha256').update(text).digest('hex');
+}
+
+/**
+ * The token of an `Authorization` header: `Bearer <jwt>` (scheme in any case), `JWT <jwt>` or the
+ * bare `<jwt>`. Anything else is undefined.
+ */
+export function tokenFromHeader(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^\s*(?:(?:bearer|jwt)\s+)?([A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+)\s*$/i.exec(header);
+  return match?.[1];
+}

@@ -1,0 +1,34 @@
+import type { Executor } from '../../db/database.js';
+import type { NewUser, UserRow, UserUpdate } from '../../db/schema.js';
+
+export async function insertUser(db: Executor, user: NewUser): Promise<UserRow> {
+  return db.insertInto('users').values(user).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findUserByLogin(db: Executor, login: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('login', '=', login).executeTakeFirst();
+}
+
+/** Scoped by account: an id of another account finds nothing. */
+export async function findUser(db: Executor, accountId: number, id: number): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+}
+
+export async function findOwner(db: Executor, accountId: number): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('role', '=', 'owner')
+    .orderBy('id')
+    .executeTakeFirst();
+}
+
+export async function updateUser(db: Executor, accountId: number, id: number, patch: UserUpdate): Promise<void> {
+  await db.updateTable('users').set(patch).where('id', '=', id).where('account_id', '=', accountId).execute();
+}

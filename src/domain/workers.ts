@@ -1,0 +1,6 @@
+/** A background worker the process runs (webhook delivery, channel polling); `/ready` asks each. */
+export interface BackgroundWorker {
+  name: string;
+  healthy(): boolean;
+  stop(): Promise<void>;
+}
