@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Services } from './services.js';
-import { registerApi } from './api/route.js';
+import { registerApi, type RouteDef } from './api/route.js';
 import { API_ROUTES } from './api/routes/index.js';
 import { registerSystemRoutes } from './api/routes/system.routes.js';
 import { errorHandler, notFoundHandler } from './api/errors.js';
@@ -15,10 +15,12 @@ export interface AppOptions {
   services: Services;
   /** A pino logger; none (silent) in tests. */
   logger?: FastifyBaseLogger;
+  /** The versioned routes to serve; every route of the API unless a test adds its own. */
+  routes?: RouteDef[];
 }
 
 /** Builds the HTTP face over a ready domain core. It owns no resources: the caller closes the database. */
-export async function buildApp({ services, logger }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ services, logger, routes = API_ROUTES }: AppOptions): Promise<FastifyInstance> {
   const { config } = services.deps;
   const app = Fastify({
     ...(logger ? { loggerInstance: logger } : { logger: false }),
@@ -27,7 +29,8 @@ export async function buildApp({ services, logger }: AppOptions): Promise<Fastif
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     genReqId: () => crypto.randomUUID(),
     requestIdHeader: false,
-    disableRequestLogging: true,
+    // Per-request lines cost throughput; requests are logged at debug level by the onResponse hook.
+    logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
   });
 
@@ -80,7 +83,7 @@ export async function buildApp({ services, logger }: AppOptions): Promise<Fastif
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   registerSystemRoutes(app, services);
-  await registerApi(app, API_ROUTES, services);
+  await registerApi(app, routes, services);
 
   app.get('/docs/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;

@@ -1,4 +1,4 @@
-import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import { sql, Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './database.js';
 import { migrationKit, type ParleyMigration } from './migrations/helpers.js';
 import { foundation } from './migrations/0001-foundation.js';
@@ -23,7 +23,14 @@ class StaticProvider implements MigrationProvider {
 
 /** Brings the schema up to date. Safe with several processes on PostgreSQL (Kysely takes a lock). */
 export async function migrateToLatest(db: Db): Promise<void> {
-  const migrator = new Migrator({ db: db.kysely, provider: new StaticProvider(db) });
+  // Kysely looks for its bookkeeping tables in every schema; name ours so that a database holding
+  // several Parley schemas (tests, or installs sharing a server) keeps each one's history apart.
+  let migrationTableSchema: string | undefined;
+  if (db.dialect === 'postgres') {
+    const { rows } = await sql<{ s: string }>`select current_schema() as s`.execute(db.kysely);
+    migrationTableSchema = rows[0]?.s;
+  }
+  const migrator = new Migrator({ db: db.kysely, provider: new StaticProvider(db), migrationTableSchema });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {

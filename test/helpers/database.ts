@@ -1,0 +1,48 @@
+import crypto from 'node:crypto';
+import { isPostgresUrl } from '../../src/config.js';
+import { openDatabase, type Db } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+
+export const DIALECT: 'sqlite' | 'postgres' = isPostgresUrl(process.env.DATABASE_URL) ? 'postgres' : 'sqlite';
+
+export interface TestDatabase {
+  db: Db;
+  /** A DATABASE_URL that reaches this same database (for the CLI and child processes), if any. */
+  url: string | undefined;
+  drop(): Promise<void>;
+}
+
+/**
+ * A clean, migrated database for one test file: SQLite in memory by default; with DATABASE_URL set
+ * to PostgreSQL, a schema of its own that is dropped afterwards.
+ */
+export async function createTestDatabase(opts: { dataDir?: string } = {}): Promise<TestDatabase> {
+  const base = process.env.DATABASE_URL;
+  if (!isPostgresUrl(base)) {
+    const db = await openDatabase({ dataDir: opts.dataDir ?? '', sqliteFile: opts.dataDir ? 'parley.db' : ':memory:' });
+    await migrateToLatest(db);
+    return { db, url: undefined, drop: () => db.close() };
+  }
+  const schema = `t_${crypto.randomBytes(6).toString('hex')}`;
+  const admin = await openDatabase({ databaseUrl: base, dataDir: '', poolSize: 1 });
+  const { sql } = await import('kysely');
+  await sql.raw(`create schema ${schema}`).execute(admin.kysely);
+  const url = withSearchPath(base, schema);
+  const db = await openDatabase({ databaseUrl: url, dataDir: '', poolSize: 5 });
+  await migrateToLatest(db);
+  return {
+    db,
+    url,
+    drop: async () => {
+      await db.close();
+      await sql.raw(`drop schema ${schema} cascade`).execute(admin.kysely);
+      await admin.close();
+    },
+  };
+}
+
+function withSearchPath(url: string, schema: string): string {
+  const u = new URL(url);
+  u.searchParams.set('options', `-c search_path=${schema}`);
+  return u.toString();
+}
