@@ -2,6 +2,7 @@ import { sql, Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './database.js';
 import { migrationKit, type ParleyMigration } from './migrations/helpers.js';
 import { foundation } from './migrations/0001-foundation.js';
+import { coreModel } from './migrations/0002-core-model.js';
 
 /**
  * The ordered list of migrations. Names sort in the order they run; a migration is never edited
@@ -9,6 +10,7 @@ import { foundation } from './migrations/0001-foundation.js';
  */
 const MIGRATIONS: Record<string, ParleyMigration> = {
   '0001-foundation': foundation,
+  '0002-core-model': coreModel,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -13,6 +13,19 @@ export interface Database {
   refresh_tokens: RefreshTokensTable;
   api_keys: ApiKeysTable;
   events: EventsTable;
+  integrations: IntegrationsTable;
+  user_sources: UserSourcesTable;
+  statuses: StatusesTable;
+  payment_types: PaymentTypesTable;
+  tags: TagsTable;
+  lead_tags: LeadTagsTable;
+  template_groups: TemplateGroupsTable;
+  templates: TemplatesTable;
+  customers: CustomersTable;
+  profiles: ProfilesTable;
+  sources: SourcesTable;
+  leads: LeadsTable;
+  messages: MessagesTable;
 }
 
 type Bool = number;
@@ -78,6 +91,189 @@ export interface EventsTable {
   payload: string;
   created_at: number;
 }
+
+type Defaulted<T> = ColumnType<T, T | undefined, T>;
+
+export interface IntegrationsTable {
+  id: Generated<number>;
+  account_id: number;
+  type: string;
+  login: Defaulted<string>;
+  avatar: Defaulted<string>;
+  external_id: Defaulted<string>;
+  identifier: Defaulted<string>;
+  url: Defaulted<string>;
+  status: Defaulted<string>;
+  /** Encrypted at rest (never returned by the API). */
+  credentials: string | null;
+  /** JSON object of per-type settings. */
+  settings: Defaulted<string>;
+  /** JSON user mapping object, or null. */
+  user_mappings: string | null;
+  created_at: number;
+  deleted_at: number | null;
+}
+
+/** Employee access records: none = all integrations; one with sa_id null = none (api.md). */
+export interface UserSourcesTable {
+  id: Generated<number>;
+  account_id: number;
+  user_id: number;
+  sa_id: number | null;
+}
+
+export type StatusType = 'active' | 'completed' | 'failed' | 'ignore';
+
+export interface StatusesTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  type: StatusType;
+  /** api.md `order`. */
+  position: number;
+  color: Defaulted<string>;
+  created_at: number;
+}
+
+export interface PaymentTypesTable {
+  id: Generated<number>;
+  account_id: number;
+  title: string;
+}
+
+export interface TagsTable {
+  id: Generated<number>;
+  account_id: number;
+  tag: string;
+  tag_key: string;
+  created_at: number;
+}
+
+export interface LeadTagsTable {
+  account_id: number;
+  lead_id: number;
+  tag_id: number;
+  created_at: number;
+}
+
+export interface TemplateGroupsTable {
+  id: Generated<number>;
+  account_id: number;
+  key: string;
+  created_at: number;
+}
+
+export interface TemplatesTable {
+  id: Generated<number>;
+  account_id: number;
+  group_id: number;
+  template: string;
+  hotkey: Defaulted<string>;
+  /** null: a phrase for every employee; otherwise personal to that employee. */
+  user_id: number | null;
+  created_at: number;
+}
+
+export interface CustomersTable {
+  id: Generated<number>;
+  account_id: number;
+  name: Defaulted<string>;
+  login: Defaulted<string>;
+  avatar: Defaulted<string>;
+  email: string | null;
+  phone: string | null;
+  address: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ProfilesTable {
+  id: Generated<number>;
+  account_id: number;
+  customer_id: number;
+  integration_id: number;
+  type: string;
+  social_id: string;
+  login: Defaulted<string>;
+  name: Defaulted<string>;
+  avatar: Defaulted<string>;
+  profile_url: Defaulted<string>;
+  created_at: number;
+}
+
+/** A channel: one conversation place (a chat, a post's comments) with one customer. `id` is realId. */
+export interface SourcesTable {
+  id: Generated<number>;
+  account_id: number;
+  integration_id: number;
+  customer_id: number;
+  external_id: string;
+  type: string;
+  name: string | null;
+  sender: Defaulted<string>;
+  token: string | null;
+  expires_at: number | null;
+  created_at: number;
+}
+
+export type LeadStatusType = 'inbox' | StatusType;
+
+export interface LeadsTable {
+  id: Generated<number>;
+  account_id: number;
+  integration_id: number;
+  customer_id: number;
+  user_id: number | null;
+  status_id: number | null;
+  status_type: Defaulted<LeadStatusType>;
+  details: Defaulted<string>;
+  amount: Defaulted<number>;
+  address: Defaulted<string>;
+  ttn: Defaulted<string>;
+  custom_data: Defaulted<string>;
+  /** JSON object. */
+  custom_fields: Defaulted<string>;
+  payment_type_id: number | null;
+  /** JSON array. */
+  items: Defaulted<string>;
+  unread_count: Defaulted<number>;
+  last_message_id: number | null;
+  last_message_at: number;
+  last_message_incoming: Bool | null;
+  awaiting_since: number | null;
+  response_time: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface MessagesTable {
+  id: Generated<number>;
+  account_id: number;
+  lead_id: number;
+  source_id: number;
+  integration_id: number;
+  external_id: string | null;
+  incoming: Bool;
+  text: Defaulted<string>;
+  url: Defaulted<string>;
+  /** JSON array of attachments. */
+  attachments: Defaulted<string>;
+  reply_to: string | null;
+  preview: string | null;
+  profile_id: number | null;
+  user_id: number | null;
+  custom_id: string | null;
+  unread: Defaulted<Bool>;
+  created_at: number;
+}
+
+export type IntegrationRow = Selectable<IntegrationsTable>;
+export type StatusRow = Selectable<StatusesTable>;
+export type CustomerRow = Selectable<CustomersTable>;
+export type ProfileRow = Selectable<ProfilesTable>;
+export type SourceRow = Selectable<SourcesTable>;
+export type LeadRow = Selectable<LeadsTable>;
+export type MessageRow = Selectable<MessagesTable>;
 
 export type AccountRow = Selectable<AccountsTable>;
 export type UserRow = Selectable<UsersTable>;

@@ -1,0 +1,92 @@
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import type { Executor } from '../../db/database.js';
+import type { LeadRow } from '../../db/schema.js';
+import type { AuthContext } from '../auth/auth.service.js';
+import { forbidden, notFound } from '../errors.js';
+
+/**
+ * Access rules in one place (decisions.md §2). Every route that reads or changes account data asks
+ * here: owner-only operations, which integrations an employee reaches, which leads it sees. Ids of
+ * other accounts, and leads an employee may not see, are "not found", never "forbidden".
+ */
+
+export function requireOwner(auth: AuthContext): void {
+  if (auth.role !== 'owner') throw forbidden('Only the account owner may do this');
+}
+
+/**
+ * What an employee reaches. `integrations`: 'all', or the ids it may use (possibly none).
+ * `leads`: 'all' within those integrations, or its own, the unassigned inbox and `allowedUsers`'.
+ */
+export interface Scope {
+  accountId: number;
+  integrations: 'all' | number[];
+  leads: 'all' | { self: number; allowedUsers: number[] };
+}
+
+export async function scopeOf(db: Executor, auth: AuthContext): Promise<Scope> {
+  if (auth.role === 'owner') return { accountId: auth.accountId, integrations: 'all', leads: 'all' };
+  const records = await db
+    .selectFrom('user_sources')
+    .select('sa_id')
+    .where('user_id', '=', auth.userId)
+    .where('account_id', '=', auth.accountId)
+    .execute();
+  const integrations: Scope['integrations'] =
+    records.length === 0 ? 'all' : records.flatMap((r) => (r.sa_id === null ? [] : [r.sa_id]));
+  const leads: Scope['leads'] = auth.user.allow_all_deals
+    ? 'all'
+    : { self: auth.userId, allowedUsers: parseIdList(auth.user.allowed_users) };
+  return { accountId: auth.accountId, integrations, leads };
+}
+
+export function canUseIntegration(scope: Scope, integrationId: number): boolean {
+  return scope.integrations === 'all' || scope.integrations.includes(integrationId);
+}
+
+/** The visibility rule as SQL over a `leads` table reference; null when nothing is hidden. */
+export function leadScopeSql(scope: Scope, alias = 'leads'): RawBuilder<SqlBool> | null {
+  const parts: RawBuilder<unknown>[] = [];
+  const col = (name: string) => sql.ref(`${alias}.${name}`);
+  if (scope.integrations !== 'all') {
+    parts.push(
+      scope.integrations.length
+        ? sql`${col('integration_id')} in (${sql.join(scope.integrations)})`
+        : sql`1 = 0`,
+    );
+  }
+  if (scope.leads !== 'all') {
+    const { self, allowedUsers } = scope.leads;
+    const mine = [self, ...allowedUsers];
+    parts.push(
+      sql`(${col('user_id')} in (${sql.join(mine)}) or (${col('user_id')} is null and ${col('status_type')} = 'inbox'))`,
+    );
+  }
+  if (!parts.length) return null;
+  return sql<SqlBool>`(${sql.join(parts, sql` and `)})`;
+}
+
+/** In-memory form of the same rule, for rows already loaded (events to the realtime stream). */
+export function canSeeLeadRow(scope: Scope, lead: Pick<LeadRow, 'account_id' | 'integration_id' | 'user_id' | 'status_type'>): boolean {
+  if (lead.account_id !== scope.accountId) return false;
+  if (!canUseIntegration(scope, lead.integration_id)) return false;
+  if (scope.leads === 'all') return true;
+  if (lead.user_id === null) return lead.status_type === 'inbox';
+  return lead.user_id === scope.leads.self || scope.leads.allowedUsers.includes(lead.user_id);
+}
+
+/** The lead, when it exists in the scope's account and the scope may see it; otherwise 404. */
+export async function visibleLead(db: Executor, scope: Scope, leadId: number): Promise<LeadRow> {
+  let query = db.selectFrom('leads').selectAll().where('id', '=', leadId).where('account_id', '=', scope.accountId);
+  const rule = leadScopeSql(scope);
+  if (rule) query = query.where(rule);
+  const lead = await query.executeTakeFirst();
+  if (!lead) throw notFound('Lead not found');
+  return lead;
+}
+
+export function parseIdList(json: string | null): number[] {
+  if (!json) return [];
+  const parsed: unknown = JSON.parse(json);
+  return Array.isArray(parsed) ? parsed.filter((v): v is number => Number.isInteger(v)) : [];
+}
