@@ -1,0 +1,99 @@
+import type { SourceType } from './integration-types.js';
+
+/**
+ * One adapter per integration type (Telegram bot, Viber bot, the site widget...), all behind this
+ * interface. The conversations core calls adapters; adapters never touch the database.
+ */
+
+/** What an adapter knows of a connected integration. Credentials arrive decrypted. */
+export interface ChannelIntegration {
+  id: number;
+  accountId: number;
+  type: string;
+  login: string;
+  externalId: string;
+  identifier: string;
+  credentials: Record<string, string>;
+  settings: Record<string, unknown>;
+}
+
+export type AttachmentType = 'photo' | 'doc' | 'link' | 'video' | 'audio' | 'sticker' | 'market';
+
+export interface Attachment {
+  type: AttachmentType;
+  url: string;
+  /** The file's name. */
+  text?: string;
+  preview?: string;
+  filesize?: number;
+}
+
+export interface SenderProfile {
+  socialId: string;
+  login?: string;
+  name?: string;
+  avatar?: string;
+  profileUrl?: string;
+}
+
+/** A provider payload normalized: what the ingest pipeline stores. */
+export interface IncomingMessage {
+  /** Provider message id: a redelivery with the same id is stored once. */
+  externalId: string;
+  /** Unix milliseconds. */
+  datetime: number;
+  sender: SenderProfile;
+  channel: { externalId: string; type: SourceType; name?: string | null; token?: string | null; expiresAt?: number | null };
+  text?: string;
+  url?: string;
+  attachments?: Attachment[];
+  /** The provider id of the quoted message, when the customer replied to one. */
+  replyToExternalId?: string;
+  preview?: { photo?: string; description?: string; owner?: string; url?: string } | null;
+}
+
+export interface OutgoingMessage {
+  text?: string;
+  attachment?: { type: 'photo' | 'doc' | 'video'; media: Record<string, unknown> };
+  template?: Record<string, unknown>;
+  /** Provider id of the message being answered. */
+  replyToExternalId?: string;
+}
+
+/** The provider accepted the message: its ids, one per message it became (text + file may be two). */
+export interface SendResult {
+  externalIds: string[];
+}
+
+export interface ProfileUpdate {
+  name?: string;
+  login?: string;
+  avatar?: string;
+  profileUrl?: string;
+}
+
+export interface ConnectResult {
+  login: string;
+  externalId: string;
+  identifier: string;
+  avatar: string;
+  url: string;
+}
+
+export interface ChannelAdapter {
+  readonly type: string;
+  /** Checks credentials with the provider and reads the connected account. */
+  connect?(integration: ChannelIntegration): Promise<ConnectResult>;
+  disconnect?(integration: ChannelIntegration): Promise<void>;
+  send(integration: ChannelIntegration, channel: { externalId: string; type: string; token: string | null }, message: OutgoingMessage): Promise<SendResult>;
+  checkContact?(integration: ChannelIntegration, chatId: string): Promise<boolean>;
+  /** Reads the customer's current profile (avatar refresh). */
+  fetchProfile?(integration: ChannelIntegration, socialId: string): Promise<ProfileUpdate | null>;
+}
+
+/** Provider refused the message (blocked bot, invalid chat): 422 with the provider's reason. */
+export class ChannelRejectedError extends Error {}
+/** Provider failed (5xx, network): 502. */
+export class ChannelFailedError extends Error {}
+/** Provider did not answer in time: 504. */
+export class ChannelTimeoutError extends Error {}

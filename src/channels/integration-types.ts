@@ -1,0 +1,62 @@
+/**
+ * Every integration type of api.md with what is true of it whatever adapter serves it: which
+ * channel (source) types exist, whether it may write first and with what daily limit, the shape of
+ * its uploaded media object, and the credential fields connecting requires.
+ */
+export const SOURCE_TYPES = ['message', 'comment', 'photo', 'video', 'market'] as const;
+export type SourceType = (typeof SOURCE_TYPES)[number];
+
+/** api.md "Uploaded media object": one shape per group of integration types. */
+export type UploadShape = 'id-url' | 'type-filename-src' | 'parts' | 'mime-name-url' | 'mime-name-path';
+
+export interface IntegrationTypeInfo {
+  sourceTypes: readonly SourceType[];
+  /** Daily limit of messages to new contacts for `POST /messaging/post`, or false. */
+  writeFirst: false | { dailyLimit: number };
+  /** Template messages (send form B). */
+  templates: boolean;
+  uploadShape: UploadShape;
+  requiredCredentials: readonly string[];
+}
+
+const MESSAGE_ONLY = ['message'] as const;
+const COMMENTS_ONLY = ['comment', 'photo', 'video', 'market'] as const;
+const ALL_SOURCES = SOURCE_TYPES;
+
+const base = (over: Partial<IntegrationTypeInfo>): IntegrationTypeInfo => ({
+  sourceTypes: ALL_SOURCES,
+  writeFirst: false,
+  templates: false,
+  uploadShape: 'mime-name-path',
+  requiredCredentials: ['token'],
+  ...over,
+});
+
+export const INTEGRATION_TYPES = {
+  social1_group: base({ sourceTypes: COMMENTS_ONLY }),
+  social1_messenger: base({}),
+  photonetV2: base({ uploadShape: 'mime-name-url' }),
+  photonetVOff: base({ sourceTypes: COMMENTS_ONLY, uploadShape: 'mime-name-url' }),
+  photonetV3: base({ uploadShape: 'mime-name-url' }),
+  social2_personal: base({ sourceTypes: MESSAGE_ONLY, uploadShape: 'id-url' }),
+  social2_group: base({ uploadShape: 'id-url' }),
+  social3: base({ sourceTypes: MESSAGE_ONLY, uploadShape: 'mime-name-url' }),
+  msgrb_bot: base({ sourceTypes: MESSAGE_ONLY }),
+  msgrb_personal: base({ writeFirst: { dailyLimit: 100 }, uploadShape: 'parts' }),
+  msgra: base({ sourceTypes: MESSAGE_ONLY, writeFirst: { dailyLimit: 2500 }, uploadShape: 'type-filename-src' }),
+  msgra2: base({ sourceTypes: MESSAGE_ONLY, uploadShape: 'type-filename-src' }),
+  msgra_business_api: base({ templates: true }),
+  msgrc_bot: base({ uploadShape: 'mime-name-url' }),
+  widget: base({ sourceTypes: MESSAGE_ONLY, requiredCredentials: [] }),
+} satisfies Record<string, IntegrationTypeInfo>;
+
+export type IntegrationType = keyof typeof INTEGRATION_TYPES;
+export const INTEGRATION_TYPE_NAMES = Object.keys(INTEGRATION_TYPES) as IntegrationType[];
+
+export function isIntegrationType(value: string): value is IntegrationType {
+  return Object.prototype.hasOwnProperty.call(INTEGRATION_TYPES, value);
+}
+
+export function integrationTypeInfo(type: string): IntegrationTypeInfo | undefined {
+  return isIntegrationType(type) ? INTEGRATION_TYPES[type] : undefined;
+}
