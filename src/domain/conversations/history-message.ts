@@ -1,0 +1,136 @@
+import type { IntegrationRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
+import type { Attachment } from '../../channels/channel.js';
+
+/**
+ * The History message of api.md, built from stored rows. The same object is the `message` of
+ * message events and the items of history pages, so both faces agree by construction.
+ */
+export interface SourceObject {
+  id: string;
+  realId: number;
+  name: string | null;
+  type: string;
+  saId: number;
+  sender: string;
+  token: string | null;
+  identifier: string;
+  expires: string | null;
+}
+
+export interface SaObject {
+  id: number;
+  type: string;
+  login: string;
+  avatar: string;
+}
+
+export interface SenderObject {
+  id: number | string;
+  customerId?: number;
+  login?: string;
+  avatar?: string;
+  type?: string;
+  socialId?: string;
+  profileUrl?: string;
+  userId?: number;
+}
+
+export interface ReplyToObject {
+  messageId: number;
+  datetime: number;
+  incoming: boolean;
+  preview: Record<string, string> | null;
+  sender: SenderObject;
+  message: { text: string; url: string; attachments: Attachment[] };
+}
+
+export interface HistoryMessage {
+  messageId: string;
+  datetime: number;
+  sa: SaObject;
+  incoming: boolean;
+  message: { text: string; url: string; attachments: Attachment[] };
+  sender: SenderObject;
+  source: SourceObject;
+  replyTo: ReplyToObject | null;
+  preview: Record<string, string> | null;
+  customId?: string;
+}
+
+type IntegrationPart = Pick<IntegrationRow, 'id' | 'type' | 'login' | 'avatar' | 'identifier' | 'external_id'>;
+
+export function presentSource(source: SourceRow, integration: Pick<IntegrationRow, 'identifier'>): SourceObject {
+  return {
+    id: source.external_id,
+    realId: source.id,
+    name: source.name,
+    type: source.type,
+    saId: source.integration_id,
+    sender: source.sender,
+    token: source.token,
+    identifier: integration.identifier,
+    expires: source.expires_at === null ? null : new Date(source.expires_at).toISOString(),
+  };
+}
+
+export function presentSa(integration: IntegrationPart): SaObject {
+  return { id: integration.id, type: integration.type, login: integration.login, avatar: integration.avatar };
+}
+
+export function presentSender(
+  message: Pick<MessageRow, 'incoming' | 'user_id'>,
+  integration: IntegrationPart,
+  profile: ProfileRow | undefined,
+): SenderObject {
+  if (message.incoming && profile) {
+    return {
+      id: profile.id,
+      customerId: profile.customer_id,
+      login: profile.login,
+      avatar: profile.avatar,
+      type: profile.type,
+      socialId: profile.social_id,
+      profileUrl: profile.profile_url,
+    };
+  }
+  const numeric = Number(integration.external_id);
+  const id = integration.external_id !== '' && Number.isSafeInteger(numeric) ? numeric : integration.external_id;
+  return message.user_id === null ? { id } : { id, userId: message.user_id };
+}
+
+export function presentHistoryMessage(
+  message: MessageRow,
+  source: SourceRow,
+  integration: IntegrationPart,
+  profile: ProfileRow | undefined,
+): HistoryMessage {
+  const out: HistoryMessage = {
+    messageId: String(message.id),
+    datetime: message.created_at,
+    sa: presentSa(integration),
+    incoming: message.incoming === 1,
+    message: { text: message.text, url: message.url, attachments: JSON.parse(message.attachments) as Attachment[] },
+    sender: presentSender(message, integration, profile),
+    source: presentSource(source, integration),
+    replyTo: message.reply_to ? (JSON.parse(message.reply_to) as ReplyToObject) : null,
+    preview: message.preview ? (JSON.parse(message.preview) as Record<string, string>) : null,
+  };
+  if (message.custom_id !== null) out.customId = message.custom_id;
+  return out;
+}
+
+/** The snapshot kept in `reply_to` of a message that quotes `quoted`. */
+export function replySnapshot(
+  quoted: MessageRow,
+  integration: IntegrationPart,
+  profile: ProfileRow | undefined,
+): ReplyToObject {
+  return {
+    messageId: quoted.id,
+    datetime: quoted.created_at,
+    incoming: quoted.incoming === 1,
+    preview: quoted.preview ? (JSON.parse(quoted.preview) as Record<string, string>) : null,
+    sender: presentSender(quoted, integration, profile),
+    message: { text: quoted.text, url: quoted.url, attachments: JSON.parse(quoted.attachments) as Attachment[] },
+  };
+}

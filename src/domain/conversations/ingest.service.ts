@@ -1,0 +1,323 @@
+import type { Executor } from '../../db/database.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import type { IntegrationRow, LeadRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
+import type { Attachment, IncomingMessage } from '../../channels/channel.js';
+import { integrationTypeInfo } from '../../channels/integration-types.js';
+import { recordEvent } from '../../events/outbox.js';
+import type { Deps } from '../context.js';
+import { invalid } from '../errors.js';
+import { presentLead } from '../leads/lead-presenter.js';
+import * as repo from './conversations.repo.js';
+import { presentHistoryMessage, replySnapshot, type HistoryMessage } from './history-message.js';
+import { afterIncoming, afterOutgoing, joinsLatestLead } from './lead-lifecycle.js';
+
+export interface IngestResult {
+  messageId: number;
+  leadId: number;
+  isNewLead: boolean;
+  isNewCustomer: boolean;
+  /** The message had been stored before (a provider redelivery); nothing changed. */
+  duplicate: boolean;
+}
+
+export interface OutgoingRecord {
+  externalId: string | null;
+  text: string;
+  url?: string;
+  attachments: Attachment[];
+  replyTo: MessageRow | undefined;
+  customId: string | null;
+  at: number;
+}
+
+const MAX_TEXT = 64 * 1024;
+
+/**
+ * The ingest pipeline: a normalized incoming message becomes customer, profile, channel, lead and
+ * history in one transaction with its events. The same module stores outgoing messages. When
+ * `ingest` returns, the message is committed: channels acknowledge providers only after it.
+ */
+export class IngestService {
+  constructor(private readonly deps: Deps) {}
+
+  async ingest(integration: IntegrationRow, incoming: IncomingMessage): Promise<IngestResult> {
+    validateIncoming(integration, incoming);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.deps.db.kysely.transaction().execute((trx) => this.ingestIn(trx, integration, incoming));
+      } catch (err) {
+        // A concurrent transaction created the same profile, channel or message first: run again
+        // and find its rows.
+        if (attempt < 2 && isUniqueViolation(err)) continue;
+        throw err;
+      }
+    }
+  }
+
+  private async ingestIn(trx: Executor, integration: IntegrationRow, incoming: IncomingMessage): Promise<IngestResult> {
+    const now = this.deps.clock.now();
+    const { dialect } = this.deps.db;
+    const accountId = integration.account_id;
+
+    // Lock the sender first (PostgreSQL): one customer's messages pick their lead one at a time.
+    let profile = await repo.findProfileForUpdate(trx, dialect, integration.id, incoming.sender.socialId);
+    const existing = await repo.findMessageByExternalId(trx, integration.id, incoming.externalId);
+    if (existing) {
+      return { messageId: existing.id, leadId: existing.lead_id, isNewLead: false, isNewCustomer: false, duplicate: true };
+    }
+
+    let isNewCustomer = false;
+    if (!profile) {
+      profile = await this.createCustomer(trx, integration, incoming, now);
+      isNewCustomer = true;
+    } else {
+      profile = await this.refreshProfile(trx, profile, incoming);
+    }
+
+    const source = await this.findOrCreateSource(trx, integration, profile, incoming, now);
+
+    let lead = isNewCustomer ? undefined : await repo.latestLead(trx, profile.customer_id, integration.id);
+    const isNewLead = !joinsLatestLead(lead);
+    if (isNewLead) {
+      lead = await repo.insertInboxLead(trx, {
+        accountId,
+        integrationId: integration.id,
+        customerId: profile.customer_id,
+        at: incoming.datetime,
+        now,
+      });
+    }
+    const current = lead as LeadRow;
+
+    const quoted = incoming.replyToExternalId
+      ? await repo.findMessageByExternalId(trx, integration.id, incoming.replyToExternalId)
+      : undefined;
+    const replyTo = quoted ? replySnapshot(quoted, integration, await repo.findProfile(trx, quoted.profile_id)) : null;
+
+    const message = await trx
+      .insertInto('messages')
+      .values({
+        account_id: accountId,
+        lead_id: current.id,
+        source_id: source.id,
+        integration_id: integration.id,
+        external_id: incoming.externalId,
+        incoming: 1,
+        text: incoming.text ?? '',
+        url: incoming.url ?? '',
+        attachments: JSON.stringify(incoming.attachments ?? []),
+        reply_to: replyTo ? JSON.stringify(replyTo) : null,
+        preview: incoming.preview ? JSON.stringify(incoming.preview) : null,
+        profile_id: profile.id,
+        user_id: null,
+        custom_id: null,
+        unread: 1,
+        created_at: incoming.datetime,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+
+    const fields = afterIncoming(current, message.id, incoming.datetime);
+    const updated = await trx
+      .updateTable('leads')
+      .set({ ...fields, updated_at: now })
+      .where('id', '=', current.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+
+    if (isNewCustomer) {
+      const customer = await trx.selectFrom('customers').selectAll().where('id', '=', profile.customer_id).executeTakeFirstOrThrow();
+      await recordEvent(
+        trx,
+        {
+          accountId,
+          type: 'customer.created',
+          payload: {
+            customerId: customer.id,
+            customer: {
+              id: customer.id,
+              login: customer.login,
+              name: customer.name,
+              avatar: customer.avatar,
+              email: customer.email,
+              phone: customer.phone,
+              address: customer.address,
+              profiles: [
+                { id: profile.id, login: profile.login, type: profile.type, socialId: profile.social_id, profileUrl: profile.profile_url },
+              ],
+            },
+          },
+        },
+        now,
+      );
+    }
+    if (isNewLead) {
+      await recordEvent(trx, { accountId, type: 'lead.created', leadId: updated.id, payload: { leadId: updated.id, lead: presentLead(updated) } }, now);
+    }
+    await recordEvent(
+      trx,
+      {
+        accountId,
+        type: 'message.incoming',
+        leadId: updated.id,
+        payload: { leadId: updated.id, isNewLead, isNewCustomer, message: presentHistoryMessage(message, source, integration, profile) },
+      },
+      now,
+    );
+    return { messageId: message.id, leadId: updated.id, isNewLead, isNewCustomer, duplicate: false };
+  }
+
+  /**
+   * Stores messages a channel accepted for a lead (one per provider id), moves the lead's
+   * message-fed fields, and records `message.outgoing` for each, in the caller's transaction.
+   */
+  async recordOutgoing(
+    trx: Executor,
+    ctx: { integration: IntegrationRow; source: SourceRow; lead: LeadRow; userId: number | null },
+    records: OutgoingRecord[],
+  ): Promise<HistoryMessage[]> {
+    const now = this.deps.clock.now();
+    const { integration, source, userId } = ctx;
+    let lead = ctx.lead;
+    const out: HistoryMessage[] = [];
+    for (const record of records) {
+      const replyTo = record.replyTo
+        ? replySnapshot(record.replyTo, integration, await repo.findProfile(trx, record.replyTo.profile_id))
+        : null;
+      const message = await trx
+        .insertInto('messages')
+        .values({
+          account_id: integration.account_id,
+          lead_id: lead.id,
+          source_id: source.id,
+          integration_id: integration.id,
+          external_id: record.externalId,
+          incoming: 0,
+          text: record.text,
+          url: record.url ?? '',
+          attachments: JSON.stringify(record.attachments),
+          reply_to: replyTo ? JSON.stringify(replyTo) : null,
+          preview: null,
+          profile_id: null,
+          user_id: userId,
+          custom_id: record.customId,
+          unread: 0,
+          created_at: record.at,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      lead = await trx
+        .updateTable('leads')
+        .set({ ...afterOutgoing(lead, message.id, record.at), updated_at: now })
+        .where('id', '=', lead.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      const history = presentHistoryMessage(message, source, integration, undefined);
+      await recordEvent(
+        trx,
+        {
+          accountId: integration.account_id,
+          type: 'message.outgoing',
+          leadId: lead.id,
+          payload: { leadId: lead.id, isNewLead: false, isNewCustomer: false, message: history },
+        },
+        now,
+      );
+      out.push(history);
+    }
+    return out;
+  }
+
+  private async createCustomer(trx: Executor, integration: IntegrationRow, incoming: IncomingMessage, now: number): Promise<ProfileRow> {
+    const s = incoming.sender;
+    const customer = await trx
+      .insertInto('customers')
+      .values({
+        account_id: integration.account_id,
+        name: s.name ?? s.login ?? '',
+        login: s.login ?? '',
+        avatar: s.avatar ?? '',
+        email: null,
+        phone: null,
+        address: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return trx
+      .insertInto('profiles')
+      .values({
+        account_id: integration.account_id,
+        customer_id: customer.id,
+        integration_id: integration.id,
+        type: integration.type,
+        social_id: s.socialId,
+        login: s.login ?? '',
+        name: s.name ?? '',
+        avatar: s.avatar ?? '',
+        profile_url: s.profileUrl ?? '',
+        created_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  }
+
+  /** Keeps the profile's name, login and avatar as the provider last reported them. */
+  private async refreshProfile(trx: Executor, profile: ProfileRow, incoming: IncomingMessage): Promise<ProfileRow> {
+    const s = incoming.sender;
+    const patch: Partial<Pick<ProfileRow, 'login' | 'name' | 'avatar' | 'profile_url'>> = {};
+    if (s.login !== undefined && s.login !== profile.login) patch.login = s.login;
+    if (s.name !== undefined && s.name !== profile.name) patch.name = s.name;
+    if (s.avatar !== undefined && s.avatar !== profile.avatar) patch.avatar = s.avatar;
+    if (s.profileUrl !== undefined && s.profileUrl !== profile.profile_url) patch.profile_url = s.profileUrl;
+    if (!Object.keys(patch).length) return profile;
+    return trx.updateTable('profiles').set(patch).where('id', '=', profile.id).returningAll().executeTakeFirstOrThrow();
+  }
+
+  private async findOrCreateSource(
+    trx: Executor,
+    integration: IntegrationRow,
+    profile: ProfileRow,
+    incoming: IncomingMessage,
+    now: number,
+  ): Promise<SourceRow> {
+    const ch = incoming.channel;
+    const found = await repo.findSource(trx, integration.id, ch.type, ch.externalId);
+    if (found) {
+      if (ch.expiresAt !== undefined && ch.expiresAt !== found.expires_at) {
+        return trx.updateTable('sources').set({ expires_at: ch.expiresAt }).where('id', '=', found.id).returningAll().executeTakeFirstOrThrow();
+      }
+      return found;
+    }
+    return trx
+      .insertInto('sources')
+      .values({
+        account_id: integration.account_id,
+        integration_id: integration.id,
+        customer_id: profile.customer_id,
+        external_id: ch.externalId,
+        type: ch.type,
+        name: ch.name ?? null,
+        sender: incoming.sender.socialId,
+        token: ch.token ?? null,
+        expires_at: ch.expiresAt ?? null,
+        created_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  }
+}
+
+/** Adapter output is still input: refuse what the integration type cannot carry, and absurd sizes. */
+function validateIncoming(integration: IntegrationRow, incoming: IncomingMessage): void {
+  const info = integrationTypeInfo(integration.type);
+  if (!info || !info.sourceTypes.includes(incoming.channel.type)) {
+    throw invalid(`Channels of type ${incoming.channel.type} do not exist for ${integration.type}`);
+  }
+  if (!incoming.externalId || !incoming.sender.socialId || !incoming.channel.externalId) {
+    throw invalid('Incoming message without external ids');
+  }
+  if ((incoming.text ?? '').length > MAX_TEXT) throw invalid('Message text is too long');
+  if (!Number.isFinite(incoming.datetime)) throw invalid('Message time is not a number');
+}

@@ -1,0 +1,234 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { createHarness, type Harness } from './helpers/harness.js';
+import { createIntegration } from './helpers/fixtures.js';
+import type { IncomingMessage } from '../src/channels/channel.js';
+import type { IntegrationRow, StatusType } from '../src/db/schema.js';
+import { afterIncoming, afterOutgoing } from '../src/domain/conversations/lead-lifecycle.js';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(() => h.close());
+
+let seq = 0;
+function incoming(socialId: string, over: Partial<IncomingMessage> = {}): IncomingMessage {
+  seq += 1;
+  return {
+    externalId: `m-${seq}`,
+    datetime: h.clock.now(),
+    sender: { socialId, name: `Customer ${socialId}`, login: `login_${socialId}` },
+    channel: { externalId: `chat-${socialId}`, type: 'message' },
+    text: `hello ${seq}`,
+    ...over,
+  };
+}
+
+async function setup(type = 'widget'): Promise<{ integration: IntegrationRow; accountId: number }> {
+  const owner = await h.signUp();
+  const id = await createIntegration(h, owner.accountId, type);
+  const integration = await h.database.db.kysely.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  return { integration, accountId: owner.accountId };
+}
+
+async function statusOf(accountId: number, type: StatusType): Promise<number> {
+  const row = await h.database.db.kysely
+    .insertInto('statuses')
+    .values({ account_id: accountId, name: `${type}-${Math.random()}`, type, position: 99, created_at: h.clock.now() })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+const db = () => h.database.db.kysely;
+const lead = (id: number) => db().selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const eventsOf = (accountId: number) =>
+  db().selectFrom('events').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
+
+describe('ingest', () => {
+  it('creates customer, profile, channel, inbox lead and message, with their events, in one go', async () => {
+    const { integration, accountId } = await setup();
+    const result = await h.services.ingest.ingest(integration, incoming('alice', { text: 'hi there' }));
+    expect(result).toMatchObject({ isNewLead: true, isNewCustomer: true, duplicate: false });
+
+    const l = await lead(result.leadId);
+    expect(l).toMatchObject({ status_id: null, user_id: null, status_type: 'inbox', unread_count: 1, last_message_id: result.messageId, last_message_incoming: 1, response_time: null });
+    const customer = await db().selectFrom('customers').selectAll().where('id', '=', l.customer_id).executeTakeFirstOrThrow();
+    expect(customer).toMatchObject({ name: 'Customer alice', login: 'login_alice', account_id: accountId });
+    const profile = await db().selectFrom('profiles').selectAll().where('customer_id', '=', customer.id).executeTakeFirstOrThrow();
+    expect(profile).toMatchObject({ social_id: 'alice', type: 'widget', integration_id: integration.id });
+    const source = await db().selectFrom('sources').selectAll().where('customer_id', '=', customer.id).executeTakeFirstOrThrow();
+    expect(source).toMatchObject({ external_id: 'chat-alice', type: 'message', sender: 'alice' });
+
+    const events = await eventsOf(accountId);
+    expect(events.map((e) => e.type)).toEqual(['customer.created', 'lead.created', 'message.incoming']);
+    const payload = JSON.parse(events[2].payload);
+    expect(payload).toMatchObject({
+      type: 'message.incoming',
+      accountId,
+      leadId: result.leadId,
+      isNewLead: true,
+      isNewCustomer: true,
+      message: {
+        messageId: String(result.messageId),
+        incoming: true,
+        message: { text: 'hi there', url: '', attachments: [] },
+        sa: { id: integration.id, type: 'widget' },
+        sender: { id: profile.id, customerId: customer.id, socialId: 'alice' },
+        source: { id: 'chat-alice', realId: source.id, type: 'message', saId: integration.id },
+      },
+    });
+  });
+
+  it('stores a redelivered message once and changes nothing the second time', async () => {
+    const { integration, accountId } = await setup();
+    const msg = incoming('bob');
+    const first = await h.services.ingest.ingest(integration, msg);
+    const eventsBefore = (await eventsOf(accountId)).length;
+    const again = await h.services.ingest.ingest(integration, { ...msg, text: 'changed' });
+    expect(again).toMatchObject({ duplicate: true, messageId: first.messageId, leadId: first.leadId });
+    const count = await db().selectFrom('messages').select((eb) => eb.fn.countAll<number>().as('n')).where('integration_id', '=', integration.id).executeTakeFirstOrThrow();
+    expect(Number(count.n)).toBe(1);
+    expect((await lead(first.leadId)).unread_count).toBe(1);
+    expect((await eventsOf(accountId)).length).toBe(eventsBefore);
+  });
+
+  it('stores each of many concurrent deliveries of one message once', async () => {
+    const { integration } = await setup();
+    const msg = incoming('carol');
+    const results = await Promise.all(Array.from({ length: 5 }, () => h.services.ingest.ingest(integration, msg)));
+    expect(results.filter((r) => !r.duplicate)).toHaveLength(1);
+    const rows = await db().selectFrom('messages').selectAll().where('integration_id', '=', integration.id).execute();
+    expect(rows).toHaveLength(1);
+    const leads = await db().selectFrom('leads').selectAll().where('integration_id', '=', integration.id).execute();
+    expect(leads).toHaveLength(1);
+  });
+
+  it('keeps one lead when a customer sends many messages at once', async () => {
+    const { integration } = await setup();
+    await Promise.all(Array.from({ length: 6 }, () => h.services.ingest.ingest(integration, incoming('dave'))));
+    const leads = await db().selectFrom('leads').selectAll().where('integration_id', '=', integration.id).execute();
+    expect(leads).toHaveLength(1);
+    expect(leads[0].unread_count).toBe(6);
+  });
+
+  it('joins the open lead, and the lead in an active status', async () => {
+    const { integration, accountId } = await setup();
+    const first = await h.services.ingest.ingest(integration, incoming('erin'));
+    const second = await h.services.ingest.ingest(integration, incoming('erin'));
+    expect(second).toMatchObject({ leadId: first.leadId, isNewLead: false, isNewCustomer: false });
+    const active = await statusOf(accountId, 'active');
+    await db().updateTable('leads').set({ status_id: active, status_type: 'active' }).where('id', '=', first.leadId).execute();
+    expect((await h.services.ingest.ingest(integration, incoming('erin'))).leadId).toBe(first.leadId);
+  });
+
+  it('creates a new inbox lead after the latest one was archived (completed or failed)', async () => {
+    const { integration, accountId } = await setup();
+    for (const type of ['completed', 'failed'] as const) {
+      const first = await h.services.ingest.ingest(integration, incoming(`frank-${type}`));
+      const status = await statusOf(accountId, type);
+      await db().updateTable('leads').set({ status_id: status, status_type: type }).where('id', '=', first.leadId).execute();
+      const next = await h.services.ingest.ingest(integration, incoming(`frank-${type}`));
+      expect(next.isNewLead).toBe(true);
+      expect(next.isNewCustomer).toBe(false);
+      expect(next.leadId).not.toBe(first.leadId);
+      expect(await lead(next.leadId)).toMatchObject({ status_type: 'inbox', status_id: null, customer_id: (await lead(first.leadId)).customer_id });
+    }
+  });
+
+  it('lets a message join a lead in an ignore status without creating a lead', async () => {
+    const { integration, accountId } = await setup();
+    const first = await h.services.ingest.ingest(integration, incoming('gina'));
+    const ignore = await statusOf(accountId, 'ignore');
+    await db().updateTable('leads').set({ status_id: ignore, status_type: 'ignore' }).where('id', '=', first.leadId).execute();
+    const next = await h.services.ingest.ingest(integration, incoming('gina'));
+    expect(next).toMatchObject({ leadId: first.leadId, isNewLead: false });
+    const events = (await eventsOf(accountId)).filter((e) => e.type === 'lead.created');
+    expect(events).toHaveLength(1);
+  });
+
+  it('keeps leads of one social id apart across integrations', async () => {
+    const { integration, accountId } = await setup();
+    const otherId = await createIntegration(h, accountId, 'widget');
+    const other = await db().selectFrom('integrations').selectAll().where('id', '=', otherId).executeTakeFirstOrThrow();
+    const a = await h.services.ingest.ingest(integration, incoming('henry'));
+    const b = await h.services.ingest.ingest(other, incoming('henry'));
+    expect(b.isNewCustomer).toBe(true);
+    expect(b.leadId).not.toBe(a.leadId);
+  });
+
+  it('refuses a channel type the integration cannot have, storing nothing', async () => {
+    const { integration, accountId } = await setup('widget');
+    const bad = incoming('ivy', { channel: { externalId: 'post-1', type: 'comment' } });
+    await expect(h.services.ingest.ingest(integration, bad)).rejects.toMatchObject({ statusCode: 400 });
+    expect(await eventsOf(accountId)).toHaveLength(0);
+    expect(await db().selectFrom('customers').selectAll().where('account_id', '=', accountId).execute()).toHaveLength(0);
+  });
+
+  it('snapshots the quoted message of a reply', async () => {
+    const { integration } = await setup();
+    const first = await h.services.ingest.ingest(integration, incoming('jack', { externalId: 'orig-1', text: 'original' }));
+    const reply = await h.services.ingest.ingest(integration, incoming('jack', { replyToExternalId: 'orig-1', text: 'reply' }));
+    const row = await db().selectFrom('messages').selectAll().where('id', '=', reply.messageId).executeTakeFirstOrThrow();
+    expect(JSON.parse(row.reply_to!)).toMatchObject({ messageId: first.messageId, incoming: true, message: { text: 'original' } });
+  });
+});
+
+describe('message-fed lead fields', () => {
+  it('count unread messages and measure the response time with the injected clock', async () => {
+    const { integration } = await setup();
+    const t0 = h.clock.now();
+    const first = await h.services.ingest.ingest(integration, incoming('kate', { datetime: t0 }));
+    h.clock.advance(30_000);
+    await h.services.ingest.ingest(integration, incoming('kate', { datetime: t0 + 30_000 }));
+    let l = await lead(first.leadId);
+    expect(l.unread_count).toBe(2);
+    expect(l.awaiting_since).toBe(t0);
+    expect(l.response_time).toBeNull();
+
+    h.clock.advance(60_000);
+    const source = await db().selectFrom('sources').selectAll().where('external_id', '=', 'chat-kate').executeTakeFirstOrThrow();
+    await db().transaction().execute((trx) =>
+      h.services.ingest.recordOutgoing(trx, { integration, source, lead: l, userId: null }, [
+        { externalId: 'out-kate-1', text: 'answer', attachments: [], replyTo: undefined, customId: 'c-1', at: t0 + 90_000 },
+      ]),
+    );
+    l = await lead(first.leadId);
+    expect(l.response_time).toBe(90_000);
+    expect(l.awaiting_since).toBeNull();
+    expect(l.last_message_incoming).toBe(0);
+    expect(l.unread_count).toBe(2);
+  });
+
+  it('follow the rules for any sequence of messages (property)', () => {
+    const step = fc.record({ incoming: fc.boolean(), gap: fc.integer({ min: 0, max: 100_000 }) });
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 30 }), (steps) => {
+        let fields = { unread_count: 0, last_message_id: null as number | null, last_message_at: 0, last_message_incoming: null as number | null, awaiting_since: null as number | null, response_time: null as number | null };
+        let t = 1_000;
+        let firstUnanswered: number | null = null;
+        let expectedResponse: number | null = null;
+        let unread = 0;
+        steps.forEach((s, i) => {
+          t += s.gap;
+          if (s.incoming) {
+            fields = afterIncoming(fields, i + 1, t);
+            unread += 1;
+            firstUnanswered ??= t;
+          } else {
+            fields = afterOutgoing(fields, i + 1, t);
+            if (firstUnanswered !== null) expectedResponse = t - firstUnanswered;
+            firstUnanswered = null;
+          }
+        });
+        const last = steps[steps.length - 1];
+        expect(fields.unread_count).toBe(unread);
+        expect(fields.last_message_id).toBe(steps.length);
+        expect(fields.last_message_incoming).toBe(last.incoming ? 1 : 0);
+        expect(fields.response_time).toBe(last.incoming ? null : expectedResponse);
+        expect(fields.awaiting_since).toBe(firstUnanswered);
+      }),
+    );
+  });
+});
