@@ -43,6 +43,10 @@ async function openSqlite(dataDir: string, file: string): Promise<Db> {
   native.pragma('synchronous = NORMAL');
   native.pragma('foreign_keys = ON');
   native.pragma('busy_timeout = 5000');
+  // Used by the customer search index triggers (migration 0010); PostgreSQL has a SQL function.
+  native.function('parley_digits', { deterministic: true }, (value: unknown) =>
+    typeof value === 'string' ? value.replace(/[^0-9]/g, '') : '',
+  );
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: native }) });
   return {
     kysely,

@@ -1,0 +1,182 @@
+import { sql } from 'kysely';
+import type { Deps } from '../context.js';
+import type { AuthContext } from '../auth/auth.service.js';
+import { invalid, notFound } from '../errors.js';
+import { canUseIntegration, leadScopeSql, scopeOf } from '../policy/policy.js';
+import { integrationTypeInfo, type SourceType } from '../../channels/integration-types.js';
+import { queryTerms } from './query-terms.js';
+import { searchIndexFor, type SearchIndex } from './search-index.js';
+
+export const PAGE_SIZE = 20;
+export const MAX_QUERY_LENGTH = 200;
+
+/** Search groups channels as api.md's cursors do: direct messages, and comments of any kind. */
+export type SearchGroup = 'message' | 'comment';
+const GROUP_SOURCE_TYPES: Record<SearchGroup, SourceType[]> = {
+  message: ['message'],
+  comment: ['comment', 'photo', 'video', 'market'],
+};
+
+export interface MessageHit {
+  type: SearchGroup;
+  messageId: number;
+  leadId: number;
+  senderId: number;
+  sourceId: number;
+  text: string;
+  /** Unix milliseconds. */
+  at: number;
+}
+
+export interface GroupCursor {
+  type: SearchGroup;
+  /** Id of the last message handed out, or -1 when the group is exhausted. */
+  cursor: number;
+}
+
+/** `cursor` as a client sends it back: number or numeric string; -1 means "exhausted". */
+export function parseCursor(value: string | number): number {
+  const n = typeof value === 'number' ? value : /^-?\d{1,16}$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n) || (n < 1 && n !== -1)) throw invalid('Unknown cursor');
+  return n;
+}
+
+/** Message and customer search within what the caller may see (decisions.md §2). */
+export class SearchService {
+  private readonly index: SearchIndex;
+
+  constructor(private readonly deps: Deps) {
+    this.index = searchIndexFor(deps.db.dialect);
+  }
+
+  private terms(q: string): string[] {
+    const trimmed = q.trim();
+    if (!trimmed) throw invalid('q must not be empty', [{ path: 'body.q', message: 'must not be empty' }]);
+    if (trimmed.length > MAX_QUERY_LENGTH) throw invalid(`q is longer than ${MAX_QUERY_LENGTH} characters`);
+    return queryTerms(trimmed);
+  }
+
+  /**
+   * Messages of one integration whose text has every word of `q` (as word prefixes), newest first,
+   * paged per group with a cursor each. A group whose cursor is -1 stays exhausted.
+   */
+  async messages(
+    auth: AuthContext,
+    integrationId: number,
+    q: string,
+    cursors: Array<{ type: string; cursor: string | number }> | undefined,
+  ): Promise<{ cursors: GroupCursor[]; hits: MessageHit[] }> {
+    const db = this.deps.db.kysely;
+    const terms = this.terms(q);
+    const scope = await scopeOf(db, auth);
+    const integration = await db
+      .selectFrom('integrations')
+      .select(['id', 'type'])
+      .where('id', '=', integrationId)
+      .where('account_id', '=', auth.accountId)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
+    if (!integration || !canUseIntegration(scope, integration.id)) throw notFound('Integration not found');
+
+    const offered = (Object.keys(GROUP_SOURCE_TYPES) as SearchGroup[]).filter((g) =>
+      GROUP_SOURCE_TYPES[g].some((t) => integrationTypeInfo(integration.type)?.sourceTypes.includes(t)),
+    );
+    const after = new Map<SearchGroup, number>();
+    for (const c of cursors ?? []) {
+      if (!offered.includes(c.type as SearchGroup)) throw invalid(`Unknown cursor type ${c.type}`);
+      const value = parseCursor(c.cursor);
+      if (value !== -1) await this.assertIssued(integration.id, c.type as SearchGroup, value);
+      after.set(c.type as SearchGroup, value);
+    }
+
+    const out: GroupCursor[] = [];
+    const hits: MessageHit[] = [];
+    for (const group of offered) {
+      const from = after.get(group);
+      if (from === -1 || !terms.length) {
+        out.push({ type: group, cursor: -1 });
+        continue;
+      }
+      let query = db
+        .selectFrom('messages as m')
+        .innerJoin('sources as s', 's.id', 'm.source_id')
+        .innerJoin('leads', 'leads.id', 'm.lead_id')
+        .select(['m.id', 'm.lead_id', 'm.profile_id', 'm.user_id', 'm.source_id', 'm.text', 'm.created_at'])
+        .where('m.integration_id', '=', integration.id)
+        .where('m.account_id', '=', auth.accountId)
+        .where('s.type', 'in', GROUP_SOURCE_TYPES[group])
+        .where(this.index.messageMatches(terms, 'm'))
+        .orderBy('m.id', 'desc')
+        .limit(PAGE_SIZE + 1);
+      if (from !== undefined) query = query.where('m.id', '<', from);
+      const rule = leadScopeSql(scope);
+      if (rule) query = query.where(rule);
+      const rows = await query.execute();
+      const page = rows.slice(0, PAGE_SIZE);
+      for (const r of page) {
+        hits.push({
+          type: group,
+          messageId: r.id,
+          leadId: r.lead_id,
+          senderId: r.profile_id ?? r.user_id ?? 0,
+          sourceId: r.source_id,
+          text: r.text,
+          at: r.created_at,
+        });
+      }
+      out.push({ type: group, cursor: rows.length > PAGE_SIZE ? page[page.length - 1].id : -1 });
+    }
+    return { cursors: out, hits };
+  }
+
+  /**
+   * Leads whose customer matches `q` by name, login, e-mail or phone digits, newest lead first, in
+   * pages of 20. Answers lead ids; the caller renders them as list items.
+   */
+  async customers(auth: AuthContext, q: string, cursor: string | number | undefined): Promise<{ cursor: number; leadIds: number[] }> {
+    const db = this.deps.db.kysely;
+    const terms = this.terms(q);
+    // Phone numbers are indexed as digit runs: "+7 (916) 123-45-67" also searches as one number.
+    const digits = q.replace(/[^0-9]/g, '');
+    const scope = await scopeOf(db, auth);
+    const from = cursor === undefined ? undefined : parseCursor(cursor);
+    if (from === -1) return { cursor: -1, leadIds: [] };
+    if (from !== undefined) {
+      const issued = await db.selectFrom('leads').select('id').where('id', '=', from).where('account_id', '=', auth.accountId).executeTakeFirst();
+      if (!issued) throw invalid('Unknown cursor');
+    }
+    if (!terms.length) return { cursor: -1, leadIds: [] };
+
+    const matches =
+      digits.length >= 5 && digits.length !== terms.join('').length
+        ? sql<boolean>`(${this.index.customerMatches(terms, 'c')} or ${this.index.customerMatches([digits], 'c')})`
+        : this.index.customerMatches(terms, 'c');
+    let query = db
+      .selectFrom('leads')
+      .innerJoin('customers as c', 'c.id', 'leads.customer_id')
+      .select('leads.id')
+      .where('leads.account_id', '=', auth.accountId)
+      .where('c.account_id', '=', auth.accountId)
+      .where(matches)
+      .orderBy('leads.id', 'desc')
+      .limit(PAGE_SIZE + 1);
+    if (from !== undefined) query = query.where('leads.id', '<', from);
+    const rule = leadScopeSql(scope);
+    if (rule) query = query.where(rule);
+    const rows = await query.execute();
+    const page = rows.slice(0, PAGE_SIZE).map((r) => r.id);
+    return { cursor: rows.length > PAGE_SIZE ? page[page.length - 1] : -1, leadIds: page };
+  }
+
+  private async assertIssued(integrationId: number, group: SearchGroup, messageId: number): Promise<void> {
+    const row = await this.deps.db.kysely
+      .selectFrom('messages as m')
+      .innerJoin('sources as s', 's.id', 'm.source_id')
+      .select('m.id')
+      .where('m.id', '=', messageId)
+      .where('m.integration_id', '=', integrationId)
+      .where('s.type', 'in', GROUP_SOURCE_TYPES[group])
+      .executeTakeFirst();
+    if (!row) throw invalid('Unknown cursor');
+  }
+}

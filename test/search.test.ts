@@ -1,0 +1,185 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
+import { createIntegration, createManager } from './helpers/fixtures.js';
+import type { IncomingMessage } from '../src/channels/channel.js';
+import type { IntegrationRow } from '../src/db/schema.js';
+import { queryTerms } from '../src/domain/search/query-terms.js';
+
+let h: Harness;
+let owner: SignedUp;
+let integration: IntegrationRow;
+/** Message id by its key in TEXTS. */
+const ids = new Map<string, number>();
+const leadOf = new Map<string, number>();
+
+// The shared table: the same texts and queries must give the same answers on both dialects.
+const TEXTS: Record<string, { from: string; text: string }> = {
+  a: { from: 'ann', text: 'Hello, I would like to order the blue jacket' },
+  b: { from: 'ann', text: 'Is the JACKET available in size M?' },
+  c: { from: 'bob', text: 'Café crème et thé, s’il vous plaît' },
+  d: { from: 'bob', text: 'Order #4512 has not arrived yet' },
+  e: { from: 'cat', text: 'my e-mail is cat.lover@example.com' },
+  f: { from: 'cat', text: 'Ordering again: jackets for the whole team' },
+};
+
+const SEARCHES: Array<{ q: string; expect: string[] }> = [
+  { q: 'jacket', expect: ['f', 'b', 'a'] },
+  { q: 'JACKET blue', expect: ['a'] },
+  { q: 'ord', expect: ['f', 'd', 'a'] },
+  { q: 'cafe creme', expect: ['c'] },
+  { q: 'CAFÉ', expect: ['c'] },
+  { q: '4512', expect: ['d'] },
+  { q: 'example.com', expect: ['e'] },
+  { q: 'lover@example', expect: ['e'] },
+  { q: '"jacket" OR NEAR(blue)', expect: [] },
+  { q: 'jacket*', expect: ['f', 'b', 'a'] },
+  { q: 'size: M & available | !x', expect: [] },
+  { q: 'size: M & available', expect: ['b'] },
+  { q: 'nothing-like-this', expect: [] },
+  { q: '*** ::: !!!', expect: [] },
+];
+
+function msg(key: string): IncomingMessage {
+  const { from, text } = TEXTS[key];
+  return {
+    externalId: `ext-${key}`,
+    datetime: h.clock.now(),
+    sender: { socialId: from, name: from },
+    channel: { externalId: `chat-${from}`, type: 'message' },
+    text,
+  };
+}
+
+beforeAll(async () => {
+  h = await createHarness();
+  owner = await h.signUp();
+  const id = await createIntegration(h, owner.accountId, 'msgrb_bot');
+  integration = await h.database.db.kysely.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  for (const key of Object.keys(TEXTS)) {
+    h.clock.advance(1000);
+    const r = await h.services.ingest.ingest(integration, msg(key));
+    ids.set(key, r.messageId);
+    leadOf.set(key, r.leadId);
+  }
+});
+afterAll(() => h.close());
+
+const search = (body: object, token = owner.access, version = 'v1.3', saId = integration.id) =>
+  h.request({ method: 'POST', url: `/${version}/search/${saId}`, payload: body, token });
+
+describe('message search', () => {
+  for (const s of SEARCHES) {
+    it(`finds ${JSON.stringify(s.expect)} for ${JSON.stringify(s.q)}`, async () => {
+      const res = await search({ q: s.q });
+      expect(res.statusCode).toBe(200);
+      const got = res.json().messages.map((m: { externalId: number }) => m.externalId);
+      expect(got).toEqual(s.expect.map((k) => ids.get(k)));
+    });
+  }
+
+  it('answers the v1.3 shape with leadId arrays and millisecond timestamps', async () => {
+    const res = await search({ q: 'blue' });
+    expect(res.json()).toEqual({
+      cursors: [{ type: 'message', cursor: -1 }],
+      messages: [
+        {
+          type: 'message',
+          externalId: ids.get('a'),
+          leadId: [leadOf.get('a')],
+          senderId: expect.any(Number),
+          sourceId: expect.any(Number),
+          message: { text: TEXTS.a.text, timestamp: expect.any(Number) },
+        },
+      ],
+    });
+    expect(res.json().messages[0].message.timestamp).toBeGreaterThan(1e12);
+  });
+
+  it('answers dealId and seconds on v1.1 and v1.2', async () => {
+    for (const version of ['v1.1', 'v1.2']) {
+      const m = (await search({ q: 'blue' }, owner.access, version)).json().messages[0];
+      expect(m.dealId).toEqual([leadOf.get('a')]);
+      expect(m.leadId).toBeUndefined();
+      expect(m.message.timestamp).toBeLessThan(1e11);
+    }
+  });
+
+  it('finds a message as soon as ingest answered', async () => {
+    await h.services.ingest.ingest(integration, { ...msg('a'), externalId: 'fresh', text: 'zebra crossing' });
+    expect((await search({ q: 'zebra' })).json().messages).toHaveLength(1);
+  });
+
+  it('refuses empty, blank and overlong queries, and cursors never issued', async () => {
+    expect((await search({ q: '' })).statusCode).toBe(400);
+    expect((await search({ q: '   ' })).statusCode).toBe(400);
+    expect((await search({ q: 'x'.repeat(201) })).statusCode).toBe(400);
+    expect((await search({ q: 'jacket', cursors: [{ type: 'message', cursor: 999999999 }] })).statusCode).toBe(400);
+    expect((await search({ q: 'jacket', cursors: [{ type: 'message', cursor: 'abc' }] })).statusCode).toBe(400);
+    expect((await search({ q: 'jacket', cursors: [{ type: 'comment', cursor: 1 }] })).statusCode).toBe(400);
+  });
+
+  it("answers 404 for another account's integration and 401 without a token", async () => {
+    const other = await h.signUp();
+    expect((await search({ q: 'jacket' }, other.access)).statusCode).toBe(404);
+    expect((await h.request({ method: 'POST', url: `/v1.3/search/${integration.id}`, payload: { q: 'x' } })).statusCode).toBe(401);
+  });
+
+  it('never answers 500 to arbitrary unicode queries (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 60 }), async (q) => {
+        const res = await search({ q });
+        expect([200, 400]).toContain(res.statusCode);
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe('paging', () => {
+  it('pages to the end with no duplicates or gaps', async () => {
+    const other = await h.signUp();
+    const id = await createIntegration(h, other.accountId, 'msgrb_bot');
+    const row = await h.database.db.kysely.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    const expected: number[] = [];
+    for (let i = 0; i < 47; i++) {
+      const r = await h.services.ingest.ingest(row, {
+        externalId: `p-${i}`,
+        datetime: h.clock.now() + i,
+        sender: { socialId: `s${i % 5}` },
+        channel: { externalId: `c${i % 5}`, type: 'message' },
+        text: `paging word${i} common`,
+      });
+      expected.unshift(r.messageId);
+    }
+    const seen: number[] = [];
+    let cursors: unknown = undefined;
+    for (let page = 0; page < 10; page++) {
+      const res = await search({ q: 'common', cursors }, other.access, 'v1.3', id);
+      expect(res.statusCode).toBe(200);
+      seen.push(...res.json().messages.map((m: { externalId: number }) => m.externalId));
+      cursors = res.json().cursors;
+      if (res.json().cursors[0].cursor === -1) break;
+    }
+    expect(seen).toEqual(expected);
+  });
+});
+
+describe('visibility', () => {
+  it('lets a manager find only messages of leads it can see', async () => {
+    const manager = await createManager(h, owner);
+    // Unassigned inbox leads are visible to a manager; assign one to the owner to hide it.
+    await h.database.db.kysely.updateTable('leads').set({ user_id: owner.userId, status_type: 'active' }).where('id', '=', leadOf.get('a')!).execute();
+    const got = (await search({ q: 'jacket' }, manager.access)).json().messages.map((m: { externalId: number }) => m.externalId);
+    expect(got).toEqual([ids.get('f')]);
+    const none = await createManager(h, owner, { sources: [null] });
+    expect((await search({ q: 'jacket' }, none.access)).statusCode).toBe(404);
+  });
+});
+
+describe('query terms', () => {
+  it('keep only letters and digits, folded', () => {
+    expect(queryTerms('Café  "crème"* NEAR(x) a:b & c|d')).toEqual(['cafe', 'creme', 'near', 'x', 'a', 'b', 'c', 'd']);
+    expect(queryTerms('one two three four five six seven eight nine ten')).toHaveLength(8);
+  });
+});
