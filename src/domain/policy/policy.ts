@@ -1,6 +1,6 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/database.js';
-import type { LeadRow } from '../../db/schema.js';
+import type { CustomerRow, LeadRow } from '../../db/schema.js';
 import type { AuthContext } from '../auth/auth.service.js';
 import { forbidden, notFound } from '../errors.js';
 
@@ -83,6 +83,30 @@ export async function visibleLead(db: Executor, scope: Scope, leadId: number): P
   const lead = await query.executeTakeFirst();
   if (!lead) throw notFound('Lead not found');
   return lead;
+}
+
+/**
+ * The customer, when it exists in the scope's account and the scope sees at least one of its leads
+ * (an unrestricted scope sees every customer of the account); otherwise 404.
+ */
+export async function visibleCustomer(db: Executor, scope: Scope, customerId: number): Promise<CustomerRow> {
+  let query = db.selectFrom('customers').selectAll().where('id', '=', customerId).where('account_id', '=', scope.accountId);
+  const rule = leadScopeSql(scope);
+  if (rule) {
+    query = query.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('leads')
+          .select('leads.id')
+          .whereRef('leads.customer_id', '=', 'customers.id')
+          .where('leads.account_id', '=', scope.accountId)
+          .where(rule),
+      ),
+    );
+  }
+  const customer = await query.executeTakeFirst();
+  if (!customer) throw notFound('Customer not found');
+  return customer;
 }
 
 export function parseIdList(json: string | null): number[] {

@@ -1,0 +1,84 @@
+import { Type } from 'typebox';
+import { ALL, defineRoute } from '../route.js';
+import { Id, IdParams } from '../schemas/common.js';
+import { serializeCustomer } from '../serializers/customers.serializer.js';
+
+const NullableString = (options: { maxLength: number; description?: string }) =>
+  Type.Unsafe<string | null>({ type: ['string', 'null'], ...options });
+
+const Profile = Type.Object(
+  {
+    id: Id,
+    login: Type.String(),
+    type: Type.String({ description: 'Type of the integration the customer wrote to' }),
+    socialId: Type.String({ description: 'Customer id in the messenger or network' }),
+    profileUrl: Type.String(),
+  },
+  { description: 'Customer profile' },
+);
+
+const Customer = Type.Object(
+  {
+    id: Id,
+    login: Type.String(),
+    name: Type.String(),
+    avatar: Type.String(),
+    email: Type.Union([Type.String(), Type.Null()]),
+    phone: Type.Union([Type.String(), Type.Null()]),
+    address: Type.Union([Type.String(), Type.Null()]),
+    profiles: Type.Array(Profile, { description: 'Profiles on the integrations the caller may use' }),
+  },
+  { description: 'Customer' },
+);
+
+const CustomerPatch = Type.Object({
+  name: Type.Optional(Type.String({ maxLength: 200 })),
+  email: Type.Optional(NullableString({ maxLength: 254, description: 'E-mail address; null or "" clears it' })),
+  phone: Type.Optional(
+    NullableString({
+      maxLength: 32,
+      description: 'International number, 5-15 digits with an optional leading +; spaces, dashes, dots and brackets are dropped; null or "" clears it',
+    }),
+  ),
+  address: Type.Optional(NullableString({ maxLength: 1000, description: 'null or "" clears it' })),
+});
+
+const tags = ['customers'];
+
+export const customerRoutes = [
+  defineRoute({
+    versions: ALL,
+    method: 'GET',
+    url: '/customers/:id',
+    schema: { tags, summary: 'A customer with its profiles', params: IdParams, response: { 200: Customer } },
+    handler: async (req, _reply, { services, auth }) => serializeCustomer(await services.customers.get(auth, req.params.id)),
+  }),
+  defineRoute({
+    versions: ALL,
+    method: 'PUT',
+    url: '/customers/:id',
+    schema: {
+      tags,
+      summary: 'Change name, phone, e-mail or address (only the fields given)',
+      params: IdParams,
+      body: CustomerPatch,
+      response: { 200: Customer },
+    },
+    handler: async (req, _reply, { services, auth }) =>
+      serializeCustomer(await services.customers.update(auth, req.params.id, req.body)),
+  }),
+  defineRoute({
+    versions: ALL,
+    method: 'POST',
+    url: '/customers/:id/update',
+    optionalBody: true,
+    schema: {
+      tags,
+      summary: 'Refresh the avatar (profile update) from the channels that can read profiles',
+      params: IdParams,
+      body: Type.Object({}),
+      response: { 200: Customer },
+    },
+    handler: async (req, _reply, { services, auth }) => serializeCustomer(await services.customers.refresh(auth, req.params.id)),
+  }),
+];

@@ -1,0 +1,107 @@
+import { Type } from 'typebox';
+import { ALL, defineRoute } from '../route.js';
+import { Empty, Id, IdParams } from '../schemas/common.js';
+import { employeeSchema, serializeEmployee } from '../serializers/employees.serializer.js';
+import { VERSION_TRAITS, type ApiVersion } from '../versions.js';
+
+const SaId = Type.Union([Id, Type.Null()], { description: 'integration id; null (alone) = no integration' });
+const MAX_SOURCES = 500;
+
+const Sources = Type.Array(
+  Type.Object({
+    id: Type.Optional(Type.Integer({ minimum: 1, description: 'an existing access record to keep (PUT)' })),
+    saId: SaId,
+  }),
+  { maxItems: MAX_SOURCES, description: 'empty array = all integrations; a single record with saId null = none' },
+);
+
+const employee = (version: ApiVersion) => employeeSchema(VERSION_TRAITS[version]);
+
+export const employeesRoutes = [
+  defineRoute({
+    versions: ALL,
+    method: 'GET',
+    url: '/managers',
+    schema: (version) => ({
+      tags: ['employees'],
+      summary: 'List the employees of the account (every employee may read it; changes are owner-only)',
+      description: 'Managers may read the list too: the agent app needs names and ids to assign leads.',
+      response: { 200: Type.Array(employee(version)) },
+    }),
+    handler: async (_req, _reply, { services, auth, traits }) =>
+      (await services.employees.list(auth.accountId)).map((e) => serializeEmployee(e, traits)),
+  }),
+  defineRoute({
+    versions: ALL,
+    method: 'POST',
+    url: '/managers',
+    ownerOnly: true,
+    schema: (version) => ({
+      tags: ['employees'],
+      summary: 'Invite an employee by e-mail (owner only); answers every employee of the account',
+      description:
+        'The employee is created unconfirmed (name null) and receives a one-time link by e-mail (or in the server log when SMTP is not configured); ' +
+        'it confirms with POST /v1.3/auth/invitation. A login that exists anywhere on this installation -> 409; an unknown saId -> 400; ' +
+        'the e-mail could not be sent -> 502 and nothing is created.',
+      body: Type.Object({
+        login: Type.String({ format: 'email', maxLength: 254 }),
+        sources: Type.Optional(Sources),
+        allowAllDeals: Type.Optional(Type.Boolean()),
+      }),
+      response: { 200: Type.Array(employee(version)) },
+    }),
+    handler: async (req, _reply, { services, auth, traits }) =>
+      (await services.employees.invite(auth, req.body)).map((e) => serializeEmployee(e, traits)),
+  }),
+  defineRoute({
+    versions: ALL,
+    method: 'PUT',
+    url: '/managers/users-access/:id',
+    ownerOnly: true,
+    schema: (version) => ({
+      tags: ['employees'],
+      summary: "Set whose leads the employee may access (owner only); the list replaces the previous one",
+      description: 'An empty array: no access to other employees\' leads. Ids that are not employees of the account -> 400.',
+      params: IdParams,
+      body: Type.Object({ allowedUsers: Type.Array(Id, { maxItems: 1000 }) }),
+      response: { 200: employee(version) },
+    }),
+    handler: async (req, _reply, { services, auth, traits }) =>
+      serializeEmployee(await services.employees.setAllowedUsers(auth, req.params.id, req.body.allowedUsers), traits),
+  }),
+  defineRoute({
+    versions: ALL,
+    method: 'PUT',
+    url: '/managers/:id',
+    ownerOnly: true,
+    schema: (version) => ({
+      tags: ['employees'],
+      summary: 'Set the integrations an employee reaches and allowAllDeals (owner only); answers the employee',
+      description:
+        '`sources` replaces the access records (absent: unchanged; `id` keeps an existing record). ' +
+        "The owner always reaches everything: non-empty sources or allowAllDeals false for the owner -> 400.",
+      params: IdParams,
+      body: Type.Object({ sources: Type.Optional(Sources), allowAllDeals: Type.Optional(Type.Boolean()) }),
+      response: { 200: employee(version) },
+    }),
+    handler: async (req, _reply, { services, auth, traits }) =>
+      serializeEmployee(await services.employees.update(auth, req.params.id, req.body), traits),
+  }),
+  defineRoute({
+    versions: ALL,
+    method: 'DELETE',
+    url: '/managers/:id',
+    ownerOnly: true,
+    schema: {
+      tags: ['employees'],
+      summary: 'Remove an employee (owner only; the owner cannot be removed -> 400)',
+      description: "The employee's leads are unassigned (without a status they return to the inbox) and its tokens stop working.",
+      params: IdParams,
+      response: { 200: Empty },
+    },
+    handler: async (req, _reply, { services, auth }) => {
+      await services.employees.remove(auth, req.params.id);
+      return {};
+    },
+  }),
+];

@@ -1,0 +1,119 @@
+import { Type } from 'typebox';
+import { ALL, defineRoute, V13 } from '../route.js';
+import { Empty, Id, IdParams } from '../schemas/common.js';
+import { serializeIntegration, serializeIntegrations, serializeUserMapping } from '../serializers/integrations.serializer.js';
+import { INTEGRATION_TYPE_NAMES } from '../../channels/integration-types.js';
+
+const Integration = Type.Object(
+  {
+    id: Id,
+    type: Type.String({ description: 'Integration type (api.md list)' }),
+    login: Type.String({ description: 'Login in the messenger or account name in the network' }),
+    avatar: Type.String(),
+    externalId: Type.String({ description: 'Id of the connected account at the provider' }),
+    status: Type.String({ description: '`active`, or `auth failure` when the provider refused the credentials' }),
+    identifier: Type.String({ description: 'Shared by integrations of one external account' }),
+    url: Type.String(),
+  },
+  { description: 'Integration (credentials are never returned)' },
+);
+
+const ConnectBody = Type.Object({
+  type: Type.String({ enum: [...INTEGRATION_TYPE_NAMES], description: 'Integration type' }),
+  login: Type.Optional(Type.String({ maxLength: 255, description: 'Used when the provider does not tell one' })),
+  credentials: Type.Optional(
+    Type.Record(Type.String(), Type.String({ maxLength: 4096 }), {
+      maxProperties: 20,
+      propertyNames: { minLength: 1, maxLength: 100 },
+      description: 'Provider credentials, field name -> text (e.g. `token`); stored encrypted, never returned',
+    }),
+  ),
+  settings: Type.Optional(
+    Type.Object(
+      {
+        businessSystems: Type.Optional(
+          Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+            maxItems: 10,
+            description: 'External business systems (CRM, warehouse) linked to the integration: enables user mappings',
+          }),
+        ),
+      },
+      { additionalProperties: true, maxProperties: 50, description: 'Per-type settings (at most 16 KiB as JSON)' },
+    ),
+  ),
+});
+
+const UserMapping = Type.Object(
+  { default: Type.Integer({ description: 'Employee that gets what maps to no one (the owner by default)' }) },
+  { additionalProperties: Type.Integer(), description: 'External user id -> employee id' },
+);
+
+const UserMappingBody = Type.Record(Type.String(), Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 }), {
+  maxProperties: 1000,
+  propertyNames: { minLength: 1, maxLength: 200 },
+  description: 'External user id -> employee id; `default` optional (the owner when absent). Replaces the stored mapping.',
+});
+
+const tags = ['integrations'];
+
+export const integrationRoutes = [
+  defineRoute({
+    versions: ALL,
+    method: 'GET',
+    url: '/integrations',
+    schema: { tags, summary: 'Integrations the caller may use', response: { 200: Type.Array(Integration) } },
+    handler: async (_req, _reply, { services, auth }) => serializeIntegrations(await services.integrations.list(auth)),
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'POST',
+    url: '/integrations',
+    ownerOnly: true,
+    schema: {
+      tags,
+      summary: 'Connect an integration (credentials checked with the provider where an adapter can)',
+      body: ConnectBody,
+      response: { 200: Integration },
+    },
+    handler: async (req, _reply, { services, auth }) => serializeIntegration(await services.integrations.connect(auth, req.body)),
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'DELETE',
+    url: '/integrations/:id',
+    ownerOnly: true,
+    schema: { tags, summary: 'Disconnect an integration (its leads and customers stay)', params: IdParams, response: { 200: Empty } },
+    handler: async (req, _reply, { services, auth }) => {
+      await services.integrations.disconnect(auth, req.params.id);
+      return {};
+    },
+  }),
+  defineRoute({
+    versions: ALL,
+    method: 'GET',
+    url: '/integrations/:id/mappings/users',
+    schema: {
+      tags,
+      summary: 'User mapping of an integration linked to external business systems (others: 400)',
+      params: IdParams,
+      response: { 200: UserMapping },
+    },
+    handler: async (req, _reply, { services, auth }) =>
+      serializeUserMapping(await services.integrations.userMappings(auth, req.params.id)),
+  }),
+  defineRoute({
+    versions: ALL,
+    method: 'PUT',
+    url: '/integrations/:id/mappings/users',
+    ownerOnly: true,
+    schema: {
+      tags,
+      summary: 'Replace the user mapping (values must be employees of the account)',
+      params: IdParams,
+      body: UserMappingBody,
+      response: { 200: UserMapping },
+    },
+    handler: async (req, _reply, { services, auth }) =>
+      serializeUserMapping(await services.integrations.setUserMappings(auth, req.params.id, req.body)),
+  }),
+];

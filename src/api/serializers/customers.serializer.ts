@@ -1,0 +1,15 @@
+import type { CustomerView } from '../../domain/customers/customers.types.js';
+
+/** api.md Customer: the same fields on every version (decisions.md §10 lists no difference). */
+export function serializeCustomer(customer: CustomerView): CustomerView {
+  return {
+    id: customer.id,
+    login: customer.login,
+    name: customer.name,
+    avatar: customer.avatar,
+    email: customer.email,
+    phone: customer.phone,
+    address: customer.address,
+    profiles: customer.profiles.map((p) => ({ id: p.id, login: p.login, type: p.type, socialId: p.socialId, profileUrl: p.profileUrl })),
+  };
+}

@@ -1,0 +1,8 @@
+import { Type } from 'typebox';
+import type { TagRow } from '../../domain/tags/tags.types.js';
+
+export const TagObject = Type.Object({ id: Type.Integer(), tag: Type.String() }, { description: 'Tag' });
+
+export function serializeTag(row: TagRow) {
+  return { id: row.id, tag: row.tag };
+}

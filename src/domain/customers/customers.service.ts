@@ -1,0 +1,137 @@
+import type { CustomerRow, ProfileRow } from '../../db/schema.js';
+import type { Executor } from '../../db/database.js';
+import { ChannelRejectedError, type ProfileUpdate } from '../../channels/channel.js';
+import type { ChannelRegistry } from '../../channels/registry.js';
+import { recordEvent } from '../../events/outbox.js';
+import type { AuthContext } from '../auth/auth.service.js';
+import type { Deps } from '../context.js';
+import { canUseIntegration, scopeOf, visibleCustomer, type Scope } from '../policy/policy.js';
+import { channelAppError } from '../integrations/channel-errors.js';
+import { listIntegrations } from '../integrations/integrations.repo.js';
+import type { IntegrationsService } from '../integrations/integrations.service.js';
+import * as repo from './customers.repo.js';
+import { changedFields, customerView, normalizeCustomerPatch, type CustomerPatchInput, type CustomerView } from './customers.types.js';
+
+/**
+ * Customers (api.md "Customers"): read, edit and refresh. An employee reaches a customer through
+ * the leads it sees (decisions.md §2); otherwise, and for other accounts' ids, 404. What an
+ * employee is shown lists only the profiles on integrations it may use; events carry them all.
+ */
+export class CustomersService {
+  constructor(
+    private readonly deps: Deps,
+    private readonly integrations: IntegrationsService,
+    private readonly channels: ChannelRegistry,
+  ) {}
+
+  private get db() {
+    return this.deps.db.kysely;
+  }
+
+  async get(auth: AuthContext, id: number): Promise<CustomerView> {
+    const scope = await scopeOf(this.db, auth);
+    const customer = await visibleCustomer(this.db, scope, id);
+    return this.viewFor(scope, customer, await repo.listProfiles(this.db, auth.accountId, id));
+  }
+
+  /** Changes the given fields; `customer.changed` is recorded only when a value really changed. */
+  async update(auth: AuthContext, id: number, input: CustomerPatchInput): Promise<CustomerView> {
+    const patch = normalizeCustomerPatch(input);
+    const scope = await scopeOf(this.db, auth);
+    return this.db.transaction().execute(async (trx) => {
+      const customer = await visibleCustomer(trx, scope, id);
+      const changes = changedFields(customer, patch);
+      const profiles = await repo.listProfiles(trx, auth.accountId, id);
+      if (!Object.keys(changes).length) return this.viewFor(scope, customer, profiles);
+      const updated = await repo.updateCustomer(trx, auth.accountId, id, { ...changes, updated_at: this.deps.clock.now() });
+      await this.recordChanged(trx, updated, profiles);
+      return this.viewFor(scope, updated, profiles);
+    });
+  }
+
+  /**
+   * Refreshes the avatar (and the profiles' public data) from the providers whose adapters can read
+   * profiles. Newest profile first: its avatar becomes the customer's. A provider that refuses
+   * (blocked, profile gone) is skipped; when every provider asked failed, the failure is the
+   * answer (502/504). Without any adapter to ask, the customer is answered unchanged.
+   */
+  async refresh(auth: AuthContext, id: number): Promise<CustomerView> {
+    const scope = await scopeOf(this.db, auth);
+    const customer = await visibleCustomer(this.db, scope, id);
+    const profiles = await repo.listProfiles(this.db, auth.accountId, id);
+    const fetched = await this.fetchProfiles(auth.accountId, [...profiles].reverse());
+    if (!fetched.length) return this.viewFor(scope, customer, profiles);
+
+    return this.db.transaction().execute(async (trx) => {
+      let changed = false;
+      for (const { profile, update } of fetched) {
+        const patch = profilePatch(profile, update);
+        if (!Object.keys(patch).length) continue;
+        await repo.updateProfile(trx, auth.accountId, profile.id, patch);
+        changed = true;
+      }
+      const avatar = fetched.find((f) => f.update.avatar)?.update.avatar;
+      const current = await visibleCustomer(trx, scope, id);
+      let result = current;
+      if (avatar && avatar !== current.avatar) {
+        result = await repo.updateCustomer(trx, auth.accountId, id, { avatar, updated_at: this.deps.clock.now() });
+        changed = true;
+      }
+      const fresh = await repo.listProfiles(trx, auth.accountId, id);
+      if (changed) await this.recordChanged(trx, result, fresh);
+      return this.viewFor(scope, result, fresh);
+    });
+  }
+
+  private async fetchProfiles(accountId: number, profiles: ProfileRow[]) {
+    const ids = [...new Set(profiles.map((p) => p.integration_id))];
+    const integrations = new Map((await listIntegrations(this.db, accountId, ids)).map((row) => [row.id, row]));
+    const fetched: Array<{ profile: ProfileRow; update: ProfileUpdate }> = [];
+    let answered = 0;
+    let failure: unknown;
+    for (const profile of profiles) {
+      const integration = integrations.get(profile.integration_id);
+      const adapter = integration && this.channels.get(integration.type);
+      if (!integration || !adapter?.fetchProfile) continue;
+      try {
+        const update = await adapter.fetchProfile(this.integrations.channelIntegration(integration), profile.social_id);
+        answered++;
+        if (update) fetched.push({ profile, update });
+      } catch (err) {
+        if (err instanceof ChannelRejectedError) {
+          answered++;
+          continue;
+        }
+        this.deps.log.warn({ err, profileId: profile.id, integrationId: integration.id }, 'profile refresh failed');
+        failure ??= err;
+      }
+    }
+    if (!answered && failure !== undefined) throw channelAppError(failure);
+    return fetched;
+  }
+
+  private async recordChanged(trx: Executor, customer: CustomerRow, profiles: ProfileRow[]): Promise<void> {
+    await recordEvent(
+      trx,
+      {
+        accountId: customer.account_id,
+        type: 'customer.changed',
+        payload: { customerId: customer.id, customer: customerView(customer, profiles) },
+      },
+      this.deps.clock.now(),
+    );
+  }
+
+  private viewFor(scope: Scope, customer: CustomerRow, profiles: ProfileRow[]): CustomerView {
+    return customerView(customer, profiles.filter((p) => canUseIntegration(scope, p.integration_id)));
+  }
+}
+
+function profilePatch(profile: ProfileRow, update: ProfileUpdate) {
+  const patch: Partial<Pick<ProfileRow, 'avatar' | 'login' | 'name' | 'profile_url'>> = {};
+  if (update.avatar && update.avatar !== profile.avatar) patch.avatar = update.avatar;
+  if (update.login && update.login !== profile.login) patch.login = update.login;
+  if (update.name && update.name !== profile.name) patch.name = update.name;
+  if (update.profileUrl && update.profileUrl !== profile.profile_url) patch.profile_url = update.profileUrl;
+  return patch;
+}

@@ -1,0 +1,62 @@
+import type { Insertable, Updateable } from 'kysely';
+import type { Executor } from '../../db/database.js';
+import type { IntegrationRow, IntegrationsTable } from '../../db/schema.js';
+
+/** A live (not deleted) integration of the account; another account's id finds nothing. */
+export async function findIntegration(db: Executor, accountId: number, id: number): Promise<IntegrationRow | undefined> {
+  return db
+    .selectFrom('integrations')
+    .selectAll()
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** Live integrations of the account, oldest first; `ids` narrows to those (an employee's sources). */
+export async function listIntegrations(db: Executor, accountId: number, ids: 'all' | number[]): Promise<IntegrationRow[]> {
+  if (ids !== 'all' && ids.length === 0) return [];
+  let query = db
+    .selectFrom('integrations')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('deleted_at', 'is', null);
+  if (ids !== 'all') query = query.where('id', 'in', ids);
+  return query.orderBy('id').execute();
+}
+
+export async function insertIntegration(db: Executor, row: Insertable<IntegrationsTable>): Promise<IntegrationRow> {
+  return db.insertInto('integrations').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function updateIntegration(
+  db: Executor,
+  accountId: number,
+  id: number,
+  patch: Updateable<IntegrationsTable>,
+): Promise<IntegrationRow> {
+  return db
+    .updateTable('integrations')
+    .set(patch)
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Removes a row nothing refers to yet (a connection attempt that failed before it was kept). */
+export async function deleteIntegrationRow(db: Executor, accountId: number, id: number): Promise<void> {
+  await db.deleteFrom('integrations').where('id', '=', id).where('account_id', '=', accountId).execute();
+}
+
+/** Ids among `ids` that are employees of the account. */
+export async function existingEmployeeIds(db: Executor, accountId: number, ids: number[]): Promise<Set<number>> {
+  if (!ids.length) return new Set();
+  const rows = await db
+    .selectFrom('users')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('id', 'in', ids)
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}

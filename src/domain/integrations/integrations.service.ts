@@ -1,0 +1,235 @@
+import type { IntegrationRow } from '../../db/schema.js';
+import type { ChannelIntegration, ConnectResult } from '../../channels/channel.js';
+import { ChannelRejectedError } from '../../channels/channel.js';
+import { INTEGRATION_TYPES, isIntegrationType } from '../../channels/integration-types.js';
+import type { ChannelRegistry } from '../../channels/registry.js';
+import { recordEvent } from '../../events/outbox.js';
+import type { AuthContext } from '../auth/auth.service.js';
+import { loadOrCreateSecret } from '../auth/secret.js';
+import type { Deps } from '../context.js';
+import { invalid, notFound, type ErrorDetail } from '../errors.js';
+import { canUseIntegration, requireOwner, scopeOf } from '../policy/policy.js';
+import { findOwner } from '../users/users.repo.js';
+import { channelAppError } from './channel-errors.js';
+import { CredentialsCipher } from './credentials-cipher.js';
+import * as repo from './integrations.repo.js';
+import {
+  businessSystemsOf,
+  integrationView,
+  parseSettings,
+  parseUserMapping,
+  type ConnectInput,
+  type IntegrationStatus,
+  type UserMapping,
+} from './integrations.types.js';
+
+/** Serialized settings above this size are refused: they are configuration, not storage. */
+const MAX_SETTINGS_BYTES = 16 * 1024;
+
+/**
+ * Integrations of an account (decisions.md §8): listing within an employee's reach, connecting and
+ * disconnecting (owner only), and the user mappings of integrations linked to business systems.
+ * Credentials are sealed with {@link CredentialsCipher} before they reach the database and opened
+ * only to build the {@link ChannelIntegration} an adapter receives.
+ */
+export class IntegrationsService {
+  private readonly cipher: CredentialsCipher;
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly channels: ChannelRegistry,
+  ) {
+    const secret = loadOrCreateSecret(deps.config.encryptionKey, deps.config.dataDir, 'encryption-key');
+    this.cipher = new CredentialsCipher(secret);
+  }
+
+  private get db() {
+    return this.deps.db.kysely;
+  }
+
+  /** Live integrations the caller may use; deleted ones are never listed. */
+  async list(auth: AuthContext): Promise<IntegrationRow[]> {
+    const scope = await scopeOf(this.db, auth);
+    return repo.listIntegrations(this.db, auth.accountId, scope.integrations);
+  }
+
+  /** A live integration the caller may use; otherwise 404 (another account's, deleted, out of reach). */
+  async get(auth: AuthContext, id: number): Promise<IntegrationRow> {
+    const row = await repo.findIntegration(this.db, auth.accountId, id);
+    if (!row || !canUseIntegration(await scopeOf(this.db, auth), row.id)) throw notFound('Integration not found');
+    return row;
+  }
+
+  /**
+   * Connects an integration. With an adapter for the type, the credentials are checked with the
+   * provider first: a refusal keeps the integration with status `auth failure`; a failure or
+   * timeout of the provider keeps nothing (502/504). The adapter gets the integration's id (it may
+   * register it with the provider), so the row exists first as a hidden draft (deleted_at set) and
+   * becomes visible, with its `integration.created` event, in one transaction after the check.
+   */
+  async connect(auth: AuthContext, input: ConnectInput): Promise<IntegrationRow> {
+    requireOwner(auth);
+    const credentials = checkConnectInput(input);
+    const settings = input.settings ?? {};
+    const now = this.deps.clock.now();
+    const base = {
+      account_id: auth.accountId,
+      type: input.type,
+      login: input.login ?? '',
+      credentials: this.cipher.sealCredentials(credentials, auth.accountId),
+      settings: JSON.stringify(settings),
+      created_at: now,
+    };
+    const adapter = this.channels.get(input.type);
+    if (!adapter?.connect) {
+      return this.db.transaction().execute(async (trx) => {
+        const row = await repo.insertIntegration(trx, { ...base, status: 'active' });
+        await this.recordChange(trx, row, 'integration.created', now);
+        return row;
+      });
+    }
+
+    const draft = await repo.insertIntegration(this.db, { ...base, status: 'active', deleted_at: now });
+    let patch: { status: IntegrationStatus } & Partial<Record<'login' | 'external_id' | 'identifier' | 'avatar' | 'url', string>>;
+    try {
+      const found: ConnectResult = await adapter.connect(this.channelIntegration(draft));
+      patch = {
+        status: 'active',
+        login: found.login || base.login,
+        external_id: found.externalId ?? '',
+        identifier: found.identifier ?? '',
+        avatar: found.avatar ?? '',
+        url: found.url ?? '',
+      };
+    } catch (err) {
+      if (!(err instanceof ChannelRejectedError)) {
+        await repo.deleteIntegrationRow(this.db, auth.accountId, draft.id);
+        throw channelAppError(err);
+      }
+      this.deps.log.info({ integrationId: draft.id, type: input.type, reason: err.message }, 'provider refused the credentials');
+      patch = { status: 'auth failure' };
+    }
+    const at = this.deps.clock.now();
+    return this.db.transaction().execute(async (trx) => {
+      const row = await repo.updateIntegration(trx, auth.accountId, draft.id, { ...patch, deleted_at: null });
+      await this.recordChange(trx, row, 'integration.created', at);
+      return row;
+    });
+  }
+
+  /**
+   * Disconnects: tells the provider when an adapter can (its failure is logged, never blocking:
+   * the owner must always be able to remove an integration), then soft-deletes it. Leads, customers
+   * and messages keep their rows.
+   */
+  async disconnect(auth: AuthContext, id: number): Promise<void> {
+    requireOwner(auth);
+    const row = await repo.findIntegration(this.db, auth.accountId, id);
+    if (!row) throw notFound('Integration not found');
+    const adapter = this.channels.get(row.type);
+    if (adapter?.disconnect) {
+      try {
+        await adapter.disconnect(this.channelIntegration(row));
+      } catch (err) {
+        this.deps.log.warn({ err, integrationId: id }, 'provider disconnect failed; integration removed here anyway');
+      }
+    }
+    const now = this.deps.clock.now();
+    await this.db.transaction().execute(async (trx) => {
+      const deleted = await trx
+        .updateTable('integrations')
+        .set({ deleted_at: now })
+        .where('id', '=', id)
+        .where('account_id', '=', auth.accountId)
+        .where('deleted_at', 'is', null)
+        .returningAll()
+        .executeTakeFirst();
+      // Deleted meanwhile by another request: that one recorded the event.
+      if (!deleted) throw notFound('Integration not found');
+      await this.recordChange(trx, deleted, 'integration.deleted', now);
+    });
+  }
+
+  /**
+   * The stored user mapping, with `default` (the owner unless the mapping names another employee).
+   * Entries naming employees that no longer exist are left out.
+   */
+  async userMappings(auth: AuthContext, id: number): Promise<UserMapping> {
+    const row = await this.get(auth, id);
+    requireBusinessSystems(row);
+    const stored = parseUserMapping(row.user_mappings);
+    const employees = await repo.existingEmployeeIds(this.db, auth.accountId, Object.values(stored));
+    const owner = await findOwner(this.db, auth.accountId);
+    const mapping: UserMapping = {};
+    for (const [external, employee] of Object.entries(stored)) {
+      if (external !== 'default' && employees.has(employee)) mapping[external] = employee;
+    }
+    const fallback = stored.default;
+    mapping.default = fallback !== undefined && employees.has(fallback) ? fallback : (owner?.id ?? auth.userId);
+    return mapping;
+  }
+
+  /** Replaces the mapping. Every value must be an employee of the account (else 400, nothing kept). */
+  async setUserMappings(auth: AuthContext, id: number, mapping: UserMapping): Promise<UserMapping> {
+    requireOwner(auth);
+    const row = await this.get(auth, id);
+    requireBusinessSystems(row);
+    const employees = await repo.existingEmployeeIds(this.db, auth.accountId, [...new Set(Object.values(mapping))]);
+    const details: ErrorDetail[] = Object.entries(mapping)
+      .filter(([, employee]) => !employees.has(employee))
+      .map(([external]) => ({ path: `body.${external}`, message: 'is not an employee of this account' }));
+    if (details.length) throw invalid(`User mapping names ${details.length === 1 ? 'an unknown employee' : 'unknown employees'}`, details);
+    await repo.updateIntegration(this.db, auth.accountId, id, { user_mappings: JSON.stringify(mapping) });
+    return this.userMappings(auth, id);
+  }
+
+  /** What an adapter receives: the integration with its credentials opened. */
+  channelIntegration(row: IntegrationRow): ChannelIntegration {
+    return {
+      id: row.id,
+      accountId: row.account_id,
+      type: row.type,
+      login: row.login,
+      externalId: row.external_id,
+      identifier: row.identifier,
+      credentials: this.cipher.openCredentials(row.credentials, row.account_id),
+      settings: parseSettings(row.settings),
+    };
+  }
+
+  private async recordChange(
+    trx: Parameters<typeof recordEvent>[0],
+    row: IntegrationRow,
+    type: 'integration.created' | 'integration.deleted',
+    now: number,
+  ): Promise<void> {
+    await recordEvent(trx, { accountId: row.account_id, type, payload: { integrationId: row.id, integration: integrationView(row) } }, now);
+  }
+}
+
+/** The checks the schema cannot make: a known type, its required credentials, bounded settings. */
+function checkConnectInput(input: ConnectInput): Record<string, string> {
+  if (!isIntegrationType(input.type)) {
+    throw invalid(`Unknown integration type "${input.type}"`, [{ path: 'body.type', message: 'is not a known integration type' }]);
+  }
+  const credentials = input.credentials ?? {};
+  const missing = INTEGRATION_TYPES[input.type].requiredCredentials.filter((field) => !credentials[field]?.trim());
+  if (missing.length) {
+    throw invalid(
+      `Missing credential${missing.length > 1 ? 's' : ''} for ${input.type}: ${missing.join(', ')}`,
+      missing.map((field) => ({ path: `body.credentials.${field}`, message: 'is required' })),
+    );
+  }
+  if (Buffer.byteLength(JSON.stringify(input.settings ?? {})) > MAX_SETTINGS_BYTES) {
+    throw invalid('settings are too large', [{ path: 'body.settings', message: `must be at most ${MAX_SETTINGS_BYTES} bytes as JSON` }]);
+  }
+  return credentials;
+}
+
+function requireBusinessSystems(row: IntegrationRow): void {
+  if (!businessSystemsOf(row).length) {
+    throw invalid('User mappings exist only for integrations linked to external business systems', [
+      { path: 'params.id', message: 'integration has no external business systems' },
+    ]);
+  }
+}
