@@ -1,7 +1,7 @@
 import type { Executor } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { IntegrationRow, LeadRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
-import type { Attachment, IncomingMessage } from '../../channels/channel.js';
+import type { Attachment, IncomingMessage, SenderProfile } from '../../channels/channel.js';
 import { integrationTypeInfo } from '../../channels/integration-types.js';
 import { recordEvent } from '../../events/outbox.js';
 import type { Deps } from '../context.js';
@@ -68,7 +68,7 @@ export class IngestService {
 
     let isNewCustomer = false;
     if (!profile) {
-      profile = await this.createCustomer(trx, integration, incoming, now);
+      profile = await this.createCustomer(trx, integration, incoming.sender, now);
       isNewCustomer = true;
     } else {
       profile = await this.refreshProfile(trx, profile, incoming);
@@ -125,32 +125,7 @@ export class IngestService {
       .returningAll()
       .executeTakeFirstOrThrow();
 
-    if (isNewCustomer) {
-      const customer = await trx.selectFrom('customers').selectAll().where('id', '=', profile.customer_id).executeTakeFirstOrThrow();
-      await recordEvent(
-        trx,
-        {
-          accountId,
-          type: 'customer.created',
-          payload: {
-            customerId: customer.id,
-            customer: {
-              id: customer.id,
-              login: customer.login,
-              name: customer.name,
-              avatar: customer.avatar,
-              email: customer.email,
-              phone: customer.phone,
-              address: customer.address,
-              profiles: [
-                { id: profile.id, login: profile.login, type: profile.type, socialId: profile.social_id, profileUrl: profile.profile_url },
-              ],
-            },
-          },
-        },
-        now,
-      );
-    }
+    if (isNewCustomer) await this.recordCustomerCreated(trx, profile, now);
     if (isNewLead) {
       await recordEvent(trx, { accountId, type: 'lead.created', leadId: updated.id, payload: { leadId: updated.id, lead: presentLead(updated) } }, now);
     }
@@ -173,7 +148,15 @@ export class IngestService {
    */
   async recordOutgoing(
     trx: Executor,
-    ctx: { integration: IntegrationRow; source: SourceRow; lead: LeadRow; userId: number | null },
+    ctx: {
+      integration: IntegrationRow;
+      source: SourceRow;
+      lead: LeadRow;
+      userId: number | null;
+      /** For the events of a first contact (write first): the lead or customer was just created. */
+      isNewLead?: boolean;
+      isNewCustomer?: boolean;
+    },
     records: OutgoingRecord[],
   ): Promise<HistoryMessage[]> {
     const now = this.deps.clock.now();
@@ -219,7 +202,7 @@ export class IngestService {
           accountId: integration.account_id,
           type: 'message.outgoing',
           leadId: lead.id,
-          payload: { leadId: lead.id, isNewLead: false, isNewCustomer: false, message: history },
+          payload: { leadId: lead.id, isNewLead: ctx.isNewLead ?? false, isNewCustomer: ctx.isNewCustomer ?? false, message: history },
         },
         now,
       );
@@ -228,8 +211,63 @@ export class IngestService {
     return out;
   }
 
-  private async createCustomer(trx: Executor, integration: IntegrationRow, incoming: IncomingMessage, now: number): Promise<ProfileRow> {
-    const s = incoming.sender;
+  /**
+   * The conversation an employee's first message to a contact goes to (write first): the contact's
+   * profile, customer and channel are found or created, and the lead follows the same rule as an
+   * incoming message (decisions.md §5: the latest lead when open or ignored, else a new inbox lead).
+   * Records `customer.created` / `lead.created` for what it creates, in the caller's transaction;
+   * the message itself is stored by {@link recordOutgoing}.
+   */
+  async openOutgoingConversation(
+    trx: Executor,
+    integration: IntegrationRow,
+    contact: { socialId: string; channelExternalId: string },
+    at: number,
+  ): Promise<{ profile: ProfileRow; source: SourceRow; lead: LeadRow; isNewCustomer: boolean; isNewLead: boolean }> {
+    const now = this.deps.clock.now();
+    const sender: SenderProfile = { socialId: contact.socialId };
+    let profile = await repo.findProfileForUpdate(trx, this.deps.db.dialect, integration.id, contact.socialId);
+    const isNewCustomer = !profile;
+    if (!profile) {
+      profile = await this.createCustomer(trx, integration, { ...sender, login: contact.socialId, name: contact.socialId }, now);
+      await this.recordCustomerCreated(trx, profile, now);
+    }
+    const source = await this.findOrCreateSource(trx, integration, profile, { sender, channel: { externalId: contact.channelExternalId, type: 'message' } }, now);
+    let lead = isNewCustomer ? undefined : await repo.latestLead(trx, profile.customer_id, integration.id);
+    const isNewLead = !joinsLatestLead(lead);
+    if (isNewLead) {
+      lead = await repo.insertInboxLead(trx, { accountId: integration.account_id, integrationId: integration.id, customerId: profile.customer_id, at, now });
+      await recordEvent(trx, { accountId: integration.account_id, type: 'lead.created', leadId: lead.id, payload: { leadId: lead.id, lead: presentLead(lead) } }, now);
+    }
+    return { profile, source, lead: lead as LeadRow, isNewCustomer, isNewLead };
+  }
+
+  private async recordCustomerCreated(trx: Executor, profile: ProfileRow, now: number): Promise<void> {
+    const customer = await trx.selectFrom('customers').selectAll().where('id', '=', profile.customer_id).executeTakeFirstOrThrow();
+    await recordEvent(
+      trx,
+      {
+        accountId: customer.account_id,
+        type: 'customer.created',
+        payload: {
+          customerId: customer.id,
+          customer: {
+            id: customer.id,
+            login: customer.login,
+            name: customer.name,
+            avatar: customer.avatar,
+            email: customer.email,
+            phone: customer.phone,
+            address: customer.address,
+            profiles: [{ id: profile.id, login: profile.login, type: profile.type, socialId: profile.social_id, profileUrl: profile.profile_url }],
+          },
+        },
+      },
+      now,
+    );
+  }
+
+  private async createCustomer(trx: Executor, integration: IntegrationRow, s: SenderProfile, now: number): Promise<ProfileRow> {
     const customer = await trx
       .insertInto('customers')
       .values({
@@ -279,7 +317,7 @@ export class IngestService {
     trx: Executor,
     integration: IntegrationRow,
     profile: ProfileRow,
-    incoming: IncomingMessage,
+    incoming: Pick<IncomingMessage, 'channel' | 'sender'>,
     now: number,
   ): Promise<SourceRow> {
     const ch = incoming.channel;

@@ -1,0 +1,343 @@
+import type { IntegrationRow, LeadRow, MessageRow, SourceRow } from '../../db/schema.js';
+import type { Attachment, OutgoingMessage } from '../../channels/channel.js';
+import { integrationTypeInfo } from '../../channels/integration-types.js';
+import type { ChannelRegistry } from '../../channels/registry.js';
+import type { AccountsService } from '../accounts/accounts.service.js';
+import type { AuthContext } from '../auth/auth.service.js';
+import type { Deps } from '../context.js';
+import { presentHistoryMessage, presentSource, type HistoryMessage, type SourceObject } from '../conversations/history-message.js';
+import type { IngestService } from '../conversations/ingest.service.js';
+import { accountExpired, AppError, forbidden, invalid, notFound } from '../errors.js';
+import type { FilesService } from '../files/files.service.js';
+import { uploadTypeOf } from '../files/media.js';
+import { channelAppError } from '../integrations/channel-errors.js';
+import { findIntegration } from '../integrations/integrations.repo.js';
+import type { IntegrationsService } from '../integrations/integrations.service.js';
+import { canUseIntegration, scopeOf, visibleLead } from '../policy/policy.js';
+import { findUser } from '../users/users.repo.js';
+import * as repo from './messaging.repo.js';
+import {
+  HISTORY_PAGE_SIZE,
+  type AttachmentInput,
+  type CheckContactInput,
+  type HistoryPage,
+  type MessageInput,
+  type PostedMessage,
+  type PostInput,
+  type SendInput,
+  type SendOptions,
+  type TemplateInput,
+} from './messaging.types.js';
+import { outgoingRecords, parseId, requireId, withTimeout, type OutgoingContent } from './outgoing.js';
+import { WriteFirst } from './write-first.js';
+
+export interface MessagingParts {
+  accounts: AccountsService;
+  integrations: IntegrationsService;
+  channels: ChannelRegistry;
+  ingest: IngestService;
+  /** Uploaded files: a send's `media` names one. */
+  files: Pick<FilesService, 'resolveMedia' | 'attachmentOf'>;
+}
+
+type ChannelRef = { externalId: string; type: string; token: string | null };
+
+/**
+ * The messaging API (api.md "Sending messages", "Message history"; decisions.md §6): a lead's
+ * channels and their history, sending (synchronous, with a timeout, stored only once the channel
+ * accepted), writing first, and contact checks. Every operation applies the access policy.
+ */
+export class MessagingService {
+  /** Sends under way by idempotency key: a concurrent repeat waits for the first instead of sending twice. */
+  private readonly inFlight = new Map<string, Promise<unknown>>();
+  private readonly writeFirst: WriteFirst;
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly parts: MessagingParts,
+  ) {
+    this.writeFirst = new WriteFirst(deps, parts.ingest);
+  }
+
+  private get db() {
+    return this.deps.db.kysely;
+  }
+
+  async sources(auth: AuthContext, leadId: number): Promise<SourceObject[]> {
+    const lead = await visibleLead(this.db, await scopeOf(this.db, auth), leadId);
+    const integration = await repo.integrationOfLead(this.db, lead);
+    return (await repo.leadSources(this.db, lead)).map((s) => presentSource(s, integration));
+  }
+
+  /**
+   * A page of a channel's history, newest first. The cursor is the id of the oldest message of the
+   * previous page, so a page never repeats or skips a message whatever arrives meanwhile; only ids
+   * of this lead's messages on this channel are accepted as cursors. A fixed number of queries.
+   */
+  async history(auth: AuthContext, leadId: number, realId: number, cursor: number | undefined): Promise<HistoryPage> {
+    const lead = await visibleLead(this.db, await scopeOf(this.db, auth), leadId);
+    const source = await repo.leadSource(this.db, lead, realId);
+    if (!source) throw notFound('Source not found for this lead');
+    if (cursor === -1) return { cursor: -1, source: source.id, messages: [] };
+    if (cursor !== undefined && !(await repo.isMessageOf(this.db, cursor, lead.id, source.id))) {
+      throw invalid('Unknown cursor', [{ path: 'body.cursor', message: 'was not issued for this lead and source' }]);
+    }
+    const rows = await repo.historyPage(this.db, lead.id, source.id, cursor, HISTORY_PAGE_SIZE);
+    const page = rows.slice(0, HISTORY_PAGE_SIZE);
+    const integration = await repo.integrationOfLead(this.db, lead);
+    const profileIds = [...new Set(page.flatMap((m) => (m.incoming && m.profile_id !== null ? [m.profile_id] : [])))];
+    const profiles = await repo.profilesByIds(this.db, profileIds);
+    return {
+      cursor: rows.length > HISTORY_PAGE_SIZE ? page[page.length - 1].id : -1,
+      source: source.id,
+      messages: page.map((m) => presentHistoryMessage(m, source, integration, m.profile_id === null ? undefined : profiles.get(m.profile_id))),
+    };
+  }
+
+  /** Sends to a lead's channel (send forms A and B). Answers the stored History messages. */
+  async send(auth: AuthContext, leadId: number, input: SendInput, opts: SendOptions): Promise<HistoryMessage[]> {
+    const lead = await visibleLead(this.db, await scopeOf(this.db, auth), leadId);
+    const content = checkContent(input.message, input.template);
+    const userId = await this.sender(auth, input.userId);
+    const source = await this.resolveSource(lead, input.source);
+    if (opts.honourSaId && input.saId !== undefined && input.saId !== null) {
+      if (requireId(input.saId, 'body.saId') !== source.integration_id) {
+        throw invalid('saId does not match the channel', [{ path: 'body.saId', message: "is not the channel's integration" }]);
+      }
+    }
+    const integration = await repo.integrationOfLead(this.db, lead);
+    if (input.template && !integrationTypeInfo(integration.type)?.templates) {
+      throw invalid(`Integration type ${integration.type} does not send template messages`, [
+        { path: 'body.template', message: 'is not supported by this integration' },
+      ]);
+    }
+    const replyTo = input.replyId === undefined || input.replyId === null ? undefined : await this.replyTarget(lead, input.replyId);
+    const file = await this.resolveAttachment(auth.accountId, input.message?.attachment);
+    if (file) content.attachment = file.attachment;
+    const customId = input.customId || null;
+
+    return this.once(customId === null ? undefined : `send:${lead.id}:${customId}`, async () => {
+      if (customId !== null) {
+        const done = await repo.messagesByCustomId(this.db, lead.id, customId);
+        if (done.length) return this.presentStored(done, integration);
+      }
+      await this.requireActiveAccount(auth.accountId);
+      const message: OutgoingMessage = {
+        ...(content.text ? { text: content.text } : {}),
+        ...(file ? { attachment: file.outgoing } : {}),
+        ...(input.template ? { template: templateMessage(input.template) } : {}),
+        ...(replyTo?.external_id ? { replyToExternalId: replyTo.external_id } : {}),
+      };
+      const channel = { externalId: source.external_id, type: source.type, token: source.token };
+      const externalIds = await this.deliver(integration, channel, message);
+      const records = outgoingRecords(content, externalIds, { replyTo, customId, at: this.deps.clock.now() });
+      return this.db.transaction().execute(async (trx) => {
+        const current = await repo.lockLead(trx, this.deps.db.dialect, lead.id);
+        return this.parts.ingest.recordOutgoing(trx, { integration, source, lead: current, userId }, records);
+      });
+    });
+  }
+
+  /**
+   * Writes first to a contact (decisions.md §6): only integration types that may, within their
+   * daily limit of new contacts. Finds or creates the customer, profile, channel and lead.
+   */
+  async post(auth: AuthContext, input: PostInput): Promise<PostedMessage[]> {
+    const integration = await this.usableIntegration(auth, input.saId);
+    const info = integrationTypeInfo(integration.type);
+    if (!info?.writeFirst) {
+      throw invalid(`Integration type ${integration.type} cannot write first`, [
+        { path: 'body.saId', message: 'is not an integration that may write first (msgra, msgrb_personal)' },
+      ]);
+    }
+    const limit = info.writeFirst.dailyLimit;
+    const content = checkContent(input.message, undefined);
+    const destination = input.destination.trim();
+    if (!destination) throw invalid('destination is empty', [{ path: 'body.destination', message: 'is required' }]);
+    const file = await this.resolveAttachment(auth.accountId, input.message?.attachment);
+    if (file) content.attachment = file.attachment;
+    const message: OutgoingMessage = { ...(content.text ? { text: content.text } : {}), ...(file ? { attachment: file.outgoing } : {}) };
+    const customId = input.customId || null;
+
+    return this.once(customId === null ? undefined : `post:${integration.id}:${destination}:${customId}`, async () => {
+      const known = await this.writeFirst.knownContact(integration, destination);
+      if (customId !== null && known.lead) {
+        const done = await repo.messagesByCustomId(this.db, known.lead.id, customId);
+        if (done.length) return (await this.presentStored(done, integration)).map((m) => ({ ...m, leadId: known.lead!.id }));
+      }
+      await this.requireActiveAccount(auth.accountId);
+      this.adapterFor(integration);
+      const channel = { externalId: known.channelExternalId, type: 'message', token: known.channelToken };
+      const reservation = await this.writeFirst.reserve(integration, destination, limit);
+      let externalIds: string[];
+      try {
+        externalIds = await this.deliver(integration, channel, message);
+      } catch (err) {
+        await this.writeFirst.release(reservation);
+        throw err;
+      }
+      const records = outgoingRecords(content, externalIds, { replyTo: undefined, customId, at: this.deps.clock.now() });
+      return this.writeFirst.store(integration, { socialId: destination, channelExternalId: channel.externalId }, auth.userId, records);
+    });
+  }
+
+  /** Whether the integration's channel can reach the contact: true, or 404. */
+  async checkContact(auth: AuthContext, input: CheckContactInput): Promise<true> {
+    const integration = await this.usableIntegration(auth, input.saId);
+    const adapter = this.parts.channels.get(integration.type);
+    if (!adapter?.checkContact) {
+      throw invalid(`Integration type ${integration.type} cannot check contacts`, [
+        { path: 'body.saId', message: 'is not an integration that can check contacts' },
+      ]);
+    }
+    const chatId = String(input.chatId).trim();
+    if (!chatId) throw invalid('chatId is empty', [{ path: 'body.chatId', message: 'is required' }]);
+    let exists: boolean;
+    try {
+      const check = adapter.checkContact(this.parts.integrations.channelIntegration(integration), chatId);
+      exists = await withTimeout(check, this.deps.config.sendTimeoutMs, this.deps.log, { integrationId: integration.id });
+    } catch (err) {
+      throw channelAppError(err);
+    }
+    if (!exists) throw notFound('The channel cannot reach this contact');
+    return true;
+  }
+
+  // --- the steps -------------------------------------------------------------------------------
+
+  /** A live integration of the account that the caller may use; otherwise 404. */
+  private async usableIntegration(auth: AuthContext, saIdInput: PostInput['saId']): Promise<IntegrationRow> {
+    const saId = requireId(saIdInput, 'body.saId');
+    const integration = await findIntegration(this.db, auth.accountId, saId);
+    if (!integration || !canUseIntegration(await scopeOf(this.db, auth), integration.id)) throw notFound('Integration not found');
+    return integration;
+  }
+
+  /** Who a send is recorded as: the caller, or (owner only) a confirmed employee of the account. */
+  private async sender(auth: AuthContext, input: SendInput['userId']): Promise<number> {
+    if (input === undefined || input === null) return auth.userId;
+    const userId = requireId(input, 'body.userId');
+    if (userId === auth.userId) return userId;
+    if (auth.role !== 'owner') throw forbidden('A manager may send only as itself');
+    const user = await findUser(this.db, auth.accountId, userId);
+    if (!user || !user.confirmed) {
+      throw invalid('userId is not a confirmed employee of this account', [{ path: 'body.userId', message: 'is not a confirmed employee' }]);
+    }
+    return userId;
+  }
+
+  /**
+   * The channel a send goes to: `source` as realId, else as the channel's own id, among the lead's
+   * channels only; when absent, the `message` channel the lead spoke on last.
+   */
+  private async resolveSource(lead: LeadRow, input: SendInput['source']): Promise<SourceRow> {
+    const sources = await repo.leadSources(this.db, lead);
+    if (input === undefined || input === null || input === '') {
+      const candidates = sources.filter((s) => s.type === 'message');
+      if (!candidates.length) {
+        throw invalid('This lead has no message channel: give source', [{ path: 'body.source', message: 'is required for this lead' }]);
+      }
+      const last = await repo.latestMessagePerSource(this.db, lead.id);
+      const rank = (s: SourceRow) => last.get(s.id) ?? 0;
+      return candidates.reduce((best, s) => (rank(s) > rank(best) || (rank(s) === rank(best) && s.id > best.id) ? s : best));
+    }
+    const text = String(input).trim();
+    const realId = parseId(text);
+    const found =
+      (realId !== undefined ? sources.find((s) => s.id === realId) : undefined) ??
+      sources.find((s) => s.external_id === text && s.type === 'message') ??
+      sources.find((s) => s.external_id === text);
+    if (!found) throw invalid('source is not a channel of this lead', [{ path: 'body.source', message: 'is not a channel of this lead' }]);
+    return found;
+  }
+
+  private async replyTarget(lead: LeadRow, input: NonNullable<SendInput['replyId']>): Promise<MessageRow> {
+    const id = parseId(input);
+    const quoted = id === undefined ? undefined : await repo.messageOfLead(this.db, lead.id, id);
+    if (!quoted) throw invalid('replyId is not a message of this lead', [{ path: 'body.replyId', message: 'is not a message of this lead' }]);
+    return quoted;
+  }
+
+  /**
+   * The uploaded file a message's `media` names (any upload shape), as the attachment to store and
+   * what the channel gets: the file's id, public URL, name, type and size (whatever shape the
+   * client echoed). Media naming no file of the account: 400.
+   */
+  private async resolveAttachment(
+    accountId: number,
+    input: AttachmentInput | undefined,
+  ): Promise<{ attachment: Attachment; outgoing: NonNullable<OutgoingMessage['attachment']> } | undefined> {
+    if (!input) return undefined;
+    const file = await this.parts.files.resolveMedia(accountId, input.media);
+    if (!file) {
+      throw invalid('media names no uploaded file of this account', [{ path: 'body.message.attachment.media', message: 'is not an uploaded file' }]);
+    }
+    const type = (input.type ?? uploadTypeOf(file.mime)) as 'photo' | 'doc' | 'video';
+    return {
+      attachment: this.parts.files.attachmentOf(file, type),
+      outgoing: { type, media: { fileId: file.id, url: file.url, name: file.name, mime: file.mime, size: file.size } },
+    };
+  }
+
+  private async requireActiveAccount(accountId: number): Promise<void> {
+    if ((await this.parts.accounts.status(accountId)) === 'expired') throw accountExpired();
+  }
+
+  private adapterFor(integration: IntegrationRow) {
+    const adapter = this.parts.channels.get(integration.type);
+    if (integration.deleted_at !== null) throw cannotSend('The integration of this conversation was disconnected');
+    if (!adapter) throw cannotSend(`This integration (${integration.type}) cannot send messages`);
+    return adapter;
+  }
+
+  /** Hands a message to the channel: its provider ids, or the channel's failure as 422/502/504. */
+  private async deliver(integration: IntegrationRow, channel: ChannelRef, message: OutgoingMessage): Promise<string[]> {
+    const adapter = this.adapterFor(integration);
+    try {
+      const work = adapter.send(this.parts.integrations.channelIntegration(integration), channel, message);
+      const result = await withTimeout(work, this.deps.config.sendTimeoutMs, this.deps.log, {
+        integrationId: integration.id,
+        channel: channel.externalId,
+      });
+      return Array.isArray(result?.externalIds) ? result.externalIds.map(String) : [];
+    } catch (err) {
+      throw channelAppError(err);
+    }
+  }
+
+  /** Messages stored by an earlier send, presented again (an idempotent repeat). */
+  private async presentStored(rows: MessageRow[], integration: IntegrationRow): Promise<HistoryMessage[]> {
+    const sources = await repo.sourcesByIds(this.db, [...new Set(rows.map((m) => m.source_id))]);
+    return rows.map((m) => presentHistoryMessage(m, sources.get(m.source_id)!, integration, undefined));
+  }
+
+  /** Runs `work` once per key at a time: a repeat that arrives while the first runs gets its answer. */
+  private once<T>(key: string | undefined, work: () => Promise<T>): Promise<T> {
+    if (key === undefined) return work();
+    const running = this.inFlight.get(key) as Promise<T> | undefined;
+    if (running) return running;
+    const started = work().finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, started);
+    return started;
+  }
+}
+
+const cannotSend = (message: string) => new AppError(422, 'channel_rejected', message);
+
+/** The template as the channel gets it: api.md's default language policy filled in. */
+function templateMessage(template: TemplateInput): Record<string, unknown> {
+  return { ...template, language: { ...template.language, policy: template.language.policy ?? 'deterministic' } };
+}
+
+/** A message needs text, an attachment or a template; a template replaces the message. */
+function checkContent(message: MessageInput | null | undefined, template: TemplateInput | null | undefined): OutgoingContent {
+  if (message && template) {
+    throw invalid('Give either message or template, not both', [{ path: 'body.template', message: 'cannot be combined with message' }]);
+  }
+  if (template) return { text: '', templateName: template.name };
+  const text = message?.text ?? '';
+  if (!text.trim() && !message?.attachment) {
+    throw invalid('A message needs text, an attachment or a template', [{ path: 'body.message', message: 'needs text or an attachment' }]);
+  }
+  return { text };
+}
