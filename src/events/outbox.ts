@@ -1,4 +1,16 @@
+import { EventEmitter } from 'node:events';
+import { PostgresAdapter, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import { fanOutEvent } from '../webhooks/fan-out.js';
+
+/**
+ * In-process nudge: 'recorded' is emitted when an event is written (before its transaction
+ * commits). Listeners (webhook worker, realtime hub) re-read the events/deliveries tables soon
+ * after; they never trust the nudge for content. On PostgreSQL recordEvent also issues
+ * `pg_notify(OUTBOX_CHANNEL, id)`, which the server delivers on commit, to every process.
+ */
+export const outboxSignal = new EventEmitter().setMaxListeners(0);
+export const OUTBOX_CHANNEL = 'parley_outbox';
 
 /** The event catalogue of decisions.md §7. */
 export const EVENT_TYPES = [
@@ -43,5 +55,13 @@ export async function recordEvent(trx: Executor, event: NewEvent, now: number): 
     })
     .returning('id')
     .executeTakeFirstOrThrow();
+  // Webhook deliveries are written in the same transaction: durable exactly when the event is.
+  await fanOutEvent(trx, { id: row.id, accountId: event.accountId, type: event.type, leadId: event.leadId ?? null }, now);
+  if (isPostgres(trx)) await sql`select pg_notify(${OUTBOX_CHANNEL}, ${String(row.id)})`.execute(trx);
+  outboxSignal.emit('recorded', row.id);
   return row.id;
+}
+
+function isPostgres(db: Executor): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
 }

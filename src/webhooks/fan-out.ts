@@ -1,0 +1,50 @@
+import type { Executor } from '../db/database.js';
+import { API_VERSIONS, VERSION_TRAITS, type ApiVersion } from '../api/versions.js';
+
+/** What the fan-out needs to know of the event just written. */
+export interface FannedEvent {
+  id: number;
+  accountId: number;
+  type: string;
+  leadId: number | null;
+}
+
+/** The `webhook-id` of an event's deliveries: one per event, the same on every retry. */
+export function messageIdOf(eventId: number): string {
+  return `msg_${eventId}`;
+}
+
+/** Whether a webhook registered through `apiVersion` with filter `events` receives `type`. */
+export function webhookWants(apiVersion: string, events: string | null, type: string): boolean {
+  const version = (API_VERSIONS as readonly string[]).includes(apiVersion) ? (apiVersion as ApiVersion) : 'v1.3';
+  if (type === 'message.outgoing' && !VERSION_TRAITS[version].outgoingMessageEvent) return false;
+  if (events === null) return true;
+  const list: unknown = JSON.parse(events);
+  return Array.isArray(list) && list.includes(type);
+}
+
+/**
+ * Writes one pending delivery per active webhook of the event's account that wants the event, in
+ * the caller's transaction: the deliveries exist if and only if the event (and its change) does.
+ * Returns how many were written.
+ */
+export async function fanOutEvent(trx: Executor, event: FannedEvent, now: number): Promise<number> {
+  const hooks = await trx
+    .selectFrom('webhooks')
+    .select(['id', 'events', 'api_version'])
+    .where('account_id', '=', event.accountId)
+    .where('status', '=', 1)
+    .execute();
+  const rows = hooks
+    .filter((w) => webhookWants(w.api_version, w.events, event.type))
+    .map((w) => ({
+      webhook_id: w.id,
+      event_id: event.id,
+      message_id: messageIdOf(event.id),
+      lead_id: event.leadId,
+      next_attempt_at: now,
+      created_at: now,
+    }));
+  if (rows.length) await trx.insertInto('deliveries').values(rows).execute();
+  return rows.length;
+}

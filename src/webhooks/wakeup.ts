@@ -1,0 +1,47 @@
+import { outboxSignal, OUTBOX_CHANNEL } from '../events/outbox.js';
+import type { Logger } from '../domain/context.js';
+
+/**
+ * Calls `onWake` when new outbox rows may exist: on the in-process nudge that recordEvent emits
+ * (before its transaction commits, so a second call follows a moment later for PostgreSQL, whose
+ * readers on other connections may not see the rows yet; on SQLite the single connection already
+ * serializes the reader behind the commit), and, with a PostgreSQL URL, on LISTEN parley_outbox
+ * (NOTIFY is delivered on commit, to every process). Returns the unsubscribe function.
+ */
+export function onOutbox(onWake: () => void, opts: { pgUrl?: string; log: Logger }): () => Promise<void> {
+  const followUps = new Set<NodeJS.Timeout>();
+  const listener = () => {
+    onWake();
+    const t = setTimeout(() => {
+      followUps.delete(t);
+      onWake();
+    }, 25);
+    t.unref();
+    followUps.add(t);
+  };
+  outboxSignal.on('recorded', listener);
+  let client: { end(): Promise<void> } | undefined;
+  let closed = false;
+  if (opts.pgUrl) {
+    void (async () => {
+      try {
+        const pg = (await import('pg')).default;
+        const c = new pg.Client({ connectionString: opts.pgUrl });
+        c.on('error', (err) => opts.log.warn({ err }, 'outbox LISTEN connection failed; polling continues'));
+        c.on('notification', () => onWake());
+        await c.connect();
+        if (closed) return void (await c.end());
+        await c.query(`LISTEN ${OUTBOX_CHANNEL}`);
+        client = c;
+      } catch (err) {
+        opts.log.warn({ err }, 'outbox LISTEN unavailable; polling continues');
+      }
+    })();
+  }
+  return async () => {
+    closed = true;
+    outboxSignal.off('recorded', listener);
+    for (const t of followUps) clearTimeout(t);
+    await client?.end().catch(() => {});
+  };
+}
