@@ -1,0 +1,350 @@
+import { sql, type Insertable, type RawBuilder, type SqlBool, type Updateable } from 'kysely';
+import type { DialectName, Executor } from '../../db/database.js';
+import type { IntegrationRow, LeadRow, LeadsTable } from '../../db/schema.js';
+import type { Attachment } from '../../channels/channel.js';
+import { leadScopeSql, type Scope } from '../policy/policy.js';
+import { compareTags } from '../tags/tags.types.js';
+import { sourceTypesOf } from './lead-filters.js';
+import type { LeadFilters, LeadListEntry, LeadPage, ReadSource, StatusTypeSet } from './leads.types.js';
+
+/**
+ * SQL of the leads area. Every query of leads goes through `leadConditions`, which always carries
+ * the account and the caller's visibility rule (policy.ts). A page of a list is four queries
+ * whatever its size: the page's ids (in index order), their leads joined with customer, integration
+ * and last message, the total, and the tags of the page's leads.
+ */
+
+const col = (name: string) => sql.ref(`leads.${name}`);
+const inList = (ref: RawBuilder<unknown>, values: readonly (string | number)[]) =>
+  values.length ? sql<SqlBool>`${ref} in (${sql.join(values)})` : sql<SqlBool>`1 = 0`;
+
+/** The WHERE clause of a lead query: account, visibility, the list's status types, the filters. */
+export function leadConditions(scope: Scope, types: StatusTypeSet, f: LeadFilters): RawBuilder<SqlBool> {
+  const accountId = scope.accountId;
+  const parts: RawBuilder<unknown>[] = [sql`${col('account_id')} = ${accountId}`];
+  if (types !== 'any') {
+    if ('only' in types) parts.push(inList(col('status_type'), types.only));
+    else parts.push(sql`${col('status_type')} not in (${sql.join(types.except)})`);
+  }
+  const rule = leadScopeSql(scope);
+  if (rule) parts.push(rule);
+  if (f.ids) parts.push(inList(col('id'), f.ids));
+  if (f.sa) parts.push(inList(col('integration_id'), f.sa));
+  if (f.types) {
+    parts.push(
+      sql`${col('integration_id')} in (select fi.id from integrations fi where fi.account_id = ${accountId} and fi.type in (${sql.join(f.types)}))`,
+    );
+  }
+  if (f.users) parts.push(inList(col('user_id'), f.users));
+  if (f.statuses) parts.push(inList(col('status_id'), f.statuses));
+  if (f.customer !== undefined) parts.push(sql`${col('customer_id')} = ${f.customer}`);
+  if (f.tags) {
+    parts.push(sql`exists (select 1 from lead_tags flt where flt.lead_id = ${col('id')} and flt.tag_id in (
+      select ft.id from tags ft where ft.account_id = ${accountId} and ft.tag in (${sql.join(f.tags)})))`);
+  }
+  if (f.sourceKinds) {
+    parts.push(sql`exists (select 1 from messages fm inner join sources fs on fs.id = fm.source_id
+      where fm.lead_id = ${col('id')} and fs.type in (${sql.join(sourceTypesOf(f.sourceKinds))}))`);
+  }
+  switch (f.unread) {
+    case 'unread':
+      parts.push(sql`${col('unread_count')} > 0`);
+      break;
+    case 'read':
+      parts.push(sql`${col('unread_count')} = 0`);
+      break;
+    case 'unanswered':
+      parts.push(sql`${col('last_message_incoming')} = 1`);
+      break;
+    case 'answered':
+      parts.push(sql`${col('last_message_incoming')} = 0`);
+      break;
+  }
+  if (f.lastMessageFrom !== undefined) parts.push(sql`${col('last_message_at')} >= ${f.lastMessageFrom}`);
+  if (f.lastMessageTo !== undefined) parts.push(sql`${col('last_message_at')} <= ${f.lastMessageTo}`);
+  return sql<SqlBool>`(${sql.join(parts, sql` and `)})`;
+}
+
+function entryQuery(db: Executor) {
+  return db
+    .selectFrom('leads')
+    .innerJoin('customers', 'customers.id', 'leads.customer_id')
+    .innerJoin('integrations', 'integrations.id', 'leads.integration_id')
+    .leftJoin('messages', 'messages.id', 'leads.last_message_id')
+    .selectAll('leads')
+    .select([
+      'customers.login as c_login',
+      'customers.name as c_name',
+      'customers.avatar as c_avatar',
+      'customers.email as c_email',
+      'customers.phone as c_phone',
+      'integrations.login as i_login',
+      'integrations.type as i_type',
+      'messages.id as m_id',
+      'messages.created_at as m_at',
+      'messages.incoming as m_incoming',
+      'messages.text as m_text',
+      'messages.url as m_url',
+      'messages.attachments as m_attachments',
+    ]);
+}
+
+type EntryRow = Awaited<ReturnType<ReturnType<typeof entryQuery>['execute']>>[number];
+
+function toEntry(r: EntryRow, tags: string[]): LeadListEntry {
+  // Fields listed one by one: an object rest over ~40 columns costs more than the query itself.
+  const lead: LeadRow = {
+    id: r.id,
+    account_id: r.account_id,
+    integration_id: r.integration_id,
+    customer_id: r.customer_id,
+    user_id: r.user_id,
+    status_id: r.status_id,
+    status_type: r.status_type,
+    details: r.details,
+    amount: r.amount,
+    address: r.address,
+    ttn: r.ttn,
+    custom_data: r.custom_data,
+    custom_fields: r.custom_fields,
+    payment_type_id: r.payment_type_id,
+    items: r.items,
+    unread_count: r.unread_count,
+    last_message_id: r.last_message_id,
+    last_message_at: r.last_message_at,
+    last_message_incoming: r.last_message_incoming,
+    awaiting_since: r.awaiting_since,
+    response_time: r.response_time,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+  return {
+    lead,
+    customer: { id: r.customer_id, login: r.c_login, name: r.c_name, avatar: r.c_avatar, email: r.c_email, phone: r.c_phone },
+    integration: { id: r.integration_id, login: r.i_login, type: r.i_type },
+    message:
+      r.m_id === null
+        ? null
+        : {
+            createdAt: r.m_at as number,
+            incoming: r.m_incoming === 1,
+            text: r.m_text ?? '',
+            url: r.m_url ?? '',
+            attachments: r.m_attachments === '[]' || r.m_attachments === null ? [] : (JSON.parse(r.m_attachments) as Attachment[]),
+          },
+    tags,
+  };
+}
+
+async function withTags(db: Executor, rows: EntryRow[]): Promise<LeadListEntry[]> {
+  const tags = await tagsOfLeads(db, rows.map((r) => r.id));
+  return rows.map((r) => toEntry(r, tags.get(r.id) ?? []));
+}
+
+/**
+ * One page of leads, newest last message first (ties: newest lead first). The page's ids come
+ * first from the index alone (skipping `offset` rows costs index steps, not joins); then their rows.
+ */
+export async function listEntries(db: Executor, where: RawBuilder<SqlBool>, page: LeadPage): Promise<LeadListEntry[]> {
+  const rows = await db
+    .selectFrom('leads')
+    .select('leads.id')
+    .where(where)
+    .orderBy('leads.last_message_at', 'desc')
+    .orderBy('leads.id', 'desc')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+  return entriesByIds(db, rows.map((r) => r.id));
+}
+
+/** The leads with these ids, in list order. */
+export async function entriesByIds(db: Executor, ids: number[]): Promise<LeadListEntry[]> {
+  if (!ids.length) return [];
+  const rows = await entryQuery(db)
+    .where('leads.id', 'in', ids)
+    .orderBy('leads.last_message_at', 'desc')
+    .orderBy('leads.id', 'desc')
+    .execute();
+  return withTags(db, rows);
+}
+
+export function countQuery(db: Executor, where: RawBuilder<SqlBool>) {
+  return db.selectFrom('leads').select(sql<number>`count(*)`.as('n')).where(where);
+}
+
+export async function countLeads(db: Executor, where: RawBuilder<SqlBool>): Promise<number> {
+  const row = await countQuery(db, where).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/**
+ * SQLite only: a value that changes whenever the database changes, through this connection
+ * (`total_changes()`, rolled-back writes included) or any other one (`data_version`).
+ */
+export async function sqliteDataVersion(db: Executor): Promise<string> {
+  const { rows } = await sql<{ v: string }>`select total_changes() || '.' || (select data_version from pragma_data_version) as v`.execute(db);
+  return String(rows[0]?.v);
+}
+
+/** Ids of the funnel page: per status, its `offset`..`offset+limit` leads in list order. */
+export async function funnelPageIds(db: Executor, where: RawBuilder<SqlBool>, page: LeadPage): Promise<number[]> {
+  const ranked = db
+    .selectFrom('leads')
+    .select([
+      'leads.id',
+      sql<number>`row_number() over (partition by leads.status_id order by leads.last_message_at desc, leads.id desc)`.as('rn'),
+    ])
+    .where(where);
+  const rows = await db
+    .selectFrom(ranked.as('ranked'))
+    .select('ranked.id')
+    .where('ranked.rn', '>', page.offset)
+    .where('ranked.rn', '<=', page.offset + page.limit)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** Lead counts per status (null: the inbox) with each status type. */
+export async function countByStatus(
+  db: Executor,
+  where: RawBuilder<SqlBool>,
+): Promise<Array<{ status_id: number | null; status_type: string; n: number }>> {
+  const rows = await db
+    .selectFrom('leads')
+    .select(['leads.status_id', 'leads.status_type', sql<number>`count(*)`.as('n')])
+    .where(where)
+    .groupBy(['leads.status_id', 'leads.status_type'])
+    .execute();
+  return rows.map((r) => ({ ...r, n: Number(r.n) }));
+}
+
+const DAY_MS = 86_400_000;
+
+/** New leads per UTC day of `created_at`, ascending. */
+export async function newLeadsPerDay(db: Executor, where: RawBuilder<SqlBool>): Promise<Array<{ day: number; n: number }>> {
+  const day = sql<number>`(${col('created_at')} / ${sql.lit(DAY_MS)})`;
+  const rows = await db
+    .selectFrom('leads')
+    .select([day.as('day'), sql<number>`count(*)`.as('n')])
+    .where(where)
+    .groupBy(day)
+    .orderBy(day)
+    .execute();
+  return rows.map((r) => ({ day: Number(r.day), n: Number(r.n) }));
+}
+
+/** Median of the known response times (the mean of the two middle ones for an even count). */
+export async function responseTimeMedian(db: Executor, where: RawBuilder<SqlBool>): Promise<{ median: number | null; count: number }> {
+  const known = sql<SqlBool>`${where} and ${col('response_time')} is not null`;
+  const count = await countLeads(db, known);
+  if (!count) return { median: null, count };
+  const rows = await db
+    .selectFrom('leads')
+    .select('leads.response_time')
+    .where(known)
+    .orderBy('leads.response_time')
+    .limit(count % 2 ? 1 : 2)
+    .offset(Math.floor((count - 1) / 2))
+    .execute();
+  const middle = rows.map((r) => Number(r.response_time));
+  return { median: Math.round(middle.reduce((a, b) => a + b, 0) / middle.length), count };
+}
+
+/** Tag values per lead, in tag order (case-free, then exact). */
+export async function tagsOfLeads(db: Executor, leadIds: number[]): Promise<Map<number, string[]>> {
+  const out = new Map<number, string[]>();
+  if (!leadIds.length) return out;
+  const rows = await db
+    .selectFrom('lead_tags')
+    .innerJoin('tags', 'tags.id', 'lead_tags.tag_id')
+    .select(['lead_tags.lead_id', 'tags.id', 'tags.tag', 'tags.tag_key'])
+    .where('lead_tags.lead_id', 'in', leadIds)
+    .execute();
+  rows.sort(compareTags);
+  for (const r of rows) {
+    const list = out.get(r.lead_id) ?? [];
+    list.push(r.tag);
+    out.set(r.lead_id, list);
+  }
+  return out;
+}
+
+/** Serializes changes of one lead on PostgreSQL (SQLite runs one writer at a time already). */
+export async function lockLead(db: Executor, dialect: DialectName, accountId: number, id: number): Promise<void> {
+  if (dialect !== 'postgres') return;
+  await db.selectFrom('leads').select('id').where('id', '=', id).where('account_id', '=', accountId).forUpdate().execute();
+}
+
+export async function updateLead(db: Executor, accountId: number, id: number, patch: Updateable<LeadsTable>): Promise<LeadRow> {
+  return db
+    .updateTable('leads')
+    .set(patch)
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function insertLead(db: Executor, row: Insertable<LeadsTable>): Promise<LeadRow> {
+  return db.insertInto('leads').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+/**
+ * Marks the lead's unread incoming messages read: all of them, or those that came through
+ * channels of the given (type, integration) pairs.
+ */
+export async function markMessagesRead(db: Executor, leadId: number, sources?: ReadSource[]): Promise<void> {
+  let query = db
+    .updateTable('messages')
+    .set({ unread: 0 })
+    .where('lead_id', '=', leadId)
+    .where('incoming', '=', 1)
+    .where('unread', '=', 1);
+  if (sources) {
+    const pairs = sources.map(
+      (s) => sql<SqlBool>`(messages.integration_id = ${s.saId} and messages.source_id in (
+        select rs.id from sources rs where rs.integration_id = ${s.saId} and rs.type = ${s.type}))`,
+    );
+    query = query.where(sql<SqlBool>`(${sql.join(pairs, sql` or `)})`);
+  }
+  await query.execute();
+}
+
+export async function countUnread(db: Executor, leadId: number): Promise<number> {
+  const row = await db
+    .selectFrom('messages')
+    .select(sql<number>`count(*)`.as('n'))
+    .where('lead_id', '=', leadId)
+    .where('incoming', '=', 1)
+    .where('unread', '=', 1)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Attaches a tag; false when it was attached already. */
+export async function attachTag(db: Executor, accountId: number, leadId: number, tagId: number, now: number): Promise<boolean> {
+  const result = await db
+    .insertInto('lead_tags')
+    .values({ account_id: accountId, lead_id: leadId, tag_id: tagId, created_at: now })
+    .onConflict((oc) => oc.columns(['lead_id', 'tag_id']).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+/** Detaches a tag; false when it was not attached. */
+export async function detachTag(db: Executor, leadId: number, tagId: number): Promise<boolean> {
+  const result = await db.deleteFrom('lead_tags').where('lead_id', '=', leadId).where('tag_id', '=', tagId).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/** A connected (not deleted) integration of the account. */
+export async function findIntegration(db: Executor, accountId: number, id: number): Promise<IntegrationRow | undefined> {
+  return db
+    .selectFrom('integrations')
+    .selectAll()
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
