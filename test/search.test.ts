@@ -183,3 +183,130 @@ describe('query terms', () => {
     expect(queryTerms('one two three four five six seven eight nine ten')).toHaveLength(8);
   });
 });
+
+describe('customer search', () => {
+  let acct: SignedUp;
+  let sa: IntegrationRow;
+  const leadByName = new Map<string, number>();
+  const CUSTOMERS = [
+    { name: 'Zoë Kravitz', login: 'zoe_k', email: 'zoe@films.example', phone: '+1 (555) 010-9999' },
+    { name: 'Zoltan Nagy', login: 'zolly', email: null, phone: '+36 30 123 4567' },
+    { name: 'Anna Zimmer', login: 'annaz', email: 'anna.zimmer@mail.example', phone: null },
+  ];
+
+  beforeAll(async () => {
+    acct = await h.signUp();
+    const id = await createIntegration(h, acct.accountId, 'msgrb_bot');
+    sa = await h.database.db.kysely.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    for (const c of CUSTOMERS) {
+      h.clock.advance(1000);
+      const r = await h.services.ingest.ingest(sa, {
+        externalId: `cust-${c.login}`,
+        datetime: h.clock.now(),
+        sender: { socialId: c.login, name: c.name, login: c.login },
+        channel: { externalId: `chat-${c.login}`, type: 'message' },
+        text: 'hi',
+      });
+      const lead = await h.database.db.kysely.selectFrom('leads').select('customer_id').where('id', '=', r.leadId).executeTakeFirstOrThrow();
+      await h.database.db.kysely.updateTable('customers').set({ email: c.email, phone: c.phone }).where('id', '=', lead.customer_id).execute();
+      leadByName.set(c.name, r.leadId);
+    }
+  });
+
+  const find = (body: object, token = acct.access, version = 'v1.3') =>
+    h.request({ method: 'POST', url: `/${version}/search/customers`, payload: body, token });
+  const names = (leads: Array<{ customer: { name: string } }>) => leads.map((l) => l.customer.name);
+
+  const TABLE: Array<{ q: string; expect: string[] }> = [
+    { q: 'zo', expect: ['Zoltan Nagy', 'Zoë Kravitz'] },
+    { q: 'ZOE', expect: ['Zoë Kravitz'] },
+    { q: 'zimmer anna', expect: ['Anna Zimmer'] },
+    { q: 'annaz', expect: ['Anna Zimmer'] },
+    { q: 'films.example', expect: ['Zoë Kravitz'] },
+    { q: '5550109999', expect: ['Zoë Kravitz'] },
+    { q: '+1 555-010-9999', expect: ['Zoë Kravitz'] },
+    { q: '(555) 010 9999', expect: ['Zoë Kravitz'] },
+    { q: '+36301234567', expect: ['Zoltan Nagy'] },
+    { q: 'nobody', expect: [] },
+    { q: '"zo" OR *', expect: [] },
+  ];
+  for (const row of TABLE) {
+    it(`finds ${JSON.stringify(row.expect)} for ${JSON.stringify(row.q)}`, async () => {
+      const res = await find({ q: row.q });
+      expect(res.statusCode).toBe(200);
+      expect(names(res.json().leads)).toEqual(row.expect);
+      expect(res.json().cursor).toBe(-1);
+    });
+  }
+
+  it('answers list-item leads on v1.3 and deals on v1.1/v1.2', async () => {
+    const v13 = (await find({ q: 'anna' })).json();
+    expect(v13.leads[0]).toMatchObject({ id: leadByName.get('Anna Zimmer'), customer: { name: 'Anna Zimmer' }, socialAccount: { id: sa.id } });
+    for (const version of ['v1.1', 'v1.2']) {
+      const old = (await find({ q: 'anna' }, acct.access, version)).json();
+      expect(old.deals.map((d: { id: number }) => d.id)).toEqual([leadByName.get('Anna Zimmer')]);
+      expect(old.leads).toBeUndefined();
+    }
+  });
+
+  it('finds a customer as soon as its change committed', async () => {
+    const lead = leadByName.get('Anna Zimmer')!;
+    const row = await h.database.db.kysely.selectFrom('leads').select('customer_id').where('id', '=', lead).executeTakeFirstOrThrow();
+    const res = await h.request({ method: 'PUT', url: `/v1.3/customers/${row.customer_id}`, token: acct.access, payload: { name: 'Annabel Quist', email: 'aq@else.example' } });
+    expect(res.statusCode).toBe(200);
+    expect(names((await find({ q: 'quist' })).json().leads)).toEqual(['Annabel Quist']);
+    expect((await find({ q: 'zimmer' })).json().leads).toEqual([]);
+  });
+
+  it('pages by 20 to the end with no duplicates or gaps, and refuses cursors never issued', async () => {
+    const other = await h.signUp();
+    const id = await createIntegration(h, other.accountId, 'msgrb_bot');
+    const row = await h.database.db.kysely.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    const expected: number[] = [];
+    for (let i = 0; i < 45; i++) {
+      const r = await h.services.ingest.ingest(row, {
+        externalId: `many-${i}`,
+        datetime: h.clock.now(),
+        sender: { socialId: `many${i}`, name: `Manyfold ${i}` },
+        channel: { externalId: `chat-many${i}`, type: 'message' },
+        text: 'x',
+      });
+      expected.unshift(r.leadId);
+    }
+    const seen: number[] = [];
+    let cursor: number | undefined;
+    for (let page = 0; page < 5; page++) {
+      const res = await find(cursor === undefined ? { q: 'manyfold' } : { q: 'manyfold', cursor }, other.access);
+      expect(res.statusCode).toBe(200);
+      expect(res.json().leads.length).toBeLessThanOrEqual(20);
+      seen.push(...res.json().leads.map((l: { id: number }) => l.id));
+      cursor = res.json().cursor;
+      if (cursor === -1) break;
+    }
+    expect(seen).toEqual(expected);
+    expect((await find({ q: 'manyfold', cursor: 987654321 }, other.access)).statusCode).toBe(400);
+    expect((await find({ q: 'manyfold', cursor: 'x' }, other.access)).statusCode).toBe(400);
+    // Another account's lead id is no cursor of this account.
+    expect((await find({ q: 'manyfold', cursor: leadByName.get('Zoltan Nagy') }, other.access)).statusCode).toBe(400);
+  });
+
+  it('refuses empty and overlong queries and never answers 500 to arbitrary unicode (property)', async () => {
+    expect((await find({ q: ' ' })).statusCode).toBe(400);
+    expect((await find({ q: 'y'.repeat(201) })).statusCode).toBe(400);
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 60 }), async (q) => {
+        expect([200, 400]).toContain((await find({ q })).statusCode);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('shows a manager only the leads it can see', async () => {
+    const manager = await createManager(h, acct);
+    await h.database.db.kysely.updateTable('leads').set({ user_id: acct.userId, status_type: 'active' }).where('id', '=', leadByName.get('Zoltan Nagy')!).execute();
+    expect(names((await find({ q: 'zo' }, manager.access)).json().leads)).toEqual(['Zoë Kravitz']);
+    expect(names((await find({ q: 'zo' })).json().leads)).toEqual(['Zoltan Nagy', 'Zoë Kravitz']);
+    const none = await createManager(h, acct, { sources: [null] });
+    expect((await find({ q: 'zo' }, none.access)).json().leads).toEqual([]);
+  });
+});

@@ -2,6 +2,8 @@ import { Type } from 'typebox';
 import type { MessageHit } from '../../domain/search/search.service.js';
 import { VERSION_TRAITS, type ApiVersion, type VersionTraits } from '../versions.js';
 import { unixSeconds } from './time.js';
+import { LeadListItemObject, serializeLeadListItem } from './leads.serializer.js';
+import type { LeadListEntry } from '../../domain/leads/leads.types.js';
 
 /** api.md "Search message result": `leadId` and ms on v1.3, `dealId` and seconds before. */
 export function serializeMessageHits(hits: MessageHit[], traits: VersionTraits) {
@@ -35,4 +37,13 @@ export function messageSearchResponse(version: ApiVersion) {
       }),
     ),
   });
+}
+
+/** `{cursor, leads}` on v1.3, `{cursor, deals}` before. */
+export function customerSearchBody(cursor: number, leads: LeadListEntry[], traits: VersionTraits) {
+  return { cursor, [traits.searchNaming]: leads.map(serializeLeadListItem) };
+}
+
+export function customerSearchResponse(version: ApiVersion) {
+  return Type.Object({ cursor: Type.Integer(), [VERSION_TRAITS[version].searchNaming]: Type.Array(LeadListItemObject) });
 }

@@ -6,6 +6,8 @@ import { canUseIntegration, leadScopeSql, scopeOf } from '../policy/policy.js';
 import { integrationTypeInfo, type SourceType } from '../../channels/integration-types.js';
 import { queryTerms } from './query-terms.js';
 import { searchIndexFor, type SearchIndex } from './search-index.js';
+import { entriesByIds } from '../leads/leads.repo.js';
+import type { LeadListEntry } from '../leads/leads.types.js';
 
 export const PAGE_SIZE = 20;
 export const MAX_QUERY_LENGTH = 200;
@@ -131,9 +133,15 @@ export class SearchService {
 
   /**
    * Leads whose customer matches `q` by name, login, e-mail or phone digits, newest lead first, in
-   * pages of 20. Answers lead ids; the caller renders them as list items.
+   * pages of 20, as lead list entries.
    */
-  async customers(auth: AuthContext, q: string, cursor: string | number | undefined): Promise<{ cursor: number; leadIds: number[] }> {
+  async customers(auth: AuthContext, q: string, cursor: string | number | undefined): Promise<{ cursor: number; leads: LeadListEntry[] }> {
+    const { cursor: next, leadIds } = await this.customerLeadIds(auth, q, cursor);
+    const entries = new Map((await entriesByIds(this.deps.db.kysely, leadIds)).map((e) => [e.lead.id, e]));
+    return { cursor: next, leads: leadIds.flatMap((id) => entries.get(id) ?? []) };
+  }
+
+  private async customerLeadIds(auth: AuthContext, q: string, cursor: string | number | undefined): Promise<{ cursor: number; leadIds: number[] }> {
     const db = this.deps.db.kysely;
     const terms = this.terms(q);
     // Phone numbers are indexed as digit runs: "+7 (916) 123-45-67" also searches as one number.
@@ -148,7 +156,7 @@ export class SearchService {
     if (!terms.length) return { cursor: -1, leadIds: [] };
 
     const matches =
-      digits.length >= 5 && digits.length !== terms.join('').length
+      digits.length >= 5 && terms.length > 1
         ? sql<boolean>`(${this.index.customerMatches(terms, 'c')} or ${this.index.customerMatches([digits], 'c')})`
         : this.index.customerMatches(terms, 'c');
     let query = db
