@@ -15,7 +15,22 @@ function newestMtime(dir) {
   return newest;
 }
 
+/** Rebuilds dist/widget/widget.js when web/ is newer (esbuild is a dev dependency: without it, a warning). */
+function ensureWidgetBuilt() {
+  const web = path.join(root, 'web');
+  if (!fs.existsSync(web)) return;
+  const bundle = path.join(root, 'dist', 'widget', 'widget.js');
+  const bundledAt = fs.existsSync(bundle) ? fs.statSync(bundle).mtimeMs : 0;
+  if (bundledAt >= newestMtime(web)) return;
+  try {
+    execFileSync(process.execPath, [path.join(root, 'scripts', 'build-widget.mjs')], { stdio: 'inherit', cwd: root });
+  } catch {
+    console.error('parley: could not build the site widget (npm run build); /widget.js may be stale or missing');
+  }
+}
+
 export function ensureBuilt() {
+  ensureWidgetBuilt();
   const stamp = path.join(root, 'dist', '.built');
   const builtAt = fs.existsSync(stamp) ? fs.statSync(stamp).mtimeMs : 0;
   const sourcesAt = Math.max(newestMtime(path.join(root, 'src')), fs.statSync(path.join(root, 'package.json')).mtimeMs);

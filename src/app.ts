@@ -1,11 +1,19 @@
 import crypto from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Services } from './services.js';
 import { registerApi, type RouteDef } from './api/route.js';
 import { API_ROUTES } from './api/routes/index.js';
 import { registerSystemRoutes } from './api/routes/system.routes.js';
+import { registerAppRoutes } from './api/routes/app.routes.js';
+import { registerFileRoutes } from './api/routes/files.routes.js';
+import { registerChannelWebhookRoutes } from './api/routes/channel-webhooks.routes.js';
+import { registerMultipart, takesFiles } from './api/routes/upload.routes.js';
+import websocket from '@fastify/websocket';
+import { registerRealtimeRoutes } from './api/routes/realtime.routes.js';
+import { registerWidgetVisitorRoutes } from './api/routes/widget-visitor.routes.js';
+import { registerWidgetAssetRoutes } from './api/routes/widget-assets.routes.js';
 import { errorHandler, notFoundHandler } from './api/errors.js';
 import { validatorCompiler } from './api/validation.js';
 import { createAuthHook } from './api/auth-hook.js';
@@ -17,10 +25,12 @@ export interface AppOptions {
   logger?: FastifyBaseLogger;
   /** The versioned routes to serve; every route of the API unless a test adds its own. */
   routes?: RouteDef[];
+  /** Called for every route as it is registered (tests list them to check the OpenAPI document). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 /** Builds the HTTP face over a ready domain core. It owns no resources: the caller closes the database. */
-export async function buildApp({ services, logger, routes = API_ROUTES }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ services, logger, routes = API_ROUTES, onRoute }: AppOptions): Promise<FastifyInstance> {
   const { config } = services.deps;
   const app = Fastify({
     ...(logger ? { loggerInstance: logger } : { logger: false }),
@@ -34,6 +44,7 @@ export async function buildApp({ services, logger, routes = API_ROUTES }: AppOpt
     return503OnClosing: true,
   });
 
+  if (onRoute) app.addHook('onRoute', onRoute);
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
@@ -83,7 +94,19 @@ export async function buildApp({ services, logger, routes = API_ROUTES }: AppOpt
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   registerSystemRoutes(app, services);
-  await registerApi(app, routes, services);
+  registerAppRoutes(app);
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  registerRealtimeRoutes(app, services);
+  await registerWidgetVisitorRoutes(app, services);
+  registerWidgetAssetRoutes(app, services);
+  registerFileRoutes(app, services);
+  await registerChannelWebhookRoutes(app, services);
+  await registerApi(app, routes.filter((r) => !takesFiles(r)), services);
+  // The multipart parser exists only in the scope of the routes that take files (upload).
+  await app.register(async (scope) => {
+    await registerMultipart(scope, config);
+    await registerApi(scope, routes.filter(takesFiles), services);
+  });
 
   app.get('/docs/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;

@@ -5,6 +5,7 @@ import { openCore } from './boot.js';
 import { AppError } from './domain/errors.js';
 import type { Plan } from './domain/accounts/plan.js';
 import type { Services } from './services.js';
+import { runWorkerUntilSignal } from './webhooks/standalone.js';
 
 const USAGE = `Parley operator CLI: works on the storage the server uses (PARLEY_DATA_DIR or DATABASE_URL).
 
@@ -19,6 +20,7 @@ Commands:
                               change an account's plan
   password:reset --login <email> --password <pass>
                               set a new owner password (signs the owner out everywhere)
+  worker                      deliver webhooks in this process until SIGTERM (with PARLEY_WORKERS=off on servers)
   help                        this text
 `;
 
@@ -43,6 +45,8 @@ function integer(name: string, v: string): number {
 class CliError extends Error {}
 
 const COMMANDS: Record<string, Command> = {
+  worker: (services) => runWorkerUntilSignal(services),
+
   async 'account:create'(services, args) {
     const { values } = parseArgs({
       args,

@@ -63,6 +63,11 @@ export interface OutgoingMessage {
 /** The provider accepted the message: its ids, one per message it became (text + file may be two). */
 export interface SendResult {
   externalIds: string[];
+  /**
+   * When the provider made several messages of the text (split at its length limit): the text of
+   * each, in order. Their ids come first in `externalIds`; a file sent apart comes last.
+   */
+  texts?: string[];
 }
 
 export interface ProfileUpdate {

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Kysely, SqliteDialect, PostgresDialect, sql } from 'kysely';
+import { Kysely, SqliteDialect, PostgresDialect, sql, type SqliteDatabase } from 'kysely';
+import type BetterSqlite3 from 'better-sqlite3';
 import type { Database } from './schema.js';
 import { isPostgresUrl } from '../config.js';
 
@@ -47,11 +48,48 @@ async function openSqlite(dataDir: string, file: string): Promise<Db> {
   native.function('parley_digits', { deterministic: true }, (value: unknown) =>
     typeof value === 'string' ? value.replace(/[^0-9]/g, '') : '',
   );
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: native }) });
+  // 16 MiB of page cache (the default is 2 MiB): list and search pages stay in memory.
+  native.pragma('cache_size = -16000');
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(native) }) });
   return {
     kysely,
     dialect: 'sqlite',
     close: () => kysely.destroy(),
+  };
+}
+
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely prepares every query anew; preparing costs more than running most of ours. Statements are
+ * kept by SQL text (least recently used out first). SQLite re-prepares a statement by itself when
+ * the schema changes. Streaming queries get a statement of their own: an iterating statement is
+ * busy until the iteration ends.
+ */
+function withStatementCache(native: BetterSqlite3.Database): SqliteDatabase {
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  const statement = (text: string) => {
+    let stmt = cache.get(text);
+    if (stmt) {
+      cache.delete(text);
+    } else {
+      stmt = native.prepare(text);
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+    }
+    cache.set(text, stmt);
+    return stmt;
+  };
+  return {
+    close: () => native.close(),
+    prepare(text: string) {
+      const stmt = statement(text);
+      return {
+        reader: stmt.reader,
+        all: (parameters) => stmt.all(parameters as unknown[]),
+        run: (parameters) => stmt.run(parameters as unknown[]),
+        iterate: (parameters) => native.prepare(text).iterate(parameters as unknown[]),
+      };
+    },
   };
 }
 

@@ -3,6 +3,14 @@ import type { Db } from './database.js';
 import { migrationKit, type ParleyMigration } from './migrations/helpers.js';
 import { foundation } from './migrations/0001-foundation.js';
 import { coreModel } from './migrations/0002-core-model.js';
+import { files } from './migrations/0006-files.js';
+import { search } from './migrations/0010-search.js';
+import { writeFirst } from './migrations/0007-write-first.js';
+import { employees } from './migrations/0003-employees.js';
+import { webhooks } from './migrations/0009-webhooks.js';
+import { leads } from './migrations/0008-leads.js';
+import { widget } from './migrations/0011-widget.js';
+import { bots } from './migrations/0012-bots.js';
 
 /**
  * The ordered list of migrations. Names sort in the order they run; a migration is never edited
@@ -11,6 +19,14 @@ import { coreModel } from './migrations/0002-core-model.js';
 const MIGRATIONS: Record<string, ParleyMigration> = {
   '0001-foundation': foundation,
   '0002-core-model': coreModel,
+  '0006-files': files,
+  '0007-write-first': writeFirst,
+  '0010-search': search,
+  '0003-employees': employees,
+  '0009-webhooks': webhooks,
+  '0008-leads': leads,
+  '0011-widget': widget,
+  '0012-bots': bots,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -26,6 +26,16 @@ export interface Database {
   sources: SourcesTable;
   leads: LeadsTable;
   messages: MessagesTable;
+  invitations: InvitationsTable;
+  plugins: PluginsTable;
+  files: FilesTable;
+  write_first_contacts: WriteFirstContactsTable;
+  webhooks: WebhooksTable;
+  deliveries: DeliveriesTable;
+  delivery_attempts: DeliveryAttemptsTable;
+  bot_poll_offsets: BotPollOffsetsTable;
+  widget_visitors: WidgetVisitorsTable;
+  widget_sessions: WidgetSessionsTable;
 }
 
 type Bool = number;
@@ -267,6 +277,70 @@ export interface MessagesTable {
   created_at: number;
 }
 
+/** One-time links that confirm an invited employee (`POST /managers`, `POST /auth/invitation`). */
+export interface InvitationsTable {
+  id: Generated<number>;
+  account_id: number;
+  user_id: number;
+  /** SHA-256 of the token in the link. */
+  token_hash: string;
+  expires_at: number;
+  used_at: number | null;
+  created_at: number;
+}
+
+/** Plugins: revocable tokens exchanged at `POST /auth/plugin` for access tokens of `typ: plugin`. */
+export interface PluginsTable {
+  id: Generated<number>;
+  account_id: number;
+  type: string;
+  name: string;
+  /** JSON object. */
+  metadata: Defaulted<string>;
+  status: Defaulted<string>;
+  /** SHA-256 of the plugin token. */
+  token_hash: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+/** Contacts first written to by `POST /messaging/post`, counted per integration and UTC day. */
+export interface WriteFirstContactsTable {
+  id: Generated<number>;
+  account_id: number;
+  integration_id: number;
+  social_id: string;
+  /** UTC day number: floor(Unix ms / 86 400 000). */
+  day: number;
+  created_at: number;
+}
+
+/** Telegram long polling: the next `getUpdates` offset per integration (0012-bots). */
+export interface BotPollOffsetsTable {
+  integration_id: number;
+  next_offset: number;
+  updated_at: number;
+}
+
+export type InvitationRow = Selectable<InvitationsTable>;
+/** Uploaded files; the bytes are in the storage layer (src/storage) under `storage_key`. */
+export interface FilesTable {
+  /** 128 random bits, base64url: the capability in the public file URL. */
+  id: string;
+  account_id: number;
+  /** Per-account integer alias (media objects whose `id` is an integer). */
+  num: number;
+  name: string;
+  mime: string;
+  size: number;
+  /** Hex MD5 of the bytes. */
+  md5: string;
+  storage_key: string;
+  created_at: number;
+}
+
+export type FileRow = Selectable<FilesTable>;
+export type PluginRow = Selectable<PluginsTable>;
 export type IntegrationRow = Selectable<IntegrationsTable>;
 export type StatusRow = Selectable<StatusesTable>;
 export type CustomerRow = Selectable<CustomersTable>;
@@ -282,3 +356,80 @@ export type UserUpdate = Updateable<UsersTable>;
 export type RefreshTokenRow = Selectable<RefreshTokensTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type EventRow = Selectable<EventsTable>;
+
+/** Webhook endpoints (decisions.md §7). */
+export interface WebhooksTable {
+  id: Generated<number>;
+  account_id: number;
+  url: string;
+  name: Defaulted<string>;
+  /** 1 active, 0 disabled. */
+  status: Defaulted<number>;
+  /** JSON array of event types, or null for all. */
+  events: string | null;
+  /** `whsec_<base64>`. */
+  secret: string;
+  /** The API version it was registered through (payload shape). */
+  api_version: string;
+  failing_since: number | null;
+  created_at: number;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'dead';
+
+/** One event to one endpoint; written in the transaction of the event. */
+export interface DeliveriesTable {
+  id: Generated<number>;
+  webhook_id: number;
+  event_id: number;
+  /** The `webhook-id` header, stable across retries. */
+  message_id: string;
+  lead_id: number | null;
+  status: Defaulted<DeliveryStatus>;
+  attempts: Defaulted<number>;
+  next_attempt_at: number;
+  lease_until: number | null;
+  leased_by: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: number;
+  delivered_at: number | null;
+}
+
+export interface DeliveryAttemptsTable {
+  id: Generated<number>;
+  delivery_id: number;
+  at: number;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+}
+
+export type WebhookRow = Selectable<WebhooksTable>;
+export type DeliveryRow = Selectable<DeliveriesTable>;
+export type DeliveryAttemptRow = Selectable<DeliveryAttemptsTable>;
+
+/** Site widget visitors (migration 0011): `public_id` is the profile socialId and channel externalId. */
+export interface WidgetVisitorsTable {
+  id: Generated<number>;
+  account_id: number;
+  integration_id: number;
+  public_id: string;
+  identifier: string | null;
+  name: ColumnType<string, string | undefined, string>;
+  email: ColumnType<string, string | undefined, string>;
+  phone: ColumnType<string, string | undefined, string>;
+  created_at: number;
+  last_seen_at: number;
+}
+
+/** A browser's session of a widget visitor: the token is kept only as its hex SHA-256. */
+export interface WidgetSessionsTable {
+  id: Generated<number>;
+  visitor_id: number;
+  token_hash: string;
+  created_at: number;
+  last_used_at: number;
+}
+
+export type WidgetVisitorRow = Selectable<WidgetVisitorsTable>;

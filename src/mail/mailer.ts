@@ -1,4 +1,4 @@
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Config } from '../config.js';
 import type { Logger } from '../domain/context.js';
 
@@ -28,17 +28,24 @@ export function createMailer(config: Config, log: Logger): Mailer {
       },
     };
   }
-  const transport = nodemailer.createTransport({
-    url: config.smtpUrl,
-    // Sending happens inside a request: fail in seconds, not in nodemailer's default minutes.
-    connectionTimeout: 10_000,
-    greetingTimeout: 10_000,
-    socketTimeout: 30_000,
-  });
+  const url = config.smtpUrl;
+  // nodemailer is loaded on the first mail, not at start-up: most processes never send one.
+  let transport: Promise<Transporter> | undefined;
+  const connect = async () => {
+    const { default: nodemailer } = await import('nodemailer');
+    return nodemailer.createTransport({
+      url,
+      // Sending happens inside a request: fail in seconds, not in nodemailer's default minutes.
+      connectionTimeout: 10_000,
+      greetingTimeout: 10_000,
+      socketTimeout: 30_000,
+    });
+  };
   return {
     kind: 'smtp',
     async send(mail) {
-      await transport.sendMail({ from: config.smtpFrom, to: mail.to, subject: mail.subject, text: mail.text });
+      transport ??= connect();
+      await (await transport).sendMail({ from: config.smtpFrom, to: mail.to, subject: mail.subject, text: mail.text });
     },
   };
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.js';
 import { ManualClock } from '../../src/domain/clock.js';
+import type { Logger } from '../../src/domain/context.js';
 import { createServices, type Services } from '../../src/services.js';
 import { buildApp } from '../../src/app.js';
 import type { RouteDef } from '../../src/api/route.js';
@@ -38,7 +39,8 @@ export interface SignedUp {
 let counter = 0;
 
 export async function createHarness(
-  opts: { env?: Record<string, string>; routes?: RouteDef[] } = {},
+  /** `log`: the domain logger (silent unless a test captures what is logged). */
+  opts: { env?: Record<string, string>; routes?: RouteDef[]; log?: Logger } = {},
 ): Promise<Harness> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-test-'));
   const config = loadConfig({
@@ -49,7 +51,7 @@ export async function createHarness(
   });
   const database = await createTestDatabase();
   const clock = new ManualClock(Date.UTC(2026, 2, 1, 12, 0, 0));
-  const services = createServices({ db: database.db, config, clock, log: silent });
+  const services = createServices({ db: database.db, config, clock, log: opts.log ?? silent });
   const app = await buildApp({ services, routes: opts.routes ?? API_ROUTES });
   await app.ready();
 

@@ -73,9 +73,25 @@ export const authRoutes = [
       }),
       response: { 200: Type.Object({ accessToken: TokenObject }) },
     },
-    // No plugin can exist yet (plugins arrive with account administration), so no token is valid.
-    handler: async () => {
-      throw unauthorized('Invalid plugin token');
+    // An unknown or revoked plugin token, or an employee outside the plugin's account: 401.
+    handler: (req, _reply, { services }) => services.plugins.exchange(req.body.pluginToken, Number(req.body.manager)),
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'POST',
+    url: '/auth/invitation',
+    auth: 'none',
+    schema: {
+      tags: ['auth'],
+      summary: 'Accept an employee invitation (token from the e-mailed link) and sign in',
+      description: 'The token works once and expires (PARLEY_INVITATION_TTL); a used, expired or unknown token -> 401.',
+      body: Type.Object({
+        token: Type.String({ minLength: 1, maxLength: 512 }),
+        pass: Type.String({ minLength: 8, maxLength: 256 }),
+        name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
+      }),
+      response: { 200: TokenPair },
     },
+    handler: (req, _reply, { services }) => services.employees.acceptInvitation(req.body),
   }),
 ];

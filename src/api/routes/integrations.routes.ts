@@ -3,6 +3,8 @@ import { ALL, defineRoute, V13 } from '../route.js';
 import { Empty, Id, IdParams } from '../schemas/common.js';
 import { serializeIntegration, serializeIntegrations, serializeUserMapping } from '../serializers/integrations.serializer.js';
 import { INTEGRATION_TYPE_NAMES } from '../../channels/integration-types.js';
+import { WidgetInfo } from './widget.routes.js';
+import { publicBase } from '../serializers/widget.serializer.js';
 
 const Integration = Type.Object(
   {
@@ -72,10 +74,15 @@ export const integrationRoutes = [
     schema: {
       tags,
       summary: 'Connect an integration (credentials checked with the provider where an adapter can)',
+      description: 'A `widget` answers also `widget`: its public key, embed snippet, secret and settings (see GET /v1.3/integrations/<id>/widget).',
       body: ConnectBody,
-      response: { 200: Integration },
+      response: { 200: Type.Object({ ...Integration.properties, widget: Type.Optional(WidgetInfo) }, { description: 'Integration (credentials are never returned); `widget` for a site widget' }) },
     },
-    handler: async (req, _reply, { services, auth }) => serializeIntegration(await services.integrations.connect(auth, req.body)),
+    handler: async (req, _reply, { services, auth }) => {
+      const row = await services.integrations.connect(auth, services.widget.connectInput(req.body));
+      if (row.type !== 'widget') return serializeIntegration(row);
+      return { ...serializeIntegration(row), widget: services.widget.adminView(row, publicBase(services.deps.config, req)) };
+    },
   }),
   defineRoute({
     versions: V13,

@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { ping } from '../../db/database.js';
 import type { Services } from '../../services.js';
 import { VERSION } from '../../version.js';
+import { appIndexHtml, sendAppIndex } from './app.routes.js';
 
 const Health = Type.Object({ status: Type.String(), version: Type.String() });
 const NotReady = Type.Object({ status: Type.String(), version: Type.String(), failing: Type.Array(Type.String()) });
@@ -32,6 +33,9 @@ export function registerSystemRoutes(app: FastifyInstance, services: Services): 
     },
     async (req, reply) => {
       if ((req.headers.accept ?? '').includes('text/html')) {
+        // The agent app when it is built; this landing page otherwise.
+        const html = appIndexHtml();
+        if (html) return sendAppIndex(reply, html);
         return reply.type('text/html; charset=utf-8').serializer((p: unknown) => String(p)).send(LANDING);
       }
       return health();

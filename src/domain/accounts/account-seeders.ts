@@ -1,4 +1,5 @@
 import type { Executor } from '../../db/database.js';
+import { seedDefaultStatuses } from '../statuses/statuses.service.js';
 
 /**
  * What a new account starts with, run inside the transaction that creates the account. Each area
@@ -6,4 +7,4 @@ import type { Executor } from '../../db/database.js';
  */
 export type AccountSeeder = (trx: Executor, accountId: number, now: number) => Promise<void>;
 
-export const ACCOUNT_SEEDERS: AccountSeeder[] = [];
+export const ACCOUNT_SEEDERS: AccountSeeder[] = [seedDefaultStatuses];

@@ -9,6 +9,7 @@ import { verifyPassword } from './passwords.js';
 import { RateLimiter } from './rate-limiter.js';
 import { sha256, type IssuedToken, type TokenClaims, type TokenSigner } from './token-signer.js';
 import * as tokens from './tokens.repo.js';
+import { isPluginActive } from '../plugins/plugins.repo.js';
 
 /** Who a request acts as. `api` keys act for the account (as its owner) but carry no user object. */
 export interface AuthContext {
@@ -129,6 +130,10 @@ export class AuthService {
       }
     } else if (claims.exp === undefined) {
       throw unauthorized('Invalid token');
+    }
+    // A plugin's access tokens end with the plugin (decisions.md §8): they name it in `pid`.
+    if (claims.typ === 'plugin' && !(await isPluginActive(this.deps.db.kysely, claims.accountId, claims.pluginId))) {
+      throw unauthorized('Plugin revoked');
     }
     const user = await this.activeUser(claims);
     return { accountId: user.account_id, userId: user.id, role: user.role, typ: claims.typ, user };

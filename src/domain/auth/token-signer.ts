@@ -14,6 +14,8 @@ export interface TokenClaims {
   /** Unix seconds. */
   iat: number;
   exp?: number;
+  /** Access tokens of `typ: plugin`: the plugin that obtained them (claim `pid`), so deleting it ends them. */
+  pluginId?: number;
 }
 
 /** The Token object of api.md: `exp` in Unix seconds. */
@@ -31,10 +33,16 @@ export class TokenSigner {
   ) {}
 
   /** `ttlSeconds` null issues a token without expiry (API keys: revocable, never expiring). */
-  async sign(sub: number, accountId: number, typ: TokenType, ttlSeconds: number | null): Promise<IssuedToken> {
+  async sign(
+    sub: number,
+    accountId: number,
+    typ: TokenType,
+    ttlSeconds: number | null,
+    extra: { pluginId?: number } = {},
+  ): Promise<IssuedToken> {
     const iat = Math.floor(this.clock.now() / 1000);
     const jti = crypto.randomUUID();
-    const jwt = new SignJWT({ accountId, typ })
+    const jwt = new SignJWT(extra.pluginId === undefined ? { accountId, typ } : { accountId, typ, pid: extra.pluginId })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(String(sub))
       .setJti(jti)
@@ -57,7 +65,7 @@ export class TokenSigner {
       throw unauthorized('Invalid token');
     }
     const sub = Number(payload.sub);
-    const { accountId, typ, jti, iat, exp } = payload;
+    const { accountId, typ, jti, iat, exp, pid } = payload;
     if (
       !Number.isSafeInteger(sub) ||
       typeof accountId !== 'number' ||
@@ -68,7 +76,15 @@ export class TokenSigner {
     ) {
       throw unauthorized('Invalid token');
     }
-    return { sub, accountId, typ: typ as TokenType, jti, iat, exp: typeof exp === 'number' ? exp : undefined };
+    return {
+      sub,
+      accountId,
+      typ: typ as TokenType,
+      jti,
+      iat,
+      exp: typeof exp === 'number' ? exp : undefined,
+      pluginId: typeof pid === 'number' ? pid : undefined,
+    };
   }
 }
 

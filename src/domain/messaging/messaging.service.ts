@@ -1,5 +1,5 @@
 import type { IntegrationRow, LeadRow, MessageRow, SourceRow } from '../../db/schema.js';
-import type { Attachment, OutgoingMessage } from '../../channels/channel.js';
+import type { Attachment, OutgoingMessage, SendResult } from '../../channels/channel.js';
 import { integrationTypeInfo } from '../../channels/integration-types.js';
 import type { ChannelRegistry } from '../../channels/registry.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
@@ -129,8 +129,8 @@ export class MessagingService {
         ...(replyTo?.external_id ? { replyToExternalId: replyTo.external_id } : {}),
       };
       const channel = { externalId: source.external_id, type: source.type, token: source.token };
-      const externalIds = await this.deliver(integration, channel, message);
-      const records = outgoingRecords(content, externalIds, { replyTo, customId, at: this.deps.clock.now() });
+      const sent = await this.deliver(integration, channel, message);
+      const records = outgoingRecords(content, sent.externalIds, { replyTo, customId, at: this.deps.clock.now(), texts: sent.texts });
       return this.db.transaction().execute(async (trx) => {
         const current = await repo.lockLead(trx, this.deps.db.dialect, lead.id);
         return this.parts.ingest.recordOutgoing(trx, { integration, source, lead: current, userId }, records);
@@ -169,14 +169,14 @@ export class MessagingService {
       this.adapterFor(integration);
       const channel = { externalId: known.channelExternalId, type: 'message', token: known.channelToken };
       const reservation = await this.writeFirst.reserve(integration, destination, limit);
-      let externalIds: string[];
+      let sent: SendResult;
       try {
-        externalIds = await this.deliver(integration, channel, message);
+        sent = await this.deliver(integration, channel, message);
       } catch (err) {
         await this.writeFirst.release(reservation);
         throw err;
       }
-      const records = outgoingRecords(content, externalIds, { replyTo: undefined, customId, at: this.deps.clock.now() });
+      const records = outgoingRecords(content, sent.externalIds, { replyTo: undefined, customId, at: this.deps.clock.now(), texts: sent.texts });
       return this.writeFirst.store(integration, { socialId: destination, channelExternalId: channel.externalId }, auth.userId, records);
     });
   }
@@ -290,8 +290,8 @@ export class MessagingService {
     return adapter;
   }
 
-  /** Hands a message to the channel: its provider ids, or the channel's failure as 422/502/504. */
-  private async deliver(integration: IntegrationRow, channel: ChannelRef, message: OutgoingMessage): Promise<string[]> {
+  /** Hands a message to the channel: its provider ids (and split texts), or the channel's failure as 422/502/504. */
+  private async deliver(integration: IntegrationRow, channel: ChannelRef, message: OutgoingMessage): Promise<SendResult> {
     const adapter = this.adapterFor(integration);
     try {
       const work = adapter.send(this.parts.integrations.channelIntegration(integration), channel, message);
@@ -299,7 +299,9 @@ export class MessagingService {
         integrationId: integration.id,
         channel: channel.externalId,
       });
-      return Array.isArray(result?.externalIds) ? result.externalIds.map(String) : [];
+      const externalIds = Array.isArray(result?.externalIds) ? result.externalIds.map(String) : [];
+      const texts = Array.isArray(result?.texts) ? result.texts.map(String) : undefined;
+      return texts ? { externalIds, texts } : { externalIds };
     } catch (err) {
       throw channelAppError(err);
     }

@@ -33,12 +33,23 @@ export interface OutgoingContent {
 export function outgoingRecords(
   content: OutgoingContent,
   externalIds: readonly string[],
-  extra: { replyTo: MessageRow | undefined; customId: string | null; at: number },
+  extra: { replyTo: MessageRow | undefined; customId: string | null; at: number; texts?: readonly string[] },
 ): OutgoingRecord[] {
   const text = content.templateName !== undefined ? `[template ${content.templateName}]` : content.text;
   const attachments = content.attachment ? [content.attachment] : [];
   const ids = externalIds.filter((id) => typeof id === 'string' && id !== '');
   const base = { replyTo: extra.replyTo, customId: extra.customId, at: extra.at };
+  // The provider split a long text: one row per part (the quote on the first), then the file.
+  const parts = extra.texts;
+  if (parts && parts.length > 1 && ids.length >= parts.length) {
+    const records: OutgoingRecord[] = parts.map((part, i) => ({ ...base, externalId: ids[i]!, text: part, attachments: [], replyTo: i === 0 ? extra.replyTo : undefined }));
+    if (attachments.length) {
+      const fileId = ids[parts.length];
+      if (fileId) records.push({ ...base, externalId: fileId, text: '', attachments, replyTo: undefined });
+      else records[records.length - 1]!.attachments = attachments;
+    }
+    return records;
+  }
   if (ids.length >= 2 && text && attachments.length) {
     return [
       { ...base, externalId: ids[0], text, attachments: [] },

@@ -1,0 +1,36 @@
+import crypto from 'node:crypto';
+import { ChannelRejectedError, type ChannelAdapter, type ChannelIntegration, type ConnectResult, type OutgoingMessage, type SendResult } from '../channel.js';
+
+/** What the adapter needs of the widget domain (it never touches the database itself). */
+export interface WidgetVisitors {
+  visitorExists(integrationId: number, visitorId: string): Promise<boolean>;
+  pushReply(integrationId: number, visitorId: string, externalId: string, message: OutgoingMessage): void;
+}
+
+/**
+ * The site widget: Parley's own channel. Connecting makes the public widget key (the integration's
+ * externalId and identifier). Sending accepts the message for a known visitor of the widget and
+ * pushes it to the visitor's open tabs; the messaging core then stores it, so a visitor who is away
+ * reads it when it comes back. A channel that is no visitor of this widget is refused (422).
+ */
+export class WidgetAdapter implements ChannelAdapter {
+  readonly type = 'widget';
+
+  constructor(private readonly visitors: WidgetVisitors) {}
+
+  async connect(integration: ChannelIntegration): Promise<ConnectResult> {
+    const key = `wk_${crypto.randomBytes(18).toString('base64url')}`;
+    const title = typeof integration.settings.title === 'string' ? integration.settings.title : '';
+    return { login: integration.login || title || 'Site widget', externalId: key, identifier: key, avatar: '', url: '' };
+  }
+
+  async send(integration: ChannelIntegration, channel: { externalId: string; type: string }, message: OutgoingMessage): Promise<SendResult> {
+    if (channel.type !== 'message' || !(await this.visitors.visitorExists(integration.id, channel.externalId))) {
+      throw new ChannelRejectedError('No visitor of this widget has this channel');
+    }
+    if (message.template) throw new ChannelRejectedError('The site widget does not send template messages');
+    const externalId = `wr_${crypto.randomBytes(12).toString('base64url')}`;
+    this.visitors.pushReply(integration.id, channel.externalId, externalId, message);
+    return { externalIds: [externalId] };
+  }
+}

@@ -1,0 +1,97 @@
+import type { Executor } from '../../db/database.js';
+import type { IntegrationRow, MessageRow, SourceRow, WidgetVisitorRow } from '../../db/schema.js';
+
+/** SQL of the site widget: widgets by key, visitors, sessions, a visitor's channel and history. */
+
+export async function findWidgetByKey(db: Executor, key: string): Promise<IntegrationRow | undefined> {
+  return db
+    .selectFrom('integrations')
+    .selectAll()
+    .where('type', '=', 'widget')
+    .where('external_id', '=', key)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** The installation's first live widget (the demo page). */
+export async function firstWidget(db: Executor): Promise<IntegrationRow | undefined> {
+  return db
+    .selectFrom('integrations')
+    .selectAll()
+    .where('type', '=', 'widget')
+    .where('deleted_at', 'is', null)
+    .where('status', '=', 'active')
+    .where('external_id', 'like', 'wk_%')
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+export async function findVisitorByToken(db: Executor, tokenHash: string): Promise<(WidgetVisitorRow & { session_id: number }) | undefined> {
+  return db
+    .selectFrom('widget_sessions')
+    .innerJoin('widget_visitors', 'widget_visitors.id', 'widget_sessions.visitor_id')
+    .selectAll('widget_visitors')
+    .select('widget_sessions.id as session_id')
+    .where('widget_sessions.token_hash', '=', tokenHash)
+    .executeTakeFirst();
+}
+
+export async function findVisitor(db: Executor, integrationId: number, publicId: string): Promise<WidgetVisitorRow | undefined> {
+  return db
+    .selectFrom('widget_visitors')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .where('public_id', '=', publicId)
+    .executeTakeFirst();
+}
+
+export async function insertVisitor(
+  db: Executor,
+  row: Omit<WidgetVisitorRow, 'id'>,
+): Promise<WidgetVisitorRow> {
+  return db.insertInto('widget_visitors').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function updateVisitor(
+  db: Executor,
+  id: number,
+  patch: Partial<Pick<WidgetVisitorRow, 'name' | 'email' | 'phone' | 'last_seen_at'>>,
+): Promise<WidgetVisitorRow> {
+  return db.updateTable('widget_visitors').set(patch).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function insertSession(db: Executor, visitorId: number, tokenHash: string, now: number): Promise<void> {
+  await db.insertInto('widget_sessions').values({ visitor_id: visitorId, token_hash: tokenHash, created_at: now, last_used_at: now }).execute();
+}
+
+export async function touchSession(db: Executor, sessionId: number, now: number): Promise<void> {
+  await db.updateTable('widget_sessions').set({ last_used_at: now }).where('id', '=', sessionId).execute();
+}
+
+/** The visitor's channel: its `message` source on the widget. */
+export async function visitorSource(db: Executor, integrationId: number, publicId: string): Promise<SourceRow | undefined> {
+  return db
+    .selectFrom('sources')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .where('type', '=', 'message')
+    .where('external_id', '=', publicId)
+    .executeTakeFirst();
+}
+
+/** Newest first, `limit + 1` rows (the extra one says whether there is more), before `before` (an id). */
+export async function historyRows(db: Executor, sourceId: number, before: number | undefined, limit: number): Promise<MessageRow[]> {
+  let query = db.selectFrom('messages').selectAll().where('source_id', '=', sourceId);
+  if (before !== undefined) query = query.where('id', '<', before);
+  return query.orderBy('id', 'desc').limit(limit + 1).execute();
+}
+
+export async function messageByExternalId(db: Executor, integrationId: number, externalId: string): Promise<MessageRow | undefined> {
+  return db
+    .selectFrom('messages')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .where('external_id', '=', externalId)
+    .executeTakeFirst();
+}

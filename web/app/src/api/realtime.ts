@@ -1,0 +1,111 @@
+import { ensureFresh, getSession } from './client';
+import type { RealtimeEvent } from './types';
+
+export type RealtimeMessage = { kind: 'event'; id: number; event: RealtimeEvent } | { kind: 'reset' } | { kind: 'ready' };
+type Listener = (m: RealtimeMessage) => void;
+
+/** Next reconnect delay: doubling from 500 ms up to 15 s. */
+export function backoff(attempt: number): number {
+  return Math.min(15_000, 500 * 2 ** Math.min(attempt, 5));
+}
+
+/**
+ * The realtime stream (GET /v1.3/realtime): one WebSocket per tab, reconnecting with back-off and
+ * resuming after the last event seen (`lastEventId`); `reset` tells listeners to reload.
+ */
+export class Realtime {
+  private ws: WebSocket | null = null;
+  private listeners = new Set<Listener>();
+  private lastEventId: number | null = null;
+  private attempt = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private stopped = true;
+  state: 'connecting' | 'open' | 'closed' = 'closed';
+  private stateListeners = new Set<() => void>();
+
+  subscribe(fn: Listener): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  onState(fn: () => void): () => void {
+    this.stateListeners.add(fn);
+    return () => this.stateListeners.delete(fn);
+  }
+
+  private setState(s: Realtime['state']) {
+    this.state = s;
+    for (const fn of this.stateListeners) fn();
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    void this.connect();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.ws?.close();
+    this.ws = null;
+    this.lastEventId = null;
+    this.setState('closed');
+  }
+
+  private emit(m: RealtimeMessage) {
+    for (const fn of this.listeners) fn(m);
+  }
+
+  private async connect(forceRefresh = false): Promise<void> {
+    if (this.stopped) return;
+    this.setState('connecting');
+    try {
+      await ensureFresh(forceRefresh);
+    } catch {
+      return this.retry();
+    }
+    const session = getSession();
+    if (!session || this.stopped) return;
+    const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    const params = new URLSearchParams({ token: session.access });
+    if (this.lastEventId !== null) params.set('lastEventId', String(this.lastEventId));
+    const ws = new WebSocket(`${proto}//${location.host}/v1.3/realtime?${params}`);
+    this.ws = ws;
+    let authFailed = false;
+    ws.onmessage = (e) => {
+      let msg: { type?: string; id?: number; event?: RealtimeEvent };
+      try {
+        msg = JSON.parse(String(e.data));
+      } catch {
+        return;
+      }
+      if (msg.type === 'event' && typeof msg.id === 'number' && msg.event) {
+        this.lastEventId = msg.id;
+        this.emit({ kind: 'event', id: msg.id, event: msg.event });
+      } else if (msg.type === 'ready') {
+        this.attempt = 0;
+        this.setState('open');
+        this.emit({ kind: 'ready' });
+      } else if (msg.type === 'reset') {
+        this.lastEventId = null;
+        this.emit({ kind: 'reset' });
+      }
+    };
+    ws.onclose = (e) => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      authFailed = e.code === 4401;
+      this.setState('closed');
+      this.retry(authFailed);
+    };
+  }
+
+  private retry(forceRefresh = false) {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.connect(forceRefresh), backoff(this.attempt++));
+  }
+}
+
+export const realtime = new Realtime();

@@ -1,0 +1,89 @@
+import { createContext, useCallback, useContext, useEffect, useState, type ReactNode } from 'react';
+import { api } from './api/client';
+import type { Employee, Integration, Me, PaymentType, Status, TemplateGroup } from './api/types';
+
+/** Account-wide reference data every screen uses, loaded once after sign-in. */
+export interface Catalog {
+  me: Me;
+  statuses: Status[];
+  employees: Employee[];
+  integrations: Integration[];
+  templates: TemplateGroup[];
+  paymentTypes: PaymentType[];
+  isOwner: boolean;
+  userId: number | null;
+  reload: (what?: Array<'statuses' | 'employees' | 'integrations' | 'templates' | 'paymentTypes'>) => Promise<void>;
+}
+
+const Ctx = createContext<Catalog | null>(null);
+
+export function useCatalog(): Catalog {
+  const c = useContext(Ctx);
+  if (!c) throw new Error('no catalog');
+  return c;
+}
+
+type Data = Omit<Catalog, 'reload' | 'isOwner' | 'userId'>;
+
+const loaders = {
+  statuses: () => api.get<Status[]>('/statuses'),
+  employees: () => api.get<Employee[]>('/managers'),
+  integrations: () => api.get<Integration[]>('/integrations'),
+  templates: () => api.get<TemplateGroup[]>('/templates'),
+  paymentTypes: () => api.get<PaymentType[]>('/payment-types'),
+};
+
+export function CatalogProvider({ children, fallback }: { children: ReactNode; fallback: (error: string | null, retry: () => void) => ReactNode }) {
+  const [data, setData] = useState<Data | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  const loadAll = useCallback(async () => {
+    setError(null);
+    try {
+      const [me, statuses, employees, integrations, templates, paymentTypes] = await Promise.all([
+        api.get<Me>('/account/me'),
+        loaders.statuses(),
+        loaders.employees(),
+        loaders.integrations(),
+        loaders.templates(),
+        loaders.paymentTypes(),
+      ]);
+      setData({ me, statuses, employees, integrations, templates, paymentTypes });
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  }, []);
+
+  useEffect(() => {
+    void loadAll();
+  }, [loadAll]);
+
+  const reload = useCallback(async (what?: Array<keyof typeof loaders>) => {
+    const keys = what ?? (Object.keys(loaders) as Array<keyof typeof loaders>);
+    const values = await Promise.all(keys.map((k) => loaders[k]()));
+    setData((d) => {
+      if (!d) return d;
+      const next = { ...d } as Record<string, unknown>;
+      keys.forEach((k, i) => (next[k] = values[i]));
+      return next as unknown as Data;
+    });
+  }, []);
+
+  if (!data) return <>{fallback(error, loadAll)}</>;
+  const value: Catalog = {
+    ...data,
+    isOwner: data.me.user?.role === 'owner',
+    userId: data.me.user?.id ?? null,
+    reload,
+  };
+  return <Ctx.Provider value={value}>{children}</Ctx.Provider>;
+}
+
+export function statusName(statuses: Status[], id: number | null): string | undefined {
+  return statuses.find((s) => s.id === id)?.name;
+}
+
+export function employeeName(employees: Employee[], id: number | null): string | undefined {
+  const e = employees.find((x) => x.id === id);
+  return e ? e.name || e.login : undefined;
+}
