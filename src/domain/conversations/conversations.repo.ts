@@ -17,6 +17,15 @@ export async function findMessageByExternalId(
     .executeTakeFirst();
 }
 
+/** The profile of a sender (social id) on an integration. */
+function profileBySocialId(db: Executor, integrationId: number, socialId: string) {
+  return db.selectFrom('profiles').selectAll().where('integration_id', '=', integrationId).where('social_id', '=', socialId);
+}
+
+export async function findProfileBySocialId(db: Executor, integrationId: number, socialId: string): Promise<ProfileRow | undefined> {
+  return profileBySocialId(db, integrationId, socialId).executeTakeFirst();
+}
+
 /**
  * The profile of a sender on an integration. On PostgreSQL the row is locked for the rest of the
  * transaction, so concurrent messages of one customer pick or create its lead one at a time.
@@ -27,13 +36,8 @@ export async function findProfileForUpdate(
   integrationId: number,
   socialId: string,
 ): Promise<ProfileRow | undefined> {
-  let query = db
-    .selectFrom('profiles')
-    .selectAll()
-    .where('integration_id', '=', integrationId)
-    .where('social_id', '=', socialId);
-  if (dialect === 'postgres') query = query.forUpdate();
-  return query.executeTakeFirst();
+  const query = profileBySocialId(db, integrationId, socialId);
+  return (dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
 }
 
 export async function findSource(

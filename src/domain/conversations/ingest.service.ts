@@ -7,6 +7,7 @@ import { recordEvent } from '../../events/outbox.js';
 import type { Deps } from '../context.js';
 import { invalid } from '../errors.js';
 import { presentLead } from '../leads/lead-presenter.js';
+import { customerView } from '../customers/customers.types.js';
 import * as repo from './conversations.repo.js';
 import { presentHistoryMessage, replySnapshot, type HistoryMessage } from './history-message.js';
 import { afterIncoming, afterOutgoing, joinsLatestLead } from './lead-lifecycle.js';
@@ -249,19 +250,7 @@ export class IngestService {
       {
         accountId: customer.account_id,
         type: 'customer.created',
-        payload: {
-          customerId: customer.id,
-          customer: {
-            id: customer.id,
-            login: customer.login,
-            name: customer.name,
-            avatar: customer.avatar,
-            email: customer.email,
-            phone: customer.phone,
-            address: customer.address,
-            profiles: [{ id: profile.id, login: profile.login, type: profile.type, socialId: profile.social_id, profileUrl: profile.profile_url }],
-          },
-        },
+        payload: { customerId: customer.id, customer: customerView(customer, [profile]) },
       },
       now,
     );

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type RawBuilder, type SqlBool, type Updateable } from 'kysely';
 import type { DialectName, Executor } from '../../db/database.js';
-import type { IntegrationRow, LeadRow, LeadsTable } from '../../db/schema.js';
+import type { LeadRow, LeadsTable } from '../../db/schema.js';
 import type { Attachment } from '../../channels/channel.js';
 import { leadScopeSql, type Scope } from '../policy/policy.js';
 import { compareTags } from '../tags/tags.types.js';
@@ -338,13 +338,3 @@ export async function detachTag(db: Executor, leadId: number, tagId: number): Pr
   return Number(result.numDeletedRows) > 0;
 }
 
-/** A connected (not deleted) integration of the account. */
-export async function findIntegration(db: Executor, accountId: number, id: number): Promise<IntegrationRow | undefined> {
-  return db
-    .selectFrom('integrations')
-    .selectAll()
-    .where('id', '=', id)
-    .where('account_id', '=', accountId)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-}

@@ -6,6 +6,7 @@ import type { AuthContext } from '../auth/auth.service.js';
 import type { Deps } from '../context.js';
 import { customerView, normalizeCustomerPatch } from '../customers/customers.types.js';
 import { AppError, invalid } from '../errors.js';
+import { findIntegration } from '../integrations/integrations.repo.js';
 import { findPaymentType } from '../payment-types/payment-types.repo.js';
 import { canUseIntegration, scopeOf, visibleCustomer, visibleLead, type Scope } from '../policy/policy.js';
 import { findStatus, firstStatusOfType, listStatuses } from '../statuses/statuses.repo.js';
@@ -199,7 +200,7 @@ export class LeadsService {
     const scope = await scopeOf(this.db, auth);
     const now = this.deps.clock.now();
     return this.db.transaction().execute(async (trx) => {
-      const integration = await repo.findIntegration(trx, auth.accountId, saId);
+      const integration = await findIntegration(trx, auth.accountId, saId);
       if (!integration || !canUseIntegration(scope, integration.id)) {
         throw invalid(`Unknown integration ${saId}`, [{ path: 'body.saId', message: 'no such integration' }]);
       }

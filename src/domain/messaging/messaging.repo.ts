@@ -118,27 +118,6 @@ export async function lockIntegration(db: Executor, dialect: DialectName, id: nu
   if (dialect === 'postgres') await db.selectFrom('integrations').select('id').where('id', '=', id).forUpdate().execute();
 }
 
-export async function findProfile(db: Executor, integrationId: number, socialId: string): Promise<ProfileRow | undefined> {
-  return db
-    .selectFrom('profiles')
-    .selectAll()
-    .where('integration_id', '=', integrationId)
-    .where('social_id', '=', socialId)
-    .executeTakeFirst();
-}
-
-/** The customer's most recent lead on an integration. */
-export async function latestLead(db: Executor, customerId: number, integrationId: number): Promise<LeadRow | undefined> {
-  return db
-    .selectFrom('leads')
-    .selectAll()
-    .where('customer_id', '=', customerId)
-    .where('integration_id', '=', integrationId)
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-}
-
 /** The customer's newest `message` channel on an integration. */
 export async function latestMessageSource(db: Executor, customerId: number, integrationId: number): Promise<SourceRow | undefined> {
   return db

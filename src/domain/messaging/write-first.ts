@@ -4,6 +4,7 @@ import type { Deps } from '../context.js';
 import type { IngestService, OutgoingRecord } from '../conversations/ingest.service.js';
 import { rateLimited } from '../errors.js';
 import * as repo from './messaging.repo.js';
+import { findProfileBySocialId, latestLead } from '../conversations/conversations.repo.js';
 import type { PostedMessage } from './messaging.types.js';
 import { secondsToUtcMidnight, utcDay } from './outgoing.js';
 
@@ -29,9 +30,9 @@ export class WriteFirst {
     integration: IntegrationRow,
     destination: string,
   ): Promise<{ lead: LeadRow | undefined; channelExternalId: string; channelToken: string | null }> {
-    const profile = await repo.findProfile(this.db, integration.id, destination);
+    const profile = await findProfileBySocialId(this.db, integration.id, destination);
     if (!profile) return { lead: undefined, channelExternalId: destination, channelToken: null };
-    const lead = await repo.latestLead(this.db, profile.customer_id, integration.id);
+    const lead = await latestLead(this.db, profile.customer_id, integration.id);
     const source = await repo.latestMessageSource(this.db, profile.customer_id, integration.id);
     return { lead, channelExternalId: source?.external_id ?? destination, channelToken: source?.token ?? null };
   }
@@ -45,7 +46,7 @@ export class WriteFirst {
     const now = this.deps.clock.now();
     return this.db.transaction().execute(async (trx) => {
       await repo.lockIntegration(trx, this.deps.db.dialect, integration.id);
-      if (await repo.findProfile(trx, integration.id, destination)) return undefined;
+      if (await findProfileBySocialId(trx, integration.id, destination)) return undefined;
       if (await repo.isWriteFirstContact(trx, integration.id, destination)) return undefined;
       const day = utcDay(now);
       if ((await repo.countWriteFirstContacts(trx, integration.id, day)) >= limit) {
