@@ -1,5 +1,6 @@
 import type { Executor } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
+import { GroupCommit } from '../../db/group-commit.js';
 import type { IntegrationRow, LeadRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
 import type { Attachment, IncomingMessage, SenderProfile } from '../../channels/channel.js';
 import { integrationTypeInfo } from '../../channels/integration-types.js';
@@ -39,10 +40,16 @@ const MAX_TEXT = 64 * 1024;
  * `ingest` returns, the message is committed: channels acknowledge providers only after it.
  */
 export class IngestService {
-  constructor(private readonly deps: Deps) {}
+  /** SQLite: concurrent ingests share one transaction (see GroupCommit). */
+  private readonly group: GroupCommit | undefined;
+
+  constructor(private readonly deps: Deps) {
+    this.group = deps.db.dialect === 'sqlite' ? new GroupCommit(deps.db.kysely) : undefined;
+  }
 
   async ingest(integration: IntegrationRow, incoming: IncomingMessage): Promise<IngestResult> {
     validateIncoming(integration, incoming);
+    if (this.group) return this.group.run((trx) => this.ingestIn(trx, integration, incoming));
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.deps.db.kysely.transaction().execute((trx) => this.ingestIn(trx, integration, incoming));

@@ -1,0 +1,71 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from './schema.js';
+import type { Executor } from './database.js';
+
+interface Unit<T> {
+  work: (trx: Executor) => Promise<T>;
+  resolve: (value: T) => void;
+  reject: (error: unknown) => void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/**
+ * SQLite has a single writer: concurrent write transactions wait for each other and each pays its
+ * own commit. A GroupCommit runs the units of work queued meanwhile in one transaction, each in a
+ * savepoint of its own so that a failing unit rolls back alone, and settles every caller only after
+ * that transaction committed: what a caller was told is stored, is stored.
+ */
+export class GroupCommit {
+  private queue: Unit<any>[] = [];
+  private draining = false;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly maxBatch = 200,
+  ) {}
+
+  run<T>(work: (trx: Executor) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ work, resolve, reject });
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.queue.length) {
+        const batch = this.queue.splice(0, this.maxBatch);
+        const outcomes: Outcome[] = [];
+        try {
+          await this.db.transaction().execute(async (trx) => {
+            for (const unit of batch) {
+              await sql`savepoint parley_unit`.execute(trx);
+              try {
+                const value = await unit.work(trx);
+                await sql`release parley_unit`.execute(trx);
+                outcomes.push({ ok: true, value });
+              } catch (error) {
+                await sql`rollback to parley_unit`.execute(trx);
+                await sql`release parley_unit`.execute(trx);
+                outcomes.push({ ok: false, error });
+              }
+            }
+          });
+        } catch (error) {
+          // The commit itself failed: nothing of this batch is stored.
+          for (const unit of batch) unit.reject(error);
+          continue;
+        }
+        batch.forEach((unit, i) => {
+          const outcome = outcomes[i];
+          if (outcome.ok) unit.resolve(outcome.value);
+          else unit.reject(outcome.error);
+        });
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+}
