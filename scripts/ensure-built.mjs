@@ -29,8 +29,23 @@ function ensureWidgetBuilt() {
   }
 }
 
+/** Rebuilds the agent app (dist/web/app) when web/app is newer (vite is a dev dependency: without it, a warning). */
+function ensureAppBuilt() {
+  const app = path.join(root, 'web', 'app');
+  if (!fs.existsSync(app)) return;
+  const index = path.join(root, 'dist', 'web', 'app', 'index.html');
+  const builtAt = fs.existsSync(index) ? fs.statSync(index).mtimeMs : 0;
+  if (builtAt >= newestMtime(app)) return;
+  try {
+    execFileSync(process.execPath, [path.join(root, 'scripts', 'build-app.mjs')], { stdio: 'inherit', cwd: root });
+  } catch {
+    console.error('parley: could not build the agent app (npm run build); / shows the landing page until it is built');
+  }
+}
+
 export function ensureBuilt() {
   ensureWidgetBuilt();
+  ensureAppBuilt();
   const stamp = path.join(root, 'dist', '.built');
   const builtAt = fs.existsSync(stamp) ? fs.statSync(stamp).mtimeMs : 0;
   const sourcesAt = Math.max(newestMtime(path.join(root, 'src')), fs.statSync(path.join(root, 'package.json')).mtimeMs);

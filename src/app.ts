@@ -16,6 +16,7 @@ import { registerWidgetVisitorRoutes } from './api/routes/widget-visitor.routes.
 import { registerWidgetAssetRoutes } from './api/routes/widget-assets.routes.js';
 import { errorHandler, notFoundHandler } from './api/errors.js';
 import { validatorCompiler } from './api/validation.js';
+import { serializerCompiler } from './api/serialization.js';
 import { createAuthHook } from './api/auth-hook.js';
 import { VERSION } from './version.js';
 
@@ -46,6 +47,7 @@ export async function buildApp({ services, logger, routes = API_ROUTES, onRoute 
 
   if (onRoute) app.addHook('onRoute', onRoute);
   app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
 

@@ -4,10 +4,7 @@ import type { RealtimeEvent } from './types';
 export type RealtimeMessage = { kind: 'event'; id: number; event: RealtimeEvent } | { kind: 'reset' } | { kind: 'ready' };
 type Listener = (m: RealtimeMessage) => void;
 
-/** Next reconnect delay: doubling from 500 ms up to 15 s. */
-export function backoff(attempt: number): number {
-  return Math.min(15_000, 500 * 2 ** Math.min(attempt, 5));
-}
+import { backoff } from './realtime-backoff';
 
 /**
  * The realtime stream (GET /v1.3/realtime): one WebSocket per tab, reconnecting with back-off and

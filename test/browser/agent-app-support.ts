@@ -1,0 +1,124 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { SMTPServer } from 'smtp-server';
+import { chromium, type BrowserContext } from 'playwright-core';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const OUTPUT = path.join(root, 'test-output');
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+
+/** Debian's chromium, headless, with a fresh profile; `close` removes the profile too. */
+export async function launchChromium(viewport = { width: 1280, height: 800 }): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    viewport,
+  });
+  return {
+    context,
+    close: async () => {
+      await context.close();
+      fs.rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface ReceivedMail {
+  to: string[];
+  raw: string;
+}
+
+/** A real SMTP peer on loopback. */
+export async function startSmtp(inbox: ReceivedMail[]): Promise<{ server: SMTPServer; port: number }> {
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, session, callback) {
+      let raw = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => (raw += chunk));
+      stream.on('end', () => {
+        inbox.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, port: (server.server.address() as AddressInfo).port };
+}
+
+/** The message body as text: quoted-printable soft breaks joined and escapes decoded. */
+export function decodeBody(raw: string): string {
+  const body = raw.slice(raw.indexOf('\r\n\r\n') + 4);
+  return body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+}
+
+async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const port = (srv.address() as AddressInfo).port;
+  await new Promise((resolve) => srv.close(resolve));
+  return port;
+}
+
+export interface ServerProcess {
+  base: string;
+  child: ChildProcess;
+  stop: () => Promise<void>;
+}
+
+/** The real server process (dist/main.js) on a free port, configured by the environment only. */
+export async function startServer(extraEnv: Record<string, string>): Promise<ServerProcess> {
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const key of Object.keys(env)) if (key.startsWith('PARLEY_') || key === 'DATABASE_URL') delete env[key];
+  Object.assign(env, { PORT: String(port), HOST: '127.0.0.1', PARLEY_PUBLIC_URL: `http://127.0.0.1:${port}`, PARLEY_LOG_LEVEL: 'info', ...extraEnv });
+  const child = spawn(process.execPath, [path.join(root, 'dist', 'main.js')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const log: string[] = [];
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => log.push(c));
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const base = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${log.join('')}`)), 20_000);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      log.push(line);
+      const m = /serving (http:\/\/[^\s"]+)/.exec(line);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    void exited.then(() => reject(new Error(`server exited:\n${log.join('\n')}`)));
+  });
+  return {
+    base,
+    child,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
+}
+
+/** A JSON call to the server (assertions go through the public API). */
+export async function call(base: string, method: string, url: string, opts: { token?: string; body?: unknown } = {}) {
+  const res = await fetch(base + url, {
+    method,
+    headers: {
+      ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
+      ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
+    body: opts.body !== undefined ? JSON.stringify(opts.body) : undefined,
+  });
+  const text = await res.text();
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return { status: res.status, body: text ? (JSON.parse(text) as any) : undefined };
+}

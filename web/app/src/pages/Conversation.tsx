@@ -1,0 +1,298 @@
+import { useCallback, useEffect, useLayoutEffect, useRef, useState, type DragEvent } from 'react';
+import { api, request } from '../api/client';
+import { realtime } from '../api/realtime';
+import type { HistoryMessage, HistoryPage, Lead, SingleLead, Source } from '../api/types';
+import { useCatalog } from '../catalog';
+import { formatDay, formatTime, t } from '../i18n';
+import {
+  addHistoryPage,
+  addMessages,
+  addPending,
+  dropPending,
+  emptyConversation,
+  failPending,
+  hasMore,
+  resolvePending,
+  startsDay,
+  type ConversationState,
+  type Pending,
+} from '../state/conversation';
+import { Composer, type Outgoing } from './Composer';
+import { LeadPanel } from './LeadPanel';
+
+function Attachments({ m }: { m: HistoryMessage['message'] }) {
+  return (
+    <>
+      {m.attachments.map((a, i) =>
+        a.type === 'photo' || a.type === 'sticker' ? (
+          <a key={i} href={a.url} target="_blank" rel="noreferrer" className="att-img">
+            <img src={a.url} alt={a.text || t('conv.file')} loading="lazy" />
+          </a>
+        ) : (
+          <a key={i} href={a.url} target="_blank" rel="noreferrer" className="att-file">
+            ↓ {a.text || a.url.split('/').pop() || t('conv.file')}
+          </a>
+        ),
+      )}
+    </>
+  );
+}
+
+function quoteText(m: { message: HistoryMessage['message'] }): string {
+  return m.message.text || m.message.attachments.map((a) => a.text || a.type).join(', ');
+}
+
+/** One lead's conversation: history (infinite upward), the composer, and the lead panel. */
+export function Conversation({ leadId, listLead, onBack }: { leadId: number; listLead: Lead | null; onBack: () => void }) {
+  const { statuses } = useCatalog();
+  const [lead, setLead] = useState<SingleLead | null>(null);
+  const [sources, setSources] = useState<Source[] | null>(null);
+  const [realId, setRealId] = useState<number | null>(null);
+  const [conv, setConv] = useState<ConversationState>(emptyConversation);
+  const [error, setError] = useState<string | null>(null);
+  const [replyTo, setReplyTo] = useState<HistoryMessage | null>(null);
+  const [panel, setPanel] = useState(() => window.matchMedia?.('(min-width: 1100px)').matches ?? true);
+  const [dropping, setDropping] = useState(false);
+  const [dropped, setDropped] = useState<File | null>(null);
+  const scroller = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+  const loadingEarlier = useRef(false);
+  const anchor = useRef<{ height: number; top: number } | null>(null);
+  const retries = useRef(new Map<string, Outgoing>());
+  const ctx = useRef({ realId, conv });
+  ctx.current = { realId, conv };
+
+  const reloadLead = useCallback(() => api.get<SingleLead>(`/leads/${leadId}`).then(setLead), [leadId]);
+
+  useEffect(() => {
+    setError(null);
+    Promise.all([reloadLead(), api.get<Source[]>(`/messaging/${leadId}/sources`)])
+      .then(([, s]) => {
+        setSources(s);
+        const messages = s.filter((x) => x.type === 'message');
+        setRealId((messages[0] ?? s[0])?.realId ?? null);
+      })
+      .catch((e: Error) => setError(e.message));
+  }, [leadId, reloadLead]);
+
+  const loadHistory = useCallback(
+    async (earlier: boolean) => {
+      const { realId, conv } = ctx.current;
+      if (realId === null || (earlier && (!hasMore(conv) || loadingEarlier.current))) return;
+      loadingEarlier.current = true;
+      try {
+        const body = earlier && conv.cursor !== null ? { cursor: conv.cursor } : {};
+        const page = await api.post<HistoryPage>(`/messaging/${leadId}/history/${realId}`, body);
+        if (ctx.current.realId !== realId) return;
+        const el = scroller.current;
+        if (earlier && el) anchor.current = { height: el.scrollHeight, top: el.scrollTop };
+        setConv((c) => addHistoryPage(earlier ? c : { ...c, messages: [] }, page));
+      } catch (e) {
+        setError((e as Error).message);
+      } finally {
+        loadingEarlier.current = false;
+      }
+    },
+    [leadId],
+  );
+
+  useEffect(() => {
+    setConv(emptyConversation);
+    stick.current = true;
+    if (realId !== null) void loadHistory(false);
+  }, [realId, loadHistory]);
+
+  // Keep the view where it was when earlier messages are added above; follow new ones at the bottom.
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    if (anchor.current) {
+      el.scrollTop = el.scrollHeight - anchor.current.height + anchor.current.top;
+      anchor.current = null;
+    } else if (stick.current) el.scrollTop = el.scrollHeight;
+  }, [conv]);
+
+  useEffect(
+    () =>
+      realtime.subscribe((m) => {
+        if (m.kind === 'reset') {
+          void loadHistory(false);
+          void reloadLead();
+          return;
+        }
+        if (m.kind !== 'event' || m.event.leadId !== leadId) return;
+        const e = m.event;
+        if (e.message && (e.type === 'message.incoming' || e.type === 'message.outgoing')) {
+          if (e.message.source.realId === ctx.current.realId) setConv((c) => addMessages(c, [e.message!]));
+          else if (!sources?.some((s) => s.realId === e.message!.source.realId))
+            void api.get<Source[]>(`/messaging/${leadId}/sources`).then(setSources, () => undefined);
+        } else if (e.type.startsWith('lead.')) void reloadLead().catch(() => undefined);
+      }),
+    [leadId, loadHistory, reloadLead, sources],
+  );
+
+  const onScroll = () => {
+    const el = scroller.current;
+    if (!el) return;
+    stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+    if (el.scrollTop < 80) void loadHistory(true);
+  };
+
+  const send = async (out: Outgoing, retryOf?: Pending) => {
+    if (realId === null) return;
+    const tempId = retryOf?.tempId ?? `tmp-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+    const pending: Pending = retryOf
+      ? { ...retryOf, error: null }
+      : { tempId, text: out.text, attachmentName: out.file?.name, datetime: Date.now(), replyTo: out.replyTo, error: null };
+    stick.current = true;
+    retries.current.set(tempId, out);
+    setConv((c) => addPending(dropPending(c, tempId), pending));
+    setReplyTo(null);
+    try {
+      let attachment: { type: string; media: unknown } | undefined;
+      if (out.file) {
+        const form = new FormData();
+        form.append('source', String(realId));
+        form.append('media', out.file, out.file.name);
+        attachment = (await request<{ type: string; media: unknown }>('POST', '/messaging/upload', { form })).data;
+      }
+      const messages = await api.post<HistoryMessage[]>(`/messaging/${leadId}/send`, {
+        source: realId,
+        message: { text: out.text || null, ...(attachment ? { attachment } : {}) },
+        ...(out.replyTo ? { replyId: out.replyTo.messageId } : {}),
+      });
+      setConv((c) => resolvePending(c, tempId, messages));
+    } catch (e) {
+      setConv((c) => failPending(c, tempId, (e as Error).message));
+    }
+  };
+
+  const sendTracked = (out: Outgoing) => {
+    void send(out);
+  };
+
+  const onDrop = (e: DragEvent) => {
+    e.preventDefault();
+    setDropping(false);
+    const file = e.dataTransfer.files[0];
+    if (file) setDropped(file);
+  };
+
+  const source = sources?.find((s) => s.realId === realId) ?? null;
+  const customerName = listLead?.customer.name || listLead?.customer.login || t('lead.title', { id: leadId });
+  const status = statuses.find((s) => s.id === lead?.statusId);
+
+  return (
+    <div className={`conv-wrap${panel ? ' with-panel' : ''}`}>
+      <section
+        className={`conversation${dropping ? ' dropping' : ''}`}
+        aria-label={t('conv.messages')}
+        onDragOver={(e) => {
+          if (e.dataTransfer.types.includes('Files')) {
+            e.preventDefault();
+            setDropping(true);
+          }
+        }}
+        onDragLeave={(e) => {
+          if (e.currentTarget === e.target) setDropping(false);
+        }}
+        onDrop={onDrop}
+      >
+        <header className="conv-head">
+          <button className="ghost icon back" onClick={onBack} aria-label={t('conv.back')}>
+            ←
+          </button>
+          <div className="conv-title">
+            <h2>{customerName}</h2>
+            <span className="muted small">
+              {listLead?.socialAccount.type ?? source?.type} {status ? `· ${status.name}` : ''}
+            </span>
+          </div>
+          {sources && sources.length > 1 && (
+            <label className="channel-picker small">
+              {t('conv.channel')}{' '}
+              <select value={realId ?? ''} onChange={(e) => setRealId(Number(e.target.value))}>
+                {sources.map((s) => (
+                  <option key={s.realId} value={s.realId}>
+                    {s.type} · {s.name ?? s.id} (#{s.saId})
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
+          <button className="ghost small" aria-expanded={panel} onClick={() => setPanel((p) => !p)}>
+            {t('conv.details')}
+          </button>
+        </header>
+        {error && (
+          <p className="error" role="alert">
+            {t('app.error', { message: error })}
+          </p>
+        )}
+        <div className="messages" ref={scroller} onScroll={onScroll} tabIndex={0} aria-label={t('conv.messages')} aria-live="polite">
+          {conv.cursor !== null &&
+            (hasMore(conv) ? (
+              <button className="ghost small load-earlier" onClick={() => void loadHistory(true)}>
+                {t('conv.loadEarlier')}
+              </button>
+            ) : (
+              <p className="muted small center">{t('conv.start')}</p>
+            ))}
+          {conv.messages.map((m, i) => (
+            <div key={m.messageId}>
+              {startsDay(conv.messages, i) && <div className="day">{formatDay(m.datetime)}</div>}
+              <article className={`msg ${m.incoming ? 'in' : 'out'}`} data-message-id={m.messageId}>
+                {m.replyTo && <blockquote className="quote">{quoteText(m.replyTo)}</blockquote>}
+                {m.message.text && <p className="text">{m.message.text}</p>}
+                <Attachments m={m.message} />
+                <footer className="msg-meta">
+                  <time dateTime={new Date(m.datetime).toISOString()}>{formatTime(m.datetime)}</time>
+                  <button className="link small" onClick={() => setReplyTo(m)}>
+                    {t('conv.reply')}
+                  </button>
+                </footer>
+              </article>
+            </div>
+          ))}
+          {conv.pending.map((p) => (
+            <article key={p.tempId} className={`msg out pending${p.error ? ' failed' : ''}`}>
+              {p.replyTo && <blockquote className="quote">{quoteText(p.replyTo)}</blockquote>}
+              {p.text && <p className="text">{p.text}</p>}
+              {p.attachmentName && <p className="att-file">↑ {p.attachmentName}</p>}
+              <footer className="msg-meta">
+                {p.error ? (
+                  <span className="error" role="alert">
+                    {t('conv.failed', { reason: p.error })}{' '}
+                    <button className="link small" onClick={() => void send(retries.current.get(p.tempId) ?? { text: p.text, file: null, replyTo: p.replyTo }, p)}>
+                      {t('app.retry')}
+                    </button>{' '}
+                    <button className="link small" onClick={() => setConv((c) => dropPending(c, p.tempId))}>
+                      {t('conv.discard')}
+                    </button>
+                  </span>
+                ) : (
+                  <span className="muted">{t('conv.sending')}</span>
+                )}
+              </footer>
+            </article>
+          ))}
+        </div>
+        {dropping && <div className="drop-hint">{t('conv.drop')}</div>}
+        {realId === null && sources !== null ? (
+          <p className="muted pad">{t('conv.noSource')}</p>
+        ) : (
+          <Composer
+            key={leadId}
+            replyTo={replyTo}
+            onCancelReply={() => setReplyTo(null)}
+            onSend={sendTracked}
+            dropped={dropped}
+            onDroppedTaken={() => setDropped(null)}
+            disabled={realId === null}
+          />
+        )}
+      </section>
+      {panel && lead && <LeadPanel lead={lead} listLead={listLead} onChange={setLead} onClose={() => setPanel(false)} />}
+    </div>
+  );
+}

@@ -1,0 +1,168 @@
+import { useCallback, useEffect, useRef, useState, type PointerEvent as ReactPointerEvent } from 'react';
+import { api } from '../api/client';
+import { realtime } from '../api/realtime';
+import type { FunnelColumn, Lead } from '../api/types';
+import { useCatalog } from '../catalog';
+import { t } from '../i18n';
+import { navigate } from '../router';
+import { moveLead } from '../state/funnel';
+import { Avatar } from './Inbox';
+
+interface Drag {
+  lead: Lead;
+  fromStatus: number;
+  startX: number;
+  startY: number;
+  x: number;
+  y: number;
+  moving: boolean;
+  over: number | null;
+}
+
+function statusUnder(x: number, y: number): number | null {
+  const el = document.elementFromPoint(x, y)?.closest<HTMLElement>('[data-status-id]');
+  return el ? Number(el.dataset.statusId) : null;
+}
+
+/** The funnel board: statuses as columns; drag a card (or pick "Move to") to change its status. */
+export default function FunnelPage() {
+  const { statuses } = useCatalog();
+  const [columns, setColumns] = useState<FunnelColumn[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [drag, setDrag] = useState<Drag | null>(null);
+  const dragRef = useRef<Drag | null>(null);
+  dragRef.current = drag;
+
+  const load = useCallback(async () => {
+    try {
+      setColumns(await api.get<FunnelColumn[]>('/leads/funnel?limit=100'));
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  }, []);
+
+  useEffect(() => {
+    void load();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const off = realtime.subscribe((m) => {
+      if (m.kind === 'reset' || (m.kind === 'event' && m.event.leadId)) {
+        clearTimeout(timer);
+        timer = setTimeout(() => void load(), 300);
+      }
+    });
+    return () => {
+      off();
+      clearTimeout(timer);
+    };
+  }, [load]);
+
+  const move = async (lead: Lead, to: number) => {
+    if (!columns) return;
+    const before = columns;
+    setColumns(moveLead(columns, lead.id, to));
+    setError(null);
+    try {
+      await api.put(`/leads/${lead.id}`, { statusId: to });
+    } catch (e) {
+      setColumns(before);
+      setError(t('funnel.moveFailed', { message: (e as Error).message }));
+    }
+  };
+
+  useEffect(() => {
+    if (!drag) return;
+    const onMove = (e: PointerEvent) => {
+      const d = dragRef.current;
+      if (!d) return;
+      const moving = d.moving || Math.hypot(e.clientX - d.startX, e.clientY - d.startY) > 5;
+      setDrag({ ...d, x: e.clientX, y: e.clientY, moving, over: moving ? statusUnder(e.clientX, e.clientY) : null });
+    };
+    const onUp = (e: PointerEvent) => {
+      const d = dragRef.current;
+      setDrag(null);
+      if (!d) return;
+      if (!d.moving) return navigate(`/leads/${d.lead.id}`);
+      const to = statusUnder(e.clientX, e.clientY);
+      if (to !== null && to !== d.fromStatus) void move(d.lead, to);
+    };
+    const onCancel = () => setDrag(null);
+    window.addEventListener('pointermove', onMove);
+    window.addEventListener('pointerup', onUp);
+    window.addEventListener('pointercancel', onCancel);
+    return () => {
+      window.removeEventListener('pointermove', onMove);
+      window.removeEventListener('pointerup', onUp);
+      window.removeEventListener('pointercancel', onCancel);
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [drag !== null]);
+
+  const startDrag = (e: ReactPointerEvent, lead: Lead, status: number) => {
+    if (e.button !== 0 || e.pointerType === 'touch') return;
+    if ((e.target as HTMLElement).closest('select,button,a')) return;
+    e.preventDefault();
+    setDrag({ lead, fromStatus: status, startX: e.clientX, startY: e.clientY, x: e.clientX, y: e.clientY, moving: false, over: null });
+  };
+
+  if (!columns) return <div className="center-screen">{error ? t('app.error', { message: error }) : t('app.loading')}</div>;
+  return (
+    <div className="funnel-page">
+      <h1 className="sr-only">{t('funnel.title')}</h1>
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      <div className={`board${drag?.moving ? ' dragging' : ''}`}>
+        {columns.map((col) => (
+          <section key={col.id} className={`column${drag?.moving && drag.over === col.id ? ' over' : ''}`} data-status-id={col.id} aria-label={col.name}>
+            <header className="column-head" style={{ borderTopColor: col.color }}>
+              <h2>{col.name}</h2>
+              <span className="count">{col.leads.length}</span>
+            </header>
+            <ul className="cards">
+              {col.leads.length === 0 && <li className="muted small pad">{t('funnel.empty')}</li>}
+              {col.leads.map((lead) => (
+                <li
+                  key={lead.id}
+                  className={`card${drag?.moving && drag.lead.id === lead.id ? ' ghosted' : ''}`}
+                  data-lead-id={lead.id}
+                  onPointerDown={(e) => startDrag(e, lead, col.id)}
+                >
+                  <div className="card-top">
+                    <Avatar name={lead.customer.name || lead.customer.login} url={lead.customer.avatar} />
+                    <a href={`/leads/${lead.id}`} onClick={(e) => {
+                      e.preventDefault();
+                      navigate(`/leads/${lead.id}`);
+                    }}>
+                      {lead.customer.name || lead.customer.login || `#${lead.id}`}
+                    </a>
+                    {lead.amount ? <span className="amount">{lead.amount}</span> : null}
+                  </div>
+                  <p className="small muted clamp">{lead.message?.data.text ?? ''}</p>
+                  <label className="small move-to">
+                    {t('funnel.moveTo')}{' '}
+                    <select value={col.id} onChange={(e) => void move(lead, Number(e.target.value))}>
+                      {statuses
+                        .filter((s) => s.type !== 'ignore')
+                        .map((s) => (
+                          <option key={s.id} value={s.id}>
+                            {s.name}
+                          </option>
+                        ))}
+                    </select>
+                  </label>
+                </li>
+              ))}
+            </ul>
+          </section>
+        ))}
+      </div>
+      {drag?.moving && (
+        <div className="drag-ghost" style={{ left: drag.x + 8, top: drag.y + 8 }} aria-hidden="true">
+          {drag.lead.customer.name || `#${drag.lead.id}`}
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,242 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { api, query, request } from '../api/client';
+import { realtime } from '../api/realtime';
+import type { Lead, Statistics } from '../api/types';
+import { useCatalog } from '../catalog';
+import { VirtualList } from '../components/VirtualList';
+import { formatTime, t } from '../i18n';
+import { navigate } from '../router';
+import {
+  activeFilterCount,
+  appendPage,
+  applyMessage,
+  emptyList,
+  filterParams,
+  LISTS,
+  markRead,
+  noFilters,
+  removeLead,
+  upsertLead,
+  type Filters,
+  type ListName,
+  type ListState,
+} from '../state/leads';
+import { Conversation } from './Conversation';
+import { FilterBar } from './FilterBar';
+
+const PAGE = 50;
+const ROW = 76;
+
+export function Avatar({ name, url }: { name: string; url?: string }) {
+  if (url) return <img className="avatar" src={url} alt="" loading="lazy" />;
+  const initials = name.trim().split(/\s+/).slice(0, 2).map((w) => w[0]?.toUpperCase() ?? '').join('') || '?';
+  return (
+    <span className="avatar" aria-hidden="true">
+      {initials}
+    </span>
+  );
+}
+
+function preview(lead: Lead): string {
+  const m = lead.message;
+  if (!m) return t('lists.noMessages');
+  const text = m.data.text || (m.data.attachments.length ? t('lists.attachment') : '');
+  return (m.incoming ? '' : t('lists.you')) + text;
+}
+
+function LeadRow({ lead }: { lead: Lead }) {
+  const { statuses } = useCatalog();
+  const status = statuses.find((s) => s.id === lead.statusId);
+  const unread = lead.message?.unread ?? 0;
+  return (
+    <div className={`lead-row${unread ? ' unread' : ''}`} data-lead-id={lead.id}>
+      <Avatar name={lead.customer.name || lead.customer.login} url={lead.customer.avatar} />
+      <div className="lead-row-body">
+        <div className="lead-row-top">
+          <span className="lead-name">{lead.customer.name || lead.customer.login || `#${lead.id}`}</span>
+          <time className="muted small">{formatTime(Date.parse(lead.message?.timestamp ?? lead.createdAt))}</time>
+        </div>
+        <div className="lead-row-bottom">
+          <span className="lead-preview">{preview(lead)}</span>
+          {unread > 0 && (
+            <span className="badge" aria-label={t('lists.unread', { count: unread })}>
+              {unread}
+            </span>
+          )}
+        </div>
+        <div className="lead-row-meta small muted">
+          <span className="chip-type">{lead.socialAccount.type}</span>
+          {status && (
+            <span className="status-dot" style={{ color: status.color }}>
+              ● <span className="muted">{status.name}</span>
+            </span>
+          )}
+          {lead.tags.slice(0, 2).map((tag) => (
+            <span key={tag} className="tag small">
+              {tag}
+            </span>
+          ))}
+        </div>
+      </div>
+    </div>
+  );
+}
+
+/** The inbox: lead lists with counts and filters on the left, the open conversation beside it. */
+export function InboxPage({ leadId }: { leadId: number | null }) {
+  const { statuses } = useCatalog();
+  const [list, setList] = useState<ListName>(() => {
+    const q = new URLSearchParams(location.search).get('list');
+    return (LISTS as string[]).includes(q ?? '') ? (q as ListName) : 'inbox';
+  });
+  const [filters, setFilters] = useState<Filters>(noFilters);
+  const [state, setState] = useState<ListState>(emptyList);
+  const [counts, setCounts] = useState<Statistics['lists'] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [showFilters, setShowFilters] = useState(false);
+  const loading = useRef(false);
+  const generation = useRef(0);
+  const ctx = useRef({ list, filters, leadId, state });
+  ctx.current = { list, filters, leadId, state };
+
+  const loadCounts = useCallback(async () => {
+    try {
+      const stats = await api.get<Statistics>(`/leads/statistics${query(filterParams('all', ctx.current.filters))}`);
+      setCounts(stats.lists);
+    } catch {
+      /* counts are a convenience */
+    }
+  }, []);
+
+  const loadPage = useCallback(async (reset: boolean) => {
+    if (loading.current && !reset) return;
+    const gen = reset ? ++generation.current : generation.current;
+    loading.current = true;
+    const { list, filters, state } = ctx.current;
+    const offset = reset ? 0 : state.items.length;
+    try {
+      const res = await request<Lead[]>('GET', `/leads/${list}${query({ ...filterParams(list, filters), offset, limit: PAGE })}`);
+      if (gen !== generation.current) return;
+      setError(null);
+      setState((s) => appendPage(reset ? emptyList : s, res.data, res.total, PAGE));
+    } catch (e) {
+      if (gen === generation.current) setError((e as Error).message);
+    } finally {
+      if (gen === generation.current) loading.current = false;
+    }
+  }, []);
+
+  useEffect(() => {
+    setState(emptyList);
+    void loadPage(true);
+    void loadCounts();
+  }, [list, filters, loadPage, loadCounts]);
+
+  // Keep the open lead read.
+  useEffect(() => {
+    if (leadId === null) return;
+    const lead = ctx.current.state.items.find((l) => l.id === leadId);
+    if (lead && lead.read && !lead.message?.unread) return;
+    setState((s) => markRead(s, leadId));
+    void api.put(`/leads/${leadId}/read`).then(loadCounts, () => undefined);
+  }, [leadId, state.items.length, loadCounts]);
+
+  // Live updates: a message moves its lead to the top; a changed lead is re-read through the list's filters.
+  useEffect(() => {
+    let countsTimer: ReturnType<typeof setTimeout> | undefined;
+    const refreshCounts = () => {
+      clearTimeout(countsTimer);
+      countsTimer = setTimeout(() => void loadCounts(), 250);
+    };
+    const refetch = async (id: number) => {
+      const { list, filters } = ctx.current;
+      const gen = generation.current;
+      try {
+        const res = await api.get<Lead[]>(`/leads/${list}${query({ ...filterParams(list, filters), id: [id], limit: 1 })}`);
+        if (gen !== generation.current) return;
+        setState((s) => (res[0] ? upsertLead(s, res[0]) : removeLead(s, id)));
+      } catch {
+        /* the next event or reload catches up */
+      }
+    };
+    const off = realtime.subscribe((m) => {
+      if (m.kind === 'reset') {
+        void loadPage(true);
+        refreshCounts();
+        return;
+      }
+      if (m.kind !== 'event') return;
+      const e = m.event;
+      if (!e.leadId) return;
+      if ((e.type === 'message.incoming' || e.type === 'message.outgoing') && e.message) {
+        const held = ctx.current.state.items.some((l) => l.id === e.leadId);
+        if (held) {
+          setState((s) => applyMessage(s, e.leadId!, e.message!, ctx.current.leadId));
+          if (e.message.incoming && ctx.current.leadId === e.leadId && !document.hidden) void api.put(`/leads/${e.leadId}/read`).catch(() => undefined);
+        } else void refetch(e.leadId);
+      } else if (e.type.startsWith('lead.')) void refetch(e.leadId);
+      refreshCounts();
+    });
+    return () => {
+      off();
+      clearTimeout(countsTimer);
+    };
+  }, [loadPage, loadCounts]);
+
+  const onEnd = useCallback(() => {
+    if (!ctx.current.state.done) void loadPage(false);
+  }, [loadPage]);
+
+  const selectList = (l: ListName) => {
+    setList(l);
+    if (leadId === null) navigate(`/inbox${l === 'inbox' ? '' : `?list=${l}`}`, true);
+  };
+
+  const nFilters = activeFilterCount(filters);
+  const open = state.items.find((l) => l.id === leadId) ?? null;
+  return (
+    <div className={`inbox${leadId !== null ? ' has-open' : ''}`}>
+      <section className="inbox-list" aria-label={t('lists.label')}>
+        <div className="tabs" role="tablist" aria-label={t('lists.label')}>
+          {LISTS.map((l) => (
+            <button key={l} role="tab" aria-selected={list === l} className="tab" onClick={() => selectList(l)} data-list={l}>
+              {t(`lists.${l}`)}
+              {counts && <span className="count">{counts[l]}</span>}
+            </button>
+          ))}
+        </div>
+        <div className="list-tools">
+          <button className="ghost small" aria-expanded={showFilters} onClick={() => setShowFilters((v) => !v)}>
+            {nFilters ? t('filters.count', { count: nFilters }) : t('filters.title')}
+          </button>
+        </div>
+        {showFilters && <FilterBar list={list} value={filters} onChange={setFilters} statuses={statuses} />}
+        {error && (
+          <p className="error" role="alert">
+            {t('app.error', { message: error })} <button onClick={() => void loadPage(true)}>{t('app.retry')}</button>
+          </p>
+        )}
+        <VirtualList
+          items={state.items}
+          rowHeight={ROW}
+          keyOf={(l) => l.id}
+          idPrefix="lead"
+          label={t(`lists.${list}`)}
+          activeKey={leadId}
+          onEndReached={onEnd}
+          onOpen={(l) => navigate(`/leads/${l.id}`)}
+          renderRow={(l) => <LeadRow lead={l} />}
+          empty={<p className="muted pad">{t('lists.empty')}</p>}
+          footer={!state.done && state.items.length > 0 ? <p className="muted pad small">{t('lists.loadingMore')}</p> : null}
+        />
+      </section>
+      {leadId !== null ? (
+        <Conversation key={leadId} leadId={leadId} listLead={open} onBack={() => navigate(`/inbox${list === 'inbox' ? '' : `?list=${list}`}`)} />
+      ) : (
+        <section className="conversation empty-state">
+          <p className="muted">{t('conv.empty')}</p>
+        </section>
+      )}
+    </div>
+  );
+}

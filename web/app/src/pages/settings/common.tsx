@@ -1,0 +1,68 @@
+import { useCallback, useEffect, useState } from 'react';
+import { t } from '../../i18n';
+
+/** Loads a resource, with reload; errors end up in `error`. */
+export function useResource<T>(load: () => Promise<T>) {
+  const [data, setData] = useState<T | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const reload = useCallback(async () => {
+    try {
+      setData(await load());
+      setError(null);
+    } catch (e) {
+      setError((e as Error).message);
+    }
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+  useEffect(() => {
+    void reload();
+  }, [reload]);
+  return { data, error, reload, setData, setError };
+}
+
+/** Runs an action, reporting its error; answers whether it worked. */
+export function useAction() {
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const run = async (fn: () => Promise<unknown>): Promise<boolean> => {
+    setBusy(true);
+    setError(null);
+    try {
+      await fn();
+      return true;
+    } catch (e) {
+      setError((e as Error).message);
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { run, error, busy };
+}
+
+export function ErrorLine({ error }: { error: string | null }) {
+  return error ? (
+    <p className="error" role="alert">
+      {error}
+    </p>
+  ) : null;
+}
+
+export function CopyButton({ text }: { text: string }) {
+  const [done, setDone] = useState(false);
+  return (
+    <button
+      type="button"
+      className="small"
+      onClick={() => {
+        void navigator.clipboard?.writeText(text).then(() => setDone(true), () => setDone(false));
+      }}
+    >
+      {done ? t('app.copied') : t('app.copy')}
+    </button>
+  );
+}
+
+export function confirmDelete(name: string): boolean {
+  return window.confirm(t('app.confirmDelete', { name }));
+}
