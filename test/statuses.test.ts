@@ -319,6 +319,17 @@ describe('DELETE /statuses/<id>', () => {
     expect(byId.get(inbox.leadId)).toMatchObject({ status_id: null, status_type: 'inbox' });
     expect((await listStatuses(owner)).map((s) => s.id)).not.toContain(working.id);
     expect((await listStatuses(owner)).map((s) => s.id)).toContain(fresh.id);
+
+    // Each moved lead tells subscribers of its move, once.
+    const events = await db().selectFrom('events').selectAll().where('account_id', '=', owner.accountId).where('created_at', '=', h.clock.now()).orderBy('id').execute();
+    expect(events.map((e) => [e.type, e.lead_id])).toEqual([
+      ['lead.changed', a.leadId],
+      ['lead.changed.status', a.leadId],
+      ['lead.changed', b.leadId],
+      ['lead.changed.status', b.leadId],
+    ]);
+    expect(JSON.parse(events[1].payload)).toMatchObject({ statusId: front.id, previousStatusId: working.id, lead: { id: a.leadId, statusId: front.id } });
+    expect(JSON.parse(events[0].payload)).toMatchObject({ changes: ['statusId'] });
   });
 
   it('moves its leads to the inbox when no status of its type remains', async () => {

@@ -15,6 +15,7 @@ import { ensureTag, findTag } from '../tags/tags.repo.js';
 import { findUser } from '../users/users.repo.js';
 import { statusTypesOf } from './lead-filters.js';
 import { changedLeadFields, leadFieldColumns } from './lead-fields.js';
+import { recordLeadChange } from './lead-events.js';
 import { presentLead } from './lead-presenter.js';
 import * as repo from './leads.repo.js';
 import { LeadReadCache, queryKey } from './read-cache.js';
@@ -38,7 +39,7 @@ const DAY_MS = 86_400_000;
  * Leads (api.md "Leads", decisions.md §5): lists and funnel, one lead, edits, read, accept, tags,
  * creation and statistics. Every read and write goes through the caller's visibility (policy.ts);
  * a lead the caller may not see is "not found". Each change records its events in its own
- * transaction, from one place (`recordChange`). List pages and totals go through the read cache
+ * transaction, from one place (`recordLeadChange`). List pages and totals go through the read cache
  * (read-cache.ts), which reuses an answer only while the database is unchanged.
  */
 export class LeadsService {
@@ -261,7 +262,7 @@ export class LeadsService {
       const changed = Object.entries(cols).some(([k, v]) => (before as unknown as Record<string, unknown>)[k] !== v);
       if (!changed) return before;
       const after = await repo.updateLead(trx, auth.accountId, id, { ...cols, updated_at: now });
-      await this.recordChange(trx, before, after, changedLeadFields(before, after), now);
+      await recordLeadChange(trx, before, after, changedLeadFields(before, after), now);
       return after;
     });
   }
@@ -278,33 +279,10 @@ export class LeadsService {
       const now = this.deps.clock.now();
       if (await apply(trx, lead, now)) {
         const after = await repo.updateLead(trx, auth.accountId, id, { updated_at: now });
-        await this.recordChange(trx, lead, after, ['tags'], now);
+        await recordLeadChange(trx, lead, after, ['tags'], now);
       }
       return (await repo.tagsOfLeads(trx, [id])).get(id) ?? [];
     });
-  }
-
-  /**
-   * The events of a change: `lead.changed` with the names of the changed fields, and, when the
-   * status changed, `lead.changed.status` too (subscribers of either see the move). Nothing when
-   * nothing the API shows changed.
-   */
-  private async recordChange(trx: Executor, before: LeadRow, after: LeadRow, changes: string[], now: number): Promise<void> {
-    if (!changes.length) return;
-    const lead = presentLead(after);
-    const base = { accountId: after.account_id, leadId: after.id };
-    await recordEvent(trx, { ...base, type: 'lead.changed', payload: { leadId: after.id, changes, lead } }, now);
-    if (before.status_id !== after.status_id) {
-      await recordEvent(
-        trx,
-        {
-          ...base,
-          type: 'lead.changed.status',
-          payload: { leadId: after.id, statusId: after.status_id, previousStatusId: before.status_id, lead },
-        },
-        now,
-      );
-    }
   }
 
   /** Checks the referenced status, employee and payment type; the status also sets `status_type`. */

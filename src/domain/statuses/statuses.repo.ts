@@ -1,4 +1,5 @@
 import type { Executor } from '../../db/database.js';
+import type { LeadRow } from '../../db/schema.js';
 import type { StatusRow, StatusType } from './statuses.types.js';
 
 export async function listStatuses(db: Executor, accountId: number, type?: StatusType): Promise<StatusRow[]> {
@@ -60,15 +61,14 @@ export async function deleteStatus(db: Executor, accountId: number, id: number):
 }
 
 /** Ids of the leads in a status, ascending. */
-export async function leadIdsInStatus(db: Executor, accountId: number, statusId: number): Promise<number[]> {
-  const rows = await db
+export async function leadsInStatus(db: Executor, accountId: number, statusId: number): Promise<LeadRow[]> {
+  return db
     .selectFrom('leads')
-    .select('id')
+    .selectAll()
     .where('account_id', '=', accountId)
     .where('status_id', '=', statusId)
     .orderBy('id')
     .execute();
-  return rows.map((r) => r.id);
 }
 
 /** Moves every lead of one status to another (or to the inbox); status_id and status_type together. */
@@ -78,11 +78,13 @@ export async function moveLeadsOfStatus(
   fromStatusId: number,
   to: { statusId: number | null; statusType: 'inbox' | StatusType },
   now: number,
-): Promise<void> {
-  await db
+): Promise<LeadRow[]> {
+  const rows = await db
     .updateTable('leads')
     .set({ status_id: to.statusId, status_type: to.statusType, updated_at: now })
     .where('account_id', '=', accountId)
     .where('status_id', '=', fromStatusId)
+    .returningAll()
     .execute();
+  return rows.sort((a, b) => a.id - b.id);
 }

@@ -5,6 +5,7 @@ import { conflict, invalid, notFound } from '../errors.js';
 import { requireOwner } from '../policy/policy.js';
 import { lockAccountLists } from './account-lock.js';
 import * as repo from './statuses.repo.js';
+import { recordLeadChange } from '../leads/lead-events.js';
 import {
   compareStatuses,
   DEFAULT_STATUSES,
@@ -102,10 +103,11 @@ export class StatusesService {
       if (!status) throw notFound('Status not found');
       const next = await repo.firstStatusOfType(trx, auth.accountId, status.type, id);
       const to = next ? { statusId: next.id, statusType: next.type } : { statusId: null, statusType: 'inbox' as const };
-      const movedLeadIds = await repo.leadIdsInStatus(trx, auth.accountId, id);
-      await repo.moveLeadsOfStatus(trx, auth.accountId, id, to, now);
+      const before = new Map((await repo.leadsInStatus(trx, auth.accountId, id)).map((l) => [l.id, l]));
+      const moved = await repo.moveLeadsOfStatus(trx, auth.accountId, id, to, now);
+      for (const after of moved) await recordLeadChange(trx, before.get(after.id)!, after, ['statusId'], now);
       await repo.deleteStatus(trx, auth.accountId, id);
-      return { movedLeadIds, to };
+      return { movedLeadIds: moved.map((l) => l.id), to };
     });
   }
 
