@@ -5,7 +5,7 @@ import { openCore } from './boot.js';
 import { AppError } from './domain/errors.js';
 import type { Plan } from './domain/accounts/plan.js';
 import type { Services } from './services.js';
-import { runWorkerUntilSignal } from './webhooks/standalone.js';
+import { runWorkersUntilSignal } from './background.js';
 
 const USAGE = `Parley operator CLI: works on the storage the server uses (PARLEY_DATA_DIR or DATABASE_URL).
 
@@ -20,7 +20,8 @@ Commands:
                               change an account's plan
   password:reset --login <email> --password <pass>
                               set a new owner password (signs the owner out everywhere)
-  worker                      deliver webhooks in this process until SIGTERM (with PARLEY_WORKERS=off on servers)
+  worker                      run the background work (webhook delivery, Telegram polling) in this
+                              process until SIGTERM (with PARLEY_WORKERS=off on servers)
   help                        this text
 `;
 
@@ -45,7 +46,7 @@ function integer(name: string, v: string): number {
 class CliError extends Error {}
 
 const COMMANDS: Record<string, Command> = {
-  worker: (services) => runWorkerUntilSignal(services),
+  worker: (services) => runWorkersUntilSignal(services),
 
   async 'account:create'(services, args) {
     const { values } = parseArgs({

@@ -3,8 +3,7 @@ import { loadConfig, ConfigError } from './config.js';
 import { openCore } from './boot.js';
 import { buildApp } from './app.js';
 import { VERSION } from './version.js';
-import { startDeliveryWorker } from './webhooks/standalone.js';
-import { startTelegramPoller } from './channels/telegram/start-poller.js';
+import { startBackgroundWorkers } from './background.js';
 
 /** Process entry: config -> database -> app -> listen; SIGTERM/SIGINT close cleanly. */
 async function main(): Promise<void> {
@@ -20,10 +19,8 @@ async function main(): Promise<void> {
   }
   const log = pino({ level: config.logLevel });
   const { db, services } = await openCore(config, log);
-  // Webhook delivery runs here unless PARLEY_WORKERS=off (then: `parley worker` processes).
-  if (config.workers === 'on') startDeliveryWorker(services);
-  // Telegram bots without a public address receive by long polling (with one: by webhook).
-  if (config.workers === 'on' && !config.publicUrl) startTelegramPoller(services);
+  // Background work runs here unless PARLEY_WORKERS=off (then: `parley worker` processes).
+  if (config.workers === 'on') startBackgroundWorkers(services);
   services.workers.push(services.realtime);
   const app = await buildApp({ services, logger: log });
 

@@ -8,15 +8,3 @@ export function startDeliveryWorker(services: Services): DeliveryWorker {
   services.workers.push(worker);
   return worker;
 }
-
-/** `parley worker`: delivers webhooks in a process of its own until SIGTERM/SIGINT. */
-export async function runWorkerUntilSignal(services: Services): Promise<string> {
-  const worker = startDeliveryWorker(services);
-  services.deps.log.info({ id: worker.id }, 'webhook worker running');
-  await new Promise<void>((resolve) => {
-    process.once('SIGTERM', () => resolve());
-    process.once('SIGINT', () => resolve());
-  });
-  await worker.stop();
-  return 'webhook worker stopped';
-}
