@@ -236,6 +236,19 @@ describe('webhook delivery', () => {
     expect(row).toMatchObject({ status: 'delivered', attempts: 1, lease_until: null });
   });
 
+  it('records nothing, and throws nothing, when the webhook was deleted while its delivery was out', async () => {
+    const { owner, integration } = await account();
+    const r = await receiver();
+    const hook = await register(owner, `${r.url}/hook`, 'v1.3', ['customer.created']);
+    await h.services.ingest.ingest(integration, message('ivan'));
+    const w = worker();
+    const [job] = await w.claim(10);
+    expect((await h.request({ method: 'DELETE', url: `/v1.3/webhooks/${hook.id}`, token: owner.access })).statusCode).toBe(200);
+    await expect(w.deliver(job)).resolves.toMatchObject({ error: null });
+    expect(await db().selectFrom('delivery_attempts').selectAll().where('delivery_id', '=', job.id).execute()).toEqual([]);
+    expect(await db().selectFrom('deliveries').selectAll().where('webhook_id', '=', hook.id).execute()).toEqual([]);
+  });
+
   it(`two workers never deliver one attempt twice concurrently (${DIALECT})`, async () => {
     const { owner, integration } = await account();
     const r = await receiver();

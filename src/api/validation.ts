@@ -32,8 +32,28 @@ export const validatorCompiler: FastifySchemaCompiler<FastifySchema> = ({ schema
   const key = `${coerce ? 'c' : 's'}:${JSON.stringify(schema)}`;
   let validate = cache.get(key);
   if (!validate) {
-    validate = (coerce ? coercing : strict).compile(schema as object);
+    validate = compiledOnFirstUse(() => (coerce ? coercing : strict).compile(schema as object));
     cache.set(key, validate);
   }
   return validate;
 };
+
+/**
+ * A validator compiled when it first validates: compiling every route's schemas for three versions
+ * at start-up cost ~150 ms of the first second (issue 9), and most of them a process never uses.
+ * It behaves as the Ajv function: Fastify reads `schemaEnv` (then passes the parent data, so root
+ * values can be coerced) and, after a failed call, `errors`.
+ */
+function compiledOnFirstUse(compile: () => ValidateFunction): ValidateFunction {
+  let compiled: ValidateFunction | undefined;
+  const get = () => (compiled ??= compile());
+  const validate = ((data: unknown, dataCxt?: unknown) => {
+    const fn = get() as (data: unknown, dataCxt?: unknown) => boolean;
+    const ok = fn(data, dataCxt);
+    validate.errors = get().errors;
+    return ok;
+  }) as ValidateFunction;
+  validate.errors = null;
+  Object.defineProperty(validate, 'schemaEnv', { get: () => get().schemaEnv });
+  return validate;
+}

@@ -11,6 +11,7 @@ import { webhooks } from './migrations/0009-webhooks.js';
 import { leads } from './migrations/0008-leads.js';
 import { widget } from './migrations/0011-widget.js';
 import { bots } from './migrations/0012-bots.js';
+import { deliveryClaims } from './migrations/0013-delivery-claims.js';
 
 /**
  * The ordered list of migrations. Names sort in the order they run; a migration is never edited
@@ -27,6 +28,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0008-leads': leads,
   '0011-widget': widget,
   '0012-bots': bots,
+  '0013-delivery-claims': deliveryClaims,
 };
 
 class StaticProvider implements MigrationProvider {

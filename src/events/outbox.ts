@@ -56,9 +56,10 @@ export async function recordEvent(trx: Executor, event: NewEvent, now: number): 
     .returning('id')
     .executeTakeFirstOrThrow();
   // Webhook deliveries are written in the same transaction: durable exactly when the event is.
-  await fanOutEvent(trx, { id: row.id, accountId: event.accountId, type: event.type, leadId: event.leadId ?? null }, now);
+  const deliveries = await fanOutEvent(trx, { id: row.id, accountId: event.accountId, type: event.type, leadId: event.leadId ?? null }, now);
   if (isPostgres(trx)) await sql`select pg_notify(${OUTBOX_CHANNEL}, ${String(row.id)})`.execute(trx);
-  outboxSignal.emit('recorded', row.id);
+  // The count lets the webhook worker sleep through events no endpoint wants (most, often all).
+  outboxSignal.emit('recorded', row.id, deliveries);
   return row.id;
 }
 

@@ -12,6 +12,16 @@ import { onOutbox } from './wakeup.js';
 
 /** decisions.md §7: delays before each retry (ms), multiplied by PARLEY_WEBHOOK_RETRY_SCALE. */
 export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+/**
+ * A claim looks at the oldest this-many deliveries it could send now (endpoint below capacity,
+ * nothing earlier of the lead pending), so its cost does not grow with a backlog (thousands of
+ * pending rows cost ~20 ms a claim before; leased rows are counted through deliveries_lease_idx).
+ * Rows beyond them wait for the next claim: endpoints at capacity are excluded before the cut, so
+ * one cannot crowd out the others.
+ */
+const CANDIDATES = 128;
+/** How long a busy worker gathers completed sends and new deliveries before its next claim. */
+const COMPLETION_BATCH_MS = 10;
 /** An endpoint failing for this long without one success is disabled. */
 export const DISABLE_AFTER_MS = 5 * 24 * 3600_000;
 
@@ -65,6 +75,7 @@ export class DeliveryWorker implements BackgroundWorker {
   private stopped = false;
   private pumping = false;
   private pumpAgain = false;
+  private wakeQueued = false;
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => Promise<void>) | undefined;
   private lastFailure: number | undefined;
@@ -93,7 +104,9 @@ export class DeliveryWorker implements BackgroundWorker {
   start(): void {
     if (this.started) return;
     this.started = true;
-    this.unsubscribe = onOutbox(() => this.wake(), { pgUrl: this.opts.pgListenUrl, log: this.deps.log });
+    // New deliveries: claimed at once by an idle worker; a busy one gathers them with the completions.
+    const nudge = () => (this.inFlight.size ? this.wakeSoon() : this.wake());
+    this.unsubscribe = onOutbox(nudge, { pgUrl: this.opts.pgListenUrl, log: this.deps.log, deliveriesOnly: true });
     this.wake();
   }
 
@@ -144,15 +157,23 @@ export class DeliveryWorker implements BackgroundWorker {
         where status = 'pending' and lease_until is not null and lease_until >= ${now}
         group by webhook_id
       ),
-      ready as (
-        select d.id, d.webhook_id, d.next_attempt_at,
-          row_number() over (partition by d.webhook_id order by d.next_attempt_at, d.id) as rn
+      candidates as (
+        select d.id, d.webhook_id, d.next_attempt_at
         from deliveries d
         join webhooks w on w.id = d.webhook_id
+        left join busy b on b.webhook_id = d.webhook_id
         where ${claimable} and w.status = 1 and d.next_attempt_at <= ${now}
+          and coalesce(b.n, 0) < ${perEndpoint}
           and (d.lead_id is null or not exists (
             select 1 from deliveries e
             where e.webhook_id = d.webhook_id and e.lead_id = d.lead_id and e.status = 'pending' and e.id < d.id))
+        order by d.next_attempt_at, d.id
+        limit ${CANDIDATES}
+      ),
+      ready as (
+        select c.id, c.webhook_id, c.next_attempt_at,
+          row_number() over (partition by c.webhook_id order by c.next_attempt_at, c.id) as rn
+        from candidates c
       ),
       picked as (
         select r.id from ready r left join busy b on b.webhook_id = r.webhook_id
@@ -202,6 +223,11 @@ export class DeliveryWorker implements BackgroundWorker {
     const delay = RETRY_DELAYS_MS[attempts - 1];
     const error = result.error?.slice(0, 2000) ?? null;
     await this.deps.db.kysely.transaction().execute(async (trx) => {
+      // The webhook (and with it this delivery) may have been deleted while the request was out:
+      // then there is nothing left to record. The row lock keeps a deletion from racing the insert.
+      let still = trx.selectFrom('deliveries').select('id').where('id', '=', job.id);
+      if (this.deps.db.dialect === 'postgres') still = still.forUpdate();
+      if (!(await still.executeTakeFirst())) return;
       await trx
         .insertInto('delivery_attempts')
         .values({ delivery_id: job.id, at: now, status_code: result.statusCode, duration_ms: result.durationMs, error })
@@ -258,10 +284,24 @@ export class DeliveryWorker implements BackgroundWorker {
       })
       .finally(() => {
         this.inFlight.delete(p);
-        if (this.started && !this.stopped) this.wake();
+        if (this.started && !this.stopped) this.wakeSoon();
       });
     this.inFlight.add(p);
     return p;
+  }
+
+  /**
+   * While sends are in flight, completions and new deliveries within a few milliseconds wake the
+   * loop once: one claim for all of them (a claim per completion and per event cost more than the
+   * sends themselves under load; at most COMPLETION_BATCH_MS is added to a delivery's wait).
+   */
+  private wakeSoon(): void {
+    if (this.wakeQueued) return;
+    this.wakeQueued = true;
+    setTimeout(() => {
+      this.wakeQueued = false;
+      this.wake();
+    }, COMPLETION_BATCH_MS).unref();
   }
 
   private wake(): void {
@@ -279,11 +319,17 @@ export class DeliveryWorker implements BackgroundWorker {
     try {
       do {
         this.pumpAgain = false;
-        const jobs = await this.claim(this.freeSlots());
+        const asked = this.freeSlots();
+        const jobs = await this.claim(asked);
         for (const job of jobs) void this.track(job);
-        if (jobs.length && this.freeSlots() > 0) this.pumpAgain = true;
+        // Fewer than asked: nothing else is claimable until a send completes or an event arrives,
+        // and both wake the loop; claiming again now would only find nothing (a claim per send).
+        if (jobs.length === asked && this.freeSlots() > 0) this.pumpAgain = true;
       } while (this.pumpAgain && !this.stopped);
-      await this.scheduleNext();
+      // While sends are in flight, each completion wakes the loop: the next due time is looked up
+      // when the last one is done (the poll stays armed as the safety net).
+      if (this.inFlight.size) this.arm(this.deps.config.eventsPollMs);
+      else await this.scheduleNext();
       this.lastFailure = undefined;
     } catch (err) {
       this.lastFailure = Date.now();

@@ -25,6 +25,8 @@ export interface IssuedToken {
   jti: string;
 }
 
+const VERIFIED_CACHE_SIZE = 1000;
+
 /** HS256 JWTs with the claims of decisions.md §2, on an injectable clock. */
 export class TokenSigner {
   constructor(
@@ -52,8 +54,25 @@ export class TokenSigner {
     return { token: await jwt.sign(this.secret), exp, jti };
   }
 
+  /**
+   * Claims of tokens verified before, by token text, until they expire (issue 9: the HMAC check
+   * was ~30% of a small API request). Only verification is skipped: revocation (user, API key,
+   * plugin) is still checked by the caller on every request. Bounded; oldest entries go first.
+   */
+  private readonly verified = new Map<string, TokenClaims>();
+
   /** Verifies signature, expiry and claim shapes; any failure is a 401. */
   async verify(token: string): Promise<TokenClaims> {
+    const known = this.verified.get(token);
+    if (known && (known.exp === undefined || known.exp * 1000 > this.clock.now())) return known;
+    if (known) this.verified.delete(token);
+    const claims = await this.verifyOnce(token);
+    if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value as string);
+    this.verified.set(token, claims);
+    return claims;
+  }
+
+  private async verifyOnce(token: string): Promise<TokenClaims> {
     let payload: Record<string, unknown>;
     try {
       ({ payload } = await jwtVerify(token, this.secret, {

@@ -1,0 +1,73 @@
+// The load generator: autocannon (a devDependency) driving a stream of requests, with every
+// response time kept so that any percentile (p95 too) is exact.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { root } from '../../scripts/ensure-built.mjs';
+
+let autocannon;
+async function load() {
+  if (autocannon) return autocannon;
+  try {
+    autocannon = (await import(pathToFileURL(createRequire(path.join(root, 'package.json')).resolve('autocannon')).href)).default;
+  } catch {
+    console.error('bench: autocannon is not installed (npm install)');
+    process.exit(2);
+  }
+  return autocannon;
+}
+
+export function percentile(sorted, p) {
+  if (!sorted.length) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/**
+ * Runs `next()` request after request (each `{ method, path, headers?, body? }`) against `base` on
+ * `connections` connections for `duration` seconds. Returns requests/s of 2xx answers, latency
+ * percentiles in ms, and errors (transport errors, timeouts and non-2xx answers).
+ */
+export async function runLoad({ base, next, duration, connections, pipelining = 1, overallRate }) {
+  const ac = await load();
+  const latencies = [];
+  let ok = 0;
+  let bad = 0;
+  const firstBad = [];
+  const instance = ac({
+    url: base,
+    connections,
+    pipelining,
+    duration,
+    timeout: 30,
+    ...(overallRate ? { overallRate } : {}),
+    requests: [
+      {
+        setupRequest: (req) => {
+          const r = next();
+          return { ...req, method: r.method, path: r.path, headers: { ...(r.body !== undefined ? { 'content-type': 'application/json' } : {}), ...r.headers }, body: r.body };
+        },
+      },
+    ],
+  });
+  instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+    if (statusCode >= 200 && statusCode < 300) {
+      ok++;
+      latencies.push(responseTime);
+    } else {
+      bad++;
+      if (firstBad.length < 3) firstBad.push(statusCode);
+    }
+  });
+  const result = await instance;
+  latencies.sort((a, b) => a - b);
+  const seconds = result.duration || duration;
+  return {
+    requests: ok,
+    rps: ok / seconds,
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    p99: percentile(latencies, 99),
+    errors: bad + result.errors + result.timeouts,
+    errorDetail: bad || result.errors || result.timeouts ? { non2xx: bad, statusCodes: firstBad, transport: result.errors, timeouts: result.timeouts } : undefined,
+  };
+}

@@ -1,0 +1,99 @@
+// Child processes of the suite: the real server (dist/main.js), the ceiling and the webhook receiver.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { root } from '../../scripts/ensure-built.mjs';
+
+/** A free TCP port on 127.0.0.1 (the server logs at warn level, so it cannot tell us its own). */
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function cleanEnv(extra) {
+  const env = { ...process.env };
+  for (const key of Object.keys(env)) if (key.startsWith('PARLEY_') || key === 'DATABASE_URL') delete env[key];
+  return Object.assign(env, extra);
+}
+
+/** Spawns a helper script that prints "serving <url>" (and maybe "endpoints <url> ..."); resolves with { url, endpoints, stop }. */
+export async function startHelper(script, args = []) {
+  const child = spawn(process.execPath, [script, ...args], { cwd: root, env: cleanEnv({}), stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise((resolve) => child.once('close', resolve));
+  let endpoints = [];
+  const url = await new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (line.startsWith('endpoints ')) endpoints = line.slice(10).split(' ');
+      const match = /serving (http:\/\/\S+)/.exec(line);
+      if (match) resolve(match[1]);
+    });
+    exited.then((code) => reject(new Error(`${path.basename(script)} exited (${code}) before serving`)));
+  });
+  return { url, endpoints, pid: child.pid, stop: () => stop(child, exited) };
+}
+
+async function stop(child, exited) {
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/**
+ * Starts `node dist/main.js` with the suite's environment; resolves once GET /health answers 200,
+ * with the time that took from spawn (start-up to first answer).
+ */
+export async function startServer({ dataDir, databaseUrl, nodeArgs = [], extraEnv = {}, timeoutMs = 60_000 }) {
+  const port = await freePort();
+  const env = cleanEnv({
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PARLEY_DATA_DIR: dataDir,
+    PARLEY_LOG_LEVEL: 'warn',
+    PARLEY_API_RATE_LIMIT: '0',
+    PARLEY_LOGIN_MAX_PER_IP: '1000',
+    PARLEY_WIDGET_SESSIONS_PER_IP: '1000000',
+    PARLEY_WIDGET_MESSAGES_PER_MINUTE: '100000000',
+    PARLEY_WEBHOOK_ALLOW_PRIVATE: '1',
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    ...extraEnv,
+  });
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [...nodeArgs, path.join(root, 'dist', 'main.js')], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  const exited = new Promise((resolve) => child.once('close', resolve));
+  let dead = false;
+  exited.then(() => (dead = true));
+  const base = `http://127.0.0.1:${port}`;
+  for (;;) {
+    if (dead) throw new Error('the server exited before answering /health');
+    if (performance.now() - t0 > timeoutMs) {
+      await stop(child, exited);
+      throw new Error(`the server did not answer /health within ${timeoutMs} ms`);
+    }
+    try {
+      const res = await fetch(`${base}/health`);
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  const startupMs = performance.now() - t0;
+  return { base, pid: child.pid, startupMs, alive: () => !dead, stop: () => stop(child, exited) };
+}
+
+/** Resident memory of a process, in MB (Linux /proc). */
+export function rssMb(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+  return match ? Number(match[1]) / 1024 : NaN;
+}

@@ -1,0 +1,582 @@
+// Parley's benchmark suite (issue 9): one account of realistic size, the real server process, and
+// every figure next to the machine's own ceiling: a bare fastify route answering a body of the same
+// size to the same requests, measured in the same run, just before the scenario.
+//
+//   npm run bench                         all scenarios, embedded SQLite, 100k leads / 1M messages
+//   npm run bench -- leads history        only those scenarios (names below)
+//   npm run bench -- --db postgres        the same on PostgreSQL (BENCH_DATABASE_URL, default
+//                                         postgres://postgres@127.0.0.1:5432/test; a fresh schema per run)
+//   npm run bench -- --smoke              tiny data, ~2 s per scenario: what CI runs (figures not judged)
+// Options: --runs N (median of N runs per scenario; default 1), --duration S, --connections C,
+//   --seed N, --scale F (data size factor), --keep (keep the run's data copy / schema), --no-build,
+//   --cpu-prof (server under node --cpu-prof; profiles in bench/results/profiles/).
+// The generated data set is cached in bench/.data/ by dialect-independent seed and size (SQLite: the
+// folder is copied per run, so writes of one run never reach the next). Results: bench/results/*.json.
+// Exit code: 0 when every scenario ran without errors; 1 when one failed or had errors. Targets are
+// printed, never judged by the exit code.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ensureBuilt, root } from '../scripts/ensure-built.mjs';
+import { generate, GENERATOR_VERSION, sizesFor } from './generate.mjs';
+import { runLoad, percentile } from './lib/load.mjs';
+import { openProbe } from './lib/probe.mjs';
+import { rssMb, startHelper, startServer } from './lib/processes.mjs';
+import { progressReporter } from './lib/progress.mjs';
+import { CUSTOMER_QUERIES, MESSAGE_QUERIES } from './lib/vocabulary.mjs';
+
+const { values: opts, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    db: { type: 'string', default: 'sqlite' },
+    smoke: { type: 'boolean', default: false },
+    runs: { type: 'string' },
+    duration: { type: 'string' },
+    connections: { type: 'string', default: '50' },
+    seed: { type: 'string', default: '1' },
+    scale: { type: 'string', default: '1' },
+    keep: { type: 'boolean', default: false },
+    'no-build': { type: 'boolean', default: false },
+    'cpu-prof': { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+
+/** The scenarios, in the order they run. `http`: a load run against the ceiling. */
+const SCENARIOS = [
+  { name: 'startup', kind: 'startup', target: '< 1000 ms to first answer' },
+  { name: 'leads', kind: 'http', target: 'ratio >= 0.6, p99 < 25 ms', check: (r) => r.ratio >= 0.6 && r.p99 < 25 },
+  { name: 'leads-filtered', kind: 'http', target: 'ratio >= 0.6, p99 < 25 ms', check: (r) => r.ratio >= 0.6 && r.p99 < 25 },
+  { name: 'lead', kind: 'http' },
+  { name: 'history', kind: 'http', target: 'ratio >= 0.7', check: (r) => r.ratio >= 0.7 },
+  { name: 'customer-search', kind: 'http' },
+  // A latency target: measured with a few searchers at once, not 50 (queueing would be the figure).
+  { name: 'message-search', kind: 'http', connections: 4, target: 'p95 < 20 ms (4 connections)', check: (r) => r.p95 < 20 },
+  { name: 'send', kind: 'http' },
+  { name: 'widget-visitor', kind: 'http', target: '>= 5000 messages/s', check: (r) => r.rps >= 5000 },
+  { name: 'webhooks', kind: 'webhooks', target: '>= 5000 deliveries/s, p99 < 100 ms', check: (r) => r.rps >= 5000 && r.p99 < 100 },
+  { name: 'footprint', kind: 'footprint', target: 'idle RSS < 150 MB' },
+  { name: 'ingest', kind: 'ingest', target: '(pipeline, no HTTP)' },
+];
+
+if (opts.help) {
+  console.log(fs.readFileSync(new URL(import.meta.url), 'utf8').split('\n').filter((l) => l.startsWith('//')).map((l) => l.slice(3)).join('\n'));
+  console.log(`\nscenarios: ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  process.exit(0);
+}
+const unknown = positionals.filter((p) => !SCENARIOS.some((s) => s.name === p));
+if (unknown.length) {
+  console.error(`bench: unknown scenario ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  process.exit(2);
+}
+if (opts.db !== 'sqlite' && opts.db !== 'postgres') {
+  console.error('bench: --db is sqlite or postgres');
+  process.exit(2);
+}
+const selected = SCENARIOS.filter((s) => !positionals.length || positionals.includes(s.name));
+const SMOKE = opts.smoke;
+const RUNS = Math.max(1, Number(opts.runs ?? 1));
+const DURATION = Number(opts.duration ?? (SMOKE ? 2 : 10));
+const WARMUP = SMOKE ? 1 : 2;
+const CONNECTIONS = Number(opts.connections);
+const SEED = Number(opts.seed);
+const sizes = sizesFor({ smoke: SMOKE, scale: Number(opts.scale) });
+const POSTGRES = opts.db === 'postgres';
+const PG_BASE = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+
+if (!opts['no-build']) ensureBuilt();
+const benchDir = path.join(root, 'bench');
+const dataRoot = path.join(benchDir, '.data');
+const runId = `${new Date().toISOString().replace(/[:.]/g, '-')}-${opts.db}`;
+const runDir = path.join(dataRoot, `run-${process.pid}`);
+const cleanups = [];
+const loadAtStart = os.loadavg();
+let failed = false;
+const rows = [];
+
+try {
+  await main();
+} catch (err) {
+  failed = true;
+  console.error(`bench: ${err instanceof Error ? err.stack : err}`);
+} finally {
+  for (const fn of cleanups.reverse()) {
+    try {
+      await fn();
+    } catch (err) {
+      console.error(`bench: cleanup failed: ${err}`);
+    }
+  }
+}
+process.exit(failed ? 1 : 0);
+
+async function main() {
+  console.log(`Parley bench: ${opts.db}, ${sizes.customers} customers, ${sizes.leads} leads, ${sizes.messages} messages; ${os.cpus().length} cores, node ${process.version}; ${DURATION} s per run, ${CONNECTIONS} connections, ${RUNS} run(s) per scenario (median)`);
+  const { meta, databaseUrl } = await prepareData();
+  const ctx = { meta, databaseUrl, dataDir: runDir };
+
+  if (selected.some((s) => s.name === 'startup')) await guarded('startup', () => startupScenario(ctx));
+
+  const needsServer = selected.some((s) => ['http', 'webhooks', 'footprint'].includes(s.kind));
+  if (needsServer) {
+    const profDir = path.join(benchDir, 'results', 'profiles');
+    if (opts['cpu-prof']) fs.mkdirSync(profDir, { recursive: true });
+    const server = await startServer({
+      dataDir: runDir,
+      databaseUrl,
+      nodeArgs: opts['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
+    });
+    cleanups.push(() => server.stop());
+    ctx.server = server;
+    await new Promise((r) => setTimeout(r, 1000));
+    ctx.rssAtStart = rssMb(server.pid);
+    ctx.token = await login(server.base, meta);
+    ctx.headers = { authorization: `Bearer ${ctx.token}` };
+    const bare = await startHelper(path.join(benchDir, 'lib', 'bare.mjs'));
+    cleanups.push(() => bare.stop());
+    ctx.bare = bare.url;
+
+    for (const s of selected.filter((x) => x.kind === 'http')) await guarded(s.name, () => httpScenario(ctx, s));
+    if (selected.some((s) => s.name === 'webhooks')) await guarded('webhooks', () => webhooksScenario(ctx));
+    if (selected.some((s) => s.name === 'footprint')) await guarded('footprint', () => footprintScenario(ctx));
+    if (!server.alive()) throw new Error('the server process died during the run');
+  }
+  if (selected.some((s) => s.name === 'ingest')) await guarded('ingest', () => ingestScenario(ctx));
+
+  printTable();
+  writeResults(ctx);
+}
+
+async function guarded(name, fn) {
+  try {
+    await fn();
+  } catch (err) {
+    failed = true;
+    console.error(`bench: scenario ${name} failed: ${err instanceof Error ? err.stack : err}`);
+    rows.push({ scenario: name, failed: String(err instanceof Error ? err.message : err) });
+  }
+}
+
+// ---- Data ------------------------------------------------------------------------------------
+
+async function prepareData() {
+  fs.mkdirSync(dataRoot, { recursive: true });
+  fs.rmSync(runDir, { recursive: true, force: true });
+  cleanups.push(async () => {
+    if (!opts.keep) fs.rmSync(runDir, { recursive: true, force: true });
+    else console.log(`kept the run's data in ${runDir}`);
+  });
+  const key = `g${GENERATOR_VERSION}-s${SEED}-${sizes.customers}c-${sizes.leads}l-${sizes.messages}m`;
+  if (!POSTGRES) {
+    const cached = path.join(dataRoot, `sqlite-${key}`);
+    if (!fs.existsSync(path.join(cached, 'bench-meta.json'))) {
+      const tmp = `${cached}.tmp-${process.pid}`;
+      fs.rmSync(tmp, { recursive: true, force: true });
+      cleanups.push(async () => fs.rmSync(tmp, { recursive: true, force: true }));
+      const bar = progressReporter('generating the data set');
+      const meta = await generate({ dataDir: tmp, seed: SEED, sizes, progress: bar.update });
+      bar.done();
+      fs.writeFileSync(path.join(tmp, 'bench-meta.json'), JSON.stringify(meta));
+      fs.rmSync(cached, { recursive: true, force: true });
+      fs.renameSync(tmp, cached);
+    } else {
+      console.log(`reusing the data set in ${path.relative(root, cached)}`);
+    }
+    fs.cpSync(cached, runDir, { recursive: true });
+    return { meta: JSON.parse(fs.readFileSync(path.join(runDir, 'bench-meta.json'), 'utf8')), databaseUrl: undefined };
+  }
+  // PostgreSQL: a fresh schema per run (test/helpers/database.ts does the same for tests).
+  const schema = `bench_${process.pid}_${Date.now().toString(36)}`;
+  const databaseUrl = await createSchema(schema);
+  cleanups.push(async () => {
+    if (opts.keep) return void console.log(`kept the schema ${schema}`);
+    await dropSchema(schema);
+  });
+  fs.mkdirSync(runDir, { recursive: true });
+  const bar = progressReporter(`generating the data set in schema ${schema}`);
+  const meta = await generate({ dataDir: runDir, databaseUrl, seed: SEED, sizes, progress: bar.update });
+  bar.done();
+  return { meta, databaseUrl };
+}
+
+function withSearchPath(url, schema) {
+  const u = new URL(url);
+  u.searchParams.set('options', `-c search_path=${schema}`);
+  return u.toString();
+}
+
+async function adminQuery(sql) {
+  const { createRequire } = await import('node:module');
+  const { pathToFileURL } = await import('node:url');
+  const { default: pg } = await import(pathToFileURL(createRequire(path.join(root, 'package.json')).resolve('pg')).href);
+  const client = new pg.Client({ connectionString: PG_BASE });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+async function createSchema(schema) {
+  await adminQuery(`create schema ${schema}`);
+  return withSearchPath(PG_BASE, schema);
+}
+
+async function dropSchema(schema) {
+  await adminQuery(`drop schema if exists ${schema} cascade`);
+}
+
+// ---- Requests --------------------------------------------------------------------------------
+
+async function login(base, meta) {
+  const res = await fetch(`${base}/v1.3/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ login: meta.login, pass: meta.pass }),
+  });
+  if (res.status !== 200) throw new Error(`login answered ${res.status}: ${await res.text()}`);
+  return (await res.json()).accessToken.token;
+}
+
+async function call(base, r) {
+  const res = await fetch(base + r.path, {
+    method: r.method,
+    headers: { ...(r.body !== undefined ? { 'content-type': 'application/json' } : {}), ...r.headers },
+    body: r.body,
+  });
+  const text = await res.text();
+  if (res.status < 200 || res.status >= 300) throw new Error(`${r.method} ${r.path} answered ${res.status}: ${text.slice(0, 300)}`);
+  return text;
+}
+
+/** Round-robin over a list, deterministic. */
+function cycle(list) {
+  if (!list.length) throw new Error('no samples to cycle over (data set too small?)');
+  let i = 0;
+  return () => list[i++ % list.length];
+}
+
+/** The request stream of each HTTP scenario. */
+async function requestsOf(ctx, name) {
+  const { meta, headers } = ctx;
+  const json = (method, p, body) => ({ method, path: p, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const msgra2 = meta.integrations.find((i) => i.type === 'msgra2').id;
+  switch (name) {
+    case 'leads':
+      return () => json('GET', '/v1.3/leads/active?limit=50');
+    case 'leads-filtered':
+      return () => json('GET', `/v1.3/leads/active?limit=50&sa=${msgra2}&tags=vip`);
+    case 'lead': {
+      const next = cycle(meta.samples.leads);
+      return () => json('GET', `/v1.3/leads/${next()}`);
+    }
+    case 'history': {
+      const next = cycle(meta.samples.history);
+      return () => {
+        const h = next();
+        return json('POST', `/v1.3/messaging/${h.lead}/history/${h.source}`, {});
+      };
+    }
+    case 'customer-search': {
+      const next = cycle(CUSTOMER_QUERIES);
+      return () => json('POST', '/v1.3/search/customers', { q: next() });
+    }
+    case 'message-search': {
+      const next = cycle(MESSAGE_QUERIES);
+      const integrations = cycle(meta.integrations.map((i) => i.id));
+      return () => json('POST', `/v1.3/search/${integrations()}`, { q: next() });
+    }
+    case 'send': {
+      const next = cycle(meta.samples.widgetLeads);
+      let n = 0;
+      return () => json('POST', `/v1.3/messaging/${next()}/send`, { message: { text: `Thanks for waiting, your order ships today (${++n})` } });
+    }
+    case 'widget-visitor':
+      return widgetVisitorRequests(ctx, 'w');
+    default:
+      throw new Error(`no requests for ${name}`);
+  }
+}
+
+/** Visitors of the site widget (new sessions through the public protocol), then their messages. */
+async function widgetVisitorRequests(ctx, prefix) {
+  const { server, meta } = ctx;
+  const count = Math.max(20, Math.min(400, CONNECTIONS * 4));
+  const tokens = [];
+  for (let v = 0; v < count; v++) {
+    const text = await call(server.base, { method: 'POST', path: '/widget/v1/sessions', headers: {}, body: JSON.stringify({ key: meta.widget.key, name: `Bench visitor ${v}` }) });
+    tokens.push(JSON.parse(text).token);
+  }
+  const next = cycle(tokens);
+  let n = 0;
+  const run = `${prefix}${Date.now().toString(36)}`;
+  return () => {
+    const i = ++n;
+    return {
+      method: 'POST',
+      path: '/widget/v1/messages',
+      headers: { authorization: `Bearer ${next()}` },
+      body: JSON.stringify({ clientId: `${run}-${i}`, text: `Hello, is the blue hoodie in stock in size M? (${i})` }),
+    };
+  };
+}
+
+// ---- Scenarios -------------------------------------------------------------------------------
+
+function median(list, key) {
+  const sorted = [...list].sort((a, b) => a[key] - b[key]);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
+async function httpScenario(ctx, s) {
+  const next = await requestsOf(ctx, s.name);
+  // The ceiling answers what the scenario answers: the median-sized of a few sample answers.
+  const samples = [];
+  for (let i = 0; i < 5; i++) samples.push(await call(ctx.server.base, next()));
+  samples.sort((a, b) => a.length - b.length);
+  const body = samples[2];
+  await call(ctx.bare, { method: 'PUT', path: `/__body/${s.name}`, headers: {}, body });
+  const bareNext = () => ({ ...next(), path: `/bare/${s.name}` });
+
+  const runs = [];
+  const connections = s.connections ?? CONNECTIONS;
+  for (let i = 0; i < RUNS; i++) {
+    await runLoad({ base: ctx.bare, next: bareNext, duration: WARMUP, connections });
+    const ceiling = await runLoad({ base: ctx.bare, next: bareNext, duration: DURATION, connections });
+    await runLoad({ base: ctx.server.base, next, duration: WARMUP, connections });
+    const real = await runLoad({ base: ctx.server.base, next, duration: DURATION, connections });
+    runs.push({ ...real, ceiling: ceiling.rps, ratio: real.rps / ceiling.rps });
+    progressLine(s.name, runs.at(-1));
+  }
+  const m = median(runs, 'rps');
+  rows.push({
+    scenario: s.name,
+    rps: m.rps,
+    p50: m.p50,
+    p95: m.p95,
+    p99: m.p99,
+    errors: runs.reduce((a, r) => a + r.errors, 0),
+    errorDetail: runs.find((r) => r.errorDetail)?.errorDetail,
+    ceiling: m.ceiling,
+    ratio: m.ratio,
+    bodyBytes: Buffer.byteLength(body),
+    connections,
+    runs,
+  });
+}
+
+function progressLine(name, r) {
+  console.log(`  ${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50?.toFixed(1)} ms, p95 ${r.p95?.toFixed(1)} ms, p99 ${r.p99?.toFixed(1)} ms, errors ${r.errors}${r.ceiling ? `, ceiling ${r.ceiling.toFixed(0)} req/s, ratio ${r.ratio.toFixed(2)}` : ''}`);
+}
+
+/** Start-up to the first 200 of GET /health: on the data set, and on an empty data folder / schema. */
+async function startupScenario(ctx) {
+  const times = { data: [], empty: [] };
+  const n = SMOKE ? 1 : Math.max(3, RUNS);
+  for (let i = 0; i < n; i++) {
+    const s = await startServer({ dataDir: runDir, databaseUrl: ctx.databaseUrl });
+    times.data.push(s.startupMs);
+    await s.stop();
+    const emptyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-empty-'));
+    let url;
+    let schema;
+    if (POSTGRES) {
+      schema = `bench_empty_${process.pid}_${i}`;
+      url = await createSchema(schema);
+    }
+    try {
+      const e = await startServer({ dataDir: emptyDir, databaseUrl: url });
+      times.empty.push(e.startupMs);
+      await e.stop();
+    } finally {
+      fs.rmSync(emptyDir, { recursive: true, force: true });
+      if (schema) await dropSchema(schema);
+    }
+  }
+  const sorted = (l) => [...l].sort((a, b) => a - b);
+  const data = sorted(times.data);
+  const empty = sorted(times.empty);
+  const row = {
+    scenario: 'startup',
+    p50: percentile(data, 50),
+    p99: data.at(-1),
+    errors: 0,
+    note: `data set: median ${percentile(data, 50).toFixed(0)} ms (max ${data.at(-1).toFixed(0)}); empty: median ${percentile(empty, 50).toFixed(0)} ms; ${n} runs`,
+    value: percentile(data, 50),
+    runs: times,
+  };
+  console.log(`  startup: ${row.note}`);
+  rows.push(row);
+}
+
+/**
+ * Webhook fan-out: 5 endpoints on local receivers (5 ports: 5 hosts to the sender), events made by
+ * widget visitor messages over HTTP. Two phases:
+ * - throughput: visitor messages as fast as the server takes them for the run's duration, then until
+ *   every delivery is made; deliveries/s = deliveries / (first event -> last delivery);
+ * - latency: visitor messages at a fixed rate the server sustains (half the measured delivery rate),
+ *   event-to-delivery p50/p99 from the event's commit time (events.created_at) to its arrival.
+ */
+async function webhooksScenario(ctx) {
+  const receiver = await startHelper(path.join(benchDir, 'lib', 'receiver.mjs'), ['5']);
+  cleanups.push(() => receiver.stop());
+  const probe = await openProbe({ dataDir: runDir, databaseUrl: ctx.databaseUrl });
+  cleanups.push(() => probe.close());
+  const hooks = [];
+  for (let i = 0; i < 5; i++) {
+    const text = await call(ctx.server.base, { method: 'POST', path: '/v1.3/webhooks', headers: ctx.headers, body: JSON.stringify({ url: `${receiver.endpoints[i]}/hook/${i}`, name: `bench ${i}` }) });
+    hooks.push(JSON.parse(text).id);
+  }
+  try {
+    const next = await widgetVisitorRequests(ctx, 'h');
+    // One message first: the visitors' customers and leads exist before the phases (fewer extra events).
+    for (let i = 0; i < Math.max(20, Math.min(400, CONNECTIONS * 4)); i++) await call(ctx.server.base, next());
+    const phase = async (label, load) => {
+      await drain(probe, 0);
+      const firstEvent = ((await probe.all('select coalesce(max(id), 0) as id from events'))[0].id ?? 0) + 1;
+      await call(receiver.url, { method: 'GET', path: '/__reset', headers: {} });
+      const started = Date.now();
+      const ingest = await load();
+      // Requests still in flight when the load generator stopped are answered (and make events) after.
+      await new Promise((r) => setTimeout(r, 500));
+      const pending = await drain(probe, firstEvent);
+      const arrivals = JSON.parse(await call(receiver.url, { method: 'GET', path: '/__dump', headers: {} }));
+      const events = await probe.all(`select id, created_at from events where id >= ${firstEvent}`);
+      const createdAt = new Map(events.map((e) => [`msg_${e.id}`, e.created_at]));
+      const dead = (await probe.all(`select count(*) as n from deliveries where event_id >= ${firstEvent} and status = 'dead'`))[0].n;
+      const latencies = arrivals.filter(([id]) => createdAt.has(id)).map(([id, at]) => at - createdAt.get(id)).sort((a, b) => a - b);
+      const last = arrivals.reduce((m, a) => Math.max(m, a[1]), started);
+      const seconds = (last - started) / 1000;
+      const r = {
+        label,
+        events: events.length,
+        deliveries: latencies.length,
+        seconds,
+        deliveriesPerSecond: latencies.length / seconds,
+        p50: percentile(latencies, 50),
+        p95: percentile(latencies, 95),
+        p99: percentile(latencies, 99),
+        errors: ingest.errors + pending + dead,
+        ingest,
+      };
+      console.log(`  webhooks ${label}: ${r.events} events (${ingest.requests} visitor messages, ${ingest.rps.toFixed(0)}/s) -> ${r.deliveries} deliveries in ${seconds.toFixed(1)} s = ${r.deliveriesPerSecond.toFixed(0)}/s; event -> delivery p50 ${r.p50} ms, p99 ${r.p99} ms`);
+      return r;
+    };
+    const throughput = await phase('throughput', () => runLoad({ base: ctx.server.base, next, duration: DURATION, connections: CONNECTIONS }));
+    const eventsPerMessage = throughput.events / Math.max(1, throughput.ingest.requests);
+    const rate = Math.max(10, Math.floor((throughput.deliveriesPerSecond * 0.5) / 5 / Math.max(1, eventsPerMessage)));
+    const latency = await phase(`latency at ${rate} messages/s`, () => runLoad({ base: ctx.server.base, next, duration: DURATION, connections: Math.min(CONNECTIONS, 10), overallRate: rate }));
+    rows.push({
+      scenario: 'webhooks',
+      rps: throughput.deliveriesPerSecond,
+      p50: latency.p50,
+      p95: latency.p95,
+      p99: latency.p99,
+      errors: throughput.errors + latency.errors,
+      note:
+        `throughput: ${throughput.events} events -> ${throughput.deliveries} deliveries to 5 endpoints in ${throughput.seconds.toFixed(1)} s (backlog p50 ${throughput.p50} ms); ` +
+        `latency (p50/p99 columns) at ${rate} visitor messages/s = ${latency.deliveriesPerSecond.toFixed(0)} deliveries/s`,
+      throughput,
+      latency,
+    });
+  } finally {
+    // Later scenarios must not pay for the fan-out (and no delivery is in flight when it goes).
+    await drain(probe, 0);
+    for (const id of hooks) await call(ctx.server.base, { method: 'DELETE', path: `/v1.3/webhooks/${id}`, headers: ctx.headers }).catch(() => {});
+  }
+}
+
+/** Waits until no delivery of events from `firstEvent` on is pending; returns how many still are. */
+async function drain(probe, firstEvent) {
+  const deadline = Date.now() + (SMOKE ? 30_000 : 180_000);
+  for (;;) {
+    const pending = (await probe.all(`select count(*) as n from deliveries where event_id >= ${firstEvent} and status = 'pending'`))[0].n;
+    if (pending === 0 || Date.now() > deadline) return pending;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function footprintScenario(ctx) {
+  await new Promise((r) => setTimeout(r, SMOKE ? 1000 : 5000));
+  const after = rssMb(ctx.server.pid);
+  rows.push({
+    scenario: 'footprint',
+    errors: 0,
+    value: Math.max(ctx.rssAtStart, after),
+    rssAtStart: ctx.rssAtStart,
+    rssAfterLoad: after,
+    note: `RSS idle after start ${ctx.rssAtStart.toFixed(0)} MB; idle after the load ${after.toFixed(0)} MB (data set: ${sizes.messages} messages)`,
+  });
+  console.log(`  footprint: ${rows.at(-1).note}`);
+}
+
+/** The ingest pipeline without HTTP (bench/ingest.mjs in its own process, its own fresh database). */
+async function ingestScenario(ctx) {
+  const { execFileSync } = await import('node:child_process');
+  const env = { ...process.env };
+  delete env.DATABASE_URL;
+  let schema;
+  if (POSTGRES) {
+    schema = `bench_ingest_${process.pid}`;
+    env.DATABASE_URL = await createSchema(schema);
+  }
+  try {
+    const out = execFileSync(process.execPath, [path.join(benchDir, 'ingest.mjs'), '--json', '--no-build', ...(SMOKE ? ['--smoke'] : [])], { cwd: root, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    const r = JSON.parse(out.trim().split('\n').at(-1));
+    rows.push({ scenario: 'ingest', rps: r.messagesPerSecond, p50: r.p50ms, p99: r.p99ms, errors: 0, note: `${r.messages} messages, ${r.concurrency} concurrent, each committed (no HTTP)` });
+    console.log(`  ingest: ${rows.at(-1).note}: ${r.messagesPerSecond}/s`);
+  } finally {
+    if (schema) await dropSchema(schema);
+  }
+}
+
+// ---- Output ----------------------------------------------------------------------------------
+
+function printTable() {
+  const fmt = (v, d = 0) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(d) : '-');
+  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'ceiling/s', 'ratio', 'target', 'met'];
+  const table = rows.map((r) => {
+    const def = SCENARIOS.find((s) => s.name === r.scenario);
+    let met = '';
+    if (r.failed) met = 'FAILED';
+    else if (def?.check) met = def.check(r) ? 'yes' : 'no';
+    else if (r.scenario === 'startup') met = r.value < 1000 ? 'yes' : 'no';
+    else if (r.scenario === 'footprint') met = r.value < 150 ? 'yes' : 'no';
+    const target = def?.target ?? '';
+    const p50 = r.scenario === 'footprint' ? '-' : fmt(r.p50, 1);
+    return [r.scenario, fmt(r.rps), p50, fmt(r.p99, 1), String(r.errors ?? '-'), fmt(r.ceiling), fmt(r.ratio, 2), target, met];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
+  const line = (cells) => cells.map((c, i) => (i === 0 || i >= 7 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  console.log(`\n${line(header)}`);
+  for (const row of table) console.log(line(row));
+  const notes = rows.filter((r) => r.note || r.failed);
+  if (notes.length) console.log('');
+  for (const r of notes) console.log(`${r.scenario}: ${r.failed ? `FAILED: ${r.failed}` : r.note}`);
+  const searchRow = rows.find((r) => r.scenario === 'message-search');
+  if (searchRow) console.log(`message-search: p95 ${fmt(searchRow.p95, 1)} ms`);
+  console.log('\n(targets are printed for reading only; the exit code reflects errors, never figures)');
+}
+
+function writeResults(ctx) {
+  const dir = path.join(benchDir, 'results');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${runId}${SMOKE ? '-smoke' : ''}.json`);
+  const result = {
+    at: new Date().toISOString(),
+    dialect: opts.db,
+    smoke: SMOKE,
+    sizes,
+    seed: SEED,
+    durationSeconds: DURATION,
+    connections: CONNECTIONS,
+    runsPerScenario: RUNS,
+    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memoryMb: Math.round(os.totalmem() / 1048576), loadavgAtStart: loadAtStart, loadavgAtEnd: os.loadavg(), node: process.version },
+    rows,
+  };
+  fs.writeFileSync(file, JSON.stringify(result, null, 2));
+  console.log(`results: ${path.relative(root, file)}`);
+  void ctx;
+}
