@@ -35,18 +35,6 @@ export async function existingIntegrationIds(db: Executor, accountId: number, id
   return new Set(rows.map((r) => r.id));
 }
 
-/** The ids among `ids` that are employees of the account. */
-export async function existingUserIds(db: Executor, accountId: number, ids: number[]): Promise<Set<number>> {
-  if (!ids.length) return new Set();
-  const rows = await db
-    .selectFrom('users')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('id', 'in', ids)
-    .execute();
-  return new Set(rows.map((r) => r.id));
-}
-
 /**
  * Makes the employee's access records exactly `desired`. A desired record naming an existing record
  * id keeps that record (and its id); the others are inserted; existing records not kept are deleted.

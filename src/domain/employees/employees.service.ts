@@ -10,14 +10,13 @@ import { revokeUserRefreshTokens } from '../auth/tokens.repo.js';
 import type { Deps } from '../context.js';
 import { AppError, conflict, invalid, notFound, unauthorized, type ErrorDetail } from '../errors.js';
 import { parseIdList, requireOwner } from '../policy/policy.js';
-import { findUser, findUserByLogin, insertUser, updateUser } from '../users/users.repo.js';
+import { existingUserIds, findUser, findUserByLogin, insertUser, updateUser } from '../users/users.repo.js';
 import { normalizeLogin } from '../users/users.types.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { presentLead } from '../leads/lead-presenter.js';
 import {
   deleteUser,
   existingIntegrationIds,
-  existingUserIds,
   findInvitationByHash,
   forgetAllowedUser,
   insertInvitation,

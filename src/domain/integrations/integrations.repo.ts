@@ -49,14 +49,3 @@ export async function deleteIntegrationRow(db: Executor, accountId: number, id: 
   await db.deleteFrom('integrations').where('id', '=', id).where('account_id', '=', accountId).execute();
 }
 
-/** Ids among `ids` that are employees of the account. */
-export async function existingEmployeeIds(db: Executor, accountId: number, ids: number[]): Promise<Set<number>> {
-  if (!ids.length) return new Set();
-  const rows = await db
-    .selectFrom('users')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('id', 'in', ids)
-    .execute();
-  return new Set(rows.map((r) => r.id));
-}

@@ -9,7 +9,7 @@ import { loadOrCreateSecret } from '../auth/secret.js';
 import type { Deps } from '../context.js';
 import { invalid, notFound, type ErrorDetail } from '../errors.js';
 import { canUseIntegration, requireOwner, scopeOf } from '../policy/policy.js';
-import { findOwner } from '../users/users.repo.js';
+import { existingUserIds, findOwner } from '../users/users.repo.js';
 import { channelAppError } from './channel-errors.js';
 import { CredentialsCipher } from './credentials-cipher.js';
 import * as repo from './integrations.repo.js';
@@ -158,7 +158,7 @@ export class IntegrationsService {
     const row = await this.get(auth, id);
     requireBusinessSystems(row);
     const stored = parseUserMapping(row.user_mappings);
-    const employees = await repo.existingEmployeeIds(this.db, auth.accountId, Object.values(stored));
+    const employees = await existingUserIds(this.db, auth.accountId, Object.values(stored));
     const owner = await findOwner(this.db, auth.accountId);
     const mapping: UserMapping = {};
     for (const [external, employee] of Object.entries(stored)) {
@@ -174,7 +174,7 @@ export class IntegrationsService {
     requireOwner(auth);
     const row = await this.get(auth, id);
     requireBusinessSystems(row);
-    const employees = await repo.existingEmployeeIds(this.db, auth.accountId, [...new Set(Object.values(mapping))]);
+    const employees = await existingUserIds(this.db, auth.accountId, [...new Set(Object.values(mapping))]);
     const details: ErrorDetail[] = Object.entries(mapping)
       .filter(([, employee]) => !employees.has(employee))
       .map(([external]) => ({ path: `body.${external}`, message: 'is not an employee of this account' }));

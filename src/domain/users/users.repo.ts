@@ -32,3 +32,10 @@ export async function findOwner(db: Executor, accountId: number): Promise<UserRo
 export async function updateUser(db: Executor, accountId: number, id: number, patch: UserUpdate): Promise<void> {
   await db.updateTable('users').set(patch).where('id', '=', id).where('account_id', '=', accountId).execute();
 }
+
+/** The ids among `ids` that are employees of the account. */
+export async function existingUserIds(db: Executor, accountId: number, ids: number[]): Promise<Set<number>> {
+  if (!ids.length) return new Set();
+  const rows = await db.selectFrom('users').select('id').where('account_id', '=', accountId).where('id', 'in', ids).execute();
+  return new Set(rows.map((r) => r.id));
+}
