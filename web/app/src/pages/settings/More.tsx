@@ -3,11 +3,10 @@ import { api } from '../../api/client';
 import type { ApiKey, Delivery, Integration, Me, PaymentType, Plugin, Tag, Tariff, Webhook, WidgetInfo } from '../../api/types';
 import { useCatalog } from '../../catalog';
 import { t } from '../../i18n';
-import { confirmDelete, CopyButton, ErrorLine, useAction, useResource } from './common';
+import { AddOneForm, confirmDelete, CopyButton, ErrorLine, useAction, useResource } from './common';
 
 export function TemplateSettings() {
   const { templates, reload, userId } = useCatalog();
-  const [group, setGroup] = useState('');
   const [phrase, setPhrase] = useState<Record<number, { template: string; hotkey: string; personal: boolean }>>({});
   const { run, error } = useAction();
   const refresh = () => void reload(['templates']);
@@ -75,21 +74,7 @@ export function TemplateSettings() {
           </section>
         );
       })}
-      <form
-        className="row"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void run(() => api.post('/templates', { key: group.trim() })).then((ok) => {
-            if (ok) setGroup('');
-            refresh();
-          });
-        }}
-      >
-        <input placeholder={t('templates.group')} aria-label={t('templates.group')} value={group} required maxLength={100} onChange={(e) => setGroup(e.target.value)} />
-        <button type="submit" className="primary">
-          {t('templates.addGroup')}
-        </button>
-      </form>
+      <AddOneForm label={t('templates.group')} button={t('templates.addGroup')} maxLength={100} run={run} add={(key) => api.post('/templates', { key })} refresh={refresh} />
     </div>
   );
 }
@@ -116,7 +101,6 @@ export function TagSettings() {
 
 export function PaymentTypeSettings() {
   const { paymentTypes, reload } = useCatalog();
-  const [title, setTitle] = useState('');
   const { run, error } = useAction();
   const refresh = () => void reload(['paymentTypes']);
   return (
@@ -132,21 +116,7 @@ export function PaymentTypeSettings() {
           </li>
         ))}
       </ul>
-      <form
-        className="row"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void run(() => api.post('/payment-types', { title: title.trim() })).then((ok) => {
-            if (ok) setTitle('');
-            refresh();
-          });
-        }}
-      >
-        <input placeholder={t('paymentTypes.title')} aria-label={t('paymentTypes.title')} value={title} required maxLength={100} onChange={(e) => setTitle(e.target.value)} />
-        <button type="submit" className="primary">
-          {t('app.add')}
-        </button>
-      </form>
+      <AddOneForm label={t('paymentTypes.title')} button={t('app.add')} maxLength={100} run={run} add={(title) => api.post('/payment-types', { title })} refresh={refresh} />
     </div>
   );
 }

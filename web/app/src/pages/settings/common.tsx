@@ -66,3 +66,35 @@ export function CopyButton({ text }: { text: string }) {
 export function confirmDelete(name: string): boolean {
   return window.confirm(t('app.confirmDelete', { name }));
 }
+
+/**
+ * A one-field "add" form: submits the trimmed value through `run` (so failures show in the
+ * section's error line), clears the field when the server accepted it, then refreshes.
+ */
+export function AddOneForm(props: {
+  label: string;
+  button: string;
+  maxLength: number;
+  run: (fn: () => Promise<unknown>) => Promise<boolean>;
+  add: (value: string) => Promise<unknown>;
+  refresh: () => void;
+}) {
+  const [value, setValue] = useState('');
+  return (
+    <form
+      className="row"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void props.run(() => props.add(value.trim())).then((ok) => {
+          if (ok) setValue('');
+          props.refresh();
+        });
+      }}
+    >
+      <input placeholder={props.label} aria-label={props.label} value={value} required maxLength={props.maxLength} onChange={(e) => setValue(e.target.value)} />
+      <button type="submit" className="primary">
+        {props.button}
+      </button>
+    </form>
+  );
+}
