@@ -5,7 +5,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { SMTPServer } from 'smtp-server';
 import { chromium, type BrowserContext } from 'playwright-core';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -30,36 +29,7 @@ export async function launchChromium(viewport = { width: 1280, height: 800 }): P
   };
 }
 
-export interface ReceivedMail {
-  to: string[];
-  raw: string;
-}
-
-/** A real SMTP peer on loopback. */
-export async function startSmtp(inbox: ReceivedMail[]): Promise<{ server: SMTPServer; port: number }> {
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, session, callback) {
-      let raw = '';
-      stream.setEncoding('utf8');
-      stream.on('data', (chunk: string) => (raw += chunk));
-      stream.on('end', () => {
-        inbox.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, port: (server.server.address() as AddressInfo).port };
-}
-
-/** The message body as text: quoted-printable soft breaks joined and escapes decoded. */
-export function decodeBody(raw: string): string {
-  const body = raw.slice(raw.indexOf('\r\n\r\n') + 4);
-  return body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-}
+export { startSmtp, decodeBody, type ReceivedMail } from '../helpers/smtp.js';
 
 async function freePort(): Promise<number> {
   const srv = net.createServer();
