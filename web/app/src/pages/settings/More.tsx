@@ -3,7 +3,7 @@ import { api } from '../../api/client';
 import type { ApiKey, Delivery, Integration, Me, PaymentType, Plugin, Tag, Tariff, Webhook, WidgetInfo } from '../../api/types';
 import { useCatalog } from '../../catalog';
 import { t } from '../../i18n';
-import { AddOneForm, confirmDelete, CopyButton, ErrorLine, useAction, useResource } from './common';
+import { AddOneForm, confirmDelete, CopyButton, ErrorLine, ShownOnce, useAction, useResource } from './common';
 
 export function TemplateSettings() {
   const { templates, reload, userId } = useCatalog();
@@ -301,19 +301,12 @@ export function IntegrationSettings() {
 
 export function ApiKeySettings() {
   const { data, error, reload } = useResource(() => api.get<ApiKey[]>('/account/me/api-keys'));
-  const [name, setName] = useState('');
   const [created, setCreated] = useState<ApiKey | null>(null);
   const { run, error: actionError } = useAction();
   return (
     <div className="stack">
       <ErrorLine error={error ?? actionError} />
-      {created?.token && (
-        <div className="card-form stack" role="status">
-          <p>{t('apiKeys.once')}</p>
-          <pre className="code">{created.token}</pre>
-          <CopyButton text={created.token} />
-        </div>
-      )}
+      {created?.token && <ShownOnce message={t('apiKeys.once')} secret={created.token} />}
       <ul className="plain stack">
         {data?.map((k) => (
           <li key={k.id} className="row">
@@ -324,21 +317,14 @@ export function ApiKeySettings() {
           </li>
         ))}
       </ul>
-      <form
-        className="row"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void run(async () => {
-            setCreated(await api.post<ApiKey>('/account/me/api-keys', { name: name.trim() }));
-            setName('');
-          }).then(reload);
-        }}
-      >
-        <input placeholder={t('apiKeys.name')} aria-label={t('apiKeys.name')} value={name} required maxLength={100} onChange={(e) => setName(e.target.value)} />
-        <button type="submit" className="primary">
-          {t('apiKeys.create')}
-        </button>
-      </form>
+      <AddOneForm
+        label={t('apiKeys.name')}
+        button={t('apiKeys.create')}
+        maxLength={100}
+        run={run}
+        add={async (name) => setCreated(await api.post<ApiKey>('/account/me/api-keys', { name }))}
+        refresh={() => void reload()}
+      />
     </div>
   );
 }
@@ -351,13 +337,7 @@ export function PluginSettings() {
   return (
     <div className="stack">
       <ErrorLine error={error ?? actionError} />
-      {created?.pluginToken && (
-        <div className="card-form stack" role="status">
-          <p>{t('plugins.once')}</p>
-          <pre className="code">{created.pluginToken}</pre>
-          <CopyButton text={created.pluginToken} />
-        </div>
-      )}
+      {created?.pluginToken && <ShownOnce message={t('plugins.once')} secret={created.pluginToken} />}
       <ul className="plain stack">
         {data?.map((p) => (
           <li key={p.id} className="row">

@@ -98,3 +98,14 @@ export function AddOneForm(props: {
     </form>
   );
 }
+
+/** A secret the server shows only once (API key, plugin token), with a copy button. */
+export function ShownOnce({ message, secret }: { message: string; secret: string }) {
+  return (
+    <div className="card-form stack" role="status">
+      <p>{message}</p>
+      <pre className="code">{secret}</pre>
+      <CopyButton text={secret} />
+    </div>
+  );
+}
