@@ -9,7 +9,8 @@
 //   npm run bench -- --smoke              tiny data, ~2 s per scenario: what CI runs (figures not judged)
 // Options: --runs N (median of N runs per scenario; default 1), --duration S, --connections C,
 //   --seed N, --scale F (data size factor), --keep (keep the run's data copy / schema), --no-build,
-//   --cpu-prof (server under node --cpu-prof; profiles in bench/results/profiles/).
+//   --cpu-prof (server under node --cpu-prof; profiles in bench/results/profiles/),
+//   --sql-profile (SQLite: time per statement, PARLEY_SQL_PROFILE -> bench/results/profiles/sql-*.json).
 // The generated data set is cached in bench/.data/ by dialect-independent seed and size (SQLite: the
 // folder is copied per run, so writes of one run never reach the next). Results: bench/results/*.json.
 // Exit code: 0 when every scenario ran without errors; 1 when one failed or had errors. Targets are
@@ -39,6 +40,7 @@ const { values: opts, positionals } = parseArgs({
     keep: { type: 'boolean', default: false },
     'no-build': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
+    'sql-profile': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
@@ -121,12 +123,15 @@ async function main() {
   const needsServer = selected.some((s) => ['http', 'webhooks', 'footprint'].includes(s.kind));
   if (needsServer) {
     const profDir = path.join(benchDir, 'results', 'profiles');
-    if (opts['cpu-prof']) fs.mkdirSync(profDir, { recursive: true });
+    if (opts['cpu-prof'] || opts['sql-profile']) fs.mkdirSync(profDir, { recursive: true });
+    const sqlProfile = path.join(profDir, `sql-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
     const server = await startServer({
       dataDir: runDir,
       databaseUrl,
       nodeArgs: opts['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
+      extraEnv: opts['sql-profile'] ? { PARLEY_SQL_PROFILE: sqlProfile } : {},
     });
+    if (opts['sql-profile']) cleanups.push(() => console.log(`SQL profile: ${path.relative(process.cwd(), sqlProfile)}`));
     cleanups.push(() => server.stop());
     ctx.server = server;
     await new Promise((r) => setTimeout(r, 1000));

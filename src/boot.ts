@@ -7,7 +7,7 @@ import { createServices, type Services } from './services.js';
 
 /** Opens the configured database, brings its schema up to date and builds the domain core. */
 export async function openCore(config: Config, log: Logger, clock: Clock = systemClock): Promise<{ db: Db; services: Services }> {
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqlProfile: config.sqlProfile });
   try {
     await migrateToLatest(db);
   } catch (err) {

@@ -67,6 +67,8 @@ export interface Config {
   viberApiUrl: string;
   /** Telegram long polling: seconds one `getUpdates` waits for updates (PARLEY_TELEGRAM_POLL_TIMEOUT, default 25). */
   telegramPollTimeout: number;
+  /** SQLite: per-statement timings written to this file when Parley stops (PARLEY_SQL_PROFILE; a debugging aid). */
+  sqlProfile?: string;
 }
 
 export interface DefaultPlan {
@@ -203,6 +205,7 @@ export function loadConfig(env: Env = process.env): Config {
     telegramApiUrl: apiRoot(env, 'PARLEY_TELEGRAM_API_URL', 'https://api.telegram.org'),
     viberApiUrl: apiRoot(env, 'PARLEY_VIBER_API_URL', 'https://chatapi.viber.com/pa'),
     telegramPollTimeout: int(env, 'PARLEY_TELEGRAM_POLL_TIMEOUT', 25, 0),
+    sqlProfile: env.PARLEY_SQL_PROFILE || undefined,
   };
 }
 

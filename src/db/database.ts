@@ -23,14 +23,16 @@ export interface DatabaseOptions {
   /** SQLite file name inside dataDir, or ':memory:'. */
   sqliteFile?: string;
   poolSize?: number;
+  /** SQLite: write per-statement timings to this file on close (PARLEY_SQL_PROFILE). */
+  sqlProfile?: string;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Db> {
   if (isPostgresUrl(options.databaseUrl)) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
-  return openSqlite(options.dataDir, options.sqliteFile ?? 'parley.db');
+  return openSqlite(options.dataDir, options.sqliteFile ?? 'parley.db', options);
 }
 
-async function openSqlite(dataDir: string, file: string): Promise<Db> {
+async function openSqlite(dataDir: string, file: string, options: DatabaseOptions): Promise<Db> {
   const { default: SQLite } = await import('better-sqlite3');
   let location = file;
   if (file !== ':memory:') {
@@ -50,12 +52,44 @@ async function openSqlite(dataDir: string, file: string): Promise<Db> {
   );
   // 16 MiB of page cache (the default is 2 MiB): list and search pages stay in memory.
   native.pragma('cache_size = -16000');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(native) }) });
+  const profile = options.sqlProfile ? new StatementProfile(options.sqlProfile) : undefined;
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(native, profile) }) });
   return {
     kysely,
     dialect: 'sqlite',
-    close: () => kysely.destroy(),
+    close: async () => {
+      await kysely.destroy();
+      profile?.write();
+    },
   };
+}
+
+/**
+ * PARLEY_SQL_PROFILE=<file> (SQLite): time spent in each statement, by SQL text, written as JSON
+ * when the database closes. A debugging aid for the performance work (docs/performance.md).
+ */
+class StatementProfile {
+  private readonly totals = new Map<string, { calls: number; ms: number }>();
+
+  constructor(private readonly file: string) {}
+
+  time<T>(text: string, run: () => T): T {
+    const started = performance.now();
+    try {
+      return run();
+    } finally {
+      let entry = this.totals.get(text);
+      if (!entry) this.totals.set(text, (entry = { calls: 0, ms: 0 }));
+      entry.calls++;
+      entry.ms += performance.now() - started;
+    }
+  }
+
+  write(): void {
+    const rows = [...this.totals].map(([sql, t]) => ({ ms: Math.round(t.ms), calls: t.calls, usPerCall: Math.round((t.ms * 1000) / t.calls), sql }));
+    rows.sort((a, b) => b.ms - a.ms);
+    fs.writeFileSync(this.file, JSON.stringify(rows, null, 1));
+  }
 }
 
 const STATEMENT_CACHE_SIZE = 500;
@@ -66,7 +100,7 @@ const STATEMENT_CACHE_SIZE = 500;
  * the schema changes. Streaming queries get a statement of their own: an iterating statement is
  * busy until the iteration ends.
  */
-function withStatementCache(native: BetterSqlite3.Database): SqliteDatabase {
+function withStatementCache(native: BetterSqlite3.Database, profile?: StatementProfile): SqliteDatabase {
   const cache = new Map<string, BetterSqlite3.Statement>();
   const statement = (text: string) => {
     let stmt = cache.get(text);
@@ -83,6 +117,14 @@ function withStatementCache(native: BetterSqlite3.Database): SqliteDatabase {
     close: () => native.close(),
     prepare(text: string) {
       const stmt = statement(text);
+      if (profile) {
+        return {
+          reader: stmt.reader,
+          all: (parameters) => profile.time(text, () => stmt.all(parameters as unknown[])),
+          run: (parameters) => profile.time(text, () => stmt.run(parameters as unknown[])),
+          iterate: (parameters) => native.prepare(text).iterate(parameters as unknown[]),
+        };
+      }
       return {
         reader: stmt.reader,
         all: (parameters) => stmt.all(parameters as unknown[]),
