@@ -10,7 +10,8 @@
 // Options: --runs N (median of N runs per scenario; default 1), --duration S, --connections C,
 //   --seed N, --scale F (data size factor), --keep (keep the run's data copy / schema), --no-build,
 //   --cpu-prof (server under node --cpu-prof; profiles in bench/results/profiles/),
-//   --sql-profile (SQLite: time per statement, PARLEY_SQL_PROFILE -> bench/results/profiles/sql-*.json).
+//   --sql-profile (SQLite: time per statement, PARLEY_SQL_PROFILE -> bench/results/profiles/sql-*.json),
+//   --node-flags "<flags>" (Node.js flags of the server; default: those of `npm start`).
 // The generated data set is cached in bench/.data/ by dialect-independent seed and size (SQLite: the
 // folder is copied per run, so writes of one run never reach the next). Results: bench/results/*.json.
 // Exit code: 0 when every scenario ran without errors; 1 when one failed or had errors. Targets are
@@ -23,7 +24,7 @@ import { ensureBuilt, root } from '../scripts/ensure-built.mjs';
 import { generate, GENERATOR_VERSION, sizesFor } from './generate.mjs';
 import { runLoad, percentile } from './lib/load.mjs';
 import { openProbe } from './lib/probe.mjs';
-import { rssMb, startHelper, startServer } from './lib/processes.mjs';
+import { rssMb, startFlags, startHelper, startServer } from './lib/processes.mjs';
 import { progressReporter } from './lib/progress.mjs';
 import { CUSTOMER_QUERIES, MESSAGE_QUERIES } from './lib/vocabulary.mjs';
 
@@ -41,6 +42,7 @@ const { values: opts, positionals } = parseArgs({
     'no-build': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
     'sql-profile': { type: 'boolean', default: false },
+    'node-flags': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -79,6 +81,7 @@ if (opts.db !== 'sqlite' && opts.db !== 'postgres') {
 const selected = SCENARIOS.filter((s) => !positionals.length || positionals.includes(s.name));
 const SMOKE = opts.smoke;
 const RUNS = Math.max(1, Number(opts.runs ?? 1));
+const NODE_FLAGS = opts['node-flags'] === undefined ? startFlags() : opts['node-flags'].split(/\s+/).filter(Boolean);
 const DURATION = Number(opts.duration ?? (SMOKE ? 2 : 10));
 const WARMUP = SMOKE ? 1 : 2;
 const CONNECTIONS = Number(opts.connections);
@@ -114,7 +117,7 @@ try {
 process.exit(failed ? 1 : 0);
 
 async function main() {
-  console.log(`Parley bench: ${opts.db}, ${sizes.customers} customers, ${sizes.leads} leads, ${sizes.messages} messages; ${os.cpus().length} cores, node ${process.version}; ${DURATION} s per run, ${CONNECTIONS} connections, ${RUNS} run(s) per scenario (median)`);
+  console.log(`Parley bench: ${opts.db}, ${sizes.customers} customers, ${sizes.leads} leads, ${sizes.messages} messages; ${os.cpus().length} cores, node ${process.version}; ${DURATION} s per run, ${CONNECTIONS} connections, ${RUNS} run(s) per scenario (median); server node flags: ${NODE_FLAGS.join(' ') || 'none'}`);
   const { meta, databaseUrl } = await prepareData();
   const ctx = { meta, databaseUrl, dataDir: runDir };
 
@@ -128,6 +131,7 @@ async function main() {
     const server = await startServer({
       dataDir: runDir,
       databaseUrl,
+      nodeFlags: NODE_FLAGS,
       nodeArgs: opts['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
       extraEnv: opts['sql-profile'] ? { PARLEY_SQL_PROFILE: sqlProfile } : {},
     });
@@ -381,7 +385,7 @@ async function startupScenario(ctx) {
   const times = { data: [], empty: [] };
   const n = SMOKE ? 1 : Math.max(3, RUNS);
   for (let i = 0; i < n; i++) {
-    const s = await startServer({ dataDir: runDir, databaseUrl: ctx.databaseUrl });
+    const s = await startServer({ dataDir: runDir, databaseUrl: ctx.databaseUrl, nodeFlags: NODE_FLAGS });
     times.data.push(s.startupMs);
     await s.stop();
     const emptyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-empty-'));
@@ -392,7 +396,7 @@ async function startupScenario(ctx) {
       url = await createSchema(schema);
     }
     try {
-      const e = await startServer({ dataDir: emptyDir, databaseUrl: url });
+      const e = await startServer({ dataDir: emptyDir, databaseUrl: url, nodeFlags: NODE_FLAGS });
       times.empty.push(e.startupMs);
       await e.stop();
     } finally {
@@ -578,7 +582,7 @@ function writeResults(ctx) {
     durationSeconds: DURATION,
     connections: CONNECTIONS,
     runsPerScenario: RUNS,
-    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memoryMb: Math.round(os.totalmem() / 1048576), loadavgAtStart: loadAtStart, loadavgAtEnd: os.loadavg(), node: process.version },
+    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memoryMb: Math.round(os.totalmem() / 1048576), loadavgAtStart: loadAtStart, loadavgAtEnd: os.loadavg(), node: process.version, serverNodeFlags: NODE_FLAGS },
     rows,
   };
   fs.writeFileSync(file, JSON.stringify(result, null, 2));

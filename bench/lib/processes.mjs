@@ -51,7 +51,22 @@ async function stop(child, exited) {
  * Starts `node dist/main.js` with the suite's environment; resolves once GET /health answers 200,
  * with the time that took from spawn (start-up to first answer).
  */
-export async function startServer({ dataDir, databaseUrl, nodeArgs = [], extraEnv = {}, timeoutMs = 60_000 }) {
+/**
+ * The Node.js flags `npm start` runs Parley with (package.json scripts.start: the `--` options
+ * between `node` and the script), so that the suite measures the server as users run it.
+ */
+export function startFlags() {
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+  const words = String(pkg.scripts?.start ?? '').split(/\s+/);
+  const flags = [];
+  for (const word of words.slice(words.indexOf('node') + 1)) {
+    if (!word.startsWith('--')) break;
+    flags.push(word);
+  }
+  return flags;
+}
+
+export async function startServer({ dataDir, databaseUrl, nodeArgs = [], nodeFlags = startFlags(), extraEnv = {}, timeoutMs = 60_000 }) {
   const port = await freePort();
   const env = cleanEnv({
     PORT: String(port),
@@ -67,7 +82,7 @@ export async function startServer({ dataDir, databaseUrl, nodeArgs = [], extraEn
     ...extraEnv,
   });
   const t0 = performance.now();
-  const child = spawn(process.execPath, [...nodeArgs, path.join(root, 'dist', 'main.js')], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeFlags, ...nodeArgs, path.join(root, 'dist', 'main.js')], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
   const exited = new Promise((resolve) => child.once('close', resolve));
   let dead = false;
   exited.then(() => (dead = true));
