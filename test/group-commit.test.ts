@@ -44,3 +44,14 @@ describe('GroupCommit', () => {
     expect((await tags()).filter((n) => n === 'dup' || n === 'after-dup')).toEqual(['after-dup', 'dup']);
   });
 });
+
+describe('GroupCommit batching', () => {
+  it('runs the units queued in one turn of the event loop in one transaction, up to the batch size', async () => {
+    const whole = new GroupCommit(t.db.kysely);
+    await Promise.all(Array.from({ length: 30 }, (_, i) => addTag(whole, `turn-${i}`)));
+    expect(whole.batches).toBe(1);
+    const split = new GroupCommit(t.db.kysely, 7);
+    await Promise.all(Array.from({ length: 30 }, (_, i) => addTag(split, `split-${i}`)));
+    expect(split.batches).toBe(5);
+  });
+});

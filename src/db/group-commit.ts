@@ -19,6 +19,8 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 export class GroupCommit {
   private queue: Unit<any>[] = [];
   private draining = false;
+  /** Transactions committed so far (each holding one or more units). */
+  batches = 0;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -28,12 +30,16 @@ export class GroupCommit {
   run<T>(work: (trx: Executor) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve, reject });
-      if (!this.draining) void this.drain();
+      // Not at once: the requests that arrived in the same turn of the event loop (the others of
+      // this poll phase) queue their units first, and all of them share the next transaction.
+      if (!this.draining) {
+        this.draining = true;
+        setImmediate(() => void this.drain());
+      }
     });
   }
 
   private async drain(): Promise<void> {
-    this.draining = true;
     try {
       while (this.queue.length) {
         const batch = this.queue.splice(0, this.maxBatch);
@@ -58,6 +64,7 @@ export class GroupCommit {
           for (const unit of batch) unit.reject(error);
           continue;
         }
+        this.batches++;
         batch.forEach((unit, i) => {
           const outcome = outcomes[i];
           if (outcome.ok) unit.resolve(outcome.value);
