@@ -139,6 +139,21 @@ describe('the visitor loop over HTTP', () => {
     expect(theirs.json().messages).toEqual([]);
   });
 
+  it('keeps the visitor last seen time to the minute: not a write per message', async () => {
+    const w = await connectWidget(h, owner);
+    const { token, visitor } = (await session({ key: w.key, name: 'Seen' })).json();
+    const db = h.database.db.kysely;
+    const lastSeen = async () =>
+      (await db.selectFrom('widget_visitors').select('last_seen_at').where('integration_id', '=', w.id).where('public_id', '=', visitor.id).executeTakeFirstOrThrow()).last_seen_at;
+    const started = await lastSeen();
+    h.clock.advance(30_000);
+    expect((await say(token, { clientId: 's1', text: 'one' })).statusCode).toBe(200);
+    expect(await lastSeen()).toBe(started);
+    h.clock.advance(30_000);
+    expect((await say(token, { clientId: 's2', text: 'two' })).statusCode).toBe(200);
+    expect(await lastSeen()).toBe(h.clock.now());
+  });
+
   it('refuses a send to a channel that is no visitor of the widget (422), storing nothing', async () => {
     const w = await connectWidget(h, owner);
     const t = (await session({ key: w.key })).json().token;

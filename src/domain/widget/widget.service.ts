@@ -46,6 +46,8 @@ import {
 export const HISTORY_PAGE = 50;
 const TEN_MINUTES = 10 * 60_000;
 const MINUTE = 60_000;
+/** How precisely `widget_visitors.last_seen_at` follows a visitor's messages. */
+const LAST_SEEN_RESOLUTION_MS = MINUTE;
 const KEY = /^wk_[A-Za-z0-9_-]{8,64}$/;
 const CLIENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -344,7 +346,9 @@ export class WidgetService {
       attachments,
     });
     if (result.isNewCustomer) await this.fillCustomerContacts(integration, row);
-    await repo.updateVisitor(this.db, row.id, { last_seen_at: now });
+    // `last_seen_at` is kept to the minute: a write (and commit) per message would double the
+    // cost of a conversation for a figure nobody reads at millisecond precision.
+    if (now - row.last_seen_at >= LAST_SEEN_RESOLUTION_MS) await repo.updateVisitor(this.db, row.id, { last_seen_at: now });
     return { id: externalId, from: 'visitor', text, attachments: visitorAttachments(attachments), at: now };
   }
 
