@@ -348,6 +348,7 @@ export type ProfileRow = Selectable<ProfilesTable>;
 export type SourceRow = Selectable<SourcesTable>;
 export type LeadRow = Selectable<LeadsTable>;
 export type MessageRow = Selectable<MessagesTable>;
+export type NewMessage = Insertable<MessagesTable>;
 
 export type AccountRow = Selectable<AccountsTable>;
 export type UserRow = Selectable<UsersTable>;

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { PostgresAdapter, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import { prepared } from '../db/prepared.js';
 import { fanOutEvent } from '../webhooks/fan-out.js';
 
 /**
@@ -38,29 +39,26 @@ export interface NewEvent {
   payload: Record<string, unknown>;
 }
 
+const insertEvent = prepared((db, arg) =>
+  db
+    .insertInto('events')
+    .values({ account_id: arg(0), type: arg(1), lead_id: arg(2), payload: arg(3), created_at: arg(4) })
+    .returning('id'),
+);
+
 /**
  * Records a domain event in the outbox. Call it with the transaction of the change that caused the
  * event, and from exactly one place per change: the event exists if and only if the change does.
  */
 export async function recordEvent(trx: Executor, event: NewEvent, now: number): Promise<number> {
   const payload = { type: event.type, accountId: event.accountId, ...event.payload };
-  const row = await trx
-    .insertInto('events')
-    .values({
-      account_id: event.accountId,
-      type: event.type,
-      lead_id: event.leadId ?? null,
-      payload: JSON.stringify(payload),
-      created_at: now,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  const [row] = await insertEvent(trx, event.accountId, event.type, event.leadId ?? null, JSON.stringify(payload), now);
   // Webhook deliveries are written in the same transaction: durable exactly when the event is.
-  const deliveries = await fanOutEvent(trx, { id: row.id, accountId: event.accountId, type: event.type, leadId: event.leadId ?? null }, now);
-  if (isPostgres(trx)) await sql`select pg_notify(${OUTBOX_CHANNEL}, ${String(row.id)})`.execute(trx);
+  const deliveries = await fanOutEvent(trx, { id: row!.id, accountId: event.accountId, type: event.type, leadId: event.leadId ?? null }, now);
+  if (isPostgres(trx)) await sql`select pg_notify(${OUTBOX_CHANNEL}, ${String(row!.id)})`.execute(trx);
   // The count lets the webhook worker sleep through events no endpoint wants (most, often all).
-  outboxSignal.emit('recorded', row.id, deliveries);
-  return row.id;
+  outboxSignal.emit('recorded', row!.id, deliveries);
+  return row!.id;
 }
 
 function isPostgres(db: Executor): boolean {

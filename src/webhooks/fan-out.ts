@@ -1,4 +1,5 @@
 import type { Executor } from '../db/database.js';
+import { prepared } from '../db/prepared.js';
 import { API_VERSIONS, VERSION_TRAITS, type ApiVersion } from '../api/versions.js';
 
 /** What the fan-out needs to know of the event just written. */
@@ -23,18 +24,17 @@ export function webhookWants(apiVersion: string, events: string | null, type: st
   return Array.isArray(list) && list.includes(type);
 }
 
+const activeWebhooks = prepared((db, arg) =>
+  db.selectFrom('webhooks').select(['id', 'events', 'api_version']).where('account_id', '=', arg(0)).where('status', '=', 1),
+);
+
 /**
  * Writes one pending delivery per active webhook of the event's account that wants the event, in
  * the caller's transaction: the deliveries exist if and only if the event (and its change) does.
  * Returns how many were written.
  */
 export async function fanOutEvent(trx: Executor, event: FannedEvent, now: number): Promise<number> {
-  const hooks = await trx
-    .selectFrom('webhooks')
-    .select(['id', 'events', 'api_version'])
-    .where('account_id', '=', event.accountId)
-    .where('status', '=', 1)
-    .execute();
+  const hooks = await activeWebhooks(trx, event.accountId);
   const rows = hooks
     .filter((w) => webhookWants(w.api_version, w.events, event.type))
     .map((w) => ({

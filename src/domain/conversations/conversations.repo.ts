@@ -1,20 +1,19 @@
 import type { Executor } from '../../db/database.js';
-import type { DialectName } from '../../db/database.js';
-import type { LeadRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
+import type { LeadRow, MessageRow, NewMessage, ProfileRow, SourceRow } from '../../db/schema.js';
+import { prepared } from '../../db/prepared.js';
 
 /** SQL of the conversations core: profiles, channels, leads and messages. No rules here. */
+
+const messageByExternalId = prepared((db, arg) =>
+  db.selectFrom('messages').selectAll().where('integration_id', '=', arg(0)).where('external_id', '=', arg(1)),
+);
 
 export async function findMessageByExternalId(
   db: Executor,
   integrationId: number,
   externalId: string,
 ): Promise<MessageRow | undefined> {
-  return db
-    .selectFrom('messages')
-    .selectAll()
-    .where('integration_id', '=', integrationId)
-    .where('external_id', '=', externalId)
-    .executeTakeFirst();
+  return (await messageByExternalId(db, integrationId, externalId))[0];
 }
 
 /** The profile of a sender (social id) on an integration. */
@@ -26,19 +25,22 @@ export async function findProfileBySocialId(db: Executor, integrationId: number,
   return profileBySocialId(db, integrationId, socialId).executeTakeFirst();
 }
 
+const profileForUpdate = prepared((db, arg, dialect) => {
+  const query = db.selectFrom('profiles').selectAll().where('integration_id', '=', arg(0)).where('social_id', '=', arg(1));
+  return dialect === 'postgres' ? query.forUpdate() : query;
+});
+
 /**
  * The profile of a sender on an integration. On PostgreSQL the row is locked for the rest of the
  * transaction, so concurrent messages of one customer pick or create its lead one at a time.
  */
-export async function findProfileForUpdate(
-  db: Executor,
-  dialect: DialectName,
-  integrationId: number,
-  socialId: string,
-): Promise<ProfileRow | undefined> {
-  const query = profileBySocialId(db, integrationId, socialId);
-  return (dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+export async function findProfileForUpdate(db: Executor, integrationId: number, socialId: string): Promise<ProfileRow | undefined> {
+  return (await profileForUpdate(db, integrationId, socialId))[0];
 }
+
+const sourceByExternalId = prepared((db, arg) =>
+  db.selectFrom('sources').selectAll().where('integration_id', '=', arg(0)).where('type', '=', arg(1)).where('external_id', '=', arg(2)),
+);
 
 export async function findSource(
   db: Executor,
@@ -46,25 +48,73 @@ export async function findSource(
   type: string,
   externalId: string,
 ): Promise<SourceRow | undefined> {
-  return db
-    .selectFrom('sources')
-    .selectAll()
-    .where('integration_id', '=', integrationId)
-    .where('type', '=', type)
-    .where('external_id', '=', externalId)
-    .executeTakeFirst();
+  return (await sourceByExternalId(db, integrationId, type, externalId))[0];
 }
+
+const latestLeadOf = prepared((db, arg) =>
+  db.selectFrom('leads').selectAll().where('customer_id', '=', arg(0)).where('integration_id', '=', arg(1)).orderBy('id', 'desc').limit(1),
+);
 
 /** The customer's most recent lead on an integration. */
 export async function latestLead(db: Executor, customerId: number, integrationId: number): Promise<LeadRow | undefined> {
-  return db
-    .selectFrom('leads')
-    .selectAll()
-    .where('customer_id', '=', customerId)
-    .where('integration_id', '=', integrationId)
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  return (await latestLeadOf(db, customerId, integrationId))[0];
+}
+
+const MESSAGE_COLUMNS = [
+  'account_id',
+  'lead_id',
+  'source_id',
+  'integration_id',
+  'external_id',
+  'incoming',
+  'text',
+  'url',
+  'attachments',
+  'reply_to',
+  'preview',
+  'profile_id',
+  'user_id',
+  'custom_id',
+  'unread',
+  'created_at',
+] as const satisfies readonly (keyof NewMessage)[];
+
+const insertMessageRow = prepared((db, arg) =>
+  db
+    .insertInto('messages')
+    .values(Object.fromEntries(MESSAGE_COLUMNS.map((column, i) => [column, arg(i)])) as NewMessage)
+    .returningAll(),
+);
+
+/** Stores one message (every column given) and answers its row. */
+export async function insertMessage(db: Executor, values: Required<Omit<NewMessage, 'id'>>): Promise<MessageRow> {
+  const [row] = await insertMessageRow(db, ...MESSAGE_COLUMNS.map((column) => values[column]));
+  return row!;
+}
+
+const MESSAGE_FED_COLUMNS = [
+  'unread_count',
+  'last_message_id',
+  'last_message_at',
+  'last_message_incoming',
+  'awaiting_since',
+  'response_time',
+  'updated_at',
+] as const satisfies readonly (keyof LeadRow)[];
+
+const updateMessageFedRow = prepared((db, arg) =>
+  db
+    .updateTable('leads')
+    .set(Object.fromEntries(MESSAGE_FED_COLUMNS.map((column, i) => [column, arg(i)])))
+    .where('id', '=', arg(MESSAGE_FED_COLUMNS.length))
+    .returningAll(),
+);
+
+/** Moves a lead's message-fed fields (after a message in or out) and answers the lead. */
+export async function updateMessageFed(db: Executor, leadId: number, fields: Pick<LeadRow, (typeof MESSAGE_FED_COLUMNS)[number]>): Promise<LeadRow> {
+  const [row] = await updateMessageFedRow(db, ...MESSAGE_FED_COLUMNS.map((column) => fields[column]), leadId);
+  if (!row) throw new Error(`lead ${leadId} vanished during its update`);
+  return row;
 }
 
 export async function insertInboxLead(

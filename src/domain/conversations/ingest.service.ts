@@ -64,11 +64,10 @@ export class IngestService {
 
   private async ingestIn(trx: Executor, integration: IntegrationRow, incoming: IncomingMessage): Promise<IngestResult> {
     const now = this.deps.clock.now();
-    const { dialect } = this.deps.db;
     const accountId = integration.account_id;
 
     // Lock the sender first (PostgreSQL): one customer's messages pick their lead one at a time.
-    let profile = await repo.findProfileForUpdate(trx, dialect, integration.id, incoming.sender.socialId);
+    let profile = await repo.findProfileForUpdate(trx, integration.id, incoming.sender.socialId);
     const existing = await repo.findMessageByExternalId(trx, integration.id, incoming.externalId);
     if (existing) {
       return { messageId: existing.id, leadId: existing.lead_id, isNewLead: false, isNewCustomer: false, duplicate: true };
@@ -102,36 +101,26 @@ export class IngestService {
       : undefined;
     const replyTo = quoted ? replySnapshot(quoted, integration, await repo.findProfile(trx, quoted.profile_id)) : null;
 
-    const message = await trx
-      .insertInto('messages')
-      .values({
-        account_id: accountId,
-        lead_id: current.id,
-        source_id: source.id,
-        integration_id: integration.id,
-        external_id: incoming.externalId,
-        incoming: 1,
-        text: incoming.text ?? '',
-        url: incoming.url ?? '',
-        attachments: JSON.stringify(incoming.attachments ?? []),
-        reply_to: replyTo ? JSON.stringify(replyTo) : null,
-        preview: incoming.preview ? JSON.stringify(incoming.preview) : null,
-        profile_id: profile.id,
-        user_id: null,
-        custom_id: null,
-        unread: 1,
-        created_at: incoming.datetime,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const message = await repo.insertMessage(trx, {
+      account_id: accountId,
+      lead_id: current.id,
+      source_id: source.id,
+      integration_id: integration.id,
+      external_id: incoming.externalId,
+      incoming: 1,
+      text: incoming.text ?? '',
+      url: incoming.url ?? '',
+      attachments: JSON.stringify(incoming.attachments ?? []),
+      reply_to: replyTo ? JSON.stringify(replyTo) : null,
+      preview: incoming.preview ? JSON.stringify(incoming.preview) : null,
+      profile_id: profile.id,
+      user_id: null,
+      custom_id: null,
+      unread: 1,
+      created_at: incoming.datetime,
+    });
 
-    const fields = afterIncoming(current, message.id, incoming.datetime);
-    const updated = await trx
-      .updateTable('leads')
-      .set({ ...fields, updated_at: now })
-      .where('id', '=', current.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const updated = await repo.updateMessageFed(trx, current.id, { ...afterIncoming(current, message.id, incoming.datetime), updated_at: now });
 
     if (isNewCustomer) await this.recordCustomerCreated(trx, profile, now);
     if (isNewLead) {
@@ -175,34 +164,25 @@ export class IngestService {
       const replyTo = record.replyTo
         ? replySnapshot(record.replyTo, integration, await repo.findProfile(trx, record.replyTo.profile_id))
         : null;
-      const message = await trx
-        .insertInto('messages')
-        .values({
-          account_id: integration.account_id,
-          lead_id: lead.id,
-          source_id: source.id,
-          integration_id: integration.id,
-          external_id: record.externalId,
-          incoming: 0,
-          text: record.text,
-          url: record.url ?? '',
-          attachments: JSON.stringify(record.attachments),
-          reply_to: replyTo ? JSON.stringify(replyTo) : null,
-          preview: null,
-          profile_id: null,
-          user_id: userId,
-          custom_id: record.customId,
-          unread: 0,
-          created_at: record.at,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      lead = await trx
-        .updateTable('leads')
-        .set({ ...afterOutgoing(lead, message.id, record.at), updated_at: now })
-        .where('id', '=', lead.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const message = await repo.insertMessage(trx, {
+        account_id: integration.account_id,
+        lead_id: lead.id,
+        source_id: source.id,
+        integration_id: integration.id,
+        external_id: record.externalId,
+        incoming: 0,
+        text: record.text,
+        url: record.url ?? '',
+        attachments: JSON.stringify(record.attachments),
+        reply_to: replyTo ? JSON.stringify(replyTo) : null,
+        preview: null,
+        profile_id: null,
+        user_id: userId,
+        custom_id: record.customId,
+        unread: 0,
+        created_at: record.at,
+      });
+      lead = await repo.updateMessageFed(trx, lead.id, { ...afterOutgoing(lead, message.id, record.at), updated_at: now });
       const history = presentHistoryMessage(message, source, integration, undefined);
       await recordEvent(
         trx,
@@ -234,7 +214,7 @@ export class IngestService {
   ): Promise<{ profile: ProfileRow; source: SourceRow; lead: LeadRow; isNewCustomer: boolean; isNewLead: boolean }> {
     const now = this.deps.clock.now();
     const sender: SenderProfile = { socialId: contact.socialId };
-    let profile = await repo.findProfileForUpdate(trx, this.deps.db.dialect, integration.id, contact.socialId);
+    let profile = await repo.findProfileForUpdate(trx, integration.id, contact.socialId);
     const isNewCustomer = !profile;
     if (!profile) {
       profile = await this.createCustomer(trx, integration, { ...sender, login: contact.socialId, name: contact.socialId }, now);

@@ -1,4 +1,6 @@
 import type { Executor } from '../../db/database.js';
+import { prepared } from '../../db/prepared.js';
+import { findMessageByExternalId } from '../conversations/conversations.repo.js';
 import type { IntegrationRow, MessageRow, SourceRow, WidgetVisitorRow } from '../../db/schema.js';
 
 /** SQL of the site widget: widgets by key, visitors, sessions, a visitor's channel and history. */
@@ -27,14 +29,17 @@ export async function firstWidget(db: Executor): Promise<IntegrationRow | undefi
     .executeTakeFirst();
 }
 
-export async function findVisitorByToken(db: Executor, tokenHash: string): Promise<(WidgetVisitorRow & { session_id: number }) | undefined> {
-  return db
+const visitorByToken = prepared((db, arg) =>
+  db
     .selectFrom('widget_sessions')
     .innerJoin('widget_visitors', 'widget_visitors.id', 'widget_sessions.visitor_id')
     .selectAll('widget_visitors')
     .select('widget_sessions.id as session_id')
-    .where('widget_sessions.token_hash', '=', tokenHash)
-    .executeTakeFirst();
+    .where('widget_sessions.token_hash', '=', arg(0)),
+);
+
+export async function findVisitorByToken(db: Executor, tokenHash: string): Promise<(WidgetVisitorRow & { session_id: number }) | undefined> {
+  return (await visitorByToken(db, tokenHash))[0];
 }
 
 export async function findVisitor(db: Executor, integrationId: number, publicId: string): Promise<WidgetVisitorRow | undefined> {
@@ -88,10 +93,5 @@ export async function historyRows(db: Executor, sourceId: number, before: number
 }
 
 export async function messageByExternalId(db: Executor, integrationId: number, externalId: string): Promise<MessageRow | undefined> {
-  return db
-    .selectFrom('messages')
-    .selectAll()
-    .where('integration_id', '=', integrationId)
-    .where('external_id', '=', externalId)
-    .executeTakeFirst();
+  return findMessageByExternalId(db, integrationId, externalId);
 }
