@@ -15,6 +15,8 @@ let owner: SignedUp;
 let other: SignedUp;
 let statuses: StatusRow[];
 const L: Record<string, number> = {};
+/** The channel of each lead in L. */
+const S: Record<string, number> = {};
 let M: Record<'src' | 'srcAll' | 'allDeals' | 'ownOnly' | 'allowed' | 'none', ManagerFixture>;
 let otherLead: number;
 
@@ -38,7 +40,9 @@ beforeAll(async () => {
   const completed = statuses.find((s) => s.type === 'completed')!;
   const lead = async (name: string, integration: number, userId: number | null, status: StatusRow | null) => {
     h.clock.advance(1000);
-    L[name] = (await createLead(h, owner.accountId, integration, { userId, statusId: status?.id ?? null, statusType: status?.type ?? 'inbox' })).leadId;
+    const made = await createLead(h, owner.accountId, integration, { userId, statusId: status?.id ?? null, statusType: status?.type ?? 'inbox' });
+    L[name] = made.leadId;
+    S[name] = made.sourceId;
   };
   await lead('a1', A, null, null);
   await lead('a2', A, M.src.userId, active);
@@ -92,6 +96,13 @@ describe('lead visibility', () => {
         const before = await leadRow(id);
         const get = await h.request({ method: 'GET', url: `/v1.3/leads/${id}`, token: token(who) });
         expect(get.statusCode, `${who} GET ${name}`).toBe(sees ? 200 : 404);
+        // The history page finds the lead, its integration and channel in one query of its own.
+        for (const cursor of [undefined, -1]) {
+          const payload = cursor === undefined ? {} : { cursor };
+          const page = await h.request({ method: 'POST', url: `/v1.3/messaging/${id}/history/${S[name]}`, token: token(who), payload });
+          expect(page.statusCode, `${who} history ${name} ${cursor}`).toBe(sees ? 200 : 404);
+          if (!sees) expect(page.json().error).toBe('Lead not found');
+        }
         if (!sees) {
           const tries = [
             { method: 'PUT' as const, url: `/v1.3/leads/${id}`, payload: { details: `by ${who}` } },
@@ -119,6 +130,8 @@ describe('lead visibility', () => {
   it("nobody reaches another account's lead", async () => {
     for (const who of Object.keys(EXPECTED)) {
       expect((await h.request({ method: 'GET', url: `/v1.3/leads/${otherLead}`, token: token(who) })).statusCode).toBe(404);
+      const page = await h.request({ method: 'POST', url: `/v1.3/messaging/${otherLead}/history/${S.a1}`, token: token(who), payload: {} });
+      expect(page.statusCode).toBe(404);
       expect((await h.request({ method: 'PUT', url: `/v1.3/leads/${otherLead}/accept`, token: token(who), payload: { userId: owner.userId } })).statusCode).toBe(404);
     }
   });

@@ -29,7 +29,11 @@ export function serializeSources(sources: SourceObject[], traits: VersionTraits)
   return sources.map((s) => serializeSource(s, traits));
 }
 
-export function serializeHistoryMessage(message: HistoryMessage, traits: VersionTraits): HistoryMessageOut {
+export function serializeHistoryMessage(
+  message: HistoryMessage,
+  traits: VersionTraits,
+  source: SourceOut = serializeSource(message.source, traits),
+): HistoryMessageOut {
   return {
     messageId: message.messageId,
     datetime: message.datetime,
@@ -37,14 +41,23 @@ export function serializeHistoryMessage(message: HistoryMessage, traits: Version
     incoming: message.incoming,
     message: message.message,
     sender: message.sender,
-    source: serializeSource(message.source, traits),
+    source,
     replyTo: message.replyTo,
     preview: message.preview,
   };
 }
 
+/** Messages of one channel share their source object (history-message.ts): it is serialized once. */
 export function serializeHistoryMessages(messages: HistoryMessage[], traits: VersionTraits): HistoryMessageOut[] {
-  return messages.map((m) => serializeHistoryMessage(m, traits));
+  let from: SourceObject | undefined;
+  let out: SourceOut | undefined;
+  return messages.map((m) => {
+    if (m.source !== from) {
+      from = m.source;
+      out = serializeSource(m.source, traits);
+    }
+    return serializeHistoryMessage(m, traits, out);
+  });
 }
 
 export function serializeHistoryPage(page: HistoryPage, traits: VersionTraits) {

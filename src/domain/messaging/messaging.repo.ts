@@ -1,5 +1,10 @@
+import { sql } from 'kysely';
 import type { DialectName, Executor } from '../../db/database.js';
-import type { IntegrationRow, LeadRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
+import type { IntegrationRow, LeadRow, MessageRow, SourceRow } from '../../db/schema.js';
+import type { IntegrationPart, MessagePart, ProfilePart, SourcePart } from '../conversations/history-message.js';
+import { leadScopeSql, type Scope } from '../policy/policy.js';
+import { prepared } from '../../db/prepared.js';
+import { HISTORY_PAGE_SIZE } from './messaging.types.js';
 
 /** SQL of the messaging API: a lead's channels, history pages, idempotency and write-first counts. */
 
@@ -15,21 +20,98 @@ export async function leadSources(db: Executor, lead: Pick<LeadRow, 'account_id'
     .execute();
 }
 
-/** One channel of a lead by its realId; undefined when the channel is not the lead's. */
-export async function leadSource(
-  db: Executor,
-  lead: Pick<LeadRow, 'account_id' | 'customer_id' | 'integration_id'>,
-  id: number,
-): Promise<SourceRow | undefined> {
-  return db
-    .selectFrom('sources')
-    .selectAll()
-    .where('id', '=', id)
-    .where('account_id', '=', lead.account_id)
-    .where('customer_id', '=', lead.customer_id)
-    .where('integration_id', '=', lead.integration_id)
-    .executeTakeFirst();
+/** What a history page needs besides its messages; see `historyTarget`. */
+export interface HistoryTarget {
+  leadId: number;
+  integration: IntegrationPart;
+  /** Undefined when the channel is not the lead's. */
+  source: SourcePart | undefined;
+  /** With a cursor: whether it is the id of a message of this lead on this channel. */
+  cursorKnown: boolean;
 }
+
+/**
+ * In one query: the lead when the scope sees it (the policy's rule), its integration (also when
+ * disconnected since: its history stays readable), the channel `realId` when it is the lead's, and
+ * whether `cursor` names a message of the lead on that channel. Undefined when the lead is not
+ * visible. A history page then costs this, its messages and their senders' profiles.
+ */
+export async function historyTarget(
+  db: Executor,
+  scope: Scope,
+  leadId: number,
+  realId: number,
+  cursor: number | undefined,
+): Promise<HistoryTarget | undefined> {
+  const rule = leadScopeSql(scope);
+  // Building this query costs more than running it: unrestricted scopes run it compiled once.
+  const [r] = rule
+    ? await targetQuery(db, leadId, scope.accountId, realId, cursor).where(rule).execute()
+    : cursor === undefined
+      ? await unrestrictedTarget(db, leadId, scope.accountId, realId)
+      : await unrestrictedTargetAt(db, leadId, scope.accountId, realId, cursor);
+  if (!r) return undefined;
+  return {
+    leadId: r.lead_id,
+    integration: { id: r.i_id, type: r.i_type, login: r.i_login, avatar: r.i_avatar, identifier: r.i_identifier, external_id: r.i_external_id },
+    source:
+      r.s_id === null
+        ? undefined
+        : {
+            id: r.s_id,
+            external_id: r.s_external_id as string,
+            name: r.s_name,
+            type: r.s_type as string,
+            integration_id: r.s_integration_id as number,
+            sender: r.s_sender as string,
+            token: r.s_token,
+            expires_at: r.s_expires_at,
+          },
+    cursorKnown: r.cursor_known !== null,
+  };
+}
+
+function targetQuery(db: Executor, leadId: number, accountId: number, realId: number, cursor: number | undefined) {
+  const known =
+    cursor === undefined
+      ? sql<number | null>`null`
+      : sql<number | null>`(select 1 from messages cm where cm.id = ${cursor} and cm.lead_id = leads.id and cm.source_id = sources.id)`;
+  return db
+    .selectFrom('leads')
+    .innerJoin('integrations', (join) =>
+      join.onRef('integrations.id', '=', 'leads.integration_id').onRef('integrations.account_id', '=', 'leads.account_id'),
+    )
+    .leftJoin('sources', (join) =>
+      join
+        .on('sources.id', '=', realId)
+        .onRef('sources.account_id', '=', 'leads.account_id')
+        .onRef('sources.customer_id', '=', 'leads.customer_id')
+        .onRef('sources.integration_id', '=', 'leads.integration_id'),
+    )
+    .select([
+      'leads.id as lead_id',
+      'integrations.id as i_id',
+      'integrations.type as i_type',
+      'integrations.login as i_login',
+      'integrations.avatar as i_avatar',
+      'integrations.identifier as i_identifier',
+      'integrations.external_id as i_external_id',
+      'sources.id as s_id',
+      'sources.external_id as s_external_id',
+      'sources.name as s_name',
+      'sources.type as s_type',
+      'sources.integration_id as s_integration_id',
+      'sources.sender as s_sender',
+      'sources.token as s_token',
+      'sources.expires_at as s_expires_at',
+      known.as('cursor_known'),
+    ])
+    .where('leads.id', '=', leadId)
+    .where('leads.account_id', '=', accountId);
+}
+
+const unrestrictedTarget = prepared((db, arg) => targetQuery(db, arg(0), arg(1), arg(2), undefined));
+const unrestrictedTargetAt = prepared((db, arg) => targetQuery(db, arg(0), arg(1), arg(2), arg(3)));
 
 /** The integration of a lead, also when it was disconnected since (its history stays readable). */
 export async function integrationOfLead(db: Executor, lead: Pick<LeadRow, 'account_id' | 'integration_id'>): Promise<IntegrationRow> {
@@ -52,9 +134,13 @@ export async function latestMessagePerSource(db: Executor, leadId: number): Prom
   return new Map(rows.map((r) => [Number(r.source_id), Number(r.last_id)]));
 }
 
+/** A history page's message: the presenter's columns and the sender's profile. */
+export type HistoryRow = MessagePart & Pick<MessageRow, 'profile_id'>;
+
 /**
  * One history page: messages of the lead on the channel, newest first, older than `before` when
- * given. Asks for one more than `limit` so the caller knows whether an earlier page exists.
+ * given. Asks for one more than `limit` so the caller knows whether an earlier page exists. Only
+ * the columns the page shows: making row objects was most of this query's time.
  */
 export async function historyPage(
   db: Executor,
@@ -62,28 +148,36 @@ export async function historyPage(
   sourceId: number,
   before: number | undefined,
   limit: number,
-): Promise<MessageRow[]> {
-  let query = db.selectFrom('messages').selectAll().where('lead_id', '=', leadId).where('source_id', '=', sourceId);
-  if (before !== undefined) query = query.where('id', '<', before);
-  return query.orderBy('id', 'desc').limit(limit + 1).execute();
+): Promise<HistoryRow[]> {
+  if (limit === HISTORY_PAGE_SIZE) {
+    return before === undefined ? newestPage(db, leadId, sourceId) : pageBefore(db, leadId, sourceId, before);
+  }
+  return pageQuery(db, leadId, sourceId, before, limit).execute();
 }
 
-export async function isMessageOf(db: Executor, id: number, leadId: number, sourceId: number): Promise<boolean> {
-  const row = await db
+function pageQuery(db: Executor, leadId: number, sourceId: number, before: number | undefined, limit: number) {
+  let query = db
     .selectFrom('messages')
-    .select('id')
-    .where('id', '=', id)
+    .select(['id', 'created_at', 'incoming', 'text', 'url', 'attachments', 'reply_to', 'preview', 'user_id', 'custom_id', 'profile_id'])
     .where('lead_id', '=', leadId)
-    .where('source_id', '=', sourceId)
-    .executeTakeFirst();
-  return !!row;
+    .where('source_id', '=', sourceId);
+  if (before !== undefined) query = query.where('id', '<', before);
+  return query.orderBy('id', 'desc').limit(limit + 1);
 }
 
-export async function profilesByIds(db: Executor, ids: number[]): Promise<Map<number, ProfileRow>> {
+const newestPage = prepared((db, arg) => pageQuery(db, arg(0), arg(1), undefined, HISTORY_PAGE_SIZE));
+const pageBefore = prepared((db, arg) => pageQuery(db, arg(0), arg(1), arg(2), HISTORY_PAGE_SIZE));
+
+/** The senders' profiles of a history page, by id (usually one: the customer's). */
+export async function profilesByIds(db: Executor, ids: number[]): Promise<Map<number, ProfilePart>> {
   if (!ids.length) return new Map();
-  const rows = await db.selectFrom('profiles').selectAll().where('id', 'in', ids).execute();
+  const rows = ids.length === 1 ? await profileById(db, ids[0]) : await profilesQuery(db).where('id', 'in', ids).execute();
   return new Map(rows.map((p) => [p.id, p]));
 }
+
+const profilesQuery = (db: Executor) =>
+  db.selectFrom('profiles').select(['id', 'customer_id', 'login', 'avatar', 'type', 'social_id', 'profile_url']);
+const profileById = prepared((db, arg) => profilesQuery(db).where('id', '=', arg(0)));
 
 export async function messageOfLead(db: Executor, leadId: number, id: number): Promise<MessageRow | undefined> {
   return db.selectFrom('messages').selectAll().where('id', '=', id).where('lead_id', '=', leadId).executeTakeFirst();

@@ -5,7 +5,7 @@ import type { ChannelRegistry } from '../../channels/registry.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import type { AuthContext } from '../auth/auth.service.js';
 import type { Deps } from '../context.js';
-import { presentHistoryMessage, presentSource, type HistoryMessage, type SourceObject } from '../conversations/history-message.js';
+import { historyPresenter, presentHistoryMessage, presentSource, type HistoryMessage, type SourceObject } from '../conversations/history-message.js';
 import type { IngestService } from '../conversations/ingest.service.js';
 import { accountExpired, AppError, forbidden, invalid, notFound } from '../errors.js';
 import type { FilesService } from '../files/files.service.js';
@@ -72,25 +72,27 @@ export class MessagingService {
   /**
    * A page of a channel's history, newest first. The cursor is the id of the oldest message of the
    * previous page, so a page never repeats or skips a message whatever arrives meanwhile; only ids
-   * of this lead's messages on this channel are accepted as cursors. A fixed number of queries.
+   * of this lead's messages on this channel are accepted as cursors. Three queries: the lead with
+   * its integration, channel and cursor check; the messages; their senders' profiles.
    */
   async history(auth: AuthContext, leadId: number, realId: number, cursor: number | undefined): Promise<HistoryPage> {
-    const lead = await visibleLead(this.db, await scopeOf(this.db, auth), leadId);
-    const source = await repo.leadSource(this.db, lead, realId);
+    const target = await repo.historyTarget(this.db, await scopeOf(this.db, auth), leadId, realId, cursor);
+    if (!target) throw notFound('Lead not found');
+    const { source, integration } = target;
     if (!source) throw notFound('Source not found for this lead');
     if (cursor === -1) return { cursor: -1, source: source.id, messages: [] };
-    if (cursor !== undefined && !(await repo.isMessageOf(this.db, cursor, lead.id, source.id))) {
+    if (cursor !== undefined && !target.cursorKnown) {
       throw invalid('Unknown cursor', [{ path: 'body.cursor', message: 'was not issued for this lead and source' }]);
     }
-    const rows = await repo.historyPage(this.db, lead.id, source.id, cursor, HISTORY_PAGE_SIZE);
-    const page = rows.slice(0, HISTORY_PAGE_SIZE);
-    const integration = await repo.integrationOfLead(this.db, lead);
+    const rows = await repo.historyPage(this.db, target.leadId, source.id, cursor, HISTORY_PAGE_SIZE);
+    const page = rows.length > HISTORY_PAGE_SIZE ? rows.slice(0, HISTORY_PAGE_SIZE) : rows;
     const profileIds = [...new Set(page.flatMap((m) => (m.incoming && m.profile_id !== null ? [m.profile_id] : [])))];
     const profiles = await repo.profilesByIds(this.db, profileIds);
+    const present = historyPresenter(source, integration);
     return {
       cursor: rows.length > HISTORY_PAGE_SIZE ? page[page.length - 1].id : -1,
       source: source.id,
-      messages: page.map((m) => presentHistoryMessage(m, source, integration, m.profile_id === null ? undefined : profiles.get(m.profile_id))),
+      messages: page.map((m) => present(m, m.profile_id === null ? undefined : profiles.get(m.profile_id))),
     };
   }
 

@@ -1,5 +1,6 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/database.js';
+import { prepared } from '../../db/prepared.js';
 import type { CustomerRow, LeadRow } from '../../db/schema.js';
 import type { AuthContext } from '../auth/auth.service.js';
 import { forbidden, notFound } from '../errors.js';
@@ -24,14 +25,14 @@ export interface Scope {
   leads: 'all' | { self: number; allowedUsers: number[] };
 }
 
+const sourcesOfUser = prepared((db, arg) =>
+  db.selectFrom('user_sources').select('sa_id').where('user_id', '=', arg(0)).where('account_id', '=', arg(1)),
+);
+
+/** Read on every request of a manager: the scope follows changes to the employee at once. */
 export async function scopeOf(db: Executor, auth: AuthContext): Promise<Scope> {
   if (auth.role === 'owner') return { accountId: auth.accountId, integrations: 'all', leads: 'all' };
-  const records = await db
-    .selectFrom('user_sources')
-    .select('sa_id')
-    .where('user_id', '=', auth.userId)
-    .where('account_id', '=', auth.accountId)
-    .execute();
+  const records = await sourcesOfUser(db, auth.userId, auth.accountId);
   const integrations: Scope['integrations'] =
     records.length === 0 ? 'all' : records.flatMap((r) => (r.sa_id === null ? [] : [r.sa_id]));
   const leads: Scope['leads'] = auth.user.allow_all_deals
@@ -75,12 +76,15 @@ export function canSeeLeadRow(scope: Scope, lead: Pick<LeadRow, 'account_id' | '
   return lead.user_id === scope.leads.self || scope.leads.allowedUsers.includes(lead.user_id);
 }
 
+const leadOfAccount = prepared((db, arg) => db.selectFrom('leads').selectAll().where('id', '=', arg(0)).where('account_id', '=', arg(1)));
+
 /** The lead, when it exists in the scope's account and the scope may see it; otherwise 404. */
 export async function visibleLead(db: Executor, scope: Scope, leadId: number): Promise<LeadRow> {
-  let query = db.selectFrom('leads').selectAll().where('id', '=', leadId).where('account_id', '=', scope.accountId);
   const rule = leadScopeSql(scope);
-  if (rule) query = query.where(rule);
-  const lead = await query.executeTakeFirst();
+  // Unrestricted scopes (the owner, API keys) run a query compiled once; a rule's SQL varies with the scope.
+  const lead = rule
+    ? await db.selectFrom('leads').selectAll().where('id', '=', leadId).where('account_id', '=', scope.accountId).where(rule).executeTakeFirst()
+    : (await leadOfAccount(db, leadId, scope.accountId))[0];
   if (!lead) throw notFound('Lead not found');
   return lead;
 }

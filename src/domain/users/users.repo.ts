@@ -1,4 +1,5 @@
 import type { Executor } from '../../db/database.js';
+import { prepared } from '../../db/prepared.js';
 import type { NewUser, UserRow, UserUpdate } from '../../db/schema.js';
 
 export async function insertUser(db: Executor, user: NewUser): Promise<UserRow> {
@@ -9,14 +10,11 @@ export async function findUserByLogin(db: Executor, login: string): Promise<User
   return db.selectFrom('users').selectAll().where('login', '=', login).executeTakeFirst();
 }
 
-/** Scoped by account: an id of another account finds nothing. */
+const userById = prepared((db, arg) => db.selectFrom('users').selectAll().where('id', '=', arg(0)).where('account_id', '=', arg(1)));
+
+/** Scoped by account: an id of another account finds nothing. Every authenticated request runs it. */
 export async function findUser(db: Executor, accountId: number, id: number): Promise<UserRow | undefined> {
-  return db
-    .selectFrom('users')
-    .selectAll()
-    .where('id', '=', id)
-    .where('account_id', '=', accountId)
-    .executeTakeFirst();
+  return (await userById(db, id, accountId))[0];
 }
 
 export async function findOwner(db: Executor, accountId: number): Promise<UserRow | undefined> {
