@@ -12,6 +12,8 @@ import { leads } from './migrations/0008-leads.js';
 import { widget } from './migrations/0011-widget.js';
 import { bots } from './migrations/0012-bots.js';
 import { deliveryClaims } from './migrations/0013-delivery-claims.js';
+import { deliveryQueue } from './migrations/0014-delivery-queue.js';
+import { searchPrefixes } from './migrations/0015-search-prefixes.js';
 
 /**
  * The ordered list of migrations. Names sort in the order they run; a migration is never edited
@@ -29,7 +31,12 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0011-widget': widget,
   '0012-bots': bots,
   '0013-delivery-claims': deliveryClaims,
+  '0014-delivery-queue': deliveryQueue,
+  '0015-search-prefixes': searchPrefixes,
 };
+
+/** The migration names in the order they run. */
+export const MIGRATION_NAMES = Object.keys(MIGRATIONS).sort();
 
 class StaticProvider implements MigrationProvider {
   constructor(private readonly db: Db) {}
@@ -43,6 +50,16 @@ class StaticProvider implements MigrationProvider {
 
 /** Brings the schema up to date. Safe with several processes on PostgreSQL (Kysely takes a lock). */
 export async function migrateToLatest(db: Db): Promise<void> {
+  await migrate(db);
+}
+
+/** Runs the migrations up to and including `name`: tests of a migration on data written before it. */
+export async function migrateTo(db: Db, name: string): Promise<void> {
+  if (!(name in MIGRATIONS)) throw new Error(`Unknown migration ${name}`);
+  await migrate(db, name);
+}
+
+async function migrate(db: Db, upTo?: string): Promise<void> {
   // Kysely looks for its bookkeeping tables in every schema; name ours so that a database holding
   // several Parley schemas (tests, or installs sharing a server) keeps each one's history apart.
   let migrationTableSchema: string | undefined;
@@ -51,7 +68,7 @@ export async function migrateToLatest(db: Db): Promise<void> {
     migrationTableSchema = rows[0]?.s;
   }
   const migrator = new Migrator({ db: db.kysely, provider: new StaticProvider(db), migrationTableSchema });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = upTo === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(upTo);
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     const reason = error instanceof Error ? error.message : String(error ?? '');

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { isPostgresUrl } from '../../src/config.js';
 import { openDatabase, type Db } from '../../src/db/database.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
+import { migrateTo, migrateToLatest } from '../../src/db/migrate.js';
 
 export const DIALECT: 'sqlite' | 'postgres' = isPostgresUrl(process.env.DATABASE_URL) ? 'postgres' : 'sqlite';
 
@@ -14,13 +14,15 @@ export interface TestDatabase {
 
 /**
  * A clean, migrated database for one test file: SQLite in memory by default; with DATABASE_URL set
- * to PostgreSQL, a schema of its own that is dropped afterwards.
+ * to PostgreSQL, a schema of its own that is dropped afterwards. `migrateTo`: only up to that
+ * migration.
  */
-export async function createTestDatabase(opts: { dataDir?: string } = {}): Promise<TestDatabase> {
+export async function createTestDatabase(opts: { dataDir?: string; migrateTo?: string } = {}): Promise<TestDatabase> {
   const base = process.env.DATABASE_URL;
+  const migrate = (db: Db) => (opts.migrateTo ? migrateTo(db, opts.migrateTo) : migrateToLatest(db));
   if (!isPostgresUrl(base)) {
     const db = await openDatabase({ dataDir: opts.dataDir ?? '', sqliteFile: opts.dataDir ? 'parley.db' : ':memory:' });
-    await migrateToLatest(db);
+    await migrate(db);
     return { db, url: undefined, drop: () => db.close() };
   }
   const schema = `t_${crypto.randomBytes(6).toString('hex')}`;
@@ -29,7 +31,7 @@ export async function createTestDatabase(opts: { dataDir?: string } = {}): Promi
   await sql.raw(`create schema ${schema}`).execute(admin.kysely);
   const url = withSearchPath(base, schema);
   const db = await openDatabase({ databaseUrl: url, dataDir: '', poolSize: 5 });
-  await migrateToLatest(db);
+  await migrate(db);
   return {
     db,
     url,

@@ -39,8 +39,12 @@ export interface SignedUp {
 let counter = 0;
 
 export async function createHarness(
-  /** `log`: the domain logger (silent unless a test captures what is logged). */
-  opts: { env?: Record<string, string>; routes?: RouteDef[]; log?: Logger } = {},
+  /**
+   * `log`: the domain logger (silent unless a test captures what is logged). `sqliteFile`: SQLite
+   * in `dataDir/parley.db` instead of memory, so that a second connection can open it. `migrateTo`:
+   * the schema only up to that migration (a test of a later migration migrates the rest itself).
+   */
+  opts: { env?: Record<string, string>; routes?: RouteDef[]; log?: Logger; sqliteFile?: boolean; migrateTo?: string } = {},
 ): Promise<Harness> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-test-'));
   const config = loadConfig({
@@ -49,7 +53,7 @@ export async function createHarness(
     PARLEY_SIGNUP: 'open',
     ...opts.env,
   });
-  const database = await createTestDatabase();
+  const database = await createTestDatabase({ ...(opts.sqliteFile ? { dataDir } : {}), migrateTo: opts.migrateTo });
   const clock = new ManualClock(Date.UTC(2026, 2, 1, 12, 0, 0));
   const services = createServices({ db: database.db, config, clock, log: opts.log ?? silent });
   const app = await buildApp({ services, routes: opts.routes ?? API_ROUTES });
