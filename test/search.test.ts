@@ -27,6 +27,10 @@ const SEARCHES: Array<{ q: string; expect: string[] }> = [
   { q: 'jacket', expect: ['f', 'b', 'a'] },
   { q: 'JACKET blue', expect: ['a'] },
   { q: 'ord', expect: ['f', 'd', 'a'] },
+  // Prefixes of one letter and of eight (SQLite answers both from prefix indexes, migration 0015).
+  { q: 'o', expect: ['f', 'd', 'a'] },
+  { q: 'c', expect: ['e', 'c'] },
+  { q: 'ordering', expect: ['f'] },
   { q: 'cafe creme', expect: ['c'] },
   { q: 'CAFÉ', expect: ['c'] },
   { q: '4512', expect: ['d'] },
@@ -288,6 +292,8 @@ describe('customer search', () => {
     expect((await find({ q: 'manyfold', cursor: 'x' }, other.access)).statusCode).toBe(400);
     // Another account's lead id is no cursor of this account.
     expect((await find({ q: 'manyfold', cursor: leadByName.get('Zoltan Nagy') }, other.access)).statusCode).toBe(400);
+    // Nor are its customers found from this account.
+    expect((await find({ q: 'manyfold' })).json().leads).toEqual([]);
   });
 
   it('refuses empty and overlong queries and never answers 500 to arbitrary unicode (property)', async () => {

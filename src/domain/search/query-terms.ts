@@ -17,7 +17,17 @@ export function fts5Query(terms: string[]): string {
   return terms.map((t) => `"${t}"*`).join(' ');
 }
 
+/** FTS5 query matching any of `alternatives`, each a list of terms all required. */
+export function fts5AnyQuery(alternatives: string[][]): string {
+  return alternatives.length === 1 ? fts5Query(alternatives[0]) : alternatives.map((a) => `(${fts5Query(a)})`).join(' OR ');
+}
+
 /** PostgreSQL tsquery text: every term as a prefix, all required. Terms hold letters and digits only. */
 export function tsQuery(terms: string[]): string {
   return terms.map((t) => `${t}:*`).join(' & ');
+}
+
+/** PostgreSQL tsquery text matching any of `alternatives`, each a list of terms all required. */
+export function tsAnyQuery(alternatives: string[][]): string {
+  return alternatives.length === 1 ? tsQuery(alternatives[0]) : alternatives.map((a) => `(${tsQuery(a)})`).join(' | ');
 }
