@@ -187,6 +187,16 @@ export async function sqliteDataVersion(db: Executor): Promise<string> {
   return String(rows[0]?.v);
 }
 
+/**
+ * PostgreSQL only: the snapshot of the current transaction (xmin:xmax:in-progress ids), which
+ * names exactly which commits it sees. Inside a REPEATABLE READ transaction every later statement
+ * reads that same snapshot.
+ */
+export async function postgresSnapshot(db: Executor): Promise<string> {
+  const { rows } = await sql<{ v: string }>`select pg_current_snapshot()::text as v`.execute(db);
+  return String(rows[0]?.v);
+}
+
 /** Ids of the funnel page: per status, its `offset`..`offset+limit` leads in list order. */
 export async function funnelPageIds(db: Executor, where: RawBuilder<SqlBool>, page: LeadPage): Promise<number[]> {
   const ranked = db

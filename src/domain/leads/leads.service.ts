@@ -57,12 +57,13 @@ export class LeadsService {
     const scope = await scopeOf(this.db, auth);
     const where = repo.leadConditions(scope, statusTypesOf(list, filters), filters);
     const compiled = repo.countQuery(this.db, where).compile();
-    const cache = await this.cache.view(this.db);
-    const [entries, total] = await Promise.all([
-      cache.get(queryKey(`page:${page.offset}:${page.limit}`, compiled), () => repo.listEntries(this.db, where, page)),
-      cache.get(queryKey('count', compiled), () => repo.countLeads(this.db, where)),
-    ]);
-    return { entries, total };
+    return this.cache.read(this.db, async (cache) => {
+      const [entries, total] = await Promise.all([
+        cache.get(queryKey(`page:${page.offset}:${page.limit}`, compiled), (db) => repo.listEntries(db, where, page)),
+        cache.get(queryKey('count', compiled), (db) => repo.countLeads(db, where)),
+      ]);
+      return { entries, total };
+    });
   }
 
   /**
@@ -75,16 +76,19 @@ export class LeadsService {
       .filter((s) => s.type !== 'ignore' && (!filters.statuses || filters.statuses.includes(s.id)))
       .sort(compareStatuses);
     const where = repo.leadConditions(scope, 'any', { ...filters, statuses: statuses.map((s) => s.id) });
-    const cache = await this.cache.view(this.db);
-    const [ids, total] = await Promise.all([
-      repo.funnelPageIds(this.db, where, page),
-      cache.get(queryKey('count', repo.countQuery(this.db, where).compile()), () => repo.countLeads(this.db, where)),
-    ]);
-    const entries = await repo.entriesByIds(this.db, ids);
-    return {
-      columns: statuses.map((status) => ({ status, entries: entries.filter((e) => e.lead.status_id === status.id) })),
-      total,
-    };
+    const compiled = repo.countQuery(this.db, where).compile();
+    return this.cache.read(this.db, async (cache) => {
+      const [entries, total] = await Promise.all([
+        cache.get(queryKey(`funnel:${page.offset}:${page.limit}`, compiled), async (db) =>
+          repo.entriesByIds(db, await repo.funnelPageIds(db, where, page)),
+        ),
+        cache.get(queryKey('count', compiled), (db) => repo.countLeads(db, where)),
+      ]);
+      return {
+        columns: statuses.map((status) => ({ status, entries: entries.filter((e) => e.lead.status_id === status.id) })),
+        total,
+      };
+    });
   }
 
   /**
