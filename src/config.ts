@@ -46,7 +46,10 @@ export interface Config {
   webhookRetryScale: number;
   /** Delivery timeout in milliseconds. */
   webhookTimeoutMs: number;
-  /** Deliveries in flight per process, and per endpoint. */
+  /**
+   * Deliveries in flight per process, and per endpoint. One endpoint takes at most its concurrency
+   * per round trip (16 at 100 ms: 160/s); larger rounds also make the worker's batches larger.
+   */
   webhookConcurrency: number;
   webhookEndpointConcurrency: number;
   /** `on`: background workers (webhook delivery) run inside the server; `off`: run `parley worker`. */
@@ -193,8 +196,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowPrivate: env.PARLEY_WEBHOOK_ALLOW_PRIVATE === '1' || env.PARLEY_WEBHOOK_ALLOW_PRIVATE === 'true',
     webhookRetryScale: positiveNumber(env, 'PARLEY_WEBHOOK_RETRY_SCALE', 1),
     webhookTimeoutMs: int(env, 'PARLEY_WEBHOOK_TIMEOUT_MS', 15_000, 1),
-    webhookConcurrency: int(env, 'PARLEY_WEBHOOK_CONCURRENCY', 64, 1),
-    webhookEndpointConcurrency: int(env, 'PARLEY_WEBHOOK_ENDPOINT_CONCURRENCY', 8, 1),
+    webhookConcurrency: int(env, 'PARLEY_WEBHOOK_CONCURRENCY', 128, 1),
+    webhookEndpointConcurrency: int(env, 'PARLEY_WEBHOOK_ENDPOINT_CONCURRENCY', 16, 1),
     workers: onOff(env, 'PARLEY_WORKERS'),
     eventsPollMs: int(env, 'PARLEY_EVENTS_POLL_MS', 1000, 10),
     sendTimeoutMs: int(env, 'PARLEY_SEND_TIMEOUT_MS', 15_000, 1),

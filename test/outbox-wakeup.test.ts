@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
 import { onOutbox } from '../src/webhooks/wakeup.js';
 import { OUTBOX_CHANNEL, recordEvent } from '../src/events/outbox.js';
@@ -36,6 +36,21 @@ describe('outbox wake-ups', () => {
       expect(wakes).toBeGreaterThan(0);
     } finally {
       await stop();
+    }
+  });
+
+  it('wakes again a moment later (for readers on other connections) unless followUp is off', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const wakes = { followUp: 0, once: 0 };
+    const stops = [onOutbox(() => wakes.followUp++, { log: quiet }), onOutbox(() => wakes.once++, { log: quiet, followUp: false })];
+    try {
+      await t.db.kysely.transaction().execute((trx) => recordEvent(trx, { accountId, type: 'customer.changed', payload: {} }, 0));
+      expect(wakes).toEqual({ followUp: 1, once: 1 });
+      vi.advanceTimersByTime(25);
+      expect(wakes).toEqual({ followUp: 2, once: 1 });
+    } finally {
+      for (const stop of stops) await stop();
+      vi.useRealTimers();
     }
   });
 

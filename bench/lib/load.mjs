@@ -71,3 +71,78 @@ export async function runLoad({ base, next, duration, connections, pipelining = 
     errorDetail: bad || result.errors || result.timeouts ? { non2xx: bad, statusCodes: firstBad, transport: result.errors, timeouts: result.timeouts } : undefined,
   };
 }
+
+/**
+ * Requests at a steady rate, open loop (each one leaves at its time whether or not the earlier ones
+ * were answered), for the latency phases. autocannon's overallRate is no steady rate: each
+ * connection sends its share of a second as fast as it can when the second starts and then waits,
+ * so the load came in bursts at about twice the rate for half of each second (measured), and a
+ * "half capacity" phase ran at capacity half of the time. Same result shape as runLoad.
+ */
+export async function runPaced({ base, next, duration, rate, connections = 64 }) {
+  const http = await import('node:http');
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+  const target = new URL(base);
+  const latencies = [];
+  let ok = 0;
+  let bad = 0;
+  let transport = 0;
+  const firstBad = [];
+  const pending = new Set();
+  const fire = () => {
+    const r = next();
+    const sent = performance.now();
+    const done = new Promise((resolve) => {
+      const headers = { ...(r.body !== undefined ? { 'content-type': 'application/json' } : {}), ...r.headers };
+      const req = http.request({ host: target.hostname, port: target.port, path: r.path, method: r.method, headers, agent }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          if (res.statusCode >= 200 && res.statusCode < 300) {
+            ok++;
+            latencies.push(performance.now() - sent);
+          } else {
+            bad++;
+            if (firstBad.length < 3) firstBad.push(res.statusCode);
+          }
+          resolve();
+        });
+      });
+      req.setTimeout(30_000, () => req.destroy(new Error('timeout')));
+      req.on('error', () => {
+        transport++;
+        resolve();
+      });
+      req.end(r.body);
+    });
+    pending.add(done);
+    done.then(() => pending.delete(done));
+  };
+  const total = Math.round(rate * duration);
+  const start = performance.now();
+  await new Promise((resolve) => {
+    let sent = 0;
+    const tick = () => {
+      const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate) + 1);
+      while (sent < due) {
+        sent++;
+        fire();
+      }
+      if (sent < total) setTimeout(tick, 1);
+      else resolve();
+    };
+    tick();
+  });
+  await Promise.all([...pending]);
+  agent.destroy();
+  const seconds = (performance.now() - start) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    requests: ok,
+    rps: ok / seconds,
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    p99: percentile(latencies, 99),
+    errors: bad + transport,
+    errorDetail: bad || transport ? { non2xx: bad, statusCodes: firstBad, transport } : undefined,
+  };
+}

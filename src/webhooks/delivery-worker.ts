@@ -1,29 +1,27 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
-import { sql } from 'kysely';
 import { isPostgresUrl } from '../config.js';
 import { VERSION_TRAITS, API_VERSIONS, type ApiVersion } from '../api/versions.js';
 import { systemClock, type Clock } from '../domain/clock.js';
 import type { Deps } from '../domain/context.js';
 import type { BackgroundWorker } from '../domain/workers.js';
+import { claimDeliveries, nextDueAt, recordOutcomes, type ClaimedDelivery, type ClaimRequest, type DeliveryOutcome } from './delivery-queue.js';
 import { HttpSender, type SendResult } from './http-sender.js';
 import { signatureHeaders } from './signing.js';
 import { onOutbox } from './wakeup.js';
 
 /** decisions.md §7: delays before each retry (ms), multiplied by PARLEY_WEBHOOK_RETRY_SCALE. */
 export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
-/**
- * A claim looks at the oldest this-many deliveries it could send now (endpoint below capacity,
- * nothing earlier of the lead pending), so its cost does not grow with a backlog (thousands of
- * pending rows cost ~20 ms a claim before; leased rows are counted through deliveries_lease_idx).
- * Rows beyond them wait for the next claim: endpoints at capacity are excluded before the cut, so
- * one cannot crowd out the others.
- */
-const CANDIDATES = 128;
-/** How long a busy worker gathers completed sends and new deliveries before its next claim. */
-const COMPLETION_BATCH_MS = 10;
 /** An endpoint failing for this long without one success is disabled. */
 export const DISABLE_AFTER_MS = 5 * 24 * 3600_000;
+/** At most this many send outcomes recorded in one transaction. */
+const RECORD_BATCH = 256;
+/**
+ * New deliveries while sends are out are claimed with the next finished send, or after this long:
+ * an event is not worth a claim of its own while completions keep the loop going (under load the
+ * claims of one per event cost more than the sends).
+ */
+const NUDGE_DELAY_MS = 5;
 
 export interface DeliveryWorkerOptions {
   /** Identifies this worker's leases (`leased_by`). */
@@ -34,27 +32,22 @@ export interface DeliveryWorkerOptions {
   pgListenUrl?: string;
 }
 
-interface Claimed {
-  id: number;
-  webhook_id: number;
-  event_id: number;
-  message_id: string;
-  attempts: number;
-  lease_until: number;
-}
+type Job = ClaimedDelivery;
 
-interface Job extends Claimed {
-  url: string;
-  secret: string;
-  api_version: string;
-  payload: string;
+/** A finished send waiting to be recorded; `settle` answers whoever awaits the record. */
+interface Finished {
+  job: Job;
+  result: SendResult;
+  /** Claimed by the loop (holds one of this process's slots until recorded). */
+  slot: boolean;
+  settle: (error?: unknown) => void;
 }
 
 /**
  * The webhook delivery worker: claims due deliveries with a lease, signs and POSTs them, records
  * every attempt, reschedules failures and disables endpoints failing for 5 days.
  *
- * - Claiming is one statement (`UPDATE ... RETURNING`); on PostgreSQL candidate rows are locked
+ * - Claiming is one statement (delivery-queue.ts); on PostgreSQL candidate rows are locked
  *   `FOR UPDATE SKIP LOCKED`, so several processes never claim one delivery at once. A lease
  *   (`lease_until`) outlives the send timeout; if the process dies, the lease expires and any
  *   worker claims the delivery again (at-least-once).
@@ -63,6 +56,11 @@ interface Job extends Claimed {
  * - Isolation: at most `webhookEndpointConcurrency` deliveries per endpoint are leased at once
  *   (counted across processes), `webhookConcurrency` per process, and sends are never awaited as a
  *   batch, so a slow endpoint only occupies its own slots.
+ * - Recording: one loop does the database work. The outcomes of the sends that finished while it
+ *   was busy are recorded, and the free slots claimed again, in one transaction (one commit): under
+ *   load the batches grow by themselves, and an idle worker records and claims at once. A send's
+ *   slot and lease are held until its outcome is committed. New deliveries wake an idle worker at
+ *   once; a busy one claims them with its next round (at most NUDGE_DELAY_MS later).
  * - Time: scheduling reads `deps.clock`; tests call `runOnce()`/`drain()` instead of `start()`.
  */
 export class DeliveryWorker implements BackgroundWorker {
@@ -71,11 +69,19 @@ export class DeliveryWorker implements BackgroundWorker {
   private readonly sender: HttpSender;
   private readonly wallClock: Clock;
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly finished: Finished[] = [];
+  /** Claimed jobs of the loop not yet recorded: what counts against `webhookConcurrency`. */
+  private slots = 0;
   private started = false;
   private stopped = false;
   private pumping = false;
+  private pumpRun: Promise<void> = Promise.resolve();
   private pumpAgain = false;
-  private wakeQueued = false;
+  private kickQueued = false;
+  /** Outbox nudges received, and how many of them a claim issued since covers. */
+  private nudges = 0;
+  private nudgesClaimed = 0;
+  private nudgeTimer: NodeJS.Timeout | undefined;
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => Promise<void>) | undefined;
   private lastFailure: number | undefined;
@@ -104,9 +110,13 @@ export class DeliveryWorker implements BackgroundWorker {
   start(): void {
     if (this.started) return;
     this.started = true;
-    // New deliveries: claimed at once by an idle worker; a busy one gathers them with the completions.
-    const nudge = () => (this.inFlight.size ? this.wakeSoon() : this.wake());
-    this.unsubscribe = onOutbox(nudge, { pgUrl: this.opts.pgListenUrl, log: this.deps.log, deliveriesOnly: true });
+    this.unsubscribe = onOutbox(() => this.nudged(), {
+      pgUrl: this.opts.pgListenUrl,
+      log: this.deps.log,
+      deliveriesOnly: true,
+      // SQLite's single connection runs the claim after the event's commit: one wake is enough.
+      followUp: this.deps.db.dialect === 'postgres',
+    });
     this.wake();
   }
 
@@ -119,8 +129,10 @@ export class DeliveryWorker implements BackgroundWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearTimeout(this.nudgeTimer);
     await this.unsubscribe?.();
-    await Promise.allSettled([...this.inFlight]);
+    // Sends still out are recorded (the loop keeps recording after the stop; it claims no more).
+    while (this.pumping || this.inFlight.size) await Promise.allSettled([this.pumpRun, ...this.inFlight]);
     this.sender.close();
   }
 
@@ -143,217 +155,202 @@ export class DeliveryWorker implements BackgroundWorker {
   }
 
   /** Claims up to `limit` due deliveries for this worker; the rows are leased until `lease_until`. */
-  async claim(limit: number): Promise<Job[]> {
-    if (limit <= 0) return [];
-    const db = this.deps.db.kysely;
-    const now = this.deps.clock.now();
-    const lease = now + this.leaseMs;
-    const perEndpoint = this.deps.config.webhookEndpointConcurrency;
-    const postgres = this.deps.db.dialect === 'postgres';
-    const claimable = sql`d.status = 'pending' and (d.lease_until is null or d.lease_until < ${now})`;
-    const query = sql<Claimed>`
-      with busy as (
-        select webhook_id, count(*) as n from deliveries
-        where status = 'pending' and lease_until is not null and lease_until >= ${now}
-        group by webhook_id
-      ),
-      candidates as (
-        select d.id, d.webhook_id, d.next_attempt_at
-        from deliveries d
-        join webhooks w on w.id = d.webhook_id
-        left join busy b on b.webhook_id = d.webhook_id
-        where ${claimable} and w.status = 1 and d.next_attempt_at <= ${now}
-          and coalesce(b.n, 0) < ${perEndpoint}
-          and (d.lead_id is null or not exists (
-            select 1 from deliveries e
-            where e.webhook_id = d.webhook_id and e.lead_id = d.lead_id and e.status = 'pending' and e.id < d.id))
-        order by d.next_attempt_at, d.id
-        limit ${CANDIDATES}
-      ),
-      ready as (
-        select c.id, c.webhook_id, c.next_attempt_at,
-          row_number() over (partition by c.webhook_id order by c.next_attempt_at, c.id) as rn
-        from candidates c
-      ),
-      picked as (
-        select r.id from ready r left join busy b on b.webhook_id = r.webhook_id
-        where r.rn + coalesce(b.n, 0) <= ${perEndpoint}
-        order by r.next_attempt_at, r.id
-        limit ${limit}
-      )${
-        postgres
-          ? sql`, locked as (
-        select d.id from deliveries d where d.id in (select id from picked) and ${claimable}
-        for update skip locked
-      )`
-          : sql``
-      }
-      update deliveries set lease_until = ${lease}, leased_by = ${this.id}
-      where id in (select id from ${postgres ? sql`locked` : sql`picked`})
-      returning id, webhook_id, event_id, message_id, attempts, lease_until`;
-    const claimed = (await query.execute(db)).rows;
-    if (!claimed.length) return [];
-    const details = await db
-      .selectFrom('deliveries')
-      .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
-      .innerJoin('events', 'events.id', 'deliveries.event_id')
-      .select(['deliveries.id', 'webhooks.url', 'webhooks.secret', 'webhooks.api_version', 'events.payload'])
-      .where('deliveries.id', 'in', claimed.map((c) => c.id))
-      .execute();
-    const byId = new Map(details.map((d) => [d.id, d]));
-    return claimed
-      .filter((c) => byId.has(c.id))
-      .sort((a, b) => a.id - b.id)
-      .map((c) => ({ ...c, ...byId.get(c.id)! }));
+  claim(limit: number): Promise<Job[]> {
+    return claimDeliveries(this.deps.db, this.claimRequest(limit));
   }
 
-  /** Sends one claimed delivery and records the outcome. */
-  async deliver(job: Job): Promise<SendResult> {
+  private claimRequest(limit: number): ClaimRequest {
+    const now = this.deps.clock.now();
+    return { now, leaseUntil: now + this.leaseMs, workerId: this.id, perEndpoint: this.deps.config.webhookEndpointConcurrency, limit };
+  }
+
+  /** Sends one claimed delivery and records the outcome (resolves once it is committed). */
+  deliver(job: Job): Promise<SendResult> {
+    return this.sendAndRecord(job, false);
+  }
+
+  private async sendAndRecord(job: Job, slot: boolean): Promise<SendResult> {
     const body = bodyFor(job.api_version, job.payload);
     const timestamp = Math.floor(this.wallClock.now() / 1000);
     const result = await this.sender.send(job.url, signatureHeaders(job.secret, job.message_id, timestamp, body), body);
-    await this.record(job, result);
+    await new Promise<void>((resolve, reject) => {
+      this.finished.push({ job, result, slot, settle: (error) => (error === undefined ? resolve() : reject(error)) });
+      this.kick();
+    });
     return result;
   }
 
-  private async record(job: Job, result: SendResult): Promise<void> {
-    const now = this.deps.clock.now();
-    const ok = result.error === null;
+  private outcome(job: Job, result: SendResult, now: number): DeliveryOutcome {
     const attempts = job.attempts + 1;
     const delay = RETRY_DELAYS_MS[attempts - 1];
-    const error = result.error?.slice(0, 2000) ?? null;
-    await this.deps.db.kysely.transaction().execute(async (trx) => {
-      // The webhook (and with it this delivery) may have been deleted while the request was out:
-      // then there is nothing left to record. The row lock keeps a deletion from racing the insert.
-      let still = trx.selectFrom('deliveries').select('id').where('id', '=', job.id);
-      if (this.deps.db.dialect === 'postgres') still = still.forUpdate();
-      if (!(await still.executeTakeFirst())) return;
-      await trx
-        .insertInto('delivery_attempts')
-        .values({ delivery_id: job.id, at: now, status_code: result.statusCode, duration_ms: result.durationMs, error })
-        .execute();
-      // Only while our lease holds: if it expired and another worker took over, that worker decides.
-      await trx
-        .updateTable('deliveries')
-        .set({
-          attempts,
-          last_status_code: result.statusCode,
-          last_error: error,
-          lease_until: null,
-          leased_by: null,
-          ...(ok
-            ? { status: 'delivered', delivered_at: now }
-            : delay === undefined
-              ? { status: 'dead' }
-              : { next_attempt_at: now + Math.round(delay * this.deps.config.webhookRetryScale) }),
-        })
-        .where('id', '=', job.id)
-        .where('leased_by', '=', this.id)
-        .where('lease_until', '=', job.lease_until)
-        .execute();
-      if (ok) {
-        await trx.updateTable('webhooks').set({ failing_since: null }).where('id', '=', job.webhook_id).where('failing_since', 'is not', null).execute();
-      } else {
-        await trx
-          .updateTable('webhooks')
-          .set({ failing_since: now })
-          .where('id', '=', job.webhook_id)
-          .where('failing_since', 'is', null)
-          .execute();
-        await trx
-          .updateTable('webhooks')
-          .set({ status: 0 })
-          .where('id', '=', job.webhook_id)
-          .where('status', '=', 1)
-          .where('failing_since', '<=', now - DISABLE_AFTER_MS)
-          .execute();
+    const base = {
+      id: job.id,
+      webhookId: job.webhook_id,
+      leaseUntil: job.lease_until,
+      attempts,
+      statusCode: result.statusCode,
+      durationMs: result.durationMs,
+      error: result.error?.slice(0, 2000) ?? null,
+      nextAttemptAt: null,
+    };
+    if (result.error === null) return { ...base, state: 'delivered' };
+    if (delay === undefined) return { ...base, state: 'dead' };
+    return { ...base, state: 'retry', nextAttemptAt: now + Math.round(delay * this.deps.config.webhookRetryScale) };
+  }
+
+  /**
+   * Records the finished sends queued so far in one transaction and, when `claiming`, claims into
+   * the slots that frees (and the others free) in that same transaction; returns the claimed jobs.
+   * If that transaction fails, each outcome is recorded alone (no claim), so one bad outcome cannot
+   * take the others with it; one that still fails is reported to its caller, and its lease expires
+   * (the delivery is sent again: at-least-once).
+   */
+  private async recordFinished(claiming: boolean): Promise<Job[]> {
+    const batch = this.finished.splice(0, RECORD_BATCH);
+    const policy = () => {
+      const now = this.deps.clock.now();
+      return { now, workerId: this.id, disableIfFailingSince: now - DISABLE_AFTER_MS };
+    };
+    const record = (items: Finished[], claim?: ClaimRequest) => {
+      const p = policy();
+      return recordOutcomes(this.deps.db, items.map((f) => this.outcome(f.job, f.result, p.now)), p, claim);
+    };
+    const settle = (f: Finished, error?: unknown) => {
+      if (f.slot) this.slots--;
+      f.settle(error);
+    };
+    const freed = batch.filter((f) => f.slot).length;
+    const asked = claiming ? this.freeSlots() + freed : 0;
+    if (asked > 0) this.nudgesClaimed = this.nudges;
+    try {
+      const jobs = await record(batch, asked > 0 ? this.claimRequest(asked) : undefined);
+      for (const f of batch) settle(f);
+      return jobs;
+    } catch (err) {
+      if (batch.length === 1) {
+        settle(batch[0], err);
+        throw err;
       }
-    });
+      for (const f of batch) {
+        try {
+          await record([f]);
+          settle(f);
+        } catch (error) {
+          settle(f, error);
+        }
+      }
+      throw err;
+    }
   }
 
   private freeSlots(): number {
-    return this.deps.config.webhookConcurrency - this.inFlight.size;
+    return this.deps.config.webhookConcurrency - this.slots;
   }
 
   private track(job: Job): Promise<void> {
-    const p: Promise<void> = this.deliver(job)
+    this.slots++;
+    const p: Promise<void> = this.sendAndRecord(job, true)
       .then(() => undefined)
       .catch((err) => {
         this.lastFailure = Date.now();
         this.deps.log.error({ err, deliveryId: job.id }, 'webhook delivery could not be recorded');
       })
-      .finally(() => {
-        this.inFlight.delete(p);
-        if (this.started && !this.stopped) this.wakeSoon();
-      });
+      .finally(() => this.inFlight.delete(p));
     this.inFlight.add(p);
     return p;
   }
 
   /**
-   * While sends are in flight, completions and new deliveries within a few milliseconds wake the
-   * loop once: one claim for all of them (a claim per completion and per event cost more than the
-   * sends themselves under load; at most COMPLETION_BATCH_MS is added to a delivery's wait).
+   * A send finished: the loop records it. Sends finishing in the same turn of the event loop are
+   * gathered (setImmediate), and while the loop is busy every finished send waits for its next
+   * round: one transaction for all of them.
    */
-  private wakeSoon(): void {
-    if (this.wakeQueued) return;
-    this.wakeQueued = true;
-    setTimeout(() => {
-      this.wakeQueued = false;
-      this.wake();
-    }, COMPLETION_BATCH_MS).unref();
-  }
-
-  private wake(): void {
-    if (this.stopped) return;
+  private kick(): void {
     if (this.pumping) {
       this.pumpAgain = true;
       return;
     }
-    void this.pump();
+    if (this.kickQueued) return;
+    this.kickQueued = true;
+    setImmediate(() => {
+      this.kickQueued = false;
+      this.wake();
+    });
   }
 
-  /** Background loop: claims into free slots without waiting for sends; then sleeps until due. */
+  /** New deliveries may exist: an idle worker claims at once, a busy one within NUDGE_DELAY_MS. */
+  private nudged(): void {
+    this.nudges++;
+    if (!this.slots) return this.wake();
+    this.nudgeTimer ??= setTimeout(() => {
+      this.nudgeTimer = undefined;
+      // A claim issued after the nudge (with a finished send) has seen its deliveries already.
+      if (this.nudgesClaimed < this.nudges) this.wake();
+    }, NUDGE_DELAY_MS);
+    this.nudgeTimer.unref();
+  }
+
+  private wake(): void {
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    if (this.stopped && !this.finished.length) return;
+    this.pumpRun = this.pump();
+  }
+
+  /** Whether the loop claims: only a started worker, until it stops (then it only records). */
+  private get claiming(): boolean {
+    return this.started && !this.stopped;
+  }
+
+  /**
+   * The loop: records what finished, claims into the free slots (without waiting for the sends),
+   * and goes round again while there is news; then sleeps until due.
+   */
   private async pump(): Promise<void> {
     this.pumping = true;
+    let failed = false;
     try {
       do {
         this.pumpAgain = false;
-        const asked = this.freeSlots();
-        const jobs = await this.claim(asked);
+        let jobs: Job[];
+        if (this.finished.length) {
+          jobs = await this.recordFinished(this.claiming);
+          if (this.finished.length) this.pumpAgain = true;
+        } else {
+          const asked = this.claiming ? this.freeSlots() : 0;
+          if (asked <= 0) continue;
+          this.nudgesClaimed = this.nudges;
+          jobs = await this.claim(asked);
+        }
         for (const job of jobs) void this.track(job);
-        // Fewer than asked: nothing else is claimable until a send completes or an event arrives,
-        // and both wake the loop; claiming again now would only find nothing (a claim per send).
-        if (jobs.length === asked && this.freeSlots() > 0) this.pumpAgain = true;
-      } while (this.pumpAgain && !this.stopped);
-      // While sends are in flight, each completion wakes the loop: the next due time is looked up
-      // when the last one is done (the poll stays armed as the safety net).
-      if (this.inFlight.size) this.arm(this.deps.config.eventsPollMs);
-      else await this.scheduleNext();
+        // No claim again now: the free slots are full, or nothing else is claimable until a send
+        // finishes or an event arrives, and both wake the loop.
+      } while (this.pumpAgain);
+      if (this.claiming) {
+        // While sends are out, each one finishing wakes the loop: the next due time is looked up
+        // when the last is done (the poll stays armed as the safety net).
+        if (this.slots) this.arm(this.deps.config.eventsPollMs);
+        else await this.scheduleNext();
+      }
       this.lastFailure = undefined;
     } catch (err) {
+      failed = true;
       this.lastFailure = Date.now();
       this.deps.log.error({ err }, 'webhook worker loop failed; retrying');
       this.arm(this.deps.config.eventsPollMs);
     } finally {
       this.pumping = false;
     }
+    // News that came while the loop was finishing (after its last check) gets a round of its own;
+    // after a failure only finished sends do (claims wait for the poll).
+    if (this.finished.length || (this.pumpAgain && !failed)) this.wake();
   }
 
   private async scheduleNext(): Promise<void> {
     const poll = this.deps.config.eventsPollMs;
-    const row = await this.deps.db.kysely
-      .selectFrom('deliveries')
-      .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
-      .select((eb) =>
-        eb.fn
-          .min(sql<number>`case when deliveries.lease_until is not null and deliveries.lease_until > deliveries.next_attempt_at then deliveries.lease_until else deliveries.next_attempt_at end`)
-          .as('due'),
-      )
-      .where('deliveries.status', '=', 'pending')
-      .where('webhooks.status', '=', 1)
-      .executeTakeFirst();
-    const due = row?.due == null ? undefined : Number(row.due);
+    const due = await nextDueAt(this.deps.db);
     // Rows due already were just passed over (held behind an earlier delivery of their lead, or
     // by an endpoint at capacity): a completion wakes us for those, the poll is the safety net.
     const now = this.deps.clock.now();
@@ -363,7 +360,7 @@ export class DeliveryWorker implements BackgroundWorker {
 
   private arm(ms: number): void {
     clearTimeout(this.timer);
-    if (this.stopped) return;
+    if (!this.claiming) return;
     this.timer = setTimeout(() => this.wake(), Math.max(ms, 5));
     this.timer.unref();
   }

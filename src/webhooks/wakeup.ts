@@ -5,16 +5,21 @@ import type { Logger } from '../domain/context.js';
  * Calls `onWake` when new outbox rows may exist: on the in-process nudge that recordEvent emits
  * (before its transaction commits, so a second call follows a moment later for PostgreSQL, whose
  * readers on other connections may not see the rows yet; on SQLite the single connection already
- * serializes the reader behind the commit), and, with a PostgreSQL URL, on LISTEN parley_outbox
- * (NOTIFY is delivered on commit, to every process). With `deliveriesOnly`, in-process nudges of
- * events that made no webhook delivery are ignored. Returns the unsubscribe function.
+ * serializes the reader behind the commit, and `followUp: false` spares it), and, with a PostgreSQL
+ * URL, on LISTEN parley_outbox (NOTIFY is delivered on commit, to every process). With
+ * `deliveriesOnly`, in-process nudges of events that made no webhook delivery are ignored. Returns
+ * the unsubscribe function.
  */
-export function onOutbox(onWake: () => void, opts: { pgUrl?: string; log: Logger; deliveriesOnly?: boolean }): () => Promise<void> {
+export function onOutbox(
+  onWake: () => void,
+  opts: { pgUrl?: string; log: Logger; deliveriesOnly?: boolean; followUp?: boolean },
+): () => Promise<void> {
   const followUps = new Set<NodeJS.Timeout>();
   // `deliveries`: how many webhook deliveries the event's fan-out wrote (absent: unknown).
   const listener = (_id?: number, deliveries?: number) => {
     if (opts.deliveriesOnly && deliveries === 0) return;
     onWake();
+    if (opts.followUp === false) return;
     const t = setTimeout(() => {
       followUps.delete(t);
       onWake();

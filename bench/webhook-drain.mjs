@@ -1,0 +1,106 @@
+// Webhook delivery capacity without ingest (issue 9): a backlog of N events x 5 endpoints written
+// straight into a fresh SQLite database, then one DeliveryWorker of this tree's dist/ started in
+// this process sends it to bench/lib/receiver.mjs (its own process), as the server's worker would.
+// Prints deliveries/s and the CPU time per delivery of this process and of the receiver: on a
+// machine shared with other work the CPU figures move far less than the rate.
+//
+//   node bench/webhook-drain.mjs [--events N] [--runs N] [--per-endpoint N] [--per-process N]
+//
+// --per-endpoint / --per-process: the worker's concurrency (default 16 / 128, the server's defaults).
+//
+// Build first (npx tsc -p tsconfig.build.json). To compare with another build, run this script
+// from a copy of that tree (it imports its own dist/).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { root } from '../scripts/ensure-built.mjs';
+import { startHelper } from './lib/processes.mjs';
+
+const { values: opts } = parseArgs({
+  options: {
+    events: { type: 'string', default: '4000' },
+    runs: { type: 'string', default: '1' },
+    'per-endpoint': { type: 'string', default: '16' },
+    'per-process': { type: 'string', default: '128' },
+  },
+});
+const EVENTS = Number(opts.events);
+const ENDPOINTS = 5;
+const LEADS = 200; // events of 200 leads in turn, as the bench's 200 widget visitors make them
+const USER_HZ = 100;
+const dist = (p) => import(pathToFileURL(path.join(root, 'dist', p)).href);
+const { openDatabase } = await dist('db/database.js');
+const { migrateToLatest } = await dist('db/migrate.js');
+const { DeliveryWorker } = await dist('webhooks/delivery-worker.js');
+
+/** CPU time (user + system) of another process, in µs (Linux /proc). */
+function cpuOf(pid) {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / USER_HZ;
+}
+
+async function run() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-drain-'));
+  const receiver = await startHelper(path.join(root, 'bench', 'lib', 'receiver.mjs'), [String(ENDPOINTS)]);
+  const db = await openDatabase({ dataDir: dir });
+  try {
+    await migrateToLatest(db);
+    const k = db.kysely;
+    const now = Date.now();
+    const { id: accountId } = await k.insertInto('accounts').values({ name: 'drain', plan: '{}', created_at: now }).returning('id').executeTakeFirstOrThrow();
+    const hooks = [];
+    for (let i = 0; i < ENDPOINTS; i++) {
+      const secret = `whsec_${Buffer.alloc(24, i + 1).toString('base64')}`;
+      const row = { account_id: accountId, url: `${receiver.endpoints[i]}/hook/${i}`, name: `drain ${i}`, status: 1, events: null, secret, api_version: 'v1.3', created_at: now };
+      hooks.push((await k.insertInto('webhooks').values(row).returning('id').executeTakeFirstOrThrow()).id);
+    }
+    const message = { id: 1, incoming: true, text: 'Hello, is the blue hoodie in stock in size M? (1234)', datetime: now, attachments: [] };
+    await k.transaction().execute(async (trx) => {
+      for (let i = 0; i < EVENTS; i++) {
+        const leadId = 1 + (i % LEADS);
+        const payload = JSON.stringify({ type: 'message.incoming', accountId, leadId, isNewLead: false, message });
+        const { id } = await trx.insertInto('events').values({ account_id: accountId, type: 'message.incoming', lead_id: leadId, payload, created_at: now }).returning('id').executeTakeFirstOrThrow();
+        await trx
+          .insertInto('deliveries')
+          .values(hooks.map((h) => ({ webhook_id: h, event_id: id, message_id: `msg_${id}`, lead_id: leadId, next_attempt_at: now, created_at: now })))
+          .execute();
+      }
+    });
+    const total = EVENTS * ENDPOINTS;
+    const config = {
+      webhookTimeoutMs: 15_000,
+      webhookAllowPrivate: true,
+      webhookEndpointConcurrency: Number(opts['per-endpoint']),
+      webhookConcurrency: Number(opts['per-process']),
+      webhookRetryScale: 1,
+      eventsPollMs: 1000,
+      databaseUrl: undefined,
+    };
+    const log = { info() {}, warn() {}, debug() {}, error: (...args) => console.error(...args) };
+    const worker = new DeliveryWorker({ db, clock: { now: () => Date.now() }, config, log }, { id: 'drain' });
+    const cpu0 = process.cpuUsage();
+    const receiverCpu0 = cpuOf(receiver.pid);
+    const t0 = performance.now();
+    worker.start();
+    const stats = async () => JSON.parse(await (await fetch(`${receiver.url}/__stats`)).text()).count;
+    while ((await stats()) < total) await new Promise((r) => setTimeout(r, 20));
+    const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    const receiverCpu = cpuOf(receiver.pid) - receiverCpu0;
+    await worker.stop();
+    const pending = await k.selectFrom('deliveries').select((eb) => eb.fn.countAll().as('n')).where('status', '!=', 'delivered').executeTakeFirstOrThrow();
+    console.log(
+      `${total} deliveries in ${(ms / 1000).toFixed(2)} s = ${((total / ms) * 1000).toFixed(0)}/s; CPU per delivery: worker ` +
+        `${((cpu.user + cpu.system) / total).toFixed(0)} µs, receiver ${(receiverCpu / total).toFixed(0)} µs; ` +
+        `not delivered ${pending.n}; load average ${os.loadavg()[0].toFixed(1)}`,
+    );
+  } finally {
+    await receiver.stop();
+    await db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+for (let i = 0; i < Number(opts.runs); i++) await run();

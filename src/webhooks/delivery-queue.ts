@@ -1,0 +1,234 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Db, Executor } from '../db/database.js';
+
+/** A delivery claimed by a worker, with what sending it needs (one statement: claim and details). */
+export interface ClaimedDelivery {
+  id: number;
+  webhook_id: number;
+  event_id: number;
+  message_id: string;
+  attempts: number;
+  lease_until: number;
+  url: string;
+  secret: string;
+  api_version: string;
+  payload: string;
+}
+
+export interface ClaimRequest {
+  now: number;
+  /** The lease of the claimed rows (`lease_until`). */
+  leaseUntil: number;
+  workerId: string;
+  /** At most this many deliveries of one endpoint leased at once, across processes. */
+  perEndpoint: number;
+  /** At most this many rows for this claim (the worker's free slots). */
+  limit: number;
+}
+
+/**
+ * Claims up to `limit` due deliveries in one `UPDATE ... RETURNING`, leased to `workerId`.
+ *
+ * Each endpoint below its capacity contributes its own oldest due rows, read through
+ * deliveries_pending_idx (webhook_id, next_attempt_at) of pending rows: the cost follows the open
+ * endpoints and the rows taken, never the backlog. (Scanning the due rows of every endpoint in one
+ * order read past the whole backlog of endpoints at capacity: ~30 ms a claim with 16,000 pending
+ * rows, paid again on every claim.) A row waits while an earlier delivery of its webhook and lead
+ * is pending (order per lead and endpoint). On PostgreSQL the picked rows are locked
+ * `FOR UPDATE SKIP LOCKED`, so concurrent claims of several processes never take one row twice.
+ */
+export function claimDeliveries(db: Db, r: ClaimRequest): Promise<ClaimedDelivery[]> {
+  return claimIn(db.kysely, db.dialect === 'postgres', r);
+}
+
+async function claimIn(executor: Executor, postgres: boolean, r: ClaimRequest): Promise<ClaimedDelivery[]> {
+  if (r.limit <= 0) return [];
+  const rows = (await claimStatement(postgres, r).execute(executor)).rows;
+  // A row whose webhook or event vanished meanwhile has nothing to send (cascades delete it too).
+  return rows.filter((row) => row.url !== null && row.payload !== null).sort((a, b) => a.id - b.id);
+}
+
+/** The claim statement (exported for the query-plan test). */
+export function claimStatement(postgres: boolean, r: ClaimRequest): RawBuilder<ClaimedDelivery> {
+  const perEndpoint = Math.min(r.perEndpoint, r.limit);
+  const claimable = (t: 'x' | 'd') => sql`${sql.raw(t)}.status = 'pending' and (${sql.raw(t)}.lease_until is null or ${sql.raw(t)}.lease_until < ${r.now})`;
+  // One endpoint's oldest due rows (`ep`: the endpoint, from the enclosing query).
+  const due = (columns: RawBuilder<unknown>) => sql`
+    select ${columns} from deliveries x
+    where x.webhook_id = ep.id and ${claimable('x')} and x.next_attempt_at <= ${r.now}
+      and (x.lead_id is null or not exists (
+        select 1 from deliveries e
+        where e.webhook_id = x.webhook_id and e.lead_id = x.lead_id and e.status = 'pending' and e.id < x.id))
+    order by x.next_attempt_at, x.id
+    limit ${perEndpoint}`;
+  // Endpoints first, then each one's rows: SQLite has no LATERAL, but CROSS JOIN fixes the loop
+  // order and `id in (<correlated subquery>)` is then looked up per endpoint.
+  const candidates = postgres
+    ? sql`select c.id, c.webhook_id, c.next_attempt_at, ep.n from endpoints ep cross join lateral (${due(sql`x.id, x.webhook_id, x.next_attempt_at`)}) c`
+    : sql`select c.id, c.webhook_id, c.next_attempt_at, ep.n from endpoints ep cross join deliveries c on c.id in (${due(sql`x.id`)})`;
+  return sql<ClaimedDelivery>`
+    with busy as (
+      select webhook_id, count(*) as n from deliveries
+      where status = 'pending' and lease_until is not null and lease_until >= ${r.now}
+      group by webhook_id
+    ),
+    endpoints as (
+      select w.id, coalesce(b.n, 0) as n from webhooks w left join busy b on b.webhook_id = w.id
+      where w.status = 1 and coalesce(b.n, 0) < ${r.perEndpoint}
+    ),
+    candidates as (${candidates}),
+    ready as (
+      select c.id, c.next_attempt_at,
+        c.n + row_number() over (partition by c.webhook_id order by c.next_attempt_at, c.id) as slot
+      from candidates c
+    ),
+    picked as (
+      select id from ready where slot <= ${r.perEndpoint}
+      order by next_attempt_at, id
+      limit ${r.limit}
+    )${
+      postgres
+        ? sql`, locked as (
+      select d.id from deliveries d where d.id in (select id from picked) and ${claimable('d')}
+      for update skip locked
+    )`
+        : sql``
+    }
+    update deliveries set lease_until = ${r.leaseUntil}, leased_by = ${r.workerId}
+    where id in (select id from ${postgres ? sql`locked` : sql`picked`})
+    returning id, webhook_id, event_id, message_id, attempts, lease_until,
+      (select w.url from webhooks w where w.id = deliveries.webhook_id) as url,
+      (select w.secret from webhooks w where w.id = deliveries.webhook_id) as secret,
+      (select w.api_version from webhooks w where w.id = deliveries.webhook_id) as api_version,
+      (select ev.payload from events ev where ev.id = deliveries.event_id) as payload`;
+}
+
+/** What one send came to, ready to be recorded. */
+export interface DeliveryOutcome {
+  id: number;
+  webhookId: number;
+  /** The lease the send ran under: the row is updated only while it still holds. */
+  leaseUntil: number;
+  /** The attempt count after this attempt. */
+  attempts: number;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  /** `delivered` (now), `dead`, or `retry` at `nextAttemptAt`. */
+  state: 'delivered' | 'dead' | 'retry';
+  nextAttemptAt: number | null;
+}
+
+export interface RecordPolicy {
+  now: number;
+  workerId: string;
+  /** An endpoint failing since this instant or earlier, without a success, is disabled. */
+  disableIfFailingSince: number;
+}
+
+/**
+ * Records the outcomes of sends in one transaction, whatever their number, with a fixed number of
+ * statements (the rows travel as one JSON parameter), and then, in the same transaction, claims
+ * `claim.limit` deliveries (one commit for both: a commit was the most expensive statement of a
+ * delivery). Recorded: every attempt in `delivery_attempts`; each delivery's new state, only while
+ * the lease it was sent under holds (if it expired and another worker took the row over, that
+ * worker decides); and the endpoints' health. Outcomes of deliveries deleted meanwhile (their
+ * webhook was deleted) record nothing. On PostgreSQL the deliveries are locked first, so a
+ * concurrent deletion waits for this transaction or has already removed the row.
+ *
+ * Endpoint health for the batch: an endpoint with a success in it is healthy (`failing_since`
+ * cleared); one with failures only is failing since now unless it already was, and is disabled
+ * (status 0) once it has been failing for the disable period.
+ */
+export async function recordOutcomes(
+  db: Db,
+  outcomes: DeliveryOutcome[],
+  policy: RecordPolicy,
+  claim?: ClaimRequest,
+): Promise<ClaimedDelivery[]> {
+  const postgres = db.dialect === 'postgres';
+  if (!outcomes.length) return claim ? claimIn(db.kysely, postgres, claim) : [];
+  return db.kysely.transaction().execute(async (trx) => {
+    await recordIn(trx, postgres, outcomes, policy);
+    return claim ? claimIn(trx, postgres, claim) : [];
+  });
+}
+
+async function recordIn(trx: Executor, postgres: boolean, outcomes: DeliveryOutcome[], policy: RecordPolicy): Promise<void> {
+  const ids = outcomes.map((o) => o.id);
+  const present = await sql<{ id: number }>`
+    select id from deliveries where id in ${idList(postgres, ids)}${postgres ? sql` order by id for update` : sql``}`.execute(trx);
+  const still = new Set(present.rows.map((row) => Number(row.id)));
+  const kept = outcomes.filter((o) => still.has(o.id));
+  if (!kept.length) return;
+  const rows = outcomeRows(postgres, kept);
+  await sql`
+    insert into delivery_attempts (delivery_id, at, status_code, duration_ms, error)
+    select v.id, cast(${policy.now} as bigint), v.code, v.ms, v.error from ${rows}`.execute(trx);
+  await sql`
+    update deliveries set
+      attempts = v.attempts, last_status_code = v.code, last_error = v.error,
+      lease_until = null, leased_by = null,
+      status = coalesce(v.status, deliveries.status),
+      delivered_at = case when v.status = 'delivered' then cast(${policy.now} as bigint) else deliveries.delivered_at end,
+      next_attempt_at = coalesce(v.next_at, deliveries.next_attempt_at)
+    from ${rows}
+    where deliveries.id = v.id and deliveries.leased_by = ${policy.workerId} and deliveries.lease_until = v.lease`.execute(trx);
+  await recordEndpointHealth(trx, postgres, kept, policy);
+}
+
+async function recordEndpointHealth(trx: Executor, postgres: boolean, kept: DeliveryOutcome[], policy: RecordPolicy): Promise<void> {
+  const healthy = new Set(kept.filter((o) => o.state === 'delivered').map((o) => o.webhookId));
+  const failing = [...new Set(kept.filter((o) => !healthy.has(o.webhookId)).map((o) => o.webhookId))];
+  if (healthy.size) {
+    await sql`update webhooks set failing_since = null where id in ${idList(postgres, [...healthy])} and failing_since is not null`.execute(trx);
+  }
+  if (failing.length) {
+    const list = idList(postgres, failing);
+    await sql`update webhooks set failing_since = ${policy.now} where id in ${list} and failing_since is null`.execute(trx);
+    await sql`update webhooks set status = 0 where id in ${list} and status = 1 and failing_since <= ${policy.disableIfFailingSince}`.execute(trx);
+  }
+}
+
+/** `(<ids>)` as a subquery over one JSON parameter: one statement text for any number of ids. */
+function idList(postgres: boolean, ids: number[]): RawBuilder<unknown> {
+  const json = JSON.stringify(ids);
+  return postgres ? sql`(select (jsonb_array_elements_text(${json}::jsonb))::bigint)` : sql`(select value from json_each(${json}))`;
+}
+
+/** The outcomes as a row source `v` (one JSON parameter). */
+function outcomeRows(postgres: boolean, outcomes: DeliveryOutcome[]): RawBuilder<unknown> {
+  const json = JSON.stringify(
+    outcomes.map((o) => ({
+      id: o.id,
+      lease: o.leaseUntil,
+      attempts: o.attempts,
+      code: o.statusCode,
+      ms: o.durationMs,
+      error: o.error,
+      status: o.state === 'retry' ? null : o.state,
+      next_at: o.state === 'retry' ? o.nextAttemptAt : null,
+    })),
+  );
+  if (postgres) {
+    return sql`jsonb_to_recordset(${json}::jsonb) as v(id bigint, lease bigint, attempts integer, code integer, ms integer, error text, status text, next_at bigint)`;
+  }
+  return sql`(select value ->> '$.id' as id, value ->> '$.lease' as lease, value ->> '$.attempts' as attempts,
+      value ->> '$.code' as code, value ->> '$.ms' as ms, value ->> '$.error' as error, value ->> '$.status' as status,
+      value ->> '$.next_at' as next_at
+    from json_each(${json})) as v`;
+}
+
+/**
+ * When the earliest pending delivery of an active endpoint is due, or undefined when none is
+ * pending: one index lookup per endpoint (deliveries_pending_idx), not a read of every pending row.
+ * A leased row counts as due at its `next_attempt_at` (already past): the caller then waits its
+ * poll interval, shorter than any lease.
+ */
+export async function nextDueAt(db: Db): Promise<number | undefined> {
+  const { rows } = await sql<{ due: number | null }>`
+    select min((select min(d.next_attempt_at) from deliveries d where d.webhook_id = w.id and d.status = 'pending')) as due
+    from webhooks w where w.status = 1`.execute(db.kysely);
+  const due = rows[0]?.due;
+  return due == null ? undefined : Number(due);
+}
