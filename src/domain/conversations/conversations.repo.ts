@@ -107,14 +107,18 @@ const updateMessageFedRow = prepared((db, arg) =>
     .updateTable('leads')
     .set(Object.fromEntries(MESSAGE_FED_COLUMNS.map((column, i) => [column, arg(i)])))
     .where('id', '=', arg(MESSAGE_FED_COLUMNS.length))
-    .returningAll(),
+    .returning('id'),
 );
 
-/** Moves a lead's message-fed fields (after a message in or out) and answers the lead. */
-export async function updateMessageFed(db: Executor, leadId: number, fields: Pick<LeadRow, (typeof MESSAGE_FED_COLUMNS)[number]>): Promise<LeadRow> {
-  const [row] = await updateMessageFedRow(db, ...MESSAGE_FED_COLUMNS.map((column) => fields[column]), leadId);
-  if (!row) throw new Error(`lead ${leadId} vanished during its update`);
-  return row;
+/**
+ * Moves a lead's message-fed fields (after a message in or out) and answers the lead with them.
+ * `lead` is the row as this transaction read it: the answer is that row with the new fields
+ * (`returning *` made SQLite's update twice as slow as `returning id`).
+ */
+export async function updateMessageFed(db: Executor, lead: LeadRow, fields: Pick<LeadRow, (typeof MESSAGE_FED_COLUMNS)[number]>): Promise<LeadRow> {
+  const [row] = await updateMessageFedRow(db, ...MESSAGE_FED_COLUMNS.map((column) => fields[column]), lead.id);
+  if (!row) throw new Error(`lead ${lead.id} vanished during its update`);
+  return { ...lead, ...fields };
 }
 
 export async function insertInboxLead(

@@ -120,7 +120,7 @@ export class IngestService {
       created_at: incoming.datetime,
     });
 
-    const updated = await repo.updateMessageFed(trx, current.id, { ...afterIncoming(current, message.id, incoming.datetime), updated_at: now });
+    const updated = await repo.updateMessageFed(trx, current, { ...afterIncoming(current, message.id, incoming.datetime), updated_at: now });
 
     if (isNewCustomer) await this.recordCustomerCreated(trx, profile, now);
     if (isNewLead) {
@@ -182,7 +182,7 @@ export class IngestService {
         unread: 0,
         created_at: record.at,
       });
-      lead = await repo.updateMessageFed(trx, lead.id, { ...afterOutgoing(lead, message.id, record.at), updated_at: now });
+      lead = await repo.updateMessageFed(trx, lead, { ...afterOutgoing(lead, message.id, record.at), updated_at: now });
       const history = presentHistoryMessage(message, source, integration, undefined);
       await recordEvent(
         trx,
