@@ -1,8 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getEventListeners } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { request } from '../src/channels/bots/http.js';
 import { ChannelFailedError, ChannelTimeoutError } from '../src/channels/channel.js';
+import { pause } from '../src/channels/telegram/telegram-poller.js';
 
 let server: http.Server;
 let base: string;
@@ -37,5 +39,26 @@ describe('bot provider HTTP', () => {
     const pending = request(`${base}/silent`, { timeoutMs: 5_000, signal: during.signal });
     during.abort();
     await expect(pending).rejects.toThrow('request aborted');
+  });
+});
+
+describe('the Telegram poller pause', () => {
+  it('ends after its time or at the abort, leaving no listener on the long-lived signal', async () => {
+    vi.useFakeTimers();
+    try {
+      const running = new AbortController();
+      for (let i = 0; i < 20; i++) {
+        const waited = pause(5_000, running.signal);
+        await vi.advanceTimersByTimeAsync(5_000);
+        await waited;
+      }
+      expect(getEventListeners(running.signal, 'abort')).toHaveLength(0);
+      const cut = pause(60_000, running.signal);
+      running.abort();
+      await cut;
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
