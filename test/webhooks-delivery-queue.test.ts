@@ -1,51 +1,31 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CompiledQuery } from 'kysely';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
-import { createIntegration } from './helpers/fixtures.js';
 import { DIALECT } from './helpers/database.js';
-import { Receiver } from './helpers/webhook-receiver.js';
-import { DeliveryWorker, DISABLE_AFTER_MS } from '../src/webhooks/delivery-worker.js';
+import { webhookFixture } from './helpers/webhook-fixture.js';
+import { DISABLE_AFTER_MS } from '../src/webhooks/delivery-worker.js';
 import { claimDeliveries, claimStatement, recordOutcomes, type ClaimedDelivery, type DeliveryOutcome } from '../src/webhooks/delivery-queue.js';
 import type { IncomingMessage } from '../src/channels/channel.js';
-import type { IntegrationRow } from '../src/db/schema.js';
 
 // The delivery queue of issue 9's performance pass: outcomes recorded in batches (with the claim of
 // the next deliveries in the same transaction), claims that read only open endpoints' pending rows.
 
 let h: Harness;
-const receivers: Receiver[] = [];
-const workers: DeliveryWorker[] = [];
+const fx = webhookFixture(() => h);
+const { receiver, worker, account } = fx;
 beforeAll(async () => {
   h = await createHarness({
     env: { PARLEY_WEBHOOK_ALLOW_PRIVATE: '1', PARLEY_WEBHOOK_RETRY_SCALE: '0.001', PARLEY_WEBHOOK_TIMEOUT_MS: '2000' },
   });
 });
 afterEach(async () => {
-  await Promise.all(workers.splice(0).map((w) => w.stop()));
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
+  await fx.stopAll();
   // Claims are global: one test's pending deliveries must not reach the next one's workers.
   await db().deleteFrom('webhooks').execute();
 });
 afterAll(() => h.close());
 
 const db = () => h.database.db.kysely;
-const receiver = async () => {
-  const r = await new Receiver().start();
-  receivers.push(r);
-  return r;
-};
-const worker = (over: Partial<Harness['config']> = {}, id?: string) => {
-  const w = new DeliveryWorker({ ...h.services.deps, config: { ...h.config, ...over } }, { id });
-  workers.push(w);
-  return w;
-};
-
-async function account(): Promise<{ owner: SignedUp; integration: IntegrationRow }> {
-  const owner = await h.signUp();
-  const id = await createIntegration(h, owner.accountId, 'widget');
-  const integration = await db().selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-  return { owner, integration };
-}
 
 async function register(owner: SignedUp, url: string, events?: string[]): Promise<number> {
   const res = await h.request({ method: 'POST', url: '/v1.3/webhooks', token: owner.access, payload: { url, events } });
