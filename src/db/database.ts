@@ -4,6 +4,7 @@ import {
   Kysely,
   SqliteDialect,
   SqliteQueryCompiler,
+  PostgresAdapter,
   PostgresDialect,
   ValueNode,
   sql,
@@ -25,6 +26,11 @@ export interface Db {
 }
 
 export type Executor = Kysely<Database>;
+
+/** The dialect an executor (the database or one of its transactions) speaks. */
+export function dialectOf(db: Executor): DialectName {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
+}
 
 export interface DatabaseOptions {
   databaseUrl?: string;

@@ -1,5 +1,5 @@
-import { createQueryId, PostgresAdapter, type Compilable, type CompiledQuery } from 'kysely';
-import type { DialectName, Executor } from './database.js';
+import { createQueryId, type Compilable, type CompiledQuery } from 'kysely';
+import { dialectOf, type DialectName, type Executor } from './database.js';
 
 /** Stands for the i-th argument of a prepared query in the query built once. */
 class Arg {
@@ -26,7 +26,7 @@ export function prepared<R>(
 ): (db: Executor, ...args: unknown[]) => Promise<R[]> {
   const byDialect = new Map<DialectName, Compiled>();
   return async (db, ...args) => {
-    const dialect: DialectName = db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
+    const dialect = dialectOf(db);
     let compiled = byDialect.get(dialect);
     if (!compiled) {
       const query = build(db, (index) => new Arg(index), dialect).compile();

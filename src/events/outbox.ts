@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
-import { PostgresAdapter, sql } from 'kysely';
-import type { Executor } from '../db/database.js';
+import { sql } from 'kysely';
+import { dialectOf, type Executor } from '../db/database.js';
 import { prepared } from '../db/prepared.js';
 import { fanOutEvent } from '../webhooks/fan-out.js';
 
@@ -53,14 +53,11 @@ const insertEvent = prepared((db, arg) =>
 export async function recordEvent(trx: Executor, event: NewEvent, now: number): Promise<number> {
   const payload = { type: event.type, accountId: event.accountId, ...event.payload };
   const [row] = await insertEvent(trx, event.accountId, event.type, event.leadId ?? null, JSON.stringify(payload), now);
+  const id = row!.id;
   // Webhook deliveries are written in the same transaction: durable exactly when the event is.
-  const deliveries = await fanOutEvent(trx, { id: row!.id, accountId: event.accountId, type: event.type, leadId: event.leadId ?? null }, now);
-  if (isPostgres(trx)) await sql`select pg_notify(${OUTBOX_CHANNEL}, ${String(row!.id)})`.execute(trx);
+  const deliveries = await fanOutEvent(trx, { id, accountId: event.accountId, type: event.type, leadId: event.leadId ?? null }, now);
+  if (dialectOf(trx) === 'postgres') await sql`select pg_notify(${OUTBOX_CHANNEL}, ${String(id)})`.execute(trx);
   // The count lets the webhook worker sleep through events no endpoint wants (most, often all).
-  outboxSignal.emit('recorded', row!.id, deliveries);
-  return row!.id;
-}
-
-function isPostgres(db: Executor): boolean {
-  return db.getExecutor().adapter instanceof PostgresAdapter;
+  outboxSignal.emit('recorded', id, deliveries);
+  return id;
 }
