@@ -1,4 +1,3 @@
-import { sql, type SqlBool } from 'kysely';
 import type { Deps } from '../context.js';
 import type { AuthContext } from '../auth/auth.service.js';
 import { invalid, notFound } from '../errors.js';
@@ -6,6 +5,7 @@ import { canUseIntegration, leadScopeSql, scopeOf } from '../policy/policy.js';
 import { integrationTypeInfo, type SourceType } from '../../channels/integration-types.js';
 import { queryTerms } from './query-terms.js';
 import { searchIndexFor, type SearchIndex } from './search-index.js';
+import * as repo from './search.repo.js';
 import { entriesByIds } from '../leads/leads.repo.js';
 import type { LeadListEntry } from '../leads/leads.types.js';
 
@@ -77,13 +77,7 @@ export class SearchService {
     const db = this.deps.db.kysely;
     const terms = this.terms(q);
     const scope = await scopeOf(db, auth);
-    const integration = await db
-      .selectFrom('integrations')
-      .select(['id', 'type'])
-      .where('id', '=', integrationId)
-      .where('account_id', '=', auth.accountId)
-      .where('deleted_at', 'is', null)
-      .executeTakeFirst();
+    const integration = await repo.findIntegration(db, auth.accountId, integrationId);
     if (!integration || !canUseIntegration(scope, integration.id)) throw notFound('Integration not found');
 
     const offered = (Object.keys(GROUP_SOURCE_TYPES) as SearchGroup[]).filter((g) =>
@@ -105,20 +99,15 @@ export class SearchService {
         out.push({ type: group, cursor: -1 });
         continue;
       }
-      let query = db
-        .selectFrom('messages as m')
-        .innerJoin('sources as s', 's.id', 'm.source_id')
-        .innerJoin('leads', 'leads.id', 'm.lead_id')
-        .select(['m.id', 'm.lead_id', 'm.profile_id', 'm.user_id', 'm.source_id', 'm.text', 'm.created_at'])
-        .where('m.integration_id', '=', integration.id)
-        .where('m.account_id', '=', auth.accountId)
-        .where('s.type', 'in', GROUP_SOURCE_TYPES[group])
-        .limit(PAGE_SIZE + 1);
-      query = this.index.newestMessages(query, terms);
-      if (from !== undefined) query = query.where('m.id', '<', from);
-      const rule = leadScopeSql(scope);
-      if (rule) query = query.where(rule);
-      const rows = await query.execute();
+      const rows = await repo.messagePage(db, this.index, {
+        accountId: auth.accountId,
+        integrationId: integration.id,
+        sourceTypes: GROUP_SOURCE_TYPES[group],
+        terms,
+        beforeId: from,
+        limit: PAGE_SIZE + 1,
+        rule: leadScopeSql(scope),
+      });
       const page = rows.slice(0, PAGE_SIZE);
       for (const r of page) {
         hits.push({
@@ -154,105 +143,44 @@ export class SearchService {
     const scope = await scopeOf(db, auth);
     const from = cursor === undefined ? undefined : parseCursor(cursor);
     if (from === -1) return { cursor: -1, leadIds: [] };
-    if (from !== undefined) {
-      const issued = await db.selectFrom('leads').select('id').where('id', '=', from).where('account_id', '=', auth.accountId).executeTakeFirst();
-      if (!issued) throw invalid('Unknown cursor');
-    }
+    if (from !== undefined && !(await repo.isLeadOf(db, auth.accountId, from))) throw invalid('Unknown cursor');
     if (!terms.length) return { cursor: -1, leadIds: [] };
 
     const alternatives = digits.length >= 5 && terms.length > 1 ? [terms, [digits]] : [terms];
-    const matches = this.index.customerMatches(alternatives, 'c');
-    // Both dialects drive this query from the index match (the matching customers, then their leads
-    // by leads_customer_idx, then the newest 21): its cost follows the number of matches. Walking
-    // the account's leads newest first and testing each one's customer instead costs up to every
-    // lead of the account when the words match few customers (the usual search for one person);
-    // SQLite walks only when they match many (below).
-    let query =
+    // Both dialects usually drive the query from the index match (the matching customers, then
+    // their leads by leads_customer_idx, then the newest 21): its cost follows the number of
+    // matches. Walking the account's leads newest first and testing each one's customer instead
+    // costs up to every lead of the account when the words match few customers (the usual search
+    // for one person), so SQLite walks only when they match many: joining every match to its leads
+    // and sorting them costs ~1 us per match (`example`: 40k customers, ~35 ms at 100k), while the
+    // walk stops at the page (2-5 ms). PostgreSQL takes the matching ids as an array (search.repo.ts).
+    const plan: repo.CustomerLeadsPlan =
       this.deps.db.dialect === 'postgres'
-        ? // PostgreSQL estimates prefix matches outside its statistics at 0.5% of the customers, so
-          // with a join it walks leads_pkey backwards (100-350 ms for a name of one customer at
-          // 100k leads: issue 9). The matching ids as an array (an InitPlan) hide that estimate.
-          db
-            .selectFrom('leads')
-            .select('leads.id')
-            .where('leads.account_id', '=', auth.accountId)
-            .where(
-              sql<SqlBool>`leads.customer_id = any(array(${db
-                .selectFrom('customers as c')
-                .select('c.id')
-                .where('c.account_id', '=', auth.accountId)
-                .where(matches)}))`,
-            )
-        : (await this.manyCustomersMatch(auth.accountId, alternatives))
-          ? // SQLite, when more than MANY_CUSTOMER_MATCHES customers of the account match (a mail
-            // domain, a common name or number prefix): joining every match to its leads and sorting
-            // them costs ~1 us per match (`example`: 40k customers, ~35 ms at 100k; issue 9), while
-            // walking the leads newest first, each tested against the matches, stops at the page
-            // (2-5 ms). The walk goes through every account's leads by id, so it is only chosen
-            // when this account's matches are many.
-            db
-              .selectFrom('leads')
-              .select('leads.id')
-              .where(sql`+leads.account_id`, '=', auth.accountId)
-              .where(sql<SqlBool>`+leads.customer_id in (${this.index.customerIds(alternatives)})`)
-              .where((eb) =>
-                eb.exists(eb.selectFrom('customers as c').select('c.id').whereRef('c.id', '=', 'leads.customer_id').where('c.account_id', '=', auth.accountId)),
-              )
-          : db
-              .selectFrom('leads')
-              .innerJoin('customers as c', 'c.id', 'leads.customer_id')
-              .select('leads.id')
-              // Unary plus: SQLite must not drive this query by the account's lead index (it would
-              // walk all of the account's leads, ~250 ms at 100k).
-              .where(sql`+leads.account_id`, '=', auth.accountId)
-              .where('c.account_id', '=', auth.accountId)
-              .where(matches);
-    query = query.orderBy('leads.id', 'desc').limit(PAGE_SIZE + 1);
-    if (from !== undefined) query = query.where('leads.id', '<', from);
-    const rule = leadScopeSql(scope);
-    if (rule) query = query.where(rule);
-    const rows = await query.execute();
-    const page = rows.slice(0, PAGE_SIZE).map((r) => r.id);
-    return { cursor: rows.length > PAGE_SIZE ? page[page.length - 1] : -1, leadIds: page };
-  }
-
-  /**
-   * SQLite: whether more than MANY_CUSTOMER_MATCHES customers of the account match. The index match
-   * drives it, each match is checked in customers_account_idx (not the table: fewer pages), and it
-   * stops at the threshold (~0.3 ms).
-   */
-  private async manyCustomersMatch(accountId: number, alternatives: string[][]): Promise<boolean> {
-    const { rows } = await sql<{ n: number }>`select count(*) as n from (select 1 from (${this.index.customerIds(alternatives)}) as m
-      where exists (select 1 from customers as c where c.account_id = ${accountId} and c.id = m.id)
-      limit ${sql.lit(MANY_CUSTOMER_MATCHES + 1)})`.execute(this.deps.db.kysely);
-    return rows[0].n > MANY_CUSTOMER_MATCHES;
+        ? 'ids-array'
+        : (await repo.customerMatchesExceed(db, this.index, auth.accountId, alternatives, MANY_CUSTOMER_MATCHES))
+          ? 'walk-leads'
+          : 'join';
+    const ids = await repo.customerLeadIds(db, this.index, plan, {
+      accountId: auth.accountId,
+      alternatives,
+      beforeId: from,
+      limit: PAGE_SIZE + 1,
+      rule: leadScopeSql(scope),
+    });
+    const page = ids.slice(0, PAGE_SIZE);
+    return { cursor: ids.length > PAGE_SIZE ? page[page.length - 1] : -1, leadIds: page };
   }
 
   /**
    * Whether the integration has any channel of the group. Without one the group is exhausted at
    * once; searching it would walk every match of the words in the index to find none (~50 ms,
-   * seconds for a common word, on a 1M-message account: issue 9).
+   * seconds for a common word, on a 1M-message account).
    */
-  private async hasChannels(integrationId: number, group: SearchGroup): Promise<boolean> {
-    const row = await this.deps.db.kysely
-      .selectFrom('sources')
-      .select('id')
-      .where('integration_id', '=', integrationId)
-      .where('type', 'in', GROUP_SOURCE_TYPES[group])
-      .limit(1)
-      .executeTakeFirst();
-    return row !== undefined;
+  private hasChannels(integrationId: number, group: SearchGroup): Promise<boolean> {
+    return repo.hasChannels(this.deps.db.kysely, integrationId, GROUP_SOURCE_TYPES[group]);
   }
 
   private async assertIssued(integrationId: number, group: SearchGroup, messageId: number): Promise<void> {
-    const row = await this.deps.db.kysely
-      .selectFrom('messages as m')
-      .innerJoin('sources as s', 's.id', 'm.source_id')
-      .select('m.id')
-      .where('m.id', '=', messageId)
-      .where('m.integration_id', '=', integrationId)
-      .where('s.type', 'in', GROUP_SOURCE_TYPES[group])
-      .executeTakeFirst();
-    if (!row) throw invalid('Unknown cursor');
+    if (!(await repo.isMessageOf(this.deps.db.kysely, integrationId, GROUP_SOURCE_TYPES[group], messageId))) throw invalid('Unknown cursor');
   }
 }

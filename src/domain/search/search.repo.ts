@@ -1,0 +1,154 @@
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import type { Executor } from '../../db/database.js';
+import type { SourceType } from '../../channels/integration-types.js';
+import type { SearchIndex } from './search-index.js';
+
+/**
+ * The SQL of message and customer search. The service decides what to ask (terms, cursors, which
+ * plan); these functions only ask it. `rule` is the caller's lead visibility as SQL (policy module),
+ * or null for "every lead of the account".
+ */
+
+type LeadRule = RawBuilder<SqlBool> | null;
+
+/** A live integration of the account, with its type. */
+export function findIntegration(db: Executor, accountId: number, integrationId: number) {
+  return db
+    .selectFrom('integrations')
+    .select(['id', 'type'])
+    .where('id', '=', integrationId)
+    .where('account_id', '=', accountId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export interface MessagePageQuery {
+  accountId: number;
+  integrationId: number;
+  sourceTypes: SourceType[];
+  terms: string[];
+  /** Only messages with a smaller id (the cursor). */
+  beforeId?: number;
+  limit: number;
+  rule: LeadRule;
+}
+
+/** Messages of one integration's channels of `sourceTypes` matching every term, newest first. */
+export function messagePage(db: Executor, index: SearchIndex, q: MessagePageQuery) {
+  let query = db
+    .selectFrom('messages as m')
+    .innerJoin('sources as s', 's.id', 'm.source_id')
+    .innerJoin('leads', 'leads.id', 'm.lead_id')
+    .select(['m.id', 'm.lead_id', 'm.profile_id', 'm.user_id', 'm.source_id', 'm.text', 'm.created_at'])
+    .where('m.integration_id', '=', q.integrationId)
+    .where('m.account_id', '=', q.accountId)
+    .where('s.type', 'in', q.sourceTypes)
+    .limit(q.limit);
+  query = index.newestMessages(query, q.terms);
+  if (q.beforeId !== undefined) query = query.where('m.id', '<', q.beforeId);
+  if (q.rule) query = query.where(q.rule);
+  return query.execute();
+}
+
+/** Whether the integration has any channel of `sourceTypes`. */
+export async function hasChannels(db: Executor, integrationId: number, sourceTypes: SourceType[]): Promise<boolean> {
+  const row = await db
+    .selectFrom('sources')
+    .select('id')
+    .where('integration_id', '=', integrationId)
+    .where('type', 'in', sourceTypes)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Whether `messageId` is a message of the integration's channels of `sourceTypes` (an issued cursor). */
+export async function isMessageOf(db: Executor, integrationId: number, sourceTypes: SourceType[], messageId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('messages as m')
+    .innerJoin('sources as s', 's.id', 'm.source_id')
+    .select('m.id')
+    .where('m.id', '=', messageId)
+    .where('m.integration_id', '=', integrationId)
+    .where('s.type', 'in', sourceTypes)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Whether `leadId` is a lead of the account (an issued customer-search cursor). */
+export async function isLeadOf(db: Executor, accountId: number, leadId: number): Promise<boolean> {
+  const row = await db.selectFrom('leads').select('id').where('id', '=', leadId).where('account_id', '=', accountId).executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * SQLite: whether more than `threshold` customers of the account match. The index match drives it,
+ * each match is checked in customers_account_idx (not the table: fewer pages), and it stops at the
+ * threshold (~0.3 ms).
+ */
+export async function customerMatchesExceed(db: Executor, index: SearchIndex, accountId: number, alternatives: string[][], threshold: number): Promise<boolean> {
+  const { rows } = await sql<{ n: number }>`select count(*) as n from (select 1 from (${index.customerIds(alternatives)}) as m
+    where exists (select 1 from customers as c where c.account_id = ${accountId} and c.id = m.id)
+    limit ${sql.lit(threshold + 1)})`.execute(db);
+  return rows[0].n > threshold;
+}
+
+/**
+ * How customer search finds the leads of matching customers (the service chooses, see there):
+ * `ids-array` (PostgreSQL), `walk-leads` (SQLite, many matches), `join` (SQLite, few matches).
+ */
+export type CustomerLeadsPlan = 'ids-array' | 'walk-leads' | 'join';
+
+export interface CustomerLeadsQuery {
+  accountId: number;
+  alternatives: string[][];
+  beforeId?: number;
+  limit: number;
+  rule: LeadRule;
+}
+
+/** Ids of the leads whose customer matches, newest lead first. */
+export async function customerLeadIds(db: Executor, index: SearchIndex, plan: CustomerLeadsPlan, q: CustomerLeadsQuery): Promise<number[]> {
+  const matches = index.customerMatches(q.alternatives, 'c');
+  let query =
+    plan === 'ids-array'
+      ? // PostgreSQL estimates prefix matches outside its statistics at 0.5% of the customers, so
+        // with a join it walks leads_pkey backwards (100-350 ms for a name of one customer at
+        // 100k leads). The matching ids as an array (an InitPlan) hide that estimate.
+        db
+          .selectFrom('leads')
+          .select('leads.id')
+          .where('leads.account_id', '=', q.accountId)
+          .where(
+            sql<SqlBool>`leads.customer_id = any(array(${db
+              .selectFrom('customers as c')
+              .select('c.id')
+              .where('c.account_id', '=', q.accountId)
+              .where(matches)}))`,
+          )
+      : plan === 'walk-leads'
+        ? // Walks the leads newest first, each tested against the matches: stops at the page. The
+          // walk goes through every account's leads by id, so it is only chosen when this
+          // account's matches are many.
+          db
+            .selectFrom('leads')
+            .select('leads.id')
+            .where(sql`+leads.account_id`, '=', q.accountId)
+            .where(sql<SqlBool>`+leads.customer_id in (${index.customerIds(q.alternatives)})`)
+            .where((eb) =>
+              eb.exists(eb.selectFrom('customers as c').select('c.id').whereRef('c.id', '=', 'leads.customer_id').where('c.account_id', '=', q.accountId)),
+            )
+        : db
+            .selectFrom('leads')
+            .innerJoin('customers as c', 'c.id', 'leads.customer_id')
+            .select('leads.id')
+            // Unary plus: SQLite must not drive this query by the account's lead index (it would
+            // walk all of the account's leads, ~250 ms at 100k).
+            .where(sql`+leads.account_id`, '=', q.accountId)
+            .where('c.account_id', '=', q.accountId)
+            .where(matches);
+  query = query.orderBy('leads.id', 'desc').limit(q.limit);
+  if (q.beforeId !== undefined) query = query.where('leads.id', '<', q.beforeId);
+  if (q.rule) query = query.where(q.rule);
+  return (await query.execute()).map((r) => r.id);
+}
