@@ -1,0 +1,97 @@
+import { sql } from 'kysely';
+import type { Executor } from '../db/database.js';
+import type { Logger } from '../domain/context.js';
+import type { BackgroundWorker } from '../domain/workers.js';
+import { DELIVERIES_CHANNEL, outboxSignal, OUTBOX_CHANNEL } from './outbox.js';
+
+/** The first NOTIFY after an event waits this long, so events of a burst share one. */
+const FIRST_MS = 5;
+/** Then at most one per this interval, and a last one this long after the last: the transactions
+ *  of the events it announced have committed by then. */
+const AGAIN_MS = 25;
+
+/**
+ * Wakes the other processes (PostgreSQL LISTEN/NOTIFY) when this process records events, without
+ * NOTIFY inside the writing transactions: a transaction that notified takes PostgreSQL's global
+ * notify lock at commit, one writer at a time across the whole server. Here the events recorded
+ * within a few milliseconds share one NOTIFY per channel, sent on its own, and a second one a
+ * little later covers the transactions that had not committed yet. `parley_outbox` wakes the
+ * outbox readers (employees' stream, visitor pushes); `parley_deliveries`, only sent when some
+ * event made webhook deliveries, wakes the delivery workers — so with no webhook registered, no
+ * worker wakes or queries at all. Missed wake-ups are covered by every reader's poll.
+ */
+export class OutboxNotifier implements BackgroundWorker {
+  readonly name = 'outbox-notifier';
+  /** Events recorded since the last NOTIFY (and whether one of them made deliveries). */
+  private pending = false;
+  private pendingDeliveries = false;
+  /** A NOTIFY went out for events whose transactions may not have committed: one more follows. */
+  private cover: { deliveries: boolean } | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private readonly listener = (_id: number, deliveries: number) => this.recorded(deliveries);
+
+  constructor(
+    private readonly db: Executor,
+    private readonly log: Logger,
+  ) {
+    outboxSignal.on('recorded', this.listener);
+  }
+
+  private recorded(deliveries: number): void {
+    this.pending = true;
+    if (deliveries > 0) this.pendingDeliveries = true;
+    if (!this.timer && !this.stopped) this.schedule(FIRST_MS);
+  }
+
+  private schedule(ms: number): void {
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.tick();
+    }, ms);
+    this.timer.unref();
+  }
+
+  /** At most one NOTIFY per AGAIN_MS while events keep coming, and one more after the last. */
+  private async tick(): Promise<void> {
+    if (this.pending) {
+      const deliveries = await this.flush();
+      this.cover = { deliveries };
+      if (!this.stopped) this.schedule(AGAIN_MS);
+    } else if (this.cover) {
+      const { deliveries } = this.cover;
+      this.cover = undefined;
+      await this.send(deliveries);
+    }
+  }
+
+  /** Sends what is pending now (tests call it to skip the wait); answers whether it woke the workers. */
+  async flush(): Promise<boolean> {
+    if (!this.pending) return false;
+    const deliveries = this.pendingDeliveries;
+    this.pending = false;
+    this.pendingDeliveries = false;
+    await this.send(deliveries);
+    return deliveries;
+  }
+
+  private async send(deliveries: boolean): Promise<void> {
+    if (this.stopped) return;
+    try {
+      if (deliveries) await sql`select pg_notify(${OUTBOX_CHANNEL}, ''), pg_notify(${DELIVERIES_CHANNEL}, '')`.execute(this.db);
+      else await sql`select pg_notify(${OUTBOX_CHANNEL}, '')`.execute(this.db);
+    } catch (err) {
+      this.log.debug({ err }, 'outbox NOTIFY failed; readers poll');
+    }
+  }
+
+  healthy(): boolean {
+    return !this.stopped;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    outboxSignal.off('recorded', this.listener);
+    clearTimeout(this.timer);
+  }
+}

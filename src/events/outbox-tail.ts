@@ -1,0 +1,123 @@
+import { isPostgresUrl } from '../config.js';
+import type { EventRow } from '../db/schema.js';
+import type { Deps } from '../domain/context.js';
+import { onOutbox } from '../webhooks/wakeup.js';
+
+const BATCH = 500;
+const GAP_WAIT_MS = 10_000;
+
+/**
+ * Reads the committed events of the outbox in id order, for one consumer of this process (the
+ * employees' realtime stream, the visitors' sockets). Woken by the in-process nudge of recordEvent,
+ * by LISTEN/NOTIFY on PostgreSQL when configured, and by a poll every PARLEY_EVENTS_POLL_MS.
+ * Reading committed rows (never the nudge's content) is how a consumer sees an event only after
+ * its transaction committed. While the consumer has nobody to serve (`active()` false) the cursor
+ * just follows the newest id.
+ */
+export class OutboxTail {
+  /** Every event id up to here has been handed over (or given up as a rolled-back gap). */
+  cursor = 0;
+  /** Ids above `cursor` already handed over: on PostgreSQL ids may commit out of order. */
+  readonly seen = new Set<number>();
+  private gapSince: number | undefined;
+  private starting: Promise<void> | undefined;
+  private unsubscribe: (() => Promise<void>) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private current: Promise<void> | undefined;
+  private pollAgain = false;
+  private stopped = false;
+  private readonly pgListenUrl: string | undefined;
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly consumer: { name: string; active(): boolean; handle(rows: EventRow[]): Promise<void> },
+    opts: { pgListenUrl?: string } = {},
+  ) {
+    this.pgListenUrl = opts.pgListenUrl ?? (isPostgresUrl(deps.config.databaseUrl) ? deps.config.databaseUrl : undefined);
+  }
+
+  /** Reads and hands over what was committed since the last look; resolves when that is done. */
+  poll(): Promise<void> {
+    if (this.current) {
+      this.pollAgain = true;
+      return this.current;
+    }
+    this.current = this.runPoll().finally(() => {
+      this.current = undefined;
+    });
+    return this.current;
+  }
+
+  /** Starts listening (once): the cursor begins at the newest committed event. */
+  ensureStarted(): Promise<void> {
+    this.starting ??= (async () => {
+      this.cursor = await this.maxId();
+      const wake = () => void this.poll().catch((err) => this.deps.log.warn({ err }, `${this.consumer.name} poll failed`));
+      this.unsubscribe = onOutbox(wake, { pgUrl: this.pgListenUrl, log: this.deps.log });
+      this.timer = setInterval(wake, this.deps.config.eventsPollMs);
+      this.timer.unref();
+    })();
+    return this.starting;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.unsubscribe?.();
+  }
+
+  get running(): boolean {
+    return !this.stopped;
+  }
+
+  private async runPoll(): Promise<void> {
+    do {
+      this.pollAgain = false;
+      if (!this.consumer.active()) {
+        this.cursor = Math.max(this.cursor, await this.maxId());
+        this.seen.clear();
+        continue;
+      }
+      const rows = await this.deps.db.kysely
+        .selectFrom('events')
+        .selectAll()
+        .where('id', '>', this.cursor)
+        .orderBy('id')
+        .limit(BATCH)
+        .execute();
+      const fresh = rows.filter((r) => !this.seen.has(r.id));
+      for (const r of fresh) this.seen.add(r.id);
+      this.advance();
+      if (fresh.length) await this.consumer.handle(fresh);
+      if (rows.length === BATCH && fresh.length) this.pollAgain = true;
+    } while (this.pollAgain && !this.stopped);
+  }
+
+  /**
+   * Moves the cursor over contiguous handed-over ids. A hole (an id not visible yet) is waited for
+   * GAP_WAIT_MS: on PostgreSQL a transaction that took its id earlier may commit later; after that
+   * the id is taken to belong to a rolled-back transaction.
+   */
+  private advance(): void {
+    while (this.seen.has(this.cursor + 1)) this.seen.delete(++this.cursor);
+    if (!this.seen.size) {
+      this.gapSince = undefined;
+      return;
+    }
+    const now = Date.now();
+    this.gapSince ??= now;
+    if (now - this.gapSince >= GAP_WAIT_MS) {
+      this.cursor = Math.min(...this.seen) - 1;
+      this.gapSince = undefined;
+      this.advance();
+    }
+  }
+
+  private async maxId(): Promise<number> {
+    const row = await this.deps.db.kysely
+      .selectFrom('events')
+      .select((eb) => eb.fn.max('id').as('id'))
+      .executeTakeFirst();
+    return row?.id == null ? 0 : Number(row.id);
+  }
+}
