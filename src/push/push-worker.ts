@@ -1,0 +1,182 @@
+import { isPostgresUrl } from '../config.js';
+import type { Deps } from '../domain/context.js';
+import type { DeviceRow, UserRow } from '../db/schema.js';
+import type { BackgroundWorker } from '../domain/workers.js';
+import { canSeeLeadRow, scopeOf } from '../domain/policy/policy.js';
+import { connectedUsers } from '../domain/presence/presence.js';
+import { claimPushSlot, deleteDevice, pushPreviews } from '../domain/devices/devices.repo.js';
+import { onOutbox } from '../webhooks/wakeup.js';
+import * as repo from './push.repo.js';
+import { sendWebPush, type PushOutcome } from './web-push-sender.js';
+import type { FcmSender } from './fcm-sender.js';
+import type { VapidKeys } from './vapid.js';
+
+/** One notification per employee and lead per minute at most. */
+export const PUSH_INTERVAL_MS = 60_000;
+export const PREVIEW_CHARS = 100;
+const BATCH = 500;
+const GAP_WAIT_MS = 10_000;
+
+export interface PushNotification {
+  title: string;
+  body: string;
+  leadId: number;
+  url: string;
+}
+
+/**
+ * Push notifications, a consumer of committed outbox events (like the realtime stream, it tails
+ * `events` by id after commit; nothing calls it from services). For each `message.incoming` it
+ * finds the employees to tell: the one responsible for the lead, or for an unassigned inbox lead
+ * every employee who sees such leads — always through the visibility rule — and keeps those with
+ * no realtime connection open in any process. Each gets at most one push per lead per minute
+ * (claimed in the database, so several processes running this worker push once), on every device.
+ * A subscription the push service calls gone (404/410) is removed.
+ */
+export class PushWorker implements BackgroundWorker {
+  readonly name = 'push';
+  private cursor = 0;
+  private readonly seen = new Set<number>();
+  private gapSince: number | undefined;
+  private started = false;
+  private stopped = false;
+  private current: Promise<void> | undefined;
+  private again = false;
+  private unsubscribe: (() => Promise<void>) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly senders: { vapid: VapidKeys; fcm?: FcmSender },
+  ) {}
+
+  /** Begins with what is committed from now on; woken by the outbox nudge and a poll. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    this.cursor = await repo.maxEventId(this.deps.db.kysely);
+    const wake = () => void this.poll().catch((err: unknown) => this.deps.log.warn({ err }, 'push poll failed'));
+    const pgUrl = isPostgresUrl(this.deps.config.databaseUrl) ? this.deps.config.databaseUrl : undefined;
+    this.unsubscribe = onOutbox(wake, { pgUrl, log: this.deps.log });
+    this.timer = setInterval(wake, this.deps.config.eventsPollMs);
+    this.timer.unref();
+  }
+
+  /** Handles what was committed since the last look; resolves when done (tests await it). */
+  poll(): Promise<void> {
+    if (this.current) {
+      this.again = true;
+      return this.current;
+    }
+    this.current = this.run().finally(() => {
+      this.current = undefined;
+    });
+    return this.current;
+  }
+
+  healthy(): boolean {
+    return !this.stopped;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.unsubscribe?.();
+    await this.current;
+  }
+
+  private async run(): Promise<void> {
+    do {
+      this.again = false;
+      const rows = await repo.eventsAfter(this.deps.db.kysely, this.cursor, BATCH);
+      const fresh = rows.filter((r) => !this.seen.has(r.id));
+      for (const r of fresh) this.seen.add(r.id);
+      this.advance();
+      for (const row of fresh) {
+        if (row.type !== 'message.incoming' || row.lead_id === null) continue;
+        try {
+          await this.notify(row.lead_id, JSON.parse(row.payload) as IncomingPayload);
+        } catch (err) {
+          this.deps.log.warn({ err, eventId: row.id }, 'push failed');
+        }
+      }
+      if (rows.length === BATCH && fresh.length) this.again = true;
+    } while (this.again && !this.stopped);
+  }
+
+  /** Contiguous ids move the cursor; a hole (a PostgreSQL transaction committing late) is waited for a while. */
+  private advance(): void {
+    while (this.seen.has(this.cursor + 1)) this.seen.delete(++this.cursor);
+    if (!this.seen.size) {
+      this.gapSince = undefined;
+      return;
+    }
+    const now = this.deps.clock.now();
+    this.gapSince ??= now;
+    if (now - this.gapSince >= GAP_WAIT_MS) {
+      this.cursor = Math.min(...this.seen) - 1;
+      this.gapSince = undefined;
+      this.advance();
+    }
+  }
+
+  private async notify(leadId: number, payload: IncomingPayload): Promise<void> {
+    const db = this.deps.db.kysely;
+    const lead = await repo.leadForPush(db, leadId);
+    if (!lead) return;
+    const byUser = new Map<number, { user: UserRow; devices: DeviceRow[] }>();
+    for (const { device, user } of await repo.devicesWithUsers(db, lead.account_id)) {
+      const entry = byUser.get(user.id) ?? { user, devices: [] };
+      entry.devices.push(device);
+      byUser.set(user.id, entry);
+    }
+    const targets: Array<{ user: UserRow; devices: DeviceRow[] }> = [];
+    for (const entry of byUser.values()) {
+      const responsible = lead.user_id === null ? lead.status_type === 'inbox' : lead.user_id === entry.user.id;
+      if (!responsible || !entry.user.confirmed) continue;
+      const scope = await scopeOf(db, { accountId: lead.account_id, userId: entry.user.id, role: entry.user.role, typ: 'access', user: entry.user });
+      if (canSeeLeadRow(scope, lead)) targets.push(entry);
+    }
+    if (!targets.length) return;
+    const present = await connectedUsers(this.deps, targets.map((t) => t.user.id));
+    const previews = await pushPreviews(db, lead.account_id);
+    const text = payload.message?.message?.text ?? '';
+    const notification: PushNotification = {
+      title: lead.customer_name || 'New message',
+      body: previews ? [...text].slice(0, PREVIEW_CHARS).join('') : '',
+      leadId: lead.id,
+      url: `/leads/${lead.id}`,
+    };
+    for (const { user, devices } of targets) {
+      if (present.has(user.id)) continue;
+      if (!(await claimPushSlot(db, user.id, lead.id, this.deps.clock.now(), PUSH_INTERVAL_MS))) continue;
+      for (const device of devices) await this.deliver(device, notification);
+    }
+  }
+
+  private async deliver(device: DeviceRow, n: PushNotification): Promise<void> {
+    let outcome: PushOutcome;
+    try {
+      if (device.platform === 'web') {
+        const keys = JSON.parse(device.keys ?? '{}') as { p256dh: string; auth: string };
+        outcome = await sendWebPush({ endpoint: device.address, keys }, JSON.stringify(n), this.senders.vapid, this.deps.config.webhookAllowPrivate);
+      } else {
+        if (!this.senders.fcm) return;
+        outcome = await this.senders.fcm.send(device.address, { title: n.title, body: n.body, data: { leadId: String(n.leadId), url: n.url } });
+      }
+    } catch (err) {
+      this.deps.log.warn({ err, deviceId: device.id }, 'push delivery failed');
+      return;
+    }
+    if (outcome === 'gone') {
+      await deleteDevice(this.deps.db.kysely, device.id);
+      this.deps.log.info({ deviceId: device.id }, 'push subscription gone: device removed');
+    } else if (outcome === 'failed') {
+      this.deps.log.warn({ deviceId: device.id }, 'push service refused the notification');
+    }
+  }
+}
+
+interface IncomingPayload {
+  message?: { message?: { text?: string } };
+}

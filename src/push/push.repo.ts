@@ -1,0 +1,40 @@
+import type { Executor } from '../db/database.js';
+import type { DeviceRow, EventRow, LeadRow, UserRow } from '../db/schema.js';
+
+export type PushLead = Pick<LeadRow, 'id' | 'account_id' | 'integration_id' | 'user_id' | 'status_type'> & { customer_name: string };
+
+export async function maxEventId(db: Executor): Promise<number> {
+  const row = await db.selectFrom('events').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
+  return row?.id == null ? 0 : Number(row.id);
+}
+
+export async function eventsAfter(db: Executor, cursor: number, limit: number): Promise<Array<Pick<EventRow, 'id' | 'type' | 'account_id' | 'lead_id' | 'payload'>>> {
+  return db.selectFrom('events').select(['id', 'type', 'account_id', 'lead_id', 'payload']).where('id', '>', cursor).orderBy('id').limit(limit).execute();
+}
+
+export async function leadForPush(db: Executor, leadId: number): Promise<PushLead | undefined> {
+  return db
+    .selectFrom('leads')
+    .innerJoin('customers', 'customers.id', 'leads.customer_id')
+    .select(['leads.id', 'leads.account_id', 'leads.integration_id', 'leads.user_id', 'leads.status_type', 'customers.name as customer_name'])
+    .where('leads.id', '=', leadId)
+    .executeTakeFirst();
+}
+
+export interface DeviceWithUser {
+  device: DeviceRow;
+  user: UserRow;
+}
+
+/** Every device of the account with its employee (who it is decides what it may be told). */
+export async function devicesWithUsers(db: Executor, accountId: number): Promise<DeviceWithUser[]> {
+  const devices = await db.selectFrom('devices').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
+  if (!devices.length) return [];
+  const ids = [...new Set(devices.map((d) => d.user_id))];
+  const users = await db.selectFrom('users').selectAll().where('account_id', '=', accountId).where('id', 'in', ids).execute();
+  const byId = new Map(users.map((u) => [u.id, u]));
+  return devices.flatMap((device) => {
+    const user = byId.get(device.user_id);
+    return user ? [{ device, user }] : [];
+  });
+}
