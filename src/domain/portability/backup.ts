@@ -1,0 +1,120 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
+import tar from 'tar-stream';
+import type { Config } from '../../config.js';
+import type { DialectName } from '../../db/database.js';
+import { VERSION } from '../../version.js';
+import type { Progress } from './account-exporter.js';
+
+/** The secrets of the data folder: a restore needs them (stored credentials are sealed with one). */
+const SECRETS = ['jwt-secret', 'encryption-key'];
+
+/**
+ * `parley backup`: a gzip-compressed tar laid out like the data folder, so restoring is extracting
+ * it into an empty one (docs/operations.md). On SQLite it holds `parley.db`, a consistent copy made
+ * with SQLite's online backup from a connection of its own while the server keeps serving (WAL:
+ * readers and the writer go on); then the files and the two secrets. On PostgreSQL the database is
+ * pg_dump's job: the archive holds the files and secrets. Files are immutable once stored, so a
+ * file copied after the database snapshot is either the one it names or one it does not know yet.
+ */
+export async function runBackup(config: Config, dialect: DialectName, outFile: string, progress: Progress = () => {}): Promise<{ files: number }> {
+  const files = await listFiles(path.join(config.dataDir, 'files'));
+  const pack = tar.pack();
+  const out = fs.createWriteStream(outFile, { mode: 0o600 });
+  const written = pipeline(pack, createGzip(), out);
+  written.catch(() => pack.destroy());
+  const tmpDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'parley-backup-'));
+  const total = files.length + (dialect === 'sqlite' ? 1 : 0);
+  let done = 0;
+  try {
+    const manifest = { format: 'parley-backup', version: 1, parleyVersion: VERSION, dialect, createdAt: new Date().toISOString() };
+    await addBuffer(pack, 'backup.json', Buffer.from(JSON.stringify(manifest, null, 2)));
+    if (dialect === 'sqlite') {
+      const copy = path.join(tmpDir, 'parley.db');
+      await backupSqlite(path.join(config.dataDir, 'parley.db'), copy);
+      await addFile(pack, 'parley.db', copy);
+      progress(++done, total);
+    }
+    for (const name of SECRETS) {
+      const file = path.join(config.dataDir, name);
+      if (fs.existsSync(file)) await addFile(pack, name, file);
+    }
+    let copied = 0;
+    for (const rel of files) {
+      // A file removed since the listing was removed by its owner: nothing to keep.
+      if (await addFile(pack, `files/${rel}`, path.join(config.dataDir, 'files', rel))) copied++;
+      progress(++done, total);
+    }
+    pack.finalize();
+    await written;
+    return { files: copied };
+  } catch (err) {
+    pack.destroy(err as Error);
+    await written.catch(() => {});
+    await fsp.rm(outFile, { force: true });
+    throw err;
+  } finally {
+    await fsp.rm(tmpDir, { recursive: true, force: true });
+  }
+}
+
+async function backupSqlite(source: string, target: string): Promise<void> {
+  const { default: SQLite } = await import('better-sqlite3');
+  const db = new SQLite(source, { readonly: true, fileMustExist: true });
+  try {
+    // Copies a batch of pages at a time, letting the server's writes in between; a write during
+    // the copy restarts it from that point on, as SQLite's online backup does.
+    await db.backup(target);
+  } finally {
+    db.close();
+  }
+}
+
+/** Stored files as `<xx>/<key>` paths, leaving out puts in progress (`.tmp`). */
+async function listFiles(root: string): Promise<string[]> {
+  const out: string[] = [];
+  let dirs: string[];
+  try {
+    dirs = await fsp.readdir(root);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return out;
+    throw err;
+  }
+  for (const dir of dirs.sort()) {
+    if (!/^[0-9a-f]{2}$/.test(dir)) continue;
+    for (const name of (await fsp.readdir(path.join(root, dir))).sort()) out.push(`${dir}/${name}`);
+  }
+  return out;
+}
+
+function addBuffer(pack: tar.Pack, name: string, body: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => pack.entry({ name, size: body.length, mode: 0o600 }, body, (err) => (err ? reject(err) : resolve())));
+}
+
+/** Streams a file into the archive; false when it no longer exists. */
+async function addFile(pack: tar.Pack, name: string, file: string): Promise<boolean> {
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+  const { size } = await handle.stat();
+  const stream = handle.createReadStream({ start: 0, end: Math.max(0, size - 1) });
+  await new Promise<void>((resolve, reject) => {
+    const sink = pack.entry({ name, size, mode: 0o600 }, (err) => (err ? reject(err) : resolve()));
+    if (size === 0) {
+      stream.destroy();
+      sink.end();
+      return;
+    }
+    stream.on('error', (err) => sink.destroy(err));
+    stream.pipe(sink);
+  });
+  return true;
+}
