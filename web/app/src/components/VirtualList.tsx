@@ -14,13 +14,18 @@ interface Props<T> {
   footer?: ReactNode;
   empty?: ReactNode;
   idPrefix: string;
+  /**
+   * Bulk selection mode: the listbox becomes multi-select, a click or Space picks an item instead
+   * of opening it (`range`: Shift held), Enter still opens.
+   */
+  picking?: { isPicked: (item: T) => boolean; onPick: (item: T, range: boolean) => void };
 }
 
 /**
  * A windowed list of fixed-height rows: only the rows in view (plus a few) are in the DOM, so 10k
  * leads scroll like 50. Keyboard: it is one listbox (arrows, Home/End, Enter opens).
  */
-export function VirtualList<T>({ items, rowHeight, keyOf, renderRow, onEndReached, onOpen, label, activeKey, footer, empty, idPrefix }: Props<T>) {
+export function VirtualList<T>({ items, rowHeight, keyOf, renderRow, onEndReached, onOpen, label, activeKey, footer, empty, idPrefix, picking }: Props<T>) {
   const ref = useRef<HTMLDivElement>(null);
   const [scrollTop, setScrollTop] = useState(0);
   const [viewport, setViewport] = useState(600);
@@ -66,7 +71,10 @@ export function VirtualList<T>({ items, rowHeight, keyOf, renderRow, onEndReache
     else if (e.key === 'PageUp') moveTo(cursor - page);
     else if (e.key === 'Home') moveTo(0);
     else if (e.key === 'End') moveTo(items.length - 1);
-    else if (e.key === 'Enter' || e.key === ' ') {
+    else if (picking && e.key === ' ') {
+      const item = items[cursor];
+      if (item) picking.onPick(item, e.shiftKey);
+    } else if (e.key === 'Enter' || e.key === ' ') {
       const item = items[cursor];
       if (item) onOpen?.(item, cursor);
     } else return;
@@ -78,8 +86,10 @@ export function VirtualList<T>({ items, rowHeight, keyOf, renderRow, onEndReache
     <div
       ref={ref}
       className="vlist"
-      role="listbox"
+      // An empty listbox is invalid (it must own options): without items the box is a plain group.
+      role={items.length ? 'listbox' : 'group'}
       aria-label={label}
+      aria-multiselectable={picking ? true : undefined}
       tabIndex={0}
       aria-activedescendant={cursorItem ? `${idPrefix}-${keyOf(cursorItem)}` : undefined}
       onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)}
@@ -94,12 +104,13 @@ export function VirtualList<T>({ items, rowHeight, keyOf, renderRow, onEndReache
               key={keyOf(item)}
               id={`${idPrefix}-${keyOf(item)}`}
               role="option"
-              aria-selected={keyOf(item) === activeKey}
-              className={`vrow${i === cursor ? ' cursor' : ''}`}
+              aria-selected={picking ? picking.isPicked(item) : keyOf(item) === activeKey}
+              className={`vrow${i === cursor ? ' cursor' : ''}${picking?.isPicked(item) ? ' picked' : ''}`}
               style={{ position: 'absolute', top: i * rowHeight, height: rowHeight, left: 0, right: 0 }}
-              onClick={() => {
+              onClick={(e) => {
                 setCursor(i);
-                onOpen?.(item, i);
+                if (picking) picking.onPick(item, e.shiftKey);
+                else onOpen?.(item, i);
               }}
             >
               {renderRow(item, i, keyOf(item) === activeKey)}
