@@ -21,7 +21,7 @@ import { rng } from './lib/random.mjs';
 import * as V from './lib/vocabulary.mjs';
 
 /** Bump when the generated data changes shape: cached folders of older versions are not reused. */
-export const GENERATOR_VERSION = 1;
+export const GENERATOR_VERSION = 2;
 export const PASSWORD = 'bench password 1';
 export const OWNER_LOGIN = 'owner@bench.example';
 /** Generated instants end here (2026-01-01T00:00:00Z): the data set does not depend on the day it is made. */
@@ -54,7 +54,10 @@ export async function generate({ dataDir, databaseUrl, seed = 1, sizes, progress
   // ---- The account through the domain core --------------------------------------------------
   const { loadConfig } = await dist('config.js');
   const { openCore } = await dist('boot.js');
-  const config = loadConfig({ PARLEY_DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PARLEY_SIGNUP: 'open' });
+  // msgra_business_api and social1_messenger check their tokens with Meta's Graph API when connected:
+  // a local stand-in answers.
+  const graph = await graphStandIn();
+  const config = loadConfig({ PARLEY_DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PARLEY_SIGNUP: 'open', PARLEY_META_GRAPH_URL: graph.url });
   const { db, services } = await openCore(config, silent);
   let meta;
   try {
@@ -65,9 +68,11 @@ export async function generate({ dataDir, databaseUrl, seed = 1, sizes, progress
     const auth = { accountId, userId: owner.id, role: 'owner', typ: 'access', user: owner };
     const widget = await services.integrations.connect(auth, services.widget.connectInput({ type: 'widget', settings: { title: 'Bench shop' } }));
     const others = [];
-    for (const type of ['msgra2', 'social1_messenger', 'msgra_business_api']) {
-      others.push(await services.integrations.connect(auth, { type, login: `bench-${type}`, credentials: { token: `token-${type}` } }));
-    }
+    others.push(await services.integrations.connect(auth, { type: 'msgra2', login: 'bench-msgra2', credentials: { token: 'token-msgra2' } }));
+    const page = { pageAccessToken: 'bench-page-token', pageId: '104790852323232', appSecret: 'bench-app-secret' };
+    others.push(await services.integrations.connect(auth, { type: 'social1_messenger', credentials: page }));
+    const whatsapp = { accessToken: 'bench-graph-token', phoneNumberId: '106540352242922', wabaId: '102290129340398', appSecret: 'bench-app-secret' };
+    others.push(await services.integrations.connect(auth, { type: 'msgra_business_api', credentials: whatsapp }));
     const employees = [owner.id];
     for (let e = 1; e < sizes.employees; e++) {
       const row = await k
@@ -99,6 +104,7 @@ export async function generate({ dataDir, databaseUrl, seed = 1, sizes, progress
       accountId,
       ownerId: owner.id,
       widget: { id: widget.id, key: widget.external_id },
+      whatsapp: { id: others[2].id, phoneNumberId: whatsapp.phoneNumberId, appSecret: whatsapp.appSecret },
       integrations: [widget, ...others].map((i) => ({ id: i.id, type: i.type })),
       employees,
       tags: Object.fromEntries(V.TAGS.map((t, i) => [t, tagIds[i]])),
@@ -399,4 +405,23 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   bar.done();
   fs.writeFileSync(path.join(values.out, 'bench-meta.json'), JSON.stringify(meta));
   console.log(`generated in ${values.out}: ${JSON.stringify(sizes)}`);
+}
+
+/**
+ * Answers the connect checks as Meta's Graph API does: `GET /<version>/<phoneNumberId>` (WhatsApp),
+ * `GET /<version>/<pageId>?fields=name,picture` and `POST /<version>/<pageId>/subscribed_apps` (Messenger).
+ */
+async function graphStandIn() {
+  const http = await import('node:http');
+  const server = http.createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const [pathname] = (req.url ?? '').split('?');
+    const id = pathname.split('/')[2];
+    if (req.method === 'POST') res.end(JSON.stringify({ success: true }));
+    else res.end(JSON.stringify({ id, display_phone_number: '+1 555-010-0000', verified_name: 'Bench shop', name: 'Bench shop' }));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  server.unref();
+  return { url: `http://127.0.0.1:${server.address().port}` };
 }
