@@ -6,6 +6,8 @@
 //   npm run bench -- leads history        only those scenarios (names below)
 //   npm run bench -- --db postgres        the same on PostgreSQL (BENCH_DATABASE_URL, default
 //                                         postgres://postgres@127.0.0.1:5432/test; a fresh schema per run)
+//   npm run bench -- --db postgres --processes 2   two server processes on the database, HTTP
+//                                         load spread over both (connections shared out)
 //   npm run bench -- --smoke              tiny data, ~2 s per scenario: what CI runs (figures not judged)
 // Options: --runs N (median of N runs per scenario; default 1), --duration S, --connections C,
 //   --seed N, --scale F (data size factor), --keep (keep the run's data copy / schema), --no-build,
@@ -32,6 +34,7 @@ const { values: opts, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     db: { type: 'string', default: 'sqlite' },
+    processes: { type: 'string', default: '1' },
     smoke: { type: 'boolean', default: false },
     runs: { type: 'string' },
     duration: { type: 'string' },
@@ -59,6 +62,8 @@ const SCENARIOS = [
   { name: 'message-search', kind: 'http', connections: 4, target: 'p95 < 20 ms (4 connections)', check: (r) => r.p95 < 20 },
   { name: 'send', kind: 'http' },
   { name: 'widget-visitor', kind: 'http', target: '>= 5000 messages/s', check: (r) => r.rps >= 5000 },
+  // Meta's signed webhook posts, one WhatsApp text each, answered once committed; after widget-visitor.
+  { name: 'whatsapp-inbound', kind: 'http', target: '>= 0.8 x widget-visitor', check: (r) => r.rps >= 0.8 * (rows.find((x) => x.scenario === 'widget-visitor')?.rps ?? Infinity) },
   { name: 'webhooks', kind: 'webhooks', target: '>= 5000 deliveries/s, p99 < 100 ms', check: (r) => r.rps >= 5000 && r.p99 < 100 },
   { name: 'footprint', kind: 'footprint', target: 'idle RSS < 150 MB' },
   { name: 'ingest', kind: 'ingest', target: '(pipeline, no HTTP)' },
@@ -88,6 +93,11 @@ const CONNECTIONS = Number(opts.connections);
 const SEED = Number(opts.seed);
 const sizes = sizesFor({ smoke: SMOKE, scale: Number(opts.scale) });
 const POSTGRES = opts.db === 'postgres';
+const PROCESSES = Math.max(1, Number(opts.processes) || 1);
+if (PROCESSES > 1 && !POSTGRES) {
+  console.error('bench: --processes above 1 needs --db postgres (SQLite is one process)');
+  process.exit(2);
+}
 const PG_BASE = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 
 if (!opts['no-build']) ensureBuilt();
@@ -117,7 +127,7 @@ try {
 process.exit(failed ? 1 : 0);
 
 async function main() {
-  console.log(`Parley bench: ${opts.db}, ${sizes.customers} customers, ${sizes.leads} leads, ${sizes.messages} messages; ${os.cpus().length} cores, node ${process.version}; ${DURATION} s per run, ${CONNECTIONS} connections, ${RUNS} run(s) per scenario (median); server node flags: ${NODE_FLAGS.join(' ') || 'none'}`);
+  console.log(`Parley bench: ${opts.db}${PROCESSES > 1 ? ` x${PROCESSES} processes` : ''}, ${sizes.customers} customers, ${sizes.leads} leads, ${sizes.messages} messages; ${os.cpus().length} cores, node ${process.version}; ${DURATION} s per run, ${CONNECTIONS} connections, ${RUNS} run(s) per scenario (median); server node flags: ${NODE_FLAGS.join(' ') || 'none'}`);
   const { meta, databaseUrl } = await prepareData();
   const ctx = { meta, databaseUrl, dataDir: runDir };
 
@@ -138,6 +148,14 @@ async function main() {
     if (opts['sql-profile']) cleanups.push(() => console.log(`SQL profile: ${path.relative(process.cwd(), sqlProfile)}`));
     cleanups.push(() => server.stop());
     ctx.server = server;
+    // --processes N: more server processes on the same database; HTTP load is spread over all.
+    ctx.bases = [server.base];
+    for (let i = 1; i < PROCESSES; i++) {
+      // The same data folder: the same JWT secret and encryption key, as several machines share them.
+      const more = await startServer({ dataDir: runDir, databaseUrl, nodeFlags: NODE_FLAGS });
+      cleanups.push(() => more.stop());
+      ctx.bases.push(more.base);
+    }
     await new Promise((r) => setTimeout(r, 1000));
     ctx.rssAtStart = rssMb(server.pid);
     ctx.token = await login(server.base, meta);
@@ -327,6 +345,8 @@ async function requestsOf(ctx, name) {
     }
     case 'widget-visitor':
       return widgetVisitorRequests(ctx, 'w');
+    case 'whatsapp-inbound':
+      return whatsappInboundRequests(ctx);
     default:
       throw new Error(`no requests for ${name}`);
   }
@@ -355,6 +375,32 @@ async function widgetVisitorRequests(ctx, prefix) {
   };
 }
 
+/**
+ * Meta's webhook posts to a WhatsApp Cloud API number: one text message each from 400 customers,
+ * a new wamid every time, signed with the app secret (X-Hub-Signature-256 over the raw body).
+ */
+async function whatsappInboundRequests(ctx) {
+  const { createHmac } = await import('node:crypto');
+  const { id, phoneNumberId, appSecret } = ctx.meta.whatsapp;
+  const run = Date.now().toString(36);
+  let n = 0;
+  return () => {
+    const i = ++n;
+    const from = String(4915100000000 + (i % 400));
+    const body = JSON.stringify({
+      object: 'whatsapp_business_account',
+      entry: [{ id: '102290129340398', changes: [{ field: 'messages', value: {
+        messaging_product: 'whatsapp',
+        metadata: { display_phone_number: '15550100000', phone_number_id: phoneNumberId },
+        contacts: [{ profile: { name: `Bench customer ${i % 400}` }, wa_id: from }],
+        messages: [{ from, id: `wamid.bench${run}${i}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: `Hello, is the blue hoodie in stock in size M? (${i})` } }],
+      } }] }],
+    });
+    const signature = `sha256=${createHmac('sha256', appSecret).update(body).digest('hex')}`;
+    return { method: 'POST', path: `/channels/meta/${id}`, headers: { 'x-hub-signature-256': signature }, body };
+  };
+}
+
 // ---- Scenarios -------------------------------------------------------------------------------
 
 function median(list, key) {
@@ -377,8 +423,8 @@ async function httpScenario(ctx, s) {
   for (let i = 0; i < RUNS; i++) {
     await runLoad({ base: ctx.bare, next: bareNext, duration: WARMUP, connections });
     const ceiling = await runLoad({ base: ctx.bare, next: bareNext, duration: DURATION, connections });
-    await runLoad({ base: ctx.server.base, next, duration: WARMUP, connections });
-    const real = await runLoad({ base: ctx.server.base, next, duration: DURATION, connections });
+    await runLoad({ base: ctx.bases.length > 1 ? ctx.bases : ctx.server.base, next, duration: WARMUP, connections });
+    const real = await runLoad({ base: ctx.bases.length > 1 ? ctx.bases : ctx.server.base, next, duration: DURATION, connections });
     runs.push({ ...real, ceiling: ceiling.rps, ratio: real.rps / ceiling.rps });
     progressLine(s.name, runs.at(-1));
   }

@@ -9,16 +9,22 @@ import { registerSystemRoutes } from './api/routes/system.routes.js';
 import { registerAppRoutes } from './api/routes/app.routes.js';
 import { registerFileRoutes } from './api/routes/files.routes.js';
 import { registerChannelWebhookRoutes } from './api/routes/channel-webhooks.routes.js';
+import { registerBridgeRoutes } from './api/routes/bridge.routes.js';
 import { registerMultipart, takesFiles } from './api/routes/upload.routes.js';
 import websocket from '@fastify/websocket';
 import { registerRealtimeRoutes } from './api/routes/realtime.routes.js';
+import { registerOAuthProtocolRoutes } from './api/routes/oauth-protocol.routes.js';
 import { registerWidgetVisitorRoutes } from './api/routes/widget-visitor.routes.js';
 import { registerWidgetAssetRoutes } from './api/routes/widget-assets.routes.js';
 import { errorHandler, notFoundHandler } from './api/errors.js';
 import { validatorCompiler } from './api/validation.js';
 import { serializerCompiler } from './api/serialization.js';
 import { createAuthHook } from './api/auth-hook.js';
-import { VERSION } from './version.js';
+import { swaggerOptions } from './api/openapi.js';
+import { registerMetrics } from './metrics/http.js';
+import { closeWebSockets, installDrain } from './shutdown.js';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from './domain/json-limits.js';
+import { invalid } from './domain/errors.js';
 
 export interface AppOptions {
   services: Services;
@@ -56,9 +62,12 @@ export async function buildApp({ services, logger, routes = API_ROUTES, onRoute 
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
+    // Depth is bounded before parsing: deep nesting costs the parser and validator CPU and memory.
+    if (exceedsJsonDepth(body as string)) return done(invalid(`JSON body nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
     return parseJson(req, body as string, done);
   });
 
+  installDrain(app);
   app.decorateRequest('auth', null);
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
@@ -71,38 +80,28 @@ export async function buildApp({ services, logger, routes = API_ROUTES, onRoute 
     req.log.debug({ method: req.method, url: req.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request');
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Parley API',
-        version: VERSION,
-        description:
-          'Customer messaging inbox. Versions /v1.1, /v1.2 and /v1.3 are served side by side; v1.3 is the reference.',
-      },
-      components: {
-        securitySchemes: {
-          bearer: {
-            type: 'http',
-            scheme: 'bearer',
-            bearerFormat: 'JWT',
-            description: 'Authorization: Bearer <jwt>, JWT <jwt>, or the bare <jwt>',
-          },
-        },
-      },
-      security: [{ bearer: [] }],
-    },
-  });
+  await app.register(swagger, swaggerOptions(config));
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   registerSystemRoutes(app, services);
+  registerMetrics(app, services);
   registerAppRoutes(app);
-  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  await app.register(websocket, {
+    options: { maxPayload: 64 * 1024 },
+    // Sockets still open when the app closes are told the server goes away (1001), not 1005.
+    preClose(done) {
+      closeWebSockets(this);
+      (this as FastifyInstance & { websocketServer: { close(cb: () => void): void } }).websocketServer.close(() => {});
+      done();
+    },
+  });
   registerRealtimeRoutes(app, services);
   await registerWidgetVisitorRoutes(app, services);
   registerWidgetAssetRoutes(app, services);
   registerFileRoutes(app, services);
   await registerChannelWebhookRoutes(app, services);
+  await registerBridgeRoutes(app, services);
+  await registerOAuthProtocolRoutes(app, services);
   await registerApi(app, routes.filter((r) => !takesFiles(r)), services);
   // The multipart parser exists only in the scope of the routes that take files (upload).
   await app.register(async (scope) => {

@@ -6,6 +6,9 @@ import { AppError } from './domain/errors.js';
 import type { Plan } from './domain/accounts/plan.js';
 import type { Services } from './services.js';
 import { runWorkersUntilSignal } from './background.js';
+import { BRIDGE_USAGE, runBridgeCli } from './connectors/bridge-cli.js';
+import { CliError, bool, integer, required, type CliOutput } from './cli-kit.js';
+import { DATA_COMMANDS, DATA_USAGE } from './cli-data.js';
 
 const USAGE = `Parley operator CLI: works on the storage the server uses (PARLEY_DATA_DIR or DATABASE_URL).
 
@@ -22,30 +25,15 @@ Commands:
                               set a new owner password (signs the owner out everywhere)
   worker                      run the background work (webhook delivery, Telegram polling) in this
                               process until SIGTERM (with PARLEY_WORKERS=off on servers)
-  help                        this text
+${BRIDGE_USAGE}
+${DATA_USAGE}  help                        this text
 `;
 
-type Command = (services: Services, args: string[]) => Promise<string>;
+type Command = (services: Services, args: string[], out: CliOutput) => Promise<string>;
 
-function required(values: Record<string, string | boolean | undefined>, name: string): string {
-  const v = values[name];
-  if (typeof v !== 'string' || v === '') throw new CliError(`--${name} is required`);
-  return v;
-}
-
-function bool(name: string, v: string): boolean {
-  if (v !== 'true' && v !== 'false') throw new CliError(`--${name} must be true or false`);
-  return v === 'true';
-}
-
-function integer(name: string, v: string): number {
-  if (!/^-?\d+$/.test(v)) throw new CliError(`--${name} must be an integer`);
-  return Number(v);
-}
-
-class CliError extends Error {}
 
 const COMMANDS: Record<string, Command> = {
+  ...DATA_COMMANDS,
   worker: (services) => runWorkersUntilSignal(services),
 
   async 'account:create'(services, args) {
@@ -121,6 +109,8 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
     out.log(USAGE);
     return name ? 0 : 1;
   }
+  // A connector talks to Parley over the network, not to its database.
+  if (name === 'bridge') return runBridgeCli(args, env, out);
   const command = COMMANDS[name];
   if (!command) {
     out.error(`parley: unknown command "${name}"\n\n${USAGE}`);
@@ -130,7 +120,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
   try {
     const config = loadConfig(env);
     core = await openCore(config, pino({ level: 'warn' }, pino.destination(2)));
-    out.log(await command(core.services, args));
+    out.log(await command(core.services, args, out));
     return 0;
   } catch (err) {
     if (err instanceof CliError || err instanceof ConfigError || err instanceof AppError) {

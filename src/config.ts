@@ -25,6 +25,10 @@ export interface Config {
   bodyLimit: number;
   /** Largest file `POST /messaging/upload` accepts, in bytes (PARLEY_UPLOAD_LIMIT, default 50 MiB); above it 413. */
   uploadLimit: number;
+  /** Hours a finished account export stays downloadable (PARLEY_EXPORT_TTL_HOURS, default 24). */
+  exportTtlHours: number;
+  /** Minutes between retention sweeps (PARLEY_RETENTION_INTERVAL_MINUTES, default 60). */
+  retentionIntervalMinutes: number;
   /** Login brute-force limits. */
   loginMaxPerIp: number;
   loginMaxFailuresPerLogin: number;
@@ -40,12 +44,14 @@ export interface Config {
   invitationTtl: number;
   /** Trust X-Forwarded-* from a reverse proxy (for client IPs in rate limits). */
   trustProxy: boolean;
-  /** Webhooks (decisions.md §7): see README. Private/loopback targets allowed (development, tests). */
+  /** Webhooks (docs/api/webhooks.md): see README. Private/loopback targets allowed (development, tests). */
   webhookAllowPrivate: boolean;
   /** Factor on every retry delay (tests compress the schedule). */
   webhookRetryScale: number;
   /** Delivery timeout in milliseconds. */
   webhookTimeoutMs: number;
+  /** Seconds SIGTERM/SIGINT may take in all before the process exits anyway (PARLEY_SHUTDOWN_TIMEOUT, default 8). */
+  shutdownTimeoutSeconds: number;
   /**
    * Deliveries in flight per process, and per endpoint. One endpoint takes at most its concurrency
    * per round trip (16 at 100 ms: 160/s); larger rounds also make the worker's batches larger.
@@ -54,6 +60,24 @@ export interface Config {
   webhookEndpointConcurrency: number;
   /** `on`: background workers (webhook delivery) run inside the server; `off`: run `parley worker`. */
   workers: 'on' | 'off';
+  /**
+   * Bot long polling (Telegram without PARLEY_PUBLIC_URL) in this process (PARLEY_BOT_POLLING):
+   * `auto` follows PARLEY_WORKERS, `on`/`off` decide apart from the webhook worker. Several
+   * processes may poll: one lease per bot in the database lets one of them poll it at a time.
+   */
+  botPolling: 'auto' | 'on' | 'off';
+  /**
+   * Where uploaded and downloaded files are kept (PARLEY_FILE_STORAGE): `database` (table
+   * file_chunks; every process on one database reads them), `disk` (PARLEY_DATA_DIR/files, which
+   * several processes must then share), or `auto`: the database on PostgreSQL, the disk on SQLite.
+   */
+  fileStorage: 'database' | 'disk';
+  /**
+   * Days delivered history is kept (PARLEY_EVENT_RETENTION_DAYS, default 30; 0 keeps it forever):
+   * older finished webhook deliveries, their attempts, and events without a pending delivery are
+   * deleted by the background work.
+   */
+  eventRetentionDays: number;
   /** Safety-net poll of the outbox (ms) behind the in-process and LISTEN/NOTIFY nudges. */
   eventsPollMs: number;
   /** How long sending waits for a channel's provider before answering 504, in milliseconds. */
@@ -68,10 +92,36 @@ export interface Config {
   telegramApiUrl: string;
   /** Viber REST Bot API root (PARLEY_VIBER_API_URL, default https://chatapi.viber.com/pa). */
   viberApiUrl: string;
+  /** Meta Graph API root (PARLEY_META_GRAPH_URL, default https://graph.facebook.com) and version
+   *  (PARLEY_META_GRAPH_VERSION, default v23.0): WhatsApp Cloud API and the other Meta products. */
+  metaGraphUrl: string;
+  metaGraphVersion: string;
+  /** Instagram API with Instagram Login (`photonetV3`, `photonetVOff`): its own Graph host. */
+  instagramGraphUrl: string;
   /** Telegram long polling: seconds one `getUpdates` waits for updates (PARLEY_TELEGRAM_POLL_TIMEOUT, default 25). */
   telegramPollTimeout: number;
+  /** VK API root (PARLEY_VK_API_URL, default https://api.vk.com/method) and version (PARLEY_VK_API_VERSION, default 5.199). */
+  vkApiUrl: string;
+  vkApiVersion: string;
+  /** VK Bots Long Poll: seconds one `a_check` waits (PARLEY_VK_POLL_WAIT, default 25, at most 90). */
+  vkPollWait: number;
+  /** OK Graph API root (PARLEY_OK_API_URL, default https://api.ok.ru). */
+  okApiUrl: string;
+  /** OK long polling: seconds one `GET /graph/me/updates` waits (PARLEY_OK_POLL_TIMEOUT, default 25). */
+  okPollTimeout: number;
   /** SQLite: per-statement timings written to this file when Parley stops (PARLEY_SQL_PROFILE; a debugging aid). */
   sqlProfile?: string;
+  /** Bearer token of `GET /metrics` (PARLEY_METRICS_TOKEN); unset: no metrics endpoint. */
+  metricsToken: string | undefined;
+  /** Web Push VAPID key pair (PARLEY_VAPID_PUBLIC_KEY / PARLEY_VAPID_PRIVATE_KEY, base64url); unset: generated once into the data folder. */
+  vapidPublicKey?: string;
+  vapidPrivateKey?: string;
+  /** VAPID contact (PARLEY_VAPID_SUBJECT): a mailto: or https: URL; default PARLEY_PUBLIC_URL when https, else mailto:push@localhost. */
+  vapidSubject?: string;
+  /** FCM HTTP v1: a Firebase service-account JSON, as a file path or the JSON itself (PARLEY_FCM_CREDENTIALS); unset: no FCM pushes. */
+  fcmCredentials?: string;
+  /** FCM HTTP v1 API root (PARLEY_FCM_API_URL, default https://fcm.googleapis.com). */
+  fcmApiUrl: string;
 }
 
 export interface DefaultPlan {
@@ -164,6 +214,17 @@ function apiRoot(env: Env, name: string, fallback: string): string {
   return raw.replace(/\/+$/, '');
 }
 
+function vkVersion(raw: string | undefined): string {
+  const version = raw || '5.199';
+  if (!/^5\.\d{1,3}$/.test(version)) throw new ConfigError(`PARLEY_VK_API_VERSION must look like 5.199, got "${version}"`);
+  return version;
+}
+
+function graphVersion(raw: string): string {
+  if (!/^v\d{1,3}\.\d{1,3}$/.test(raw)) throw new ConfigError(`PARLEY_META_GRAPH_VERSION must look like v23.0, got "${raw}"`);
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const signup = env.PARLEY_SIGNUP ?? 'closed';
   if (signup !== 'open' && signup !== 'closed') {
@@ -183,6 +244,8 @@ export function loadConfig(env: Env = process.env): Config {
     pluginTtl: int(env, 'PARLEY_PLUGIN_TTL', 3600, 1),
     bodyLimit: int(env, 'PARLEY_BODY_LIMIT', 1024 * 1024, 1024),
     uploadLimit: int(env, 'PARLEY_UPLOAD_LIMIT', 50 * 1024 * 1024, 1),
+    exportTtlHours: int(env, 'PARLEY_EXPORT_TTL_HOURS', 24, 1),
+    retentionIntervalMinutes: int(env, 'PARLEY_RETENTION_INTERVAL_MINUTES', 60, 1),
     loginMaxPerIp: int(env, 'PARLEY_LOGIN_MAX_PER_IP', 30, 1),
     loginMaxFailuresPerLogin: int(env, 'PARLEY_LOGIN_MAX_FAILURES', 10, 1),
     loginWindowSeconds: int(env, 'PARLEY_LOGIN_WINDOW', 900, 1),
@@ -196,9 +259,13 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowPrivate: env.PARLEY_WEBHOOK_ALLOW_PRIVATE === '1' || env.PARLEY_WEBHOOK_ALLOW_PRIVATE === 'true',
     webhookRetryScale: positiveNumber(env, 'PARLEY_WEBHOOK_RETRY_SCALE', 1),
     webhookTimeoutMs: int(env, 'PARLEY_WEBHOOK_TIMEOUT_MS', 15_000, 1),
+    shutdownTimeoutSeconds: int(env, 'PARLEY_SHUTDOWN_TIMEOUT', 8, 1),
     webhookConcurrency: int(env, 'PARLEY_WEBHOOK_CONCURRENCY', 128, 1),
     webhookEndpointConcurrency: int(env, 'PARLEY_WEBHOOK_ENDPOINT_CONCURRENCY', 16, 1),
     workers: onOff(env, 'PARLEY_WORKERS'),
+    botPolling: botPolling(env.PARLEY_BOT_POLLING),
+    fileStorage: fileStorage(env.PARLEY_FILE_STORAGE, env.DATABASE_URL),
+    eventRetentionDays: int(env, 'PARLEY_EVENT_RETENTION_DAYS', 30, 0),
     eventsPollMs: int(env, 'PARLEY_EVENTS_POLL_MS', 1000, 10),
     sendTimeoutMs: int(env, 'PARLEY_SEND_TIMEOUT_MS', 15_000, 1),
     widgetSessionsPerIp: int(env, 'PARLEY_WIDGET_SESSIONS_PER_IP', 20, 1),
@@ -207,9 +274,40 @@ export function loadConfig(env: Env = process.env): Config {
     widgetDemo: onOff(env, 'PARLEY_WIDGET_DEMO') === 'on',
     telegramApiUrl: apiRoot(env, 'PARLEY_TELEGRAM_API_URL', 'https://api.telegram.org'),
     viberApiUrl: apiRoot(env, 'PARLEY_VIBER_API_URL', 'https://chatapi.viber.com/pa'),
+    metaGraphUrl: apiRoot(env, 'PARLEY_META_GRAPH_URL', 'https://graph.facebook.com'),
+    metaGraphVersion: graphVersion(env.PARLEY_META_GRAPH_VERSION || 'v23.0'),
+    instagramGraphUrl: apiRoot(env, 'PARLEY_INSTAGRAM_GRAPH_URL', 'https://graph.instagram.com'),
     telegramPollTimeout: int(env, 'PARLEY_TELEGRAM_POLL_TIMEOUT', 25, 0),
+    vkApiUrl: apiRoot(env, 'PARLEY_VK_API_URL', 'https://api.vk.com/method'),
+    vkApiVersion: vkVersion(env.PARLEY_VK_API_VERSION),
+    vkPollWait: Math.min(90, int(env, 'PARLEY_VK_POLL_WAIT', 25, 0)),
+    okApiUrl: apiRoot(env, 'PARLEY_OK_API_URL', 'https://api.ok.ru'),
+    okPollTimeout: int(env, 'PARLEY_OK_POLL_TIMEOUT', 25, 0),
     sqlProfile: env.PARLEY_SQL_PROFILE || undefined,
+    metricsToken: env.PARLEY_METRICS_TOKEN || undefined,
+    vapidPublicKey: env.PARLEY_VAPID_PUBLIC_KEY || undefined,
+    vapidPrivateKey: env.PARLEY_VAPID_PRIVATE_KEY || undefined,
+    vapidSubject: env.PARLEY_VAPID_SUBJECT || undefined,
+    fcmCredentials: env.PARLEY_FCM_CREDENTIALS || undefined,
+    fcmApiUrl: apiRoot(env, 'PARLEY_FCM_API_URL', 'https://fcm.googleapis.com'),
   };
+}
+
+function fileStorage(raw: string | undefined, databaseUrl: string | undefined): 'database' | 'disk' {
+  const value = raw || 'auto';
+  if (value === 'auto') return isPostgresUrl(databaseUrl) ? 'database' : 'disk';
+  if (value !== 'database' && value !== 'disk') {
+    throw new ConfigError(`PARLEY_FILE_STORAGE must be "auto", "database" or "disk", got "${value}"`);
+  }
+  return value;
+}
+
+function botPolling(raw: string | undefined): 'auto' | 'on' | 'off' {
+  const value = raw || 'auto';
+  if (value !== 'auto' && value !== 'on' && value !== 'off') {
+    throw new ConfigError(`PARLEY_BOT_POLLING must be "auto", "on" or "off", got "${value}"`);
+  }
+  return value;
 }
 
 export function isPostgresUrl(url: string | undefined): url is string {

@@ -3,7 +3,8 @@ import { loadConfig, ConfigError } from './config.js';
 import { openCore } from './boot.js';
 import { buildApp } from './app.js';
 import { VERSION } from './version.js';
-import { startBackgroundWorkers } from './background.js';
+import { startBackgroundWorkers, startBotPollers } from './background.js';
+import { shutDown } from './shutdown.js';
 
 /** Process entry: config -> database -> app -> listen; SIGTERM/SIGINT close cleanly. */
 async function main(): Promise<void> {
@@ -21,7 +22,8 @@ async function main(): Promise<void> {
   const { db, services } = await openCore(config, log);
   // Background work runs here unless PARLEY_WORKERS=off (then: `parley worker` processes).
   if (config.workers === 'on') startBackgroundWorkers(services);
-  services.workers.push(services.realtime);
+  else if (config.botPolling === 'on') startBotPollers(services);
+  services.workers.push(services.realtime, services.visitorPush, services.presence);
   const app = await buildApp({ services, logger: log });
 
   let closing = false;
@@ -30,11 +32,14 @@ async function main(): Promise<void> {
     closing = true;
     log.info({ signal }, 'shutting down');
     try {
-      // In-flight requests finish; new connections are refused; then workers and the database close.
-      await app.close();
-      await Promise.all(services.workers.map((w) => w.stop()));
-      await db.close();
-      process.exit(0);
+      const outcome = await shutDown({
+        app,
+        workers: services.workers,
+        closeDatabase: () => db.close(),
+        log,
+        timeoutMs: config.shutdownTimeoutSeconds * 1000,
+      });
+      process.exit(outcome === 'clean' ? 0 : 1);
     } catch (err) {
       log.error({ err }, 'shutdown failed');
       process.exit(1);

@@ -4,9 +4,16 @@ import { AccountsService } from './domain/accounts/accounts.service.js';
 import { AuthService } from './domain/auth/auth.service.js';
 import { loadOrCreateSecret } from './domain/auth/secret.js';
 import { TokenSigner } from './domain/auth/token-signer.js';
+import { OAuthService } from './domain/oauth/oauth.service.js';
+import { OAuthProtocol } from './domain/oauth/oauth-protocol.js';
+import { DevicesService } from './domain/devices/devices.service.js';
+import { PresenceTracker } from './domain/presence/presence.js';
 import type { BackgroundWorker } from './domain/workers.js';
 import { WebhooksService } from './domain/webhooks/webhooks.service.js';
 import { RealtimeHub } from './realtime/realtime-hub.js';
+import { Leases } from './domain/leases/leases.js';
+import { OutboxNotifier } from './events/outbox-notifier.js';
+import { VisitorPush } from './visitor-push/visitor-push.js';
 import { ChannelRegistry } from './channels/registry.js';
 import { IntegrationsService } from './domain/integrations/integrations.service.js';
 import { CustomersService } from './domain/customers/customers.service.js';
@@ -21,11 +28,23 @@ import { TemplatesService } from './domain/templates/templates.service.js';
 import { TagsService } from './domain/tags/tags.service.js';
 import { PaymentTypesService } from './domain/payment-types/payment-types.service.js';
 import { LeadsService } from './domain/leads/leads.service.js';
+import { NotesService } from './domain/notes/notes.service.js';
 import { FilesService } from './domain/files/files.service.js';
 import { WidgetService } from './domain/widget/widget.service.js';
 import { WidgetAdapter } from './channels/widget/widget.adapter.js';
 import { LocalDiskStorage } from './storage/local-disk.js';
+import { DatabaseStorage } from './storage/database-storage.js';
 import { BotChannels } from './channels/bots/bot-channels.js';
+import { BridgeHub } from './channels/bridge/bridge-hub.js';
+import { BridgeAdapter } from './channels/bridge/bridge.adapter.js';
+import { BRIDGE_TYPES } from './channels/bridge/bridge-types.js';
+import { BridgeService } from './domain/bridge/bridge.service.js';
+import { SocialChannels } from './channels/social/social-channels.js';
+import { ProviderHistoryService } from './domain/conversations/provider-history.service.js';
+import { MetaChannels } from './channels/meta/meta-channels.js';
+import { DeliveryStatusService } from './domain/messaging/delivery-status.service.js';
+import { RetentionService } from './domain/retention/retention.service.js';
+import { ExportsService } from './domain/portability/exports.service.js';
 
 /** The domain core, built once per process from its dependencies; every face (REST, CLI) uses it. */
 export interface Services {
@@ -54,12 +73,38 @@ export interface Services {
   /** Fan-out of committed events to realtime subscribers (this process). */
   realtime: RealtimeHub;
   leads: LeadsService;
+  /** Internal notes on leads, with @mentions (issue 23). */
+  notes: NotesService;
   /** Uploaded files: storage, media objects, public download. */
   files: FilesService;
   /** The site widget: owners' settings and the visitors' protocol (issue 8). */
   widget: WidgetService;
   /** Messenger bots (Telegram msgrb_bot, Viber msgrc_bot): adapters, provider webhooks, polling offsets (issue 11). */
   bots: BotChannels;
+  /** Account bridges: the requests routed to them across processes (issue 18). */
+  hub: BridgeHub;
+  /** Account bridges: tokens, login prompts, session state, inbound messages (issue 18). */
+  bridge: BridgeService;
+  /** Social networks (VK social2_group, OK social3): adapters, provider callbacks, polling cursors (issue 17). */
+  social: SocialChannels;
+  /** Meta's products (WhatsApp Cloud API msgra_business_api): adapters, the Meta webhook, templates (issue 15). */
+  meta: MetaChannels;
+  /** OAuth 2 apps and grants (issue 21). */
+  oauth: OAuthService;
+  /** OAuth 2 authorization server protocol (issue 21). */
+  oauthProtocol: OAuthProtocol;
+  /** Employees' push devices (issue 21). */
+  devices: DevicesService;
+  /** Who has a realtime connection open, across processes (push goes to the others). */
+  presence: PresenceTracker;
+  /** Retention limits, their sweep, and account deletion (issue 24). */
+  retention: RetentionService;
+  /** Account export jobs of the API (issue 24). */
+  exports: ExportsService;
+  /** Named leases in the shared database: work one process at a time does (bot long polls). */
+  leases: Leases;
+  /** Pushes committed replies and typing indicators to the widget visitors' sockets of this process. */
+  visitorPush: VisitorPush;
   // Areas: one line each.
 }
 
@@ -72,17 +117,26 @@ export function createServices(deps: Deps): Services {
   const integrations = new IntegrationsService(deps, channels);
   const mailer = createMailer(deps.config, deps.log);
   const ingest = new IngestService(deps);
-  const files = new FilesService(deps, new LocalDiskStorage(path.join(deps.config.dataDir, 'files')));
+  const storage =
+    deps.config.fileStorage === 'database' ? new DatabaseStorage(deps.db.kysely) : new LocalDiskStorage(path.join(deps.config.dataDir, 'files'));
+  const files = new FilesService(deps, storage);
   const widget = new WidgetService(deps, { integrations, ingest, files });
   channels.register(new WidgetAdapter(widget));
   const bots = new BotChannels(deps, { files, ingest, integrations });
   for (const adapter of bots.adapters) channels.register(adapter);
+  const hub = new BridgeHub(deps);
+  for (const type of BRIDGE_TYPES) channels.register(new BridgeAdapter(type, hub));
+  const social = new SocialChannels(deps, bots, new ProviderHistoryService(deps, ingest));
+  for (const adapter of social.adapters) channels.register(adapter);
+  const meta = new MetaChannels(deps, bots.kit, { ingest, integrations, deliveryStatuses: new DeliveryStatusService(deps) });
+  for (const adapter of meta.adapters) channels.register(adapter);
   return {
     deps,
     accounts,
     auth,
     channels,
-    workers: [],
+    // On PostgreSQL, other processes learn of this one's events through NOTIFY (outside transactions).
+    workers: deps.db.dialect === 'postgres' ? [new OutboxNotifier(deps.db.kysely, deps.log)] : [],
     statuses: new StatusesService(deps),
     templates: new TemplatesService(deps),
     tags: new TagsService(deps),
@@ -98,9 +152,22 @@ export function createServices(deps: Deps): Services {
     webhooks: new WebhooksService(deps),
     realtime: new RealtimeHub(deps),
     leads: new LeadsService(deps),
+    notes: new NotesService(deps),
     files,
     widget,
     bots,
+    hub,
+    bridge: new BridgeService(deps, { hub, ingest, files, integrations }),
+    social,
+    meta,
+    oauth: new OAuthService(deps),
+    oauthProtocol: new OAuthProtocol(deps, signer),
+    devices: new DevicesService(deps),
+    presence: new PresenceTracker(deps),
+    retention: new RetentionService(deps, files.storage),
+    exports: new ExportsService(deps, files.storage),
+    leases: new Leases(deps),
+    visitorPush: new VisitorPush(deps, widget.hub),
     // Areas: one line each.
   };
 }

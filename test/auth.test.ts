@@ -19,7 +19,7 @@ const refresh = (token: string) =>
 const me = (token: string) => h.request({ method: 'GET', url: '/v1.3/account/me', token });
 
 describe('login', () => {
-  it('answers an access and a refresh token with the claims of decisions.md §2', async () => {
+  it('answers an access and a refresh token with the claims of docs/api/auth.md', async () => {
     const owner = await h.signUp();
     const res = await login({ login: owner.login.toUpperCase(), pass: owner.pass });
     expect(res.statusCode).toBe(200);
@@ -144,6 +144,18 @@ describe('refresh', () => {
     expect(reuse.statusCode).toBe(401);
     // The thief's reuse also kills the legitimate successor.
     expect((await refresh(next)).statusCode).toBe(401);
+  });
+
+  it('the same token presented twice at once: one rotation wins and the whole family ends', async () => {
+    for (let round = 0; round < 5; round++) {
+      const owner = await h.signUp();
+      h.clock.advance(16 * DAY);
+      const answers = await Promise.all([refresh(owner.refresh), refresh(owner.refresh)]);
+      expect(answers.map((r) => r.statusCode).sort()).toEqual([200, 401]);
+      const winner = answers.find((r) => r.statusCode === 200)!.json().refreshToken.token as string;
+      // The winner's successor was revoked with the family: a reuse leaves nothing usable.
+      expect((await refresh(winner)).statusCode).toBe(401);
+    }
   });
 
   it('refuses an expired refresh token', async () => {

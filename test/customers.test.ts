@@ -47,7 +47,7 @@ async function customerOf(owner: Pick<SignedUp, 'accountId'>, opts: Parameters<t
 }
 
 describe('role matrix', () => {
-  it('answers each role as decisions.md §2 says, on every route and version', async () => {
+  it('answers each role as docs/api/auth.md says, on every route and version', async () => {
     const { owner } = actors;
     const lead = await customerOf(owner);
     let n = 0;
@@ -98,7 +98,7 @@ describe('GET /customers/<id>', () => {
       expect(Object.keys(body.profiles[0]).sort()).toEqual(PROFILE_KEYS);
       expect(body.profiles[0]).toMatchObject({ id: lead.profileId, type: 'msgrb_bot', socialId: body.login, profileUrl: '' });
     }
-    // Trailing slash accepted (decisions.md §1).
+    // Trailing slash accepted (docs/api/README.md).
     expect((await h.request({ method: 'GET', url: `/v1.3/customers/${lead.customerId}/`, token: owner.access })).statusCode).toBe(200);
   });
 });
@@ -250,6 +250,9 @@ describe('POST /customers/<id>/update', () => {
   let mode: 'ok' | 'refuse' | 'fail' = 'ok';
   const fakeProfiles: ChannelAdapter = {
     type: 'msgrc_bot',
+    async connect() {
+      return { login: 'profile_bot', externalId: 'bot-1', identifier: 'bot-1', avatar: '', url: '' };
+    },
     async fetchProfile(integration, socialId) {
       fetched.push({ token: integration.credentials.token!, socialId });
       if (mode === 'refuse') throw new ChannelRejectedError('user blocked the bot');

@@ -47,6 +47,25 @@ const eventsOf = (accountId: number) =>
   db().selectFrom('events').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
 
 describe('ingest', () => {
+  it('stores a message whose texts carry NUL characters without them (PostgreSQL cannot store NUL), once', async () => {
+    const { integration } = await setup();
+    const message = incoming('nul\u0000user', {
+      text: 'before\u0000after',
+      sender: { socialId: 'nul\u0000user', name: 'Ann\u0000 B', login: 'ann' },
+      attachments: [{ type: 'link', url: 'https://example.com/a', text: 'file\u0000.txt' }],
+    });
+    const result = await h.services.ingest.ingest(integration, message);
+    expect(result.duplicate).toBe(false);
+    const stored = await db().selectFrom('messages').selectAll().where('id', '=', result.messageId).executeTakeFirstOrThrow();
+    expect(JSON.stringify(stored)).not.toContain('\\u0000');
+    expect(stored.text).toBe('beforeafter');
+    const l = await lead(result.leadId);
+    const customer = await db().selectFrom('customers').select('name').where('id', '=', l.customer_id).executeTakeFirstOrThrow();
+    expect(customer.name).toBe('Ann B');
+    // The same provider message again is the same message.
+    expect((await h.services.ingest.ingest(integration, message)).duplicate).toBe(true);
+  });
+
   it('creates customer, profile, channel, inbox lead and message, with their events, in one go', async () => {
     const { integration, accountId } = await setup();
     const result = await h.services.ingest.ingest(integration, incoming('alice', { text: 'hi there' }));

@@ -123,7 +123,7 @@ async function roleMatrixV13(cases: Array<Omit<MatrixCase, 'request'> & { reques
 }
 
 describe('role matrix', () => {
-  it('answers each role as decisions.md §2 says, on every route and version', async () => {
+  it('answers each role as docs/api/auth.md says, on every route and version', async () => {
     const { owner } = actors;
     const listed = await createIntegration(h, owner.accountId, 'widget');
     const mapped = await businessIntegration(owner.accountId);
@@ -169,7 +169,7 @@ describe('role matrix', () => {
     expect((await list(actors.other.access)).map((i) => i.id)).not.toContain(listed);
   });
 
-  it('serves connect and disconnect on v1.3 only (decisions.md §8)', async () => {
+  it('serves connect and disconnect on v1.3 only (docs/api/integrations.md)', async () => {
     const id = await createIntegration(h, actors.owner.accountId);
     for (const v of ['v1.1', 'v1.2']) {
       const post = await h.request({ method: 'POST', url: `/${v}/integrations`, token: actors.owner.access, payload: { type: 'widget' } });
@@ -184,13 +184,14 @@ describe('role matrix', () => {
 describe('GET /integrations', () => {
   it('lists the same Integration fields under every version, and never credentials or settings', async () => {
     const owner = await h.signUp();
-    const res = await connect(owner, { type: 'social3', login: 'support_bot', credentials: { token: SECRET_TOKEN }, settings: { greeting: 'hi' } });
+    // A personal account: no provider is asked at connect (its bridge logs in later).
+    const res = await connect(owner, { type: 'msgra2', login: 'support_bot', credentials: { token: SECRET_TOKEN }, settings: { greeting: 'hi' } });
     expect(res.statusCode, res.body).toBe(200);
     for (const v of API_VERSIONS) {
       const items = await list(owner.access, v);
       expect(items).toHaveLength(1);
       expect(Object.keys(items[0]!).sort()).toEqual(INTEGRATION_KEYS);
-      expect(items[0]).toMatchObject({ type: 'social3', login: 'support_bot', status: 'active' });
+      expect(items[0]).toMatchObject({ type: 'msgra2', login: 'support_bot', status: 'connecting' });
     }
     expect(res.body).not.toContain(SECRET_TOKEN);
     expect(JSON.stringify(await list(owner.access))).not.toContain(SECRET_TOKEN);
@@ -212,13 +213,22 @@ describe('GET /integrations', () => {
 });
 
 describe('POST /v1.3/integrations', () => {
-  it('stores an integration without an adapter as active, records integration.created in the same change', async () => {
+  it('refuses a type no channel of this installation serves (it could not carry messages), storing nothing', async () => {
+    const owner = await h.signUp();
+    const res = await connect(owner, { type: 'social1_group', login: 'page', credentials: { token: SECRET_TOKEN } });
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json()).toMatchObject({ code: 'validation_failed', error: expect.stringContaining('social1_group') });
+    expect(await list(owner.access)).toEqual([]);
+    expect(await events(owner.accountId, 'integration.created')).toHaveLength(0);
+  });
+
+  it('records integration.created in the same change as the integration', async () => {
     const owner = await h.signUp();
     const res = await connect(owner, { type: 'msgra2', login: '+15550001', credentials: { token: SECRET_TOKEN } });
     expect(res.statusCode, res.body).toBe(200);
-    const body = res.json();
+    const { bridge: _bridge, ...body } = res.json();
     expect(Object.keys(body).sort()).toEqual(INTEGRATION_KEYS);
-    expect(body).toMatchObject({ type: 'msgra2', login: '+15550001', status: 'active', externalId: '', identifier: '', url: '' });
+    expect(body).toMatchObject({ type: 'msgra2', login: '+15550001', status: 'connecting', externalId: '', identifier: '', url: '' });
 
     const created = await events(owner.accountId, 'integration.created');
     expect(created).toHaveLength(1);
@@ -234,7 +244,7 @@ describe('POST /v1.3/integrations', () => {
   it('keeps credentials encrypted at rest, and opens them for the adapter (round trip)', async () => {
     const owner = await h.signUp();
     const res = await connect(owner, {
-      type: 'msgra_business_api',
+      type: 'photonetV2',
       credentials: { token: SECRET_TOKEN, phoneNumberId: '1234567890' },
       settings: { businessSystems: ['crm'] },
     });
@@ -248,7 +258,7 @@ describe('POST /v1.3/integrations', () => {
     expect(opened).toEqual({
       id: row.id,
       accountId: owner.accountId,
-      type: 'msgra_business_api',
+      type: 'photonetV2',
       login: '',
       externalId: '',
       identifier: '',
@@ -257,7 +267,7 @@ describe('POST /v1.3/integrations', () => {
     });
 
     // The same secret twice seals to different texts (random IV per value).
-    const again = await connect(owner, { type: 'msgra_business_api', credentials: { token: SECRET_TOKEN } });
+    const again = await connect(owner, { type: 'photonetV2', credentials: { token: SECRET_TOKEN } });
     expect((await integrationRow(again.json().id)).credentials).not.toBe(row.credentials);
   });
 
@@ -493,8 +503,8 @@ describe('credentials cipher and its key', () => {
         method: 'POST',
         url: '/v1.3/integrations',
         token: owner.access,
-        // A type without an adapter: recorded offline, no provider is asked.
-        payload: { type: 'social3', credentials: { token: SECRET_TOKEN } },
+        // A personal account: recorded without asking a provider.
+        payload: { type: 'photonetV2', credentials: { token: SECRET_TOKEN } },
       });
       expect(res.statusCode).toBe(200);
       expect(fs.existsSync(path.join(keyed.dataDir, 'encryption-key'))).toBe(false);

@@ -377,6 +377,28 @@ describe('PUT /leads/<id>/read', () => {
     }
   });
 
+  it('PUT /v1.3/leads/<id>/unread makes the latest incoming message unread again (v1.3 only; nothing to do without one)', async () => {
+    const { w, leadId } = await conversation();
+    await h.request({ method: 'PUT', url: `/v1.3/leads/${leadId}/read`, token: w.owner.access });
+    const before = await lastEventId();
+    const res = await h.request({ method: 'PUT', url: `/v1.3/leads/${leadId}/unread`, token: w.owner.access });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().read).toBe(false);
+    expect(await unreadOf(leadId)).toEqual([0, 0, 1]);
+    const events = await eventsOf(w.owner.accountId, before);
+    expect(events.map((e) => [e.type, e.payload.changes])).toEqual([['lead.changed', ['read']]]);
+    // Already unread: nothing changes, no event.
+    await h.request({ method: 'PUT', url: `/v1.3/leads/${leadId}/unread`, token: w.owner.access });
+    expect(await eventsOf(w.owner.accountId, before)).toHaveLength(1);
+    expect((await h.request({ method: 'PUT', url: `/v1.2/leads/${leadId}/unread`, token: w.owner.access })).statusCode).toBe(404);
+    const other = await h.signUp();
+    expect((await h.request({ method: 'PUT', url: `/v1.3/leads/${leadId}/unread`, token: other.access })).statusCode).toBe(404);
+
+    const quiet = await createLead(h, w.owner.accountId, w.integration.id);
+    const none = await h.request({ method: 'PUT', url: `/v1.3/leads/${quiet.leadId}/unread`, token: w.owner.access });
+    expect(none.json().read).toBe(true);
+  });
+
   it('bad sources are 400 and change nothing', async () => {
     const { w, leadId } = await conversation();
     for (const payload of [{ sources: 'all' }, { sources: [{ type: 'message' }] }, { sources: [{ type: 'message', saId: 'x' }] }]) {

@@ -513,6 +513,42 @@ describe('statistics (v1.3)', () => {
     }
   });
 
+  it('breaks the all list down per employee and per channel type (count, median response time), within a creation range', async () => {
+    const from = T0 + 10 * MIN;
+    const to = T0 + 30 * MIN;
+    const res = await h.request({ method: 'GET', url: `/v1.3/leads/statistics?createdFrom=${from}&createdTo=${to}&breakdowns=true`, token: owner.access });
+    expect(res.statusCode, res.body).toBe(200);
+    const body = res.json();
+    const all = leads.filter((l) => l.statusType !== 'ignore' && l.createdAt >= from && l.createdAt <= to);
+    expect(body.lists.all).toBe(all.length);
+    const expected = <K>(keyOf: (l: SeededLead) => K) => {
+      const groups = new Map<K, SeededLead[]>();
+      for (const l of all) groups.set(keyOf(l), [...(groups.get(keyOf(l)) ?? []), l]);
+      return [...groups.entries()].map(([key, ls]) => {
+        const times = ls.map((l) => l.responseTime).filter((t): t is number => t !== null).sort((a, b) => a - b);
+        const n = times.length;
+        const median = n === 0 ? null : n % 2 ? times[(n - 1) / 2] : Math.round((times[n / 2 - 1] + times[n / 2]) / 2);
+        return { key, count: ls.length, responseTime: { median, count: n } };
+      });
+    };
+    const byKey = <T,>(rows: T[], key: (r: T) => unknown) => [...rows].sort((a, b) => String(key(a)).localeCompare(String(key(b))));
+    expect(byKey(body.employees as Array<{ userId: number | null }>, (r) => r.userId)).toEqual(
+      byKey(expected((l) => l.userId).map(({ key, ...r }) => ({ userId: key, ...r })), (r) => r.userId),
+    );
+    expect(byKey(body.channels as Array<{ type: string }>, (r) => r.type)).toEqual(
+      byKey(expected((l) => l.integrationType).map(({ key, ...r }) => ({ type: key, ...r })), (r) => r.type),
+    );
+    for (let i = 1; i < body.employees.length; i++) expect(body.employees[i - 1].count).toBeGreaterThanOrEqual(body.employees[i].count);
+    // The range is a v1.3 list filter too.
+    const list = await h.request({ method: 'GET', url: `/v1.3/leads/all?createdFrom=${from}&createdTo=${to}&limit=200`, token: owner.access });
+    expect(list.json().map((l: { id: number }) => l.id).sort()).toEqual(all.map((l) => l.id).sort());
+    expect((await h.request({ method: 'GET', url: '/v1.3/leads/statistics?createdFrom=1e300', token: owner.access })).statusCode).toBe(400);
+    // Without breakdowns=true (list counts), neither breakdown is read nor answered.
+    const plain = (await h.request({ method: 'GET', url: '/v1.3/leads/statistics', token: owner.access })).json();
+    expect(plain.employees).toBeUndefined();
+    expect(plain.channels).toBeUndefined();
+  });
+
   it('a manager counts only the leads it sees', async () => {
     const res = await h.request({ method: 'GET', url: '/v1.3/leads/statistics', token: managers.sources.access });
     const seen = leads.filter((l) => visibleTo(actors[1].ref, l));

@@ -5,7 +5,7 @@ import { statusesOf } from './helpers/leads-seed.js';
 import type { StatusRow } from '../src/db/schema.js';
 
 /**
- * decisions.md §2: a manager sees the leads of the integrations in its `sources` (none listed: all;
+ * docs/api/auth.md: a manager sees the leads of the integrations in its `sources` (none listed: all;
  * one record with saId null: none); within them all leads with `allowAllDeals`, otherwise its own,
  * the unassigned inbox and those of `allowedUsers`. Everything else answers 404 and stays unchanged.
  */

@@ -207,6 +207,29 @@ describe('POST /messaging/<leadId>/send', () => {
     expect(fake.sends).toHaveLength(3);
   });
 
+  it('a customId claimed by another process waits for it; an expired claim (a dead process) is taken over', async () => {
+    const c = await conversation();
+    const now = h.clock.now();
+    // Another process claimed the key and is sending: this one waits rather than sending too.
+    await db().insertInto('send_keys').values({ lead_id: c.leadId, custom_id: 'busy', claimed_until: now + 60_000, created_at: now }).execute();
+    const waiting = send(owner.access, c.leadId, { message: { text: 'once' }, customId: 'busy' });
+    let answered = false;
+    void waiting.then(() => (answered = true));
+    await h.services.deps.db.kysely.selectFrom('send_keys').selectAll().execute();
+    expect(answered).toBe(false);
+    expect(fake.sends).toHaveLength(0);
+    // That send failed (its claim ends without messages): the waiting repeat sends, once.
+    await db().deleteFrom('send_keys').where('custom_id', '=', 'busy').execute();
+    expect((await waiting).statusCode).toBe(200);
+    expect(fake.sends).toHaveLength(1);
+
+    await db().insertInto('send_keys').values({ lead_id: c.leadId, custom_id: 'dead', claimed_until: now - 1, created_at: now - 60_000 }).execute();
+    expect((await send(owner.access, c.leadId, { message: { text: 'taken over' }, customId: 'dead' })).statusCode).toBe(200);
+    expect(fake.sends).toHaveLength(2);
+    // Claims end with the send: nothing is left behind.
+    expect(await db().selectFrom('send_keys').selectAll().where('lead_id', '=', c.leadId).execute()).toEqual([]);
+  });
+
   it('sends as the caller by default; the owner may name a confirmed employee', async () => {
     const c = await conversation();
     const manager = await createManager(h, owner);

@@ -30,7 +30,20 @@ let app: FastifyInstance;
 let database: TestDatabase;
 let dataDir: string;
 const registered: Registered[] = [];
-let doc: { openapi: string; info: { version: string }; paths: Record<string, Record<string, Operation>> };
+let doc: {
+  openapi: string;
+  info: { version: string; license?: unknown };
+  servers?: Array<{ url: string }>;
+  tags?: Array<{ name: string; description?: string }>;
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Record<string, any>> };
+};
+
+/** A schema with its top-level `$ref` into components resolved. */
+const deref = (schema: Record<string, any> | undefined): Record<string, any> | undefined => {
+  const ref = schema?.$ref as string | undefined;
+  return ref ? doc.components.schemas[ref.replace('#/components/schemas/', '')] : schema;
+};
 
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-openapi-'));
@@ -137,7 +150,7 @@ describe('the OpenAPI document', () => {
 
   it('documents the error bodies per version (v1.1 legacy, v1.2+ current)', () => {
     const errorSchema = (url: string, method: string) =>
-      doc.paths[url]?.[method]?.responses?.['4XX']?.content?.['application/json']?.schema;
+      deref(doc.paths[url]?.[method]?.responses?.['4XX']?.content?.['application/json']?.schema);
     expect(Object.keys(errorSchema('/v1.1/me', 'get')?.properties ?? {})).toEqual(expect.arrayContaining(['statusCode', 'message']));
     expect(Object.keys(errorSchema('/v1.2/me', 'get')?.properties ?? {})).toEqual(expect.arrayContaining(['error', 'code', 'details']));
     expect(Object.keys(errorSchema('/v1.3/account/me', 'get')?.properties ?? {})).toEqual(expect.arrayContaining(['error', 'code', 'details']));
@@ -151,6 +164,61 @@ describe('the OpenAPI document', () => {
     expect(authed).toBeDefined();
     // No override: the document-wide `security: [{bearer: []}]` applies.
     expect(authed!.security === undefined || JSON.stringify(authed!.security).includes('bearer')).toBe(true);
+  });
+});
+
+describe('the OpenAPI document as a product', () => {
+  const operations = () =>
+    Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, op]) => ({ path, method, op: op as Operation & Record<string, any> })),
+    );
+
+  it('names every operation with a unique, URL-safe operationId', () => {
+    const ids = operations().map(({ path, method, op }) => {
+      expect(op.operationId, `${method} ${path}`).toMatch(/^[A-Za-z0-9_]+$/);
+      return op.operationId as string;
+    });
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(doc.paths['/v1.3/leads/{id}']?.get).toMatchObject({ operationId: 'getLeadsById_v1_3' });
+  });
+
+  it('tags every operation with a tag the document describes, and names servers and a license', () => {
+    const described = new Map((doc.tags ?? []).map((t) => [t.name, t.description]));
+    for (const { path, method, op } of operations()) {
+      expect(op.tags?.length, `${method} ${path}`).toBeGreaterThan(0);
+      for (const tag of op.tags as string[]) expect(described.get(tag), `tag ${tag} of ${method} ${path}`).toBeTruthy();
+    }
+    expect(doc.servers?.length).toBeGreaterThan(0);
+    expect(doc.info.license).toBeDefined();
+  });
+
+  it('keeps shared shapes once, as named components every reference reaches', () => {
+    const text = JSON.stringify(doc);
+    for (const ref of text.matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)) {
+      expect(doc.components.schemas[ref[1]!], ref[1]).toBeDefined();
+    }
+    const list = doc.paths['/v1.3/leads/inbox']?.get?.responses?.['200']?.content?.['application/json']?.schema;
+    expect(list?.items).toEqual({ $ref: '#/components/schemas/LeadListItem' });
+    expect(doc.components.schemas.LeadListItem?.properties).toHaveProperty('responseTime');
+    // The error body is written once per format, not once per operation.
+    for (const { path, method, op } of operations()) {
+      const errors = Object.entries(op.responses ?? {}).filter(([status]) => /^[45]/.test(status));
+      for (const [status, response] of errors) {
+        const schema = response.content?.['application/json']?.schema;
+        if (path.startsWith('/v1.')) expect(schema?.$ref, `${method} ${path} ${status}`).toMatch(/\/(Error|ErrorV11)$/);
+      }
+    }
+  });
+
+  it('documents the X-Total-Count header of the lead lists', () => {
+    for (const path of ['/v1.3/leads/inbox', '/v1.3/leads', '/v1.3/leads/funnel', '/v1.1/leads/all']) {
+      const headers = (doc.paths[path]?.get?.responses?.['200'] as Record<string, any> | undefined)?.headers;
+      expect(headers?.['X-Total-Count']?.schema, path).toMatchObject({ type: 'integer' });
+    }
+  });
+
+  it('carries no HTML markup in its texts', () => {
+    expect(JSON.stringify(doc)).not.toMatch(/<script/i);
   });
 });
 

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
 import { onOutbox } from '../src/webhooks/wakeup.js';
-import { OUTBOX_CHANNEL, recordEvent } from '../src/events/outbox.js';
+import pg from 'pg';
+import { DELIVERIES_CHANNEL, OUTBOX_CHANNEL, recordEvent } from '../src/events/outbox.js';
+import { OutboxNotifier } from '../src/events/outbox-notifier.js';
 import { createTestDatabase, DIALECT, type TestDatabase } from './helpers/database.js';
 
 const quiet = { info() {}, warn() {}, error() {}, debug() {} };
@@ -55,6 +57,43 @@ describe('outbox wake-ups', () => {
   });
 
   if (DIALECT === 'postgres') {
+    it('notifies other processes outside the writing transactions: one NOTIFY for a burst; the workers only for deliveries', async () => {
+      const listener = new pg.Client({ connectionString: t.url });
+      await listener.connect();
+      const heard: string[] = [];
+      listener.on('notification', (n) => heard.push(n.channel));
+      await listener.query(`LISTEN ${OUTBOX_CHANNEL}; LISTEN ${DELIVERIES_CHANNEL}`);
+      const notifier = new OutboxNotifier(t.db.kysely, quiet);
+      try {
+        const notifies = async () => {
+          const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'object' and classid = 0 and objid = 0`.execute(t.db.kysely);
+          return rows[0]!.n;
+        };
+        vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+        for (let i = 0; i < 20; i++) {
+          await t.db.kysely.transaction().execute(async (trx) => {
+            await recordEvent(trx, { accountId, type: 'customer.changed', payload: {} }, 0);
+            // Nothing holds the server-wide notify lock for this transaction.
+            expect(await notifies()).toBe(0);
+          });
+        }
+        const tick = () => new Promise<void>((r) => setImmediate(r));
+        // 5 ms after the burst began: one NOTIFY for all twenty.
+        vi.advanceTimersByTime(5);
+        await waitFor(() => heard.length === 1, tick);
+        // And one more 25 ms later, for transactions that had not committed by the first.
+        vi.advanceTimersByTime(25);
+        await waitFor(() => heard.length === 2, tick);
+        vi.advanceTimersByTime(1000);
+        // No event made a webhook delivery: the delivery workers are not woken.
+        expect(heard).toEqual([OUTBOX_CHANNEL, OUTBOX_CHANNEL]);
+      } finally {
+        vi.useRealTimers();
+        await notifier.stop();
+        await listener.end();
+      }
+    });
+
     it('wakes on NOTIFY from another process (LISTEN on PostgreSQL), without any in-process signal', async () => {
       let wakes = 0;
       const stop = onOutbox(() => wakes++, { pgUrl: t.url, log: quiet });

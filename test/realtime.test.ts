@@ -147,6 +147,34 @@ describe('realtime stream', () => {
     again.close();
   });
 
+  it('a catch-up while events keep arriving ends and hands over to live events (no busy loop)', async () => {
+    const owner = await h.signUp();
+    const a = await integrationRow(owner.accountId);
+    const auth = await h.services.auth.authenticate(owner.access);
+    await h.services.ingest.ingest(a, message('fay'));
+    const got: Msg[] = [];
+    let ready = false;
+    const subscribing = h.services.realtime
+      .subscribe(auth, (m) => got.push(JSON.parse(m) as Msg), 0)
+      .then((end) => ((ready = true), end));
+    // Messages land (and the hub polls) while the subscriber's catch-up is being read and sent:
+    // some of them are held in its buffer and must be delivered, not re-buffered forever.
+    let sent = 0;
+    while (!ready && sent < 50) {
+      await h.services.ingest.ingest(a, message('fay'));
+      await h.services.realtime.poll();
+      sent += 1;
+    }
+    const end = await subscribing;
+    await h.services.ingest.ingest(a, message('fay'));
+    await h.services.realtime.poll();
+    const ids = got.filter((m) => m.type === 'event').map((m) => m.id!);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toEqual([...ids].sort((x, y) => x - y));
+    expect(got.filter((m) => m.event?.type === 'message.incoming').length).toBe(sent + 2);
+    end();
+  });
+
   it('accepts the token as the first message; refuses a bad token', async () => {
     const owner = await h.signUp();
     const c = await Client.open('');

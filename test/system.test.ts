@@ -120,7 +120,7 @@ describe('account info per version (§9, §10)', () => {
 });
 
 describe('tariff (§4, §9)', () => {
-  it('answers the plan of a new account in the shape of api.md', async () => {
+  it('answers the plan of a new account in the documented shape (docs/api/resources.md)', async () => {
     const owner = await h.signUp();
     const res = await h.request({ method: 'GET', url: '/v1.3/account/me/tariff', token: owner.access });
     expect(res.statusCode).toBe(200);

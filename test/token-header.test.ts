@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { tokenFromHeader } from '../src/domain/auth/token-signer.js';
 
-// decisions.md §2: `Bearer <jwt>` with the scheme in any case, `JWT <jwt>`, or the bare `<jwt>`.
+// docs/api/auth.md: `Bearer <jwt>` with the scheme in any case, `JWT <jwt>`, or the bare `<jwt>`.
 const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'.split('');
 const segment = fc.string({ unit: fc.constantFrom(...B64URL), minLength: 1, maxLength: 60 });
 const jwt = fc.tuple(segment, segment, segment).map((parts) => parts.join('.'));

@@ -9,7 +9,7 @@ import { ALL, defineRoute } from '../src/api/route.js';
 import { IdParams } from '../src/api/schemas/common.js';
 import { API_VERSIONS, type ApiVersion } from '../src/api/versions.js';
 
-// Routes that exist only in this file, to exercise the HTTP rules of decisions.md §1, §3, §10, §11
+// Routes that exist only in this file, to exercise the HTTP rules of docs/api/README.md, docs/api/errors.md, §10, §11
 // without depending on any one area's routes.
 const seen = { echo: 0, touch: 0, lastEchoBody: undefined as unknown };
 const SECRET_MESSAGE = 'connection to db-internal-7:5432 failed, password=hunter2';

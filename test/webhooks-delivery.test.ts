@@ -292,6 +292,19 @@ describe('webhook delivery', () => {
     slow.release();
     await w.stop();
 
+    // Two webhooks on one host: each has its own connection pool, so the slow one's held requests
+    // leave the fast one its slots.
+    const shared = await receiver();
+    shared.holdIf = (path) => path.startsWith('/slow');
+    await register(owner, `${shared.url}/slow`, 'v1.3', ['customer.created']);
+    const fastOnShared = await register(owner, `${shared.url}/fast`, 'v1.3', ['customer.created']);
+    for (let i = 0; i < 4; i++) await h.services.ingest.ingest(integration, message(`host${i}`));
+    const pooled = worker({ webhookTimeoutMs: 60_000, webhookEndpointConcurrency: 2 });
+    pooled.start();
+    await expect.poll(async () => (await db().selectFrom('deliveries').select('id').where('webhook_id', '=', fastOnShared.id).where('status', '=', 'delivered').execute()).length, { timeout: 10_000 }).toBe(4);
+    shared.release();
+    await pooled.stop();
+
     const hang = await receiver();
     hang.hold = true;
     const hook = await register(owner, `${hang.url}/hang`, 'v1.3', ['customer.created']);

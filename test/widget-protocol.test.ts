@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { createManager } from './helpers/fixtures.js';
-import { connectWidget, sign, widgetSnapshot } from './widget-support.js';
+import { connectWidget, openVisitorSocket, sign, widgetSnapshot } from './widget-support.js';
 
 let h: Harness;
 let owner: SignedUp;
@@ -102,18 +102,7 @@ describe('the visitor loop over HTTP', () => {
     expect(profile).toMatchObject({ type: 'widget', social_id: visitor.id });
     expect(await db.selectFrom('messages').select('id').where('lead_id', '=', lead.id).execute()).toHaveLength(1);
 
-    const received: any[] = [];
-    let ready!: () => void;
-    const isReady = new Promise<void>((resolve) => (ready = resolve));
-    const ws = await h.app.injectWS(`/widget/v1/socket?token=${token}`, {}, {
-      onInit: (socket) =>
-        socket.on('message', (data) => {
-          const m = JSON.parse(data.toString());
-          received.push(m);
-          if (m.type === 'ready') ready();
-        }),
-    });
-    await isReady;
+    const { received, ws } = await openVisitorSocket(h, token);
     const typing = await h.request({ method: 'POST', url: `/v1.3/widget/leads/${lead.id}/typing`, token: owner.access, payload: { typing: true } });
     expect(typing.statusCode, typing.body).toBe(200);
     const reply = await h.request({ method: 'POST', url: `/v1.3/messaging/${lead.id}/send`, token: owner.access, payload: { message: { text: 'Yes, it is!' } } });

@@ -29,3 +29,20 @@ export async function widgetSnapshot(h: Harness): Promise<Record<string, number>
   }
   return out;
 }
+
+/** A visitor's socket (through the app, no network), open once `ready` came; `received` keeps every message. */
+export async function openVisitorSocket(h: Harness, token: string): Promise<{ received: any[]; ws: { terminate(): void } }> {
+  const received: any[] = [];
+  let ready!: () => void;
+  const isReady = new Promise<void>((resolve) => (ready = resolve));
+  const ws = await h.app.injectWS(`/widget/v1/socket?token=${token}`, {}, {
+    onInit: (socket) =>
+      socket.on('message', (data) => {
+        const m = JSON.parse(data.toString());
+        received.push(m);
+        if (m.type === 'ready') ready();
+      }),
+  });
+  await isReady;
+  return { received, ws };
+}

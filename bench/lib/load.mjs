@@ -28,8 +28,50 @@ export function percentile(sorted, p) {
  * percentiles in ms, and errors (transport errors, timeouts and non-2xx answers).
  */
 export async function runLoad({ base, next, duration, connections, pipelining = 1, overallRate }) {
-  const ac = await load();
+  if (Array.isArray(base)) return runSpread({ bases: base, next, duration, connections, pipelining });
   const latencies = [];
+  const r = await runOne({ base, next, duration, connections, pipelining, overallRate, latencies });
+  latencies.sort((a, b) => a - b);
+  return summary(r, latencies, duration);
+}
+
+/**
+ * The same load spread over several server processes (`--processes N`): the connections are
+ * shared out between them, each process gets its own autocannon instance, and the answers are
+ * counted together (requests/s is the sum, percentiles over every answer).
+ */
+async function runSpread({ bases, next, duration, connections, pipelining }) {
+  const latencies = [];
+  const each = Math.max(1, Math.round(connections / bases.length));
+  const parts = await Promise.all(bases.map((base) => runOne({ base, next, duration, connections: each, pipelining, latencies })));
+  latencies.sort((a, b) => a - b);
+  const merged = { ok: 0, bad: 0, firstBad: [], errors: 0, timeouts: 0, seconds: 0 };
+  for (const p of parts) {
+    merged.ok += p.ok;
+    merged.bad += p.bad;
+    merged.firstBad.push(...p.firstBad.slice(0, 3 - merged.firstBad.length));
+    merged.errors += p.errors;
+    merged.timeouts += p.timeouts;
+    merged.seconds = Math.max(merged.seconds, p.seconds);
+  }
+  return summary(merged, latencies, duration);
+}
+
+function summary(r, latencies, duration) {
+  const seconds = r.seconds || duration;
+  return {
+    requests: r.ok,
+    rps: r.ok / seconds,
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    p99: percentile(latencies, 99),
+    errors: r.bad + r.errors + r.timeouts,
+    errorDetail: r.bad || r.errors || r.timeouts ? { non2xx: r.bad, statusCodes: r.firstBad, transport: r.errors, timeouts: r.timeouts } : undefined,
+  };
+}
+
+async function runOne({ base, next, duration, connections, pipelining = 1, overallRate, latencies }) {
+  const ac = await load();
   let ok = 0;
   let bad = 0;
   const firstBad = [];
@@ -59,17 +101,7 @@ export async function runLoad({ base, next, duration, connections, pipelining = 
     }
   });
   const result = await instance;
-  latencies.sort((a, b) => a - b);
-  const seconds = result.duration || duration;
-  return {
-    requests: ok,
-    rps: ok / seconds,
-    p50: percentile(latencies, 50),
-    p95: percentile(latencies, 95),
-    p99: percentile(latencies, 99),
-    errors: bad + result.errors + result.timeouts,
-    errorDetail: bad || result.errors || result.timeouts ? { non2xx: bad, statusCodes: firstBad, transport: result.errors, timeouts: result.timeouts } : undefined,
-  };
+  return { ok, bad, firstBad, errors: result.errors, timeouts: result.timeouts, seconds: result.duration || duration };
 }
 
 /**

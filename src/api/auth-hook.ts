@@ -3,6 +3,7 @@ import type { Services } from '../services.js';
 import { forbidden, rateLimited, unauthorized } from '../domain/errors.js';
 import { tokenFromHeader } from '../domain/auth/token-signer.js';
 import { RateLimiter } from '../domain/auth/rate-limiter.js';
+import { requireScope, requireScopeForMethod } from '../domain/policy/policy.js';
 
 /**
  * Runs before the body is read: a request without a valid token costs no parsing. Routes declare
@@ -10,7 +11,7 @@ import { RateLimiter } from '../domain/auth/rate-limiter.js';
  */
 export function createAuthHook(services: Services) {
   const perMinute = services.deps.config.apiRateLimitPerMinute;
-  const limiter = perMinute > 0 ? new RateLimiter(perMinute, 60_000, services.deps.clock) : undefined;
+  const limiter = perMinute > 0 ? RateLimiter.for(services.deps, 'api', perMinute, 60_000) : undefined;
   return async function authenticate(request: FastifyRequest): Promise<void> {
     const config = request.routeOptions.config;
     if (!config?.apiVersion || config.auth === 'none') return;
@@ -18,10 +19,14 @@ export function createAuthHook(services: Services) {
     if (!raw) throw unauthorized('Missing or malformed Authorization header');
     const auth = await services.auth.authenticate(raw);
     if (limiter) {
-      const wait = limiter.hit(`${auth.typ}:${auth.userId}`);
+      const wait = await limiter.hit(`${auth.typ}:${auth.userId}`);
       if (wait) throw rateLimited(wait, 'Too many requests for this token');
     }
     if (config.ownerOnly && auth.role !== 'owner') throw forbidden('Only the account owner may do this');
+    if (auth.scopes) {
+      requireScopeForMethod(auth, request.method);
+      if (config.ownerOnly) requireScope(auth, 'admin');
+    }
     request.auth = auth;
   };
 }

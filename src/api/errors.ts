@@ -2,8 +2,9 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { AppError, type ErrorDetail } from '../domain/errors.js';
 import { VERSION_TRAITS, versionOfUrl, type VersionTraits } from './versions.js';
+import { isUnstorableValue } from '../db/errors.js';
 
-/** decisions.md §3 error body of v1.2 and v1.3. */
+/** docs/api/errors.md error body of v1.2 and v1.3. */
 export const CurrentErrorBody = Type.Object(
   {
     error: Type.String(),
@@ -11,7 +12,7 @@ export const CurrentErrorBody = Type.Object(
     details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
     requestId: Type.Optional(Type.String()),
   },
-  { description: 'Error (v1.2, v1.3)' },
+  { title: 'Error', description: 'Error (v1.2, v1.3)' },
 );
 
 /** The v1.1 error body, as before the format changed. */
@@ -21,7 +22,7 @@ export const LegacyErrorBody = Type.Object(
     message: Type.String(),
     requestId: Type.Optional(Type.String()),
   },
-  { description: 'Error (v1.1)' },
+  { title: 'ErrorV11', description: 'Error (v1.1)' },
 );
 
 export function errorResponses(traits: VersionTraits) {
@@ -87,6 +88,9 @@ function describe(err: FastifyError | AppError | Error, traits: VersionTraits): 
   const known = fe.code ? FASTIFY_ERRORS[fe.code] : undefined;
   if (known) return { status: known.status, code: CODE_BY_STATUS[known.status], message: known.message };
   if (err instanceof SyntaxError) return { status: 400, code: 'validation_failed', message: 'Malformed JSON body' };
+  if (isUnstorableValue(err)) {
+    return { status: 400, code: 'validation_failed', message: 'Invalid request: a value contains a NUL character or a number out of range' };
+  }
   const status = fe.statusCode;
   if (status && status >= 400 && status < 500) {
     return { status, code: CODE_BY_STATUS[status] ?? 'bad_request', message: err.message };

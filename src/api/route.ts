@@ -42,8 +42,10 @@ interface RouteBase<S extends RouteSchema> {
   url: string;
   /** A schema, or one per version where responses differ (employee objects, search results). */
   schema: S | ((version: ApiVersion) => S);
-  /** The body may be absent or empty whatever the Content-Type says (decisions.md §1). */
+  /** The body may be absent or empty whatever the Content-Type says (docs/api/README.md). */
   optionalBody?: boolean;
+  /** Bytes, when smaller than PARLEY_BODY_LIMIT fits what the route takes (unauthenticated routes). */
+  bodyLimit?: number;
 }
 
 export interface PublicRoute<S extends RouteSchema> extends RouteBase<S> {
@@ -53,7 +55,7 @@ export interface PublicRoute<S extends RouteSchema> extends RouteBase<S> {
 
 export interface AuthedRoute<S extends RouteSchema> extends RouteBase<S> {
   auth?: 'user';
-  /** Managers get 403 (decisions.md §2). */
+  /** Managers get 403 (docs/api/auth.md). */
   ownerOnly?: boolean;
   handler: (req: TypedRequest<S>, reply: FastifyReply, ctx: AuthedHandlerContext) => Promise<unknown>;
 }
@@ -98,6 +100,7 @@ export async function registerApi(app: FastifyInstance, routes: RouteDef[], serv
           scope.route({
             method: def.method,
             url: def.url,
+            ...(def.bodyLimit ? { bodyLimit: Math.min(def.bodyLimit, app.initialConfig.bodyLimit ?? def.bodyLimit) } : {}),
             schema: {
               ...schema,
               security: def.auth === 'none' ? [] : undefined,

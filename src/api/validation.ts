@@ -5,7 +5,7 @@ import { VERSION_TRAITS, versionOfUrl } from './versions.js';
 
 /**
  * Two validators: query strings, paths and headers are text and need coercion ("5" -> 5); JSON
- * bodies are validated strictly, so a known field of the wrong type is a 400 (decisions.md §3).
+ * bodies are validated strictly, so a known field of the wrong type is a 400 (docs/api/errors.md).
  * v1.1 accepts form bodies, whose values are text too, so its bodies coerce.
  */
 function makeAjv(coerce: boolean): Ajv {
@@ -18,7 +18,40 @@ function makeAjv(coerce: boolean): Ajv {
   });
   const addFormats = (formatsPlugin as unknown as { default?: typeof formatsPlugin }).default ?? formatsPlugin;
   (addFormats as unknown as (ajv: Ajv) => void)(ajv);
+  ajv.addKeyword({
+    keyword: NO_NUL,
+    type: 'string',
+    schemaType: 'boolean',
+    error: { message: 'must not contain NUL characters' },
+    validate: (on: boolean, data: string) => !on || !data.includes('\0'),
+  });
   return ajv;
+}
+
+const NO_NUL = 'x-parley-no-nul';
+
+/**
+ * What every route accepts whatever its schema says, added to a copy of the schema used only for
+ * validation (the OpenAPI document keeps the route's own): strings without NUL characters (no
+ * database text holds one; PostgreSQL refuses them) and integers that are exact in JavaScript, so
+ * well inside PostgreSQL's bigint (`1e308` is an integer to JSON Schema). Both are a 400 with the
+ * field's path rather than a failure deep in a query.
+ */
+export function hardenSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(hardenSchema);
+  if (!schema || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    // `enum`, `const`, `default` and `examples` hold values, not schemas.
+    out[key] = key === 'enum' || key === 'const' || key === 'default' || key === 'examples' ? value : hardenSchema(value);
+  }
+  const types = ([] as unknown[]).concat(out.type ?? []);
+  if (types.includes('string')) out[NO_NUL] = true;
+  if (types.includes('integer')) {
+    if (out.maximum === undefined && out.exclusiveMaximum === undefined) out.maximum = Number.MAX_SAFE_INTEGER;
+    if (out.minimum === undefined && out.exclusiveMinimum === undefined) out.minimum = Number.MIN_SAFE_INTEGER;
+  }
+  return out;
 }
 
 const coercing = makeAjv(true);
@@ -32,7 +65,7 @@ export const validatorCompiler: FastifySchemaCompiler<FastifySchema> = ({ schema
   const key = `${coerce ? 'c' : 's'}:${JSON.stringify(schema)}`;
   let validate = cache.get(key);
   if (!validate) {
-    validate = compiledOnFirstUse(() => (coerce ? coercing : strict).compile(schema as object));
+    validate = compiledOnFirstUse(() => (coerce ? coercing : strict).compile(hardenSchema(schema) as object));
     cache.set(key, validate);
   }
   return validate;

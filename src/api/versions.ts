@@ -1,5 +1,5 @@
 /**
- * The API versions and every difference between them (decisions.md §10), in one table. Code that
+ * The API versions and every difference between them (docs/api/versions.md), in one table. Code that
  * needs a version difference reads a trait here or picks a serializer by version; it never tests
  * the version string itself.
  */
@@ -31,6 +31,10 @@ export interface VersionTraits {
   sourceIdentifier: boolean;
   /** `saId` in a send body is honoured (v1.1 ignores it). */
   sendSaId: boolean;
+  /** History messages carry the delivery `status` (and `error`) channels report. */
+  deliveryStatus: boolean;
+  /** The owner sees `webhook` {url, verifyToken} on integrations whose provider needs them pasted (Meta). */
+  integrationWebhook: boolean;
 }
 
 export const VERSION_TRAITS: Record<ApiVersion, VersionTraits> = {
@@ -47,6 +51,8 @@ export const VERSION_TRAITS: Record<ApiVersion, VersionTraits> = {
     outgoingMessageEvent: false,
     sourceIdentifier: false,
     sendSaId: false,
+    deliveryStatus: false,
+    integrationWebhook: false,
   },
   'v1.2': {
     errorFormat: 'current',
@@ -61,6 +67,8 @@ export const VERSION_TRAITS: Record<ApiVersion, VersionTraits> = {
     outgoingMessageEvent: true,
     sourceIdentifier: true,
     sendSaId: true,
+    deliveryStatus: false,
+    integrationWebhook: false,
   },
   'v1.3': {
     errorFormat: 'current',
@@ -75,6 +83,8 @@ export const VERSION_TRAITS: Record<ApiVersion, VersionTraits> = {
     outgoingMessageEvent: true,
     sourceIdentifier: true,
     sendSaId: true,
+    deliveryStatus: true,
+    integrationWebhook: true,
   },
 };
 

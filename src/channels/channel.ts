@@ -58,6 +58,15 @@ export interface OutgoingMessage {
   template?: Record<string, unknown>;
   /** Provider id of the message being answered. */
   replyToExternalId?: string;
+  /**
+   * Names this send: the same for a repeat with the same `customId`, new otherwise. Providers with
+   * idempotency keys (VK `random_id`) derive theirs from it so a repeat is not delivered twice.
+   */
+  sendId?: string;
+  /** The integrator's id of the send: providers that echo an opaque value in their reports get it. */
+  customId?: string;
+  /** Sent after the channel's answer deadline, within the adapter's {@link ChannelAdapter.lateReply} allowance. */
+  late?: boolean;
 }
 
 /** The provider accepted the message: its ids, one per message it became (text + file may be two). */
@@ -94,6 +103,12 @@ export interface ChannelAdapter {
   checkContact?(integration: ChannelIntegration, chatId: string): Promise<boolean>;
   /** Reads the customer's current profile (avatar refresh). */
   fetchProfile?(integration: ChannelIntegration, socialId: string): Promise<ProfileUpdate | null>;
+  /**
+   * How long after a channel's answer deadline (`expires`) a message may still go, marked `late`
+   * (Messenger's HUMAN_AGENT tag: up to 7 days after the customer's message, when the integration's
+   * settings enable it), and the reason a send is refused after that.
+   */
+  lateReply?(integration: ChannelIntegration): { withinMs: number; closedReason: string };
 }
 
 /** Provider refused the message (blocked bot, invalid chat): 422 with the provider's reason. */
@@ -102,3 +117,5 @@ export class ChannelRejectedError extends Error {}
 export class ChannelFailedError extends Error {}
 /** Provider did not answer in time: 504. */
 export class ChannelTimeoutError extends Error {}
+/** No bridge (or provider session) is connected to carry the message: 502 `channel_offline`. */
+export class ChannelOfflineError extends Error {}

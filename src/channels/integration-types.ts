@@ -1,12 +1,12 @@
 /**
- * Every integration type of api.md with what is true of it whatever adapter serves it: which
+ * Every integration type of the API (docs/api/integrations.md) with what is true of it whatever adapter serves it: which
  * channel (source) types exist, whether it may write first and with what daily limit, the shape of
  * its uploaded media object, and the credential fields connecting requires.
  */
 export const SOURCE_TYPES = ['message', 'comment', 'photo', 'video', 'market'] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];
 
-/** api.md "Uploaded media object": one shape per group of integration types. */
+/** docs/api/resources.md "Uploaded media object": one shape per group of integration types. */
 export type UploadShape = 'id-url' | 'type-filename-src' | 'parts' | 'mime-name-url' | 'mime-name-path';
 
 export interface IntegrationTypeInfo {
@@ -34,24 +34,34 @@ const base = (over: Partial<IntegrationTypeInfo>): IntegrationTypeInfo => ({
 
 export const INTEGRATION_TYPES = {
   social1_group: base({ sourceTypes: COMMENTS_ONLY }),
-  social1_messenger: base({}),
-  photonetV2: base({ uploadShape: 'mime-name-url' }),
+  social1_messenger: base({ requiredCredentials: ['pageAccessToken', 'pageId', 'appSecret'] }),
+  photonetV2: base({ uploadShape: 'mime-name-url', requiredCredentials: [] }),
   photonetVOff: base({ sourceTypes: COMMENTS_ONLY, uploadShape: 'mime-name-url' }),
-  photonetV3: base({ uploadShape: 'mime-name-url' }),
-  social2_personal: base({ sourceTypes: MESSAGE_ONLY, uploadShape: 'id-url' }),
-  social2_group: base({ uploadShape: 'id-url' }),
+  photonetV3: base({ uploadShape: 'mime-name-url', requiredCredentials: ['accessToken', 'appSecret'] }),
+  social2_personal: base({ sourceTypes: MESSAGE_ONLY, uploadShape: 'id-url', requiredCredentials: [] }),
+  social2_group: base({ uploadShape: 'id-url', requiredCredentials: ['token', 'groupId'] }),
   social3: base({ sourceTypes: MESSAGE_ONLY, uploadShape: 'mime-name-url' }),
   msgrb_bot: base({ sourceTypes: MESSAGE_ONLY }),
-  msgrb_personal: base({ writeFirst: { dailyLimit: 100 }, uploadShape: 'parts' }),
-  msgra: base({ sourceTypes: MESSAGE_ONLY, writeFirst: { dailyLimit: 2500 }, uploadShape: 'type-filename-src' }),
-  msgra2: base({ sourceTypes: MESSAGE_ONLY, uploadShape: 'type-filename-src' }),
-  msgra_business_api: base({ templates: true }),
+  // Personal accounts are served by an account bridge (docs/channels/bridge.md): no credentials
+  // are given at connect; the bridge logs in and proves itself with its bridge token.
+  msgrb_personal: base({ writeFirst: { dailyLimit: 100 }, uploadShape: 'parts', requiredCredentials: [] }),
+  msgra: base({ sourceTypes: MESSAGE_ONLY, writeFirst: { dailyLimit: 2500 }, uploadShape: 'type-filename-src', requiredCredentials: [] }),
+  msgra2: base({ sourceTypes: MESSAGE_ONLY, uploadShape: 'type-filename-src', requiredCredentials: [] }),
+  msgra_business_api: base({ templates: true, requiredCredentials: ['accessToken', 'phoneNumberId', 'appSecret', 'wabaId'] }),
   msgrc_bot: base({ uploadShape: 'mime-name-url' }),
   widget: base({ sourceTypes: MESSAGE_ONLY, requiredCredentials: [] }),
 } satisfies Record<string, IntegrationTypeInfo>;
 
 export type IntegrationType = keyof typeof INTEGRATION_TYPES;
 export const INTEGRATION_TYPE_NAMES = Object.keys(INTEGRATION_TYPES) as IntegrationType[];
+
+/** Other spellings of a type seen in clients' lists: accepted on input, always answered canonical. */
+const TYPE_ALIASES: Record<string, IntegrationType> = { ok: 'social3' };
+
+/** The canonical name of a type given on input (`ok` -> `social3`); other values unchanged. */
+export function canonicalIntegrationType(value: string): string {
+  return Object.prototype.hasOwnProperty.call(TYPE_ALIASES, value) ? TYPE_ALIASES[value]! : value;
+}
 
 export function isIntegrationType(value: string): value is IntegrationType {
   return Object.prototype.hasOwnProperty.call(INTEGRATION_TYPES, value);

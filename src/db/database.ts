@@ -9,6 +9,7 @@ import {
   ValueNode,
   sql,
   type LimitNode,
+  type LogEvent,
   type QueryCompiler,
   type SqliteDatabase,
 } from 'kysely';
@@ -23,6 +24,8 @@ export interface Db {
   kysely: Kysely<Database>;
   dialect: DialectName;
   close(): Promise<void>;
+  /** PostgreSQL: the pool's connections (metrics); absent on SQLite's single connection. */
+  poolStats?(): { total: number; idle: number; waiting: number };
 }
 
 export type Executor = Kysely<Database>;
@@ -41,10 +44,12 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** SQLite: write per-statement timings to this file on close (PARLEY_SQL_PROFILE). */
   sqlProfile?: string;
+  /** Called after every statement with its time in milliseconds (metrics); unset costs nothing. */
+  onQuery?: (ms: number, failed: boolean) => void;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Db> {
-  if (isPostgresUrl(options.databaseUrl)) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
+  if (isPostgresUrl(options.databaseUrl)) return openPostgres(options.databaseUrl, options.poolSize ?? 10, options.onQuery);
   return openSqlite(options.dataDir, options.sqliteFile ?? 'parley.db', options);
 }
 
@@ -69,7 +74,10 @@ async function openSqlite(dataDir: string, file: string, options: DatabaseOption
   // 16 MiB of page cache (the default is 2 MiB): list and search pages stay in memory.
   native.pragma('cache_size = -16000');
   const profile = options.sqlProfile ? new StatementProfile(options.sqlProfile) : undefined;
-  const kysely = new Kysely<Database>({ dialect: new ParleySqliteDialect({ database: withStatementCache(native, profile) }) });
+  const kysely = new Kysely<Database>({
+    dialect: new ParleySqliteDialect({ database: withStatementCache(native, profile) }),
+    log: queryLog(options.onQuery),
+  });
   return {
     kysely,
     dialect: 'sqlite',
@@ -214,16 +222,23 @@ function objectRows(stmt: BetterSqlite3.Statement): (parameters: readonly unknow
   };
 }
 
-async function openPostgres(url: string, max: number): Promise<Db> {
+/** Kysely's query log, timing each statement, only when someone listens. */
+function queryLog(onQuery: DatabaseOptions['onQuery']) {
+  if (!onQuery) return undefined;
+  return (event: LogEvent) => onQuery(event.queryDurationMillis, event.level === 'error');
+}
+
+async function openPostgres(url: string, max: number, onQuery?: DatabaseOptions['onQuery']): Promise<Db> {
   const pg = (await import('pg')).default;
   // int8 (counts, bigint ids and millisecond instants) as numbers; they stay below 2^53.
   pg.types.setTypeParser(20, (v: string) => Number(v));
   const pool = new pg.Pool({ connectionString: url, max });
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: queryLog(onQuery) });
   return {
     kysely,
     dialect: 'postgres',
     close: () => kysely.destroy(),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   };
 }
 

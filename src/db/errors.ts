@@ -3,3 +3,13 @@ export function isUniqueViolation(err: unknown): boolean {
   const e = err as { code?: string } | null;
   return !!e && (e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || e.code === 'SQLITE_CONSTRAINT_PRIMARYKEY');
 }
+
+/**
+ * True for PostgreSQL's refusals of a value itself: a NUL character in text (22021) or JSON
+ * (22P05), a number out of its column's range (22003). Input validation refuses these first; this
+ * is the safety net that keeps one that slipped through a 400 rather than a 500 (SQLite stores them).
+ */
+export function isUnstorableValue(err: unknown): boolean {
+  const e = err as { code?: string } | null;
+  return !!e && (e.code === '22021' || e.code === '22P05' || e.code === '22003');
+}

@@ -14,6 +14,20 @@ import { bots } from './migrations/0012-bots.js';
 import { deliveryClaims } from './migrations/0013-delivery-claims.js';
 import { deliveryQueue } from './migrations/0014-delivery-queue.js';
 import { searchPrefixes } from './migrations/0015-search-prefixes.js';
+import { bridge } from './migrations/0035-bridge.js';
+import { writeFirstPosts } from './migrations/0036-write-first-posts.js';
+import { tokenGeneration } from './migrations/0045-token-generation.js';
+import { pollCursors } from './migrations/0030-poll-cursors.js';
+import { channelEvents } from './migrations/0031-channel-events.js';
+import { deliveryStatus } from './migrations/0020-delivery-status.js';
+import { heldDeliveryStatuses } from './migrations/0021-held-delivery-statuses.js';
+import { oauth } from './migrations/0050-oauth.js';
+import { devices } from './migrations/0051-devices.js';
+import { leadNotes } from './migrations/0055-lead-notes.js';
+import { dataOwnership } from './migrations/0060-data-ownership.js';
+import { sharedCoordination } from './migrations/0040-shared-coordination.js';
+import { fileChunks } from './migrations/0041-file-chunks.js';
+import { retention } from './migrations/0042-retention.js';
 
 /**
  * The ordered list of migrations. Names sort in the order they run; a migration is never edited
@@ -33,6 +47,20 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0013-delivery-claims': deliveryClaims,
   '0014-delivery-queue': deliveryQueue,
   '0015-search-prefixes': searchPrefixes,
+  '0035-bridge': bridge,
+  '0036-write-first-posts': writeFirstPosts,
+  '0045-token-generation': tokenGeneration,
+  '0030-poll-cursors': pollCursors,
+  '0031-channel-events': channelEvents,
+  '0020-delivery-status': deliveryStatus,
+  '0021-held-delivery-statuses': heldDeliveryStatuses,
+  '0050-oauth': oauth,
+  '0051-devices': devices,
+  '0055-lead-notes': leadNotes,
+  '0060-data-ownership': dataOwnership,
+  '0040-shared-coordination': sharedCoordination,
+  '0041-file-chunks': fileChunks,
+  '0042-retention': retention,
 };
 
 /** The migration names in the order they run. */

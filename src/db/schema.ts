@@ -26,6 +26,7 @@ export interface Database {
   sources: SourcesTable;
   leads: LeadsTable;
   messages: MessagesTable;
+  held_delivery_statuses: HeldDeliveryStatusesTable;
   invitations: InvitationsTable;
   plugins: PluginsTable;
   files: FilesTable;
@@ -34,8 +35,57 @@ export interface Database {
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
   bot_poll_offsets: BotPollOffsetsTable;
+  channel_poll_cursors: ChannelPollCursorsTable;
+  channel_events: ChannelEventsTable;
   widget_visitors: WidgetVisitorsTable;
   widget_sessions: WidgetSessionsTable;
+  bridges: BridgesTable;
+  bridge_requests: BridgeRequestsTable;
+  write_first_posts: WriteFirstPostsTable;
+  oauth_apps: OAuthAppsTable;
+  oauth_grants: OAuthGrantsTable;
+  oauth_codes: OAuthCodesTable;
+  oauth_refresh_tokens: OAuthRefreshTokensTable;
+  devices: DevicesTable;
+  push_throttle: PushThrottleTable;
+  realtime_presence: RealtimePresenceTable;
+  lead_notes: LeadNotesTable;
+  account_imports: AccountImportsTable;
+  account_exports: AccountExportsTable;
+  account_retention: AccountRetentionTable;
+  rate_limits: RateLimitsTable;
+  send_keys: SendKeysTable;
+  leases: LeasesTable;
+  file_chunks: FileChunksTable;
+}
+
+/** Stored file bytes in chunks, when files are kept in the database (migration 0041). */
+export interface FileChunksTable {
+  storage_key: string;
+  seq: number;
+  data: Buffer;
+}
+
+/** Fixed-window counters shared by processes (migration 0040). */
+export interface RateLimitsTable {
+  key: string;
+  count: number;
+  reset_at: number;
+}
+
+/** A send with a customId under way (`claimed_until` in the future) or done (migration 0040). */
+export interface SendKeysTable {
+  lead_id: number;
+  custom_id: string;
+  claimed_until: number;
+  created_at: number;
+}
+
+/** Named leases held by one process at a time (migration 0040). */
+export interface LeasesTable {
+  name: string;
+  holder: string;
+  expires_at: number;
 }
 
 type Bool = number;
@@ -46,6 +96,8 @@ export interface AccountsTable {
   /** JSON of the stored tariff plan (domain/accounts/plan.ts). */
   plan: string;
   created_at: number;
+  /** Push notifications show the message's first characters (1) or only the customer's name (0). Migration 0051. */
+  push_previews: ColumnType<number, number | undefined, number>;
 }
 
 export interface UsersTable {
@@ -64,6 +116,8 @@ export interface UsersTable {
   metadata: ColumnType<string, string | undefined, string>;
   /** Tokens issued before this Unix second are refused (password reset, removal). */
   tokens_valid_after: ColumnType<number, number | undefined, number>;
+  /** Moves on at password reset, sign-out everywhere and removal: tokens of an earlier one are refused. */
+  token_generation: ColumnType<number, number | undefined, number>;
   created_at: number;
 }
 
@@ -124,7 +178,7 @@ export interface IntegrationsTable {
   deleted_at: number | null;
 }
 
-/** Employee access records: none = all integrations; one with sa_id null = none (api.md). */
+/** Employee access records: none = all integrations; one with sa_id null = none (docs/api/resources.md). */
 export interface UserSourcesTable {
   id: Generated<number>;
   account_id: number;
@@ -139,7 +193,7 @@ export interface StatusesTable {
   account_id: number;
   name: string;
   type: StatusType;
-  /** api.md `order`. */
+  /** The API's `order`. */
   position: number;
   color: Defaulted<string>;
   created_at: number;
@@ -275,6 +329,19 @@ export interface MessagesTable {
   custom_id: string | null;
   unread: Defaulted<Bool>;
   created_at: number;
+  /** Outgoing messages of channels that report delivery: sent, delivered, read or failed. */
+  delivery_status: Defaulted<string | null>;
+  /** JSON `{code, title, message}` of a failed delivery. */
+  delivery_error: Defaulted<string | null>;
+}
+
+/** Delivery reports that came before their outgoing message was stored (see migration 0021). */
+export interface HeldDeliveryStatusesTable {
+  integration_id: number;
+  external_id: string;
+  status: string;
+  error: string | null;
+  created_at: number;
 }
 
 /** One-time links that confirm an invited employee (`POST /managers`, `POST /auth/invitation`). */
@@ -322,6 +389,18 @@ export interface BotPollOffsetsTable {
   updated_at: number;
 }
 
+export interface ChannelEventsTable {
+  integration_id: number;
+  event_id: string;
+  created_at: number;
+}
+
+export interface ChannelPollCursorsTable {
+  integration_id: number;
+  cursor: string;
+  updated_at: number;
+}
+
 export type InvitationRow = Selectable<InvitationsTable>;
 /** Uploaded files; the bytes are in the storage layer (src/storage) under `storage_key`. */
 export interface FilesTable {
@@ -358,7 +437,7 @@ export type RefreshTokenRow = Selectable<RefreshTokensTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type EventRow = Selectable<EventsTable>;
 
-/** Webhook endpoints (decisions.md §7). */
+/** Webhook endpoints (docs/api/webhooks.md). */
 export interface WebhooksTable {
   id: Generated<number>;
   account_id: number;
@@ -434,3 +513,172 @@ export interface WidgetSessionsTable {
 }
 
 export type WidgetVisitorRow = Selectable<WidgetVisitorsTable>;
+
+/** The account bridge of an integration (migration 0035; docs/channels/bridge.md). */
+export interface BridgesTable {
+  integration_id: number;
+  account_id: number;
+  token_hash: string;
+  prompt: string | null;
+  conn_id: string | null;
+  connected_at: number | null;
+  updated_at: number;
+}
+export type BridgeRow = Selectable<BridgesTable>;
+
+export interface BridgeRequestsTable {
+  id: Generated<number>;
+  integration_id: number;
+  kind: string;
+  payload: string;
+  state: string;
+  conn_id: string | null;
+  result: string | null;
+  created_at: number;
+  deadline: number;
+}
+export type BridgeRequestRow = Selectable<BridgeRequestsTable>;
+
+/** customId claims of write-first posts (migration 0036). */
+export interface WriteFirstPostsTable {
+  id: Generated<number>;
+  account_id: number;
+  integration_id: number;
+  destination: string;
+  custom_id: string;
+  state: string;
+  lead_id: number | null;
+  message_ids: string | null;
+  created_at: number;
+}
+/** OAuth 2 apps of an account (migration 0050). No `secret_hash`: a public client (PKCE only). */
+export interface OAuthAppsTable {
+  id: Generated<number>;
+  account_id: number;
+  client_id: string;
+  secret_hash: string | null;
+  name: string;
+  /** JSON array of the exact redirect URIs allowed. */
+  redirect_uris: string;
+  created_at: number;
+}
+
+/** One employee's consent to one app: the family of every code and token issued from it. */
+export interface OAuthGrantsTable {
+  id: Generated<number>;
+  account_id: number;
+  app_id: number;
+  user_id: number;
+  /** Space-separated scopes consented to. */
+  scope: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface OAuthCodesTable {
+  id: Generated<number>;
+  code_hash: string;
+  grant_id: number;
+  redirect_uri: string;
+  code_challenge: string | null;
+  code_challenge_method: string | null;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface OAuthRefreshTokensTable {
+  id: Generated<number>;
+  token_hash: string;
+  grant_id: number;
+  scope: string;
+  expires_at: number;
+  created_at: number;
+  /** Set when rotated or revoked; presenting it again revokes the grant. */
+  revoked_at: number | null;
+}
+
+export type OAuthAppRow = Selectable<OAuthAppsTable>;
+export type OAuthGrantRow = Selectable<OAuthGrantsTable>;
+export type OAuthCodeRow = Selectable<OAuthCodesTable>;
+export type OAuthRefreshTokenRow = Selectable<OAuthRefreshTokensTable>;
+
+/** Employees' push devices (migration 0051). */
+export interface DevicesTable {
+  id: Generated<number>;
+  account_id: number;
+  user_id: number;
+  platform: 'web' | 'fcm';
+  /** Web Push endpoint URL, or FCM registration token. */
+  address: string;
+  /** Web Push: JSON {p256dh, auth}; FCM: null. */
+  keys: string | null;
+  name: string | null;
+  created_at: number;
+}
+
+export interface PushThrottleTable {
+  user_id: number;
+  lead_id: number;
+  pushed_at: number;
+}
+
+/** Realtime connections per process and employee, refreshed by a heartbeat. */
+export interface RealtimePresenceTable {
+  process_id: string;
+  user_id: number;
+  connections: number;
+  seen_at: number;
+}
+
+export type DeviceRow = Selectable<DevicesTable>;
+/** Internal notes on leads (migration 0055). */
+export interface LeadNotesTable {
+  id: Generated<number>;
+  account_id: number;
+  lead_id: number;
+  /** The author; null once the employee is removed. */
+  user_id: number | null;
+  text: string;
+  /** JSON array of the mentioned employees' ids. */
+  mentions: ColumnType<string, string | undefined, string>;
+  created_at: number;
+}
+export type LeadNoteRow = Selectable<LeadNotesTable>;
+/** Archives imported into this installation, by export id (migration 0060). */
+export interface AccountImportsTable {
+  export_id: string;
+  account_id: number;
+  /** JSON of the import report. */
+  report: string;
+  created_at: number;
+}
+
+export type ExportStatus = 'queued' | 'running' | 'ready' | 'failed' | 'expired';
+
+/** Export jobs of `POST /account/me/exports` (migration 0060). */
+export interface AccountExportsTable {
+  id: Generated<number>;
+  account_id: number;
+  user_id: number;
+  status: Defaulted<ExportStatus>;
+  done: Defaulted<number>;
+  total: Defaulted<number>;
+  storage_key: string | null;
+  size: number | null;
+  error: string | null;
+  /** A worker holds a running job until then; a job whose worker died is taken again after it. */
+  lease_until: number | null;
+  created_at: number;
+  finished_at: number | null;
+  expires_at: number | null;
+}
+
+export type AccountExportRow = Selectable<AccountExportsTable>;
+
+/** How long an account keeps messages and files, in days; null (or no row): forever. */
+export interface AccountRetentionTable {
+  account_id: number;
+  messages_days: number | null;
+  files_days: number | null;
+  updated_at: number;
+}

@@ -1,5 +1,5 @@
 /**
- * Domain errors carry an HTTP-ish status and a machine code (decisions.md §3). Services throw them;
+ * Domain errors carry an HTTP-ish status and a machine code (docs/api/errors.md). Services throw them;
  * the API's error handler turns them into the version's error body. Services never see HTTP.
  */
 export interface ErrorDetail {

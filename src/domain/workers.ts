@@ -3,4 +3,6 @@ export interface BackgroundWorker {
   name: string;
   healthy(): boolean;
   stop(): Promise<void>;
+  /** Shutdown: gives up work in progress that is safe to do again (called before `stop`). */
+  abandon?(): void;
 }

@@ -1,22 +1,26 @@
 import { EventEmitter } from 'node:events';
-import { sql } from 'kysely';
-import { dialectOf, type Executor } from '../db/database.js';
+import type { Executor } from '../db/database.js';
 import { prepared } from '../db/prepared.js';
 import { fanOutEvent } from '../webhooks/fan-out.js';
 
 /**
  * In-process nudge: 'recorded' is emitted when an event is written (before its transaction
  * commits). Listeners (webhook worker, realtime hub) re-read the events/deliveries tables soon
- * after; they never trust the nudge for content. On PostgreSQL recordEvent also issues
- * `pg_notify(OUTBOX_CHANNEL, id)`, which the server delivers on commit, to every process.
+ * after; they never trust the nudge for content. On PostgreSQL the process's OutboxNotifier
+ * (events/outbox-notifier.ts) turns these nudges into NOTIFYs for the other processes, outside
+ * the writing transactions.
  */
 export const outboxSignal = new EventEmitter().setMaxListeners(0);
+/** Some event was recorded: the outbox readers look. */
 export const OUTBOX_CHANNEL = 'parley_outbox';
+/** Some event made webhook deliveries: the delivery workers look. */
+export const DELIVERIES_CHANNEL = 'parley_deliveries';
 
-/** The event catalogue of decisions.md §7. */
+/** The event catalogue of docs/api/webhooks.md. */
 export const EVENT_TYPES = [
   'message.incoming',
   'message.outgoing',
+  'message.status',
   'lead.created',
   'lead.changed',
   'lead.changed.status',
@@ -24,12 +28,25 @@ export const EVENT_TYPES = [
   'customer.changed',
   'integration.created',
   'integration.deleted',
+  'lead.note.created',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/**
+ * Events for Parley's own consumers only (no webhook receives them; the employees' stream skips
+ * them): an employee typing to a widget visitor goes to the visitor's sockets through the outbox
+ * like a reply does, so it reaches the process holding the socket.
+ */
+export const INTERNAL_EVENT_TYPES = ['widget.typing'] as const;
+export type InternalEventType = (typeof INTERNAL_EVENT_TYPES)[number];
+
+export function isInternalEvent(type: string): boolean {
+  return (INTERNAL_EVENT_TYPES as readonly string[]).includes(type);
+}
+
 export interface NewEvent {
   accountId: number;
-  type: EventType;
+  type: EventType | InternalEventType;
   /** The lead the event concerns: deliveries of one lead keep their order per endpoint. */
   leadId?: number | null;
   /**
@@ -55,8 +72,9 @@ export async function recordEvent(trx: Executor, event: NewEvent, now: number): 
   const [row] = await insertEvent(trx, event.accountId, event.type, event.leadId ?? null, JSON.stringify(payload), now);
   const id = row!.id;
   // Webhook deliveries are written in the same transaction: durable exactly when the event is.
-  const deliveries = await fanOutEvent(trx, { id, accountId: event.accountId, type: event.type, leadId: event.leadId ?? null }, now);
-  if (dialectOf(trx) === 'postgres') await sql`select pg_notify(${OUTBOX_CHANNEL}, ${String(id)})`.execute(trx);
+  const deliveries = isInternalEvent(event.type)
+    ? 0
+    : await fanOutEvent(trx, { id, accountId: event.accountId, type: event.type, leadId: event.leadId ?? null }, now);
   // The count lets the webhook worker sleep through events no endpoint wants (most, often all).
   outboxSignal.emit('recorded', id, deliveries);
   return id;

@@ -1,23 +1,29 @@
-
-import { isPostgresUrl } from '../config.js';
 import type { EventRow, LeadRow } from '../db/schema.js';
-import type { AuthContext } from '../domain/auth/auth.service.js';
+import { generationOf, type AuthContext } from '../domain/auth/auth.service.js';
+import { liveTokenGenerations } from '../domain/auth/tokens.repo.js';
+import { sessionsSignal } from '../domain/auth/sessions-signal.js';
 import type { Deps } from '../domain/context.js';
 import { canSeeLeadRow, canUseIntegration, leadScopeSql, scopeOf, type Scope } from '../domain/policy/policy.js';
-import { onOutbox } from '../webhooks/wakeup.js';
+import { OutboxTail } from '../events/outbox-tail.js';
+import { isInternalEvent } from '../events/outbox.js';
 import type { BackgroundWorker } from '../domain/workers.js';
 
 /** Events a reconnecting client may catch up on in one go; older gaps get `{type: "reset"}`. */
 export const CATCH_UP_MAX = 1000;
-const BATCH = 500;
-const GAP_WAIT_MS = 10_000;
+/** How often open sockets are checked against their users' sessions (ended in another process). */
+const SESSION_CHECK_MS = 2_000;
 
 type LeadVisibility = Pick<LeadRow, 'id' | 'account_id' | 'integration_id' | 'user_id' | 'status_type'>;
 
 interface Subscriber {
   accountId: number;
+  userId: number;
+  /** The token generation the socket authenticated with; another one means its sessions ended. */
+  gen: number;
   scope: Scope;
   send(message: string): void;
+  /** Closes the socket: its employee's sessions ended or the employee was removed. */
+  end(): void;
   /** Live events with ids above this reach the subscriber; lower ones came from its catch-up. */
   since: number;
   /** Live events held while the catch-up is being sent; null once live. */
@@ -25,54 +31,64 @@ interface Subscriber {
 }
 
 /**
- * The realtime fan-out of one process. It tails the `events` table (the outbox) by id: woken by
- * the in-process nudge of recordEvent, by LISTEN/NOTIFY on PostgreSQL when configured, and by a
- * poll every PARLEY_EVENTS_POLL_MS. Reading committed rows (never the nudge's content) is how
- * events reach subscribers only after their transaction committed. Each subscriber gets the
- * events its employee may see (decisions.md §2 visibility, via domain/policy).
+ * The realtime fan-out of one process: the committed events of the outbox (events/outbox-tail.ts)
+ * reach each subscriber its employee may see (docs/api/auth.md visibility, via domain/policy).
+ * Sockets whose employee signed out everywhere, was reset or removed are closed (checkSessions).
  */
 export class RealtimeHub implements BackgroundWorker {
   readonly name = 'realtime';
   private readonly subs = new Set<Subscriber>();
-  /** Every event id up to here has been dispatched (or given up as a rolled-back gap). */
-  private cursor = 0;
-  /** Ids above `cursor` already dispatched: on PostgreSQL ids may commit out of order. */
-  private readonly seen = new Set<number>();
-  private gapSince: number | undefined;
-  private starting: Promise<void> | undefined;
-  private unsubscribe: (() => Promise<void>) | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private current: Promise<void> | undefined;
-  private pollAgain = false;
-  private stopped = false;
+  private readonly tail: OutboxTail;
+  private sessionTimer: NodeJS.Timeout | undefined;
+  private readonly onSessionsEnded = (accountId: number, userId: number) => {
+    for (const sub of this.subs) if (sub.accountId === accountId && sub.userId === userId) this.endSub(sub);
+  };
 
   constructor(
     private readonly deps: Deps,
-    private opts: { pgListenUrl?: string } = {},
+    opts: { pgListenUrl?: string } = {},
   ) {
-    if (!opts.pgListenUrl && isPostgresUrl(deps.config.databaseUrl)) this.opts = { pgListenUrl: deps.config.databaseUrl };
+    const consumer = { name: 'realtime', active: () => this.subs.size > 0, handle: (rows: EventRow[]) => this.dispatch([...this.subs], rows) };
+    this.tail = new OutboxTail(deps, consumer, opts);
   }
 
   /**
    * Registers a subscriber: first what it missed after `lastEventId` (from the outbox), then live
    * events. Returns the function that ends the subscription.
    */
-  async subscribe(auth: AuthContext, send: (message: string) => void, lastEventId?: number): Promise<() => void> {
+  async subscribe(
+    auth: AuthContext,
+    send: (message: string) => void,
+    lastEventId?: number,
+    end: () => void = () => {},
+  ): Promise<() => void> {
     const scope = await scopeOf(this.deps.db.kysely, auth);
-    await this.ensureStarted();
+    await this.tail.ensureStarted();
+    this.watchSessions();
     // Bring the cursor up to what is committed now, so the catch-up covers everything before it.
-    await this.poll();
-    const seenAbove = new Set(this.seen);
-    const sub: Subscriber = { accountId: auth.accountId, scope, send, since: this.cursor, buffer: [] };
+    await this.tail.poll();
+    const seenAbove = new Set(this.tail.seen);
+    const sub: Subscriber = {
+      accountId: auth.accountId,
+      userId: auth.userId,
+      gen: generationOf(auth.user),
+      scope,
+      send,
+      end,
+      since: this.tail.cursor,
+      buffer: [],
+    };
     this.subs.add(sub);
     const unsubscribe = () => {
       this.subs.delete(sub);
     };
     try {
       if (lastEventId !== undefined) await this.catchUp(sub, lastEventId, seenAbove);
+      // Live events that arrived during the catch-up go straight to this subscriber: dispatching
+      // them would put them back in the buffer, a loop that never yields to I/O.
       while (sub.buffer && sub.buffer.length) {
         const held = sub.buffer.splice(0);
-        await this.dispatch([sub], held);
+        await this.deliver(sub, held);
       }
       sub.buffer = null;
     } catch (err) {
@@ -89,87 +105,50 @@ export class RealtimeHub implements BackgroundWorker {
 
   /** Reads and dispatches what was committed since the last look; resolves when that is done. */
   poll(): Promise<void> {
-    if (this.current) {
-      this.pollAgain = true;
-      return this.current;
-    }
-    this.current = this.runPoll().finally(() => {
-      this.current = undefined;
-    });
-    return this.current;
-  }
-
-  private async runPoll(): Promise<void> {
-    do {
-      this.pollAgain = false;
-      if (!this.subs.size) {
-        this.cursor = Math.max(this.cursor, await this.maxId());
-        this.seen.clear();
-        continue;
-      }
-      const rows = await this.deps.db.kysely
-        .selectFrom('events')
-        .selectAll()
-        .where('id', '>', this.cursor)
-        .orderBy('id')
-        .limit(BATCH)
-        .execute();
-      const fresh = rows.filter((r) => !this.seen.has(r.id));
-      for (const r of fresh) this.seen.add(r.id);
-      this.advance();
-      if (fresh.length) await this.dispatch([...this.subs], fresh);
-      if (rows.length === BATCH && fresh.length) this.pollAgain = true;
-    } while (this.pollAgain && !this.stopped);
+    return this.tail.poll();
   }
 
   healthy(): boolean {
-    return !this.stopped;
+    return this.tail.running;
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.unsubscribe?.();
+    clearInterval(this.sessionTimer);
+    this.sessionTimer = undefined;
+    sessionsSignal.off('ended', this.onSessionsEnded);
+    await this.tail.stop();
     this.subs.clear();
   }
 
   /**
-   * Moves the cursor over contiguous dispatched ids. A hole (an id not visible yet) is waited for
-   * GAP_WAIT_MS: on PostgreSQL a transaction that took its id earlier may commit later; after that
-   * the id is taken to belong to a rolled-back transaction.
+   * Closes the sockets whose employee is gone, unconfirmed, or signed out since they connected
+   * (its token generation moved on). Runs on the in-process notice and every SESSION_CHECK_MS, so a
+   * session ended in another process closes the sockets here within seconds.
    */
-  private advance(): void {
-    while (this.seen.has(this.cursor + 1)) this.seen.delete(++this.cursor);
-    if (!this.seen.size) {
-      this.gapSince = undefined;
-      return;
-    }
-    const now = Date.now();
-    this.gapSince ??= now;
-    if (now - this.gapSince >= GAP_WAIT_MS) {
-      this.cursor = Math.min(...this.seen) - 1;
-      this.gapSince = undefined;
-      this.advance();
-    }
+  async checkSessions(): Promise<void> {
+    const subs = [...this.subs];
+    if (!subs.length) return;
+    const live = await liveTokenGenerations(this.deps.db.kysely, [...new Set(subs.map((s) => s.userId))]);
+    for (const sub of subs) if (live.get(sub.userId) !== sub.gen) this.endSub(sub);
   }
 
-  private ensureStarted(): Promise<void> {
-    this.starting ??= (async () => {
-      this.cursor = await this.maxId();
-      const wake = () => void this.poll().catch((err) => this.deps.log.warn({ err }, 'realtime poll failed'));
-      this.unsubscribe = onOutbox(wake, { pgUrl: this.opts.pgListenUrl, log: this.deps.log });
-      this.timer = setInterval(wake, this.deps.config.eventsPollMs);
-      this.timer.unref();
-    })();
-    return this.starting;
+  /** From the first subscriber on: the in-process notice of ended sessions, and the periodic check. */
+  private watchSessions(): void {
+    if (this.sessionTimer) return;
+    sessionsSignal.on('ended', this.onSessionsEnded);
+    this.sessionTimer = setInterval(() => {
+      void this.checkSessions().catch((err) => this.deps.log.warn({ err }, 'realtime session check failed'));
+    }, SESSION_CHECK_MS);
+    this.sessionTimer.unref();
   }
 
-  private async maxId(): Promise<number> {
-    const row = await this.deps.db.kysely
-      .selectFrom('events')
-      .select((eb) => eb.fn.max('id').as('id'))
-      .executeTakeFirst();
-    return row?.id == null ? 0 : Number(row.id);
+  private endSub(sub: Subscriber): void {
+    if (!this.subs.delete(sub)) return;
+    try {
+      sub.end();
+    } catch (err) {
+      this.deps.log.debug({ err }, 'realtime close failed');
+    }
   }
 
   private async catchUp(sub: Subscriber, lastEventId: number, seenAbove: Set<number>): Promise<void> {
@@ -204,7 +183,7 @@ export class RealtimeHub implements BackgroundWorker {
   private async deliver(sub: Subscriber, rows: EventRow[]): Promise<void> {
     const leads = await this.leadsOf(rows);
     for (const row of rows) {
-      if (!(await this.visible(sub.scope, row, leads))) continue;
+      if (isInternalEvent(row.type) || !(await this.visible(sub.scope, row, leads))) continue;
       try {
         sub.send(JSON.stringify({ type: 'event', id: row.id, event: JSON.parse(row.payload) }));
       } catch (err) {

@@ -2,8 +2,9 @@ import dns from 'node:dns';
 import net from 'node:net';
 
 /**
- * SSRF protection (decisions.md §7): webhook targets may not be loopback, private, link-local,
- * metadata, carrier-grade NAT, multicast, reserved or unspecified addresses. Checked at
+ * SSRF protection: webhook targets may not be loopback, private, link-local, metadata,
+ * carrier-grade NAT, multicast, reserved or unspecified addresses, nor IPv6 forms embedding such an
+ * IPv4 address (mapped, translated, NAT64, 6to4, Teredo, ISATAP). Checked at
  * registration (literal IPs and every address a hostname resolves to) and again when delivering,
  * on the very addresses the socket connects to (see `guardedLookup`), so DNS rebinding cannot slip
  * a private address in between.
@@ -30,7 +31,7 @@ for (const [net4, prefix] of [
 for (const [net6, prefix] of [
   ['::', 96], // unspecified, loopback and IPv4-compatible (deprecated)
   ['::1', 128],
-  ['64:ff9b::', 96], // NAT64 of IPv4 (may reach private v4)
+  ['64:ff9b:1::', 48], // NAT64 local use (RFC 8215): a network's own translation, IPv4 place unknown
   ['100::', 64], // discard
   ['2001:db8::', 32], // documentation
   ['fc00::', 7], // unique local (includes AWS metadata fd00:ec2::254)
@@ -47,21 +48,55 @@ export function isBlockedAddress(address: string): boolean {
   const family = net.isIP(bare);
   if (family === 4) return BLOCKED.check(bare, 'ipv4');
   if (family !== 6) return true;
-  // IPv4-mapped IPv6 (::ffff:127.0.0.1, ::ffff:7f00:1): judge the IPv4 inside.
-  const mapped = /^(?:0{0,4}:){0,4}:?ffff:(.+)$/i.exec(bare);
-  if (mapped) {
-    const v4 = mapped[1].includes('.') ? mapped[1] : hexToV4(mapped[1]);
-    return v4 && net.isIPv4(v4) ? BLOCKED.check(v4, 'ipv4') : true;
-  }
+  const words = ipv6Words(bare);
+  if (!words) return true;
+  // IPv6 forms that carry an IPv4 address reach it through a relay or translator: judge the IPv4
+  // inside, so that 6to4 of loopback or Teredo of a private address is refused like the address.
+  for (const v4 of embeddedIPv4(words)) if (BLOCKED.check(v4, 'ipv4')) return true;
   return BLOCKED.check(bare, 'ipv6');
 }
 
-function hexToV4(hex: string): string | undefined {
-  const parts = hex.split(':');
-  if (parts.length !== 2) return undefined;
-  const [a, b] = parts.map((p) => parseInt(p, 16));
-  if (Number.isNaN(a) || Number.isNaN(b)) return undefined;
-  return `${a >> 8}.${a & 255}.${b >> 8}.${b & 255}`;
+/**
+ * The IPv4 addresses an IPv6 address embeds: IPv4-mapped `::ffff:a.b.c.d` and IPv4-translated
+ * `::ffff:0:a.b.c.d`, NAT64 `64:ff9b::a.b.c.d`, 6to4 `2002:aabb:ccdd::/48`, Teredo
+ * `2001:0:<server>:<flags>:<port>:<client XOR ffffffff>` (server and client), and ISATAP
+ * interface ids `…:0:5efe:a.b.c.d` / `…:200:5efe:a.b.c.d`. IPv4-compatible `::a.b.c.d` is in
+ * the blocked `::/96` already, as is NAT64's local-use `64:ff9b:1::/48`.
+ */
+export function embeddedIPv4(words: number[]): string[] {
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  const out: string[] = [];
+  const zeroUpTo = (n: number) => words.slice(0, n).every((w) => w === 0);
+  if (zeroUpTo(5) && words[5] === 0xffff) out.push(v4(words[6], words[7]));
+  if (zeroUpTo(4) && words[4] === 0xffff && words[5] === 0) out.push(v4(words[6], words[7]));
+  if (words[0] === 0x64 && words[1] === 0xff9b && words.slice(2, 6).every((w) => w === 0)) out.push(v4(words[6], words[7]));
+  if (words[0] === 0x2002) out.push(v4(words[1], words[2]));
+  if (words[0] === 0x2001 && words[1] === 0) out.push(v4(words[2], words[3]), v4(words[6] ^ 0xffff, words[7] ^ 0xffff));
+  if ((words[4] === 0 || words[4] === 0x200) && words[5] === 0x5efe) out.push(v4(words[6], words[7]));
+  return out;
+}
+
+/** The eight 16-bit words of a literal IPv6 address (`::` expanded, a dotted IPv4 tail read), or undefined. */
+export function ipv6Words(text: string): number[] | undefined {
+  let head = text;
+  const tail: number[] = [];
+  const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted) {
+    const bytes = dotted[2].split('.').map(Number);
+    if (bytes.some((b) => b > 255)) return undefined;
+    head = dotted[1].endsWith('::') ? dotted[1] : dotted[1].slice(0, -1);
+    tail.push((bytes[0] << 8) | bytes[1], (bytes[2] << 8) | bytes[3]);
+  }
+  const halves = head.split('::');
+  if (halves.length > 2) return undefined;
+  const parse = (part: string) => (part === '' ? [] : part.split(':').map((h) => (/^[0-9a-f]{1,4}$/i.test(h) ? parseInt(h, 16) : NaN)));
+  const left = parse(halves[0]);
+  const right = [...(halves.length === 2 ? parse(halves[1]) : []), ...tail];
+  const missing = 8 - left.length - right.length;
+  if (halves.length === 1 && missing !== 0) return undefined;
+  if (halves.length === 2 && missing < 1) return undefined;
+  const words = [...left, ...Array<number>(Math.max(missing, 0)).fill(0), ...right];
+  return words.length === 8 && words.every((w) => Number.isInteger(w)) ? words : undefined;
 }
 
 export class BlockedAddressError extends Error {

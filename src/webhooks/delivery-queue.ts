@@ -232,3 +232,31 @@ export async function nextDueAt(db: Db): Promise<number | undefined> {
   const due = rows[0]?.due;
   return due == null ? undefined : Number(due);
 }
+
+/** How many deliveries wait on active endpoints, and when the oldest of them was created (metrics). */
+export async function pendingDeliveries(db: Db): Promise<{ count: number; oldestCreatedAt: number | undefined }> {
+  const { rows } = await sql<{ n: number | string; oldest: number | string | null }>`
+    select count(*) as n, min(d.created_at) as oldest
+    from deliveries d join webhooks w on w.id = d.webhook_id
+    where d.status = 'pending' and w.status = 1`.execute(db.kysely);
+  const row = rows[0];
+  return { count: Number(row?.n ?? 0), oldestCreatedAt: row?.oldest == null ? undefined : Number(row.oldest) };
+}
+
+/**
+ * Gives claimed deliveries back without an attempt (their sends were abandoned at shutdown), so
+ * the next worker takes them at once instead of after the lease. Only rows still under the lease
+ * they were claimed with.
+ */
+export async function releaseClaims(db: Db, workerId: string, claims: Array<{ id: number; leaseUntil: number }>): Promise<void> {
+  for (const c of claims) {
+    await db.kysely
+      .updateTable('deliveries')
+      .set({ lease_until: null, leased_by: null })
+      .where('id', '=', c.id)
+      .where('leased_by', '=', workerId)
+      .where('lease_until', '=', c.leaseUntil)
+      .where('status', '=', 'pending')
+      .execute();
+  }
+}

@@ -1,16 +1,17 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import { isPostgresUrl } from '../config.js';
+import { metrics } from '../metrics/metrics.js';
 import { VERSION_TRAITS, API_VERSIONS, type ApiVersion } from '../api/versions.js';
 import { systemClock, type Clock } from '../domain/clock.js';
 import type { Deps } from '../domain/context.js';
 import type { BackgroundWorker } from '../domain/workers.js';
-import { claimDeliveries, nextDueAt, recordOutcomes, type ClaimedDelivery, type ClaimRequest, type DeliveryOutcome } from './delivery-queue.js';
+import { claimDeliveries, nextDueAt, recordOutcomes, releaseClaims, type ClaimedDelivery, type ClaimRequest, type DeliveryOutcome } from './delivery-queue.js';
 import { HttpSender, type SendResult } from './http-sender.js';
 import { signatureHeaders } from './signing.js';
 import { onOutbox } from './wakeup.js';
 
-/** decisions.md §7: delays before each retry (ms), multiplied by PARLEY_WEBHOOK_RETRY_SCALE. */
+/** docs/api/webhooks.md: delays before each retry (ms), multiplied by PARLEY_WEBHOOK_RETRY_SCALE. */
 export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 /** An endpoint failing for this long without one success is disabled. */
 export const DISABLE_AFTER_MS = 5 * 24 * 3600_000;
@@ -74,6 +75,8 @@ export class DeliveryWorker implements BackgroundWorker {
   private slots = 0;
   private started = false;
   private stopped = false;
+  /** Set by abandon(): jobs a claim in progress still returns are given back without a send. */
+  private abandoning = false;
   private pumping = false;
   private pumpRun: Promise<void> = Promise.resolve();
   private pumpAgain = false;
@@ -97,7 +100,6 @@ export class DeliveryWorker implements BackgroundWorker {
     this.sender = new HttpSender({
       timeoutMs: config.webhookTimeoutMs,
       allowPrivate: config.webhookAllowPrivate,
-      maxSocketsPerHost: config.webhookEndpointConcurrency,
     });
   }
 
@@ -124,6 +126,19 @@ export class DeliveryWorker implements BackgroundWorker {
     // Unhealthy when stopped, or when the database kept failing for the last minute.
     if (this.stopped) return false;
     return this.lastFailure === undefined || Date.now() - this.lastFailure > 60_000;
+  }
+
+  /**
+   * Shutdown: claims nothing more and cuts off the sends still out; their deliveries are given back
+   * unattempted and sent again by the next worker (at-least-once; the `webhook-id` stays the same).
+   * Outcomes of sends that already finished are still recorded by `stop()`.
+   */
+  abandon(): void {
+    this.abandoning = true;
+    this.stopped = true;
+    clearTimeout(this.timer);
+    clearTimeout(this.nudgeTimer);
+    this.sender.abandonAll();
   }
 
   async stop(): Promise<void> {
@@ -172,7 +187,16 @@ export class DeliveryWorker implements BackgroundWorker {
   private async sendAndRecord(job: Job, slot: boolean): Promise<SendResult> {
     const body = bodyFor(job.api_version, job.payload);
     const timestamp = Math.floor(this.wallClock.now() / 1000);
-    const result = await this.sender.send(job.url, signatureHeaders(job.secret, job.message_id, timestamp, body), body);
+    const result: SendResult = this.abandoning
+      ? { statusCode: null, error: 'abandoned at shutdown', durationMs: 0, abandoned: true }
+      : await this.sender.send(job.url, signatureHeaders(job.secret, job.message_id, timestamp, body), body);
+    if (result.abandoned) {
+      await releaseClaims(this.deps.db, this.id, [{ id: job.id, leaseUntil: job.lease_until }]).catch((err) =>
+        this.deps.log.warn({ err, deliveryId: job.id }, 'abandoned delivery not released; it is sent again when its lease ends'),
+      );
+      if (slot) this.slots--;
+      return result;
+    }
     await new Promise<void>((resolve, reject) => {
       this.finished.push({ job, result, slot, settle: (error) => (error === undefined ? resolve() : reject(error)) });
       this.kick();
@@ -217,6 +241,7 @@ export class DeliveryWorker implements BackgroundWorker {
     };
     const settle = (f: Finished, error?: unknown) => {
       if (f.slot) this.slots--;
+      if (error === undefined) metrics.webhookDeliveries.inc({ outcome: this.outcome(f.job, f.result, 0).state });
       f.settle(error);
     };
     const freed = batch.filter((f) => f.slot).length;
@@ -366,7 +391,7 @@ export class DeliveryWorker implements BackgroundWorker {
   }
 }
 
-/** The payload in the shape of the version the webhook was registered through (decisions.md §10). */
+/** The payload in the shape of the version the webhook was registered through (docs/api/versions.md). */
 export function bodyFor(apiVersion: string, payloadJson: string): string {
   const version = (API_VERSIONS as readonly string[]).includes(apiVersion) ? (apiVersion as ApiVersion) : 'v1.3';
   if (VERSION_TRAITS[version].eventAccountId) return payloadJson;

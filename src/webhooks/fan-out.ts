@@ -1,6 +1,7 @@
 import type { Executor } from '../db/database.js';
 import { prepared } from '../db/prepared.js';
 import { API_VERSIONS, VERSION_TRAITS, type ApiVersion } from '../api/versions.js';
+import type { EventType } from '../events/outbox.js';
 
 /** What the fan-out needs to know of the event just written. */
 export interface FannedEvent {
@@ -9,6 +10,14 @@ export interface FannedEvent {
   type: string;
   leadId: number | null;
 }
+
+/**
+ * Event types a webhook receives only when its `events` list names them (a webhook without a list
+ * gets every other type). They were added after clients existed, so a webhook without a filter
+ * keeps receiving exactly what it did: delivery statuses of outgoing messages, and internal notes
+ * (employees' talk, not something an integration built before them should start receiving).
+ */
+export const OPT_IN_EVENT_TYPES: ReadonlySet<string> = new Set<EventType>(['message.status', 'lead.note.created']);
 
 /** The `webhook-id` of an event's deliveries: one per event, the same on every retry. */
 export function messageIdOf(eventId: number): string {
@@ -19,7 +28,7 @@ export function messageIdOf(eventId: number): string {
 export function webhookWants(apiVersion: string, events: string | null, type: string): boolean {
   const version = (API_VERSIONS as readonly string[]).includes(apiVersion) ? (apiVersion as ApiVersion) : 'v1.3';
   if (type === 'message.outgoing' && !VERSION_TRAITS[version].outgoingMessageEvent) return false;
-  if (events === null) return true;
+  if (events === null) return !OPT_IN_EVENT_TYPES.has(type);
   const list: unknown = JSON.parse(events);
   return Array.isArray(list) && list.includes(type);
 }

@@ -7,6 +7,8 @@ export interface SendResult {
   statusCode: number | null;
   error: string | null;
   durationMs: number;
+  /** Cut off by {@link HttpSender.abandonAll} (shutdown): no outcome, the delivery is sent again. */
+  abandoned?: true;
 }
 
 /** Response bodies are read up to this many bytes (kept in the log on failure). */
@@ -20,11 +22,18 @@ export const RESPONSE_CAP = 1024;
 export class HttpSender {
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
+  /** Sends still out, each with the function that cuts it off. */
+  private readonly active = new Set<() => void>();
 
-  constructor(private readonly opts: { timeoutMs: number; allowPrivate: boolean; maxSocketsPerHost: number }) {
+  /**
+   * The agents do not cap sockets per host: the limit is per webhook (its leased deliveries,
+   * counted in SQL), and a per-host cap made webhooks on one host share one pool, where a slow
+   * endpoint's held requests starved a fast one.
+   */
+  constructor(private readonly opts: { timeoutMs: number; allowPrivate: boolean }) {
     const agentOpts = {
       keepAlive: true,
-      maxSockets: opts.maxSocketsPerHost,
+      maxSockets: Infinity,
       ...(opts.allowPrivate ? {} : { lookup: guardedLookup as unknown as net.LookupFunction }),
     };
     this.httpAgent = new http.Agent(agentOpts);
@@ -55,7 +64,12 @@ export class HttpSender {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        this.active.delete(abandon);
         resolve(r);
+      };
+      const abandon = () => {
+        finish({ ...done(null, 'abandoned at shutdown'), abandoned: true });
+        req.destroy();
       };
       const req = (secure ? https : http).request(target, {
         method: 'POST',
@@ -71,6 +85,7 @@ export class HttpSender {
         req.destroy();
         finish(done(null, `timeout after ${this.opts.timeoutMs} ms`));
       }, this.opts.timeoutMs);
+      this.active.add(abandon);
       req.on('error', (err) => finish(done(null, err.message || String(err))));
       req.on('response', (res) => {
         const status = res.statusCode ?? 0;
@@ -93,6 +108,11 @@ export class HttpSender {
       });
       req.end(body);
     });
+  }
+
+  /** Cuts off every send still out (shutdown): each resolves at once as `abandoned`. */
+  abandonAll(): void {
+    for (const abandon of [...this.active]) abandon();
   }
 
   close(): void {

@@ -1,4 +1,4 @@
-import { outboxSignal, OUTBOX_CHANNEL } from '../events/outbox.js';
+import { DELIVERIES_CHANNEL, outboxSignal, OUTBOX_CHANNEL } from '../events/outbox.js';
 import type { Logger } from '../domain/context.js';
 
 /**
@@ -6,9 +6,10 @@ import type { Logger } from '../domain/context.js';
  * (before its transaction commits, so a second call follows a moment later for PostgreSQL, whose
  * readers on other connections may not see the rows yet; on SQLite the single connection already
  * serializes the reader behind the commit, and `followUp: false` spares it), and, with a PostgreSQL
- * URL, on LISTEN parley_outbox (NOTIFY is delivered on commit, to every process). With
- * `deliveriesOnly`, in-process nudges of events that made no webhook delivery are ignored. Returns
- * the unsubscribe function.
+ * URL, on LISTEN parley_outbox (sent by every process's OutboxNotifier). With `deliveriesOnly`,
+ * in-process nudges of events that made no webhook delivery are ignored, and the channel listened
+ * to is parley_deliveries, which is notified only for events that made deliveries. Returns the
+ * unsubscribe function.
  */
 export function onOutbox(
   onWake: () => void,
@@ -39,7 +40,7 @@ export function onOutbox(
         c.on('notification', () => onWake());
         await c.connect();
         if (closed) return void (await c.end());
-        await c.query(`LISTEN ${OUTBOX_CHANNEL}`);
+        await c.query(`LISTEN ${opts.deliveriesOnly ? DELIVERIES_CHANNEL : OUTBOX_CHANNEL}`);
         client = c;
       } catch (err) {
         opts.log.warn({ err }, 'outbox LISTEN unavailable; polling continues');

@@ -4,7 +4,7 @@ import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext } from 'playwright-core';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -91,4 +91,24 @@ export async function call(base: string, method: string, url: string, opts: { to
   const text = await res.text();
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   return { status: res.status, body: text ? (JSON.parse(text) as any) : undefined };
+}
+
+/** Builds the server and the app when needed; answers the gzipped bytes of the app's initial JavaScript, printed. */
+export async function ensureAppBuilt(): Promise<number> {
+  const { ensureBuilt } = (await import(pathToFileURL(path.join(root, 'scripts', 'ensure-built.mjs')).href)) as { ensureBuilt: () => void };
+  ensureBuilt();
+  const { initialJsGzipped } = (await import(pathToFileURL(path.join(root, 'scripts', 'build-app.mjs')).href)) as {
+    initialJsGzipped: () => { gzipped: number };
+  };
+  const { gzipped } = initialJsGzipped();
+  console.log(`agent app: initial JavaScript ${(gzipped / 1024).toFixed(1)} KiB gzipped`);
+  return gzipped;
+}
+
+/** Signs in through the app's form and waits for the inbox. */
+export async function signInForm(page: import('playwright-core').Page, login: string, pass: string): Promise<void> {
+  await page.fill('input[name=login]', login);
+  await page.fill('input[name=pass]', pass);
+  await page.click('button[type=submit]');
+  await page.waitForURL(/\/inbox$/);
 }

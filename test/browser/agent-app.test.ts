@@ -1,12 +1,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECT, type TestDatabase } from '../helpers/database.js';
-import { call, decodeBody, launchChromium, OUTPUT, root, startServer, startSmtp, type ReceivedMail, type ServerProcess } from './agent-app-support.js';
+import { call, ensureAppBuilt, decodeBody, launchChromium, OUTPUT, startServer, startSmtp, type ReceivedMail, type ServerProcess } from './agent-app-support.js';
 
 /**
  * The agent web app in a real browser against the real server process: first-run setup, sign-in,
@@ -32,13 +31,7 @@ let token: string;
 const state: { leadId?: number; visitorToken?: string; widgetKey?: string } = {};
 
 beforeAll(async () => {
-  const { ensureBuilt } = (await import(pathToFileURL(path.join(root, 'scripts', 'ensure-built.mjs')).href)) as { ensureBuilt: () => void };
-  ensureBuilt();
-  const { initialJsGzipped } = (await import(pathToFileURL(path.join(root, 'scripts', 'build-app.mjs')).href)) as {
-    initialJsGzipped: () => { gzipped: number };
-  };
-  const { gzipped } = initialJsGzipped();
-  console.log(`agent app: initial JavaScript ${(gzipped / 1024).toFixed(1)} KiB gzipped`);
+  const gzipped = await ensureAppBuilt();
   expect(gzipped).toBeLessThan(250 * 1024);
 
   fs.mkdirSync(OUTPUT, { recursive: true });
@@ -273,8 +266,10 @@ describe('the agent app in a browser', () => {
     await page.click('button[type=submit]');
     await page.waitForURL(/\/inbox$/);
     await expect.poll(() => page.locator('.whoami').textContent()).toBe('Grace Manager');
-    // A manager has no settings link.
-    expect(await page.getByRole('link', { name: 'Settings' }).count()).toBe(0);
+    // A manager's settings hold only its own connected apps (OAuth), none of the owner's sections.
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('heading', { name: 'Connected apps' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Statuses' }).count()).toBe(0);
     const managers = (await call(server.base, 'GET', '/v1.3/managers', { token })).body as Array<{ login: string; confirmed: boolean; name: string }>;
     expect(managers.find((m) => m.login === 'grace.manager@example.com')).toMatchObject({ confirmed: true, name: 'Grace Manager' });
   });

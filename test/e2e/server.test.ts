@@ -1,25 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECT, type TestDatabase } from '../helpers/database.js';
-
-// The real server process, as `npm start` runs it: dist/main.js, configured by the environment only.
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const START_TIMEOUT = 20_000;
-const EXIT_TIMEOUT = 10_000;
+import { call as callBase, ensureBuilt, startServerProcess, stopServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
 let dataDir: string;
 let database: TestDatabase | undefined;
 
 beforeAll(async () => {
-  const { ensureBuilt } = (await import(pathToFileURL(path.join(root, 'scripts', 'ensure-built.mjs')).href)) as {
-    ensureBuilt: () => void;
-  };
-  ensureBuilt();
+  await ensureBuilt();
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-e2e-'));
   if (DIALECT === 'postgres') database = await createTestDatabase();
 }, 120_000);
@@ -30,80 +20,18 @@ afterAll(async () => {
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-interface Server {
-  child: ChildProcess;
-  base: string;
-  /** Every stdout line so far (pino JSON), parsed where it parses. */
-  lines: Array<{ msg?: string; raw: string }>;
-  stderr: string[];
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
+type Server = ServerProcess;
 const started: Server[] = [];
 
 async function startServer(): Promise<Server> {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  // Only this test's settings: no inherited database, secret or listen address.
-  for (const key of Object.keys(env)) if (key.startsWith('PARLEY_') || key === 'DATABASE_URL') delete env[key];
-  Object.assign(env, { PORT: '0', HOST: '127.0.0.1', PARLEY_DATA_DIR: dataDir, PARLEY_SIGNUP: 'open', PARLEY_LOG_LEVEL: 'info' });
-  if (database?.url) env.DATABASE_URL = database.url;
-
-  const child = spawn(process.execPath, [path.join(root, 'dist', 'main.js')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: Server['lines'] = [];
-  const stderr: string[] = [];
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('close', (code, signal) => resolve({ code, signal })),
-  );
-  const server: Server = { child, base: '', lines, stderr, exited };
+  const server = await startServerProcess({ PARLEY_DATA_DIR: dataDir, ...(database?.url ? { DATABASE_URL: database.url } : {}) });
   started.push(server);
-
-  const serving = new Promise<string>((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout! });
-    rl.on('line', (raw) => {
-      let msg: string | undefined;
-      try {
-        msg = (JSON.parse(raw) as { msg?: string }).msg;
-      } catch {
-        msg = undefined;
-      }
-      lines.push({ msg, raw });
-      const match = msg && /serving (http:\/\/[^\s]+)/.exec(msg);
-      if (match) resolve(match[1]);
-    });
-    void exited.then(({ code, signal }) =>
-      reject(new Error(`server exited (${code ?? signal}) before serving:\n${lines.map((l) => l.raw).join('\n')}\n${stderr.join('')}`)),
-    );
-  });
-  server.base = await withTimeout(serving, START_TIMEOUT, 'the "serving" log line');
   return server;
 }
 
-async function stop(server: Server, signal: NodeJS.Signals) {
-  server.child.kill(signal);
-  return withTimeout(server.exited, EXIT_TIMEOUT, `exit after ${signal}`);
-}
+const stop = (server: Server, signal: NodeJS.Signals) => stopServerProcess(server, signal);
 
-async function call(server: Server, method: string, url: string, opts: { token?: string; body?: unknown } = {}) {
-  const res = await fetch(server.base + url, {
-    method,
-    headers: {
-      ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
-      ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    body: opts.body !== undefined ? JSON.stringify(opts.body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as any) : undefined };
-}
+const call = (server: Server, method: string, url: string, opts: { token?: string; body?: unknown } = {}) => callBase(server.base, method, url, opts);
 
 describe('the server process', () => {
   const credentials = { login: 'e2e-owner@example.com', pass: 'e2e password 123', name: 'E2E Shop' };

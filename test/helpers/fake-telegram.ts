@@ -7,6 +7,9 @@ import type { AddressInfo } from 'node:net';
  * answers `{ok: true, result}` or `{ok: false, error_code, description, parameters?}` with the
  * matching HTTP status; files under `GET /file/bot<token>/<file_path>`. getUpdates honours `offset`
  * (earlier updates are confirmed and forgotten) and refuses to run while a webhook is set (409).
+ * A `timeout` long poll with nothing to answer waits (up to that many seconds) for an update; a
+ * second getUpdates of the same bot meanwhile ends the waiting one with Telegram's 409 "terminated
+ * by other getUpdates request" (counted in `conflicts`).
  */
 export interface TgCall {
   token: string;
@@ -32,6 +35,10 @@ export class FakeTelegram {
   /** Profile photos by user id: a file id. */
   readonly photos = new Map<number, string>();
   webhook: { url: string; secret_token?: string } | null = null;
+  /** getUpdates calls ended by a concurrent one (two pollers of one bot). */
+  conflicts = 0;
+  /** The long poll waiting per bot token: ends it (with its answer) when an update or a rival comes. */
+  private readonly waiting = new Map<string, (conflict: boolean) => void>();
   /** Pending updates per bot token. */
   private readonly updates = new Map<string, Array<Record<string, unknown>>>();
   private readonly files = new Map<string, StoredTgFile>();
@@ -75,6 +82,7 @@ export class FakeTelegram {
   queueUpdate(token: string, update: Record<string, unknown>): Record<string, unknown> {
     const full = { update_id: this.nextUpdateId++, ...update };
     this.queue(token).push(full);
+    this.waiting.get(token)?.(false);
     return full;
   }
 
@@ -160,6 +168,23 @@ export class FakeTelegram {
         // Updates before the offset are confirmed: Telegram forgets them.
         const queue = this.queue(token);
         while (queue.length && Number(queue[0]!.update_id) < offset) queue.shift();
+        this.waiting.get(token)?.(true);
+        const timeout = Number(p.timeout ?? 0);
+        if (!queue.length && timeout > 0) {
+          const conflict = await new Promise<boolean>((resolve) => {
+            const timer = setTimeout(() => end(false), timeout * 1000);
+            const end = (c: boolean) => {
+              clearTimeout(timer);
+              if (this.waiting.get(token) === end) this.waiting.delete(token);
+              resolve(c);
+            };
+            this.waiting.set(token, end);
+          });
+          if (conflict) {
+            this.conflicts++;
+            return bad(409, 'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running');
+          }
+        }
         return ok(queue.slice(0, Number(p.limit ?? 100)));
       }
       case 'getFile': {

@@ -2,7 +2,7 @@ import type { SeededLead } from './leads-seed.js';
 import { listOrder } from './leads-seed.js';
 
 /**
- * The lead list rules of decisions.md §2 and §5 written again, plainly, over seeded leads held in
+ * The lead list rules of docs/api/auth.md, docs/api/leads.md written again, plainly, over seeded leads held in
  * memory: what the API's SQL must agree with.
  */
 

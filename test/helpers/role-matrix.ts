@@ -5,7 +5,7 @@ import type { Harness, SignedUp } from './harness.js';
 import type { ManagerFixture } from './fixtures.js';
 
 /**
- * A role matrix (decisions.md §2): each route asked with no token, as a manager, as the owner of
+ * A role matrix (docs/api/auth.md): each route asked with no token, as a manager, as the owner of
  * another account and as the owner, under every version. A refused request must change nothing
  * (`snapshot` is compared before and after) and answer the version's error body.
  */

@@ -15,6 +15,8 @@ export class Receiver {
   readonly received: Received[] = [];
   respond: (n: number, body: string) => number = () => 200;
   hold = false;
+  /** Holds only the requests whose path this accepts (several endpoints on one host). */
+  holdIf: ((path: string) => boolean) | undefined;
   private held: http.ServerResponse[] = [];
   private waiters: Array<{ n: number; resolve: () => void }> = [];
   private server = http.createServer((req, res) => {
@@ -25,7 +27,7 @@ export class Receiver {
       const status = this.respond(this.received.length, body);
       this.received.push({ headers: req.headers, body, status });
       for (const w of this.waiters.filter((w) => this.received.length >= w.n)) w.resolve();
-      if (this.hold) return void this.held.push(res);
+      if (this.hold || this.holdIf?.(req.url ?? '')) return void this.held.push(res);
       if (status >= 300 && status < 400) res.setHeader('location', `${this.url}/redirected`);
       res.statusCode = status;
       res.end(status >= 400 ? 'nope' : 'ok');
@@ -47,6 +49,7 @@ export class Receiver {
 
   release(): void {
     this.hold = false;
+    this.holdIf = undefined;
     for (const res of this.held.splice(0)) res.end('late');
   }
 

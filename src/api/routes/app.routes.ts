@@ -16,7 +16,7 @@ const ASSETS_DIR = path.join(APP_DIR, 'assets');
  * invitation link `/invite?token=...`) gets the app's index.html. API prefixes (/v1.x, /docs,
  * /files, /widget, /health, ...) are never among them.
  */
-export const APP_PATHS = ['/login', '/setup', '/invite', '/inbox', '/funnel', '/search', '/settings'];
+export const APP_PATHS = ['/login', '/setup', '/invite', '/inbox', '/funnel', '/search', '/settings', '/oauth/authorize'];
 const APP_PATH_PREFIXES = ['/inbox/', '/leads/', '/settings/'];
 
 const TYPES: Record<string, string> = {
@@ -27,7 +27,14 @@ const TYPES: Record<string, string> = {
   '.woff2': 'font/woff2',
   '.json': 'application/json',
   '.map': 'application/json',
+  '.webmanifest': 'application/manifest+json',
 };
+
+/**
+ * The installable app's files at the root (web/app/public): the manifest, and the service worker,
+ * which must be served from `/` to control the whole app. Not hashed, so revalidated every time.
+ */
+const ROOT_FILES = ['manifest.webmanifest', 'sw.js'];
 
 let cachedIndex: { mtime: number; body: string } | undefined;
 
@@ -72,6 +79,21 @@ export function registerAppRoutes(app: FastifyInstance): void {
       .header('cache-control', 'public, max-age=31536000, immutable')
       .header('x-content-type-options', 'nosniff')
       .send(body);
+  });
+
+  const sendFile = (reply: FastifyReply, file: string, cache: string) => {
+    let body: Buffer;
+    try {
+      body = fs.readFileSync(file);
+    } catch {
+      return reply.callNotFound();
+    }
+    return reply.type(TYPES[path.extname(file)] ?? 'application/octet-stream').header('cache-control', cache).header('x-content-type-options', 'nosniff').send(body);
+  };
+  for (const name of ROOT_FILES) app.get(`/${name}`, { schema: { hide: true } }, async (_req, reply) => sendFile(reply, path.join(APP_DIR, name), 'no-cache'));
+  app.get<{ Params: { name: string } }>('/icons/:name', { schema: { hide: true } }, async (req, reply) => {
+    if (!/^[a-z0-9-]{1,40}\.png$/.test(req.params.name)) return reply.callNotFound();
+    return sendFile(reply, path.join(APP_DIR, 'icons', req.params.name), 'public, max-age=86400');
   });
 
   const serveIndex = async (_req: unknown, reply: FastifyReply) => {

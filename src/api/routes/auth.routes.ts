@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { defineRoute, V13 } from '../route.js';
-import { TokenObject } from '../schemas/common.js';
+import { Empty, TokenObject } from '../schemas/common.js';
+import { AUTH_BODY_LIMIT } from '../body-limits.js';
 import { unauthorized } from '../../domain/errors.js';
 import { tokenFromHeader } from '../../domain/auth/token-signer.js';
 
@@ -14,6 +15,7 @@ export const authRoutes = [
     method: 'POST',
     url: '/auth/register',
     auth: 'none',
+    bodyLimit: AUTH_BODY_LIMIT,
     schema: {
       tags: ['auth'],
       summary: 'Create an account with its owner (first account always; later ones when sign-up is open)',
@@ -31,6 +33,7 @@ export const authRoutes = [
     method: 'POST',
     url: '/auth/login',
     auth: 'none',
+    bodyLimit: AUTH_BODY_LIMIT,
     schema: {
       tags: ['auth'],
       summary: 'Sign in with login and password',
@@ -44,6 +47,7 @@ export const authRoutes = [
     method: 'POST',
     url: '/auth/tokens',
     auth: 'none',
+    bodyLimit: AUTH_BODY_LIMIT,
     optionalBody: true,
     schema: {
       tags: ['auth'],
@@ -64,6 +68,7 @@ export const authRoutes = [
     method: 'POST',
     url: '/auth/plugin',
     auth: 'none',
+    bodyLimit: AUTH_BODY_LIMIT,
     schema: {
       tags: ['auth'],
       summary: 'Exchange a plugin token for an access token acting as an employee',
@@ -81,6 +86,7 @@ export const authRoutes = [
     method: 'POST',
     url: '/auth/invitation',
     auth: 'none',
+    bodyLimit: AUTH_BODY_LIMIT,
     schema: {
       tags: ['auth'],
       summary: 'Accept an employee invitation (token from the e-mailed link) and sign in',
@@ -93,5 +99,22 @@ export const authRoutes = [
       response: { 200: TokenPair },
     },
     handler: (req, _reply, { services }) => services.employees.acceptInvitation(req.body),
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'DELETE',
+    url: '/auth/sessions',
+    schema: {
+      tags: ['auth'],
+      summary: 'Sign out everywhere: end every token of the signed-in employee',
+      description:
+        'Every access, refresh and plugin token of the employee (and, for the owner, every API key) stops working at ' +
+        'once, and its realtime sockets close. Only with an access token (a plugin token or API key -> 403).',
+      response: { 200: Empty },
+    },
+    handler: async (_req, _reply, { services, auth }) => {
+      await services.auth.endAllSessions(auth);
+      return {};
+    },
   }),
 ];

@@ -28,7 +28,7 @@ const Customer = Type.Object(
     address: Type.Union([Type.String(), Type.Null()]),
     profiles: Type.Array(Profile, { description: 'Profiles on the integrations the caller may use' }),
   },
-  { description: 'Customer' },
+  { title: 'Customer', description: 'Customer' },
 );
 
 const CustomerPatch = Type.Object({

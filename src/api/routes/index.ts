@@ -15,8 +15,13 @@ import { webhooksRoutes } from './webhooks.routes.js';
 import { searchRoutes } from './search.routes.js';
 import { leadsRoutes } from './leads.routes.js';
 import { leadTagsRoutes } from './lead-tags.routes.js';
+import { leadNotesRoutes } from './lead-notes.routes.js';
 import { uploadRoutes } from './upload.routes.js';
 import { widgetRoutes } from './widget.routes.js';
+import { bridgeAdminRoutes } from './bridge-admin.routes.js';
+import { oauthRoutes } from './oauth.routes.js';
+import { devicesRoutes } from './devices.routes.js';
+import { dataOwnershipRoutes } from './data-ownership.routes.js';
 
 /** Every versioned route of the REST face, area by area. */
 export const API_ROUTES: RouteDef[] = [
@@ -36,6 +41,11 @@ export const API_ROUTES: RouteDef[] = [
   ...searchRoutes,
   ...leadsRoutes,
   ...leadTagsRoutes,
+  ...leadNotesRoutes,
   ...uploadRoutes,
   ...widgetRoutes,
+  ...bridgeAdminRoutes,
+  ...oauthRoutes,
+  ...devicesRoutes,
+  ...dataOwnershipRoutes,
 ];

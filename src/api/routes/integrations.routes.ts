@@ -1,27 +1,55 @@
 import { Type } from 'typebox';
 import { ALL, defineRoute, V13 } from '../route.js';
 import { Empty, Id, IdParams } from '../schemas/common.js';
-import { serializeIntegration, serializeIntegrations, serializeUserMapping } from '../serializers/integrations.serializer.js';
+import { serializeIntegration, serializeIntegrations, serializeUserMapping, type WebhookOf } from '../serializers/integrations.serializer.js';
 import { INTEGRATION_TYPE_NAMES } from '../../channels/integration-types.js';
 import { WidgetInfo } from './widget.routes.js';
 import { publicBase } from '../serializers/widget.serializer.js';
+import { BridgeConnectInfo, bridgeInfo } from './bridge-admin.routes.js';
+import { isBridgeType } from '../../channels/bridge/bridge-types.js';
 
 const Integration = Type.Object(
   {
     id: Id,
-    type: Type.String({ description: 'Integration type (api.md list)' }),
+    type: Type.String({ description: 'Integration type (the list in docs/api/integrations.md)' }),
     login: Type.String({ description: 'Login in the messenger or account name in the network' }),
     avatar: Type.String(),
     externalId: Type.String({ description: 'Id of the connected account at the provider' }),
-    status: Type.String({ description: '`active`, or `auth failure` when the provider refused the credentials' }),
+    status: Type.String({
+      description: '`active`; `auth failure` when the provider refused the credentials (or a bridge lost its session); `connecting` while a personal account waits for its bridge',
+    }),
     identifier: Type.String({ description: 'Shared by integrations of one external account' }),
     url: Type.String(),
   },
   { description: 'Integration (credentials are never returned)' },
 );
 
+const IntegrationWebhookSchema = Type.Object(
+  {
+    url: Type.Union([Type.String(), Type.Null()], { description: 'Callback URL to paste into the Meta app (null until PARLEY_PUBLIC_URL is set)' }),
+    verifyToken: Type.String({ description: 'Verify token to paste next to it' }),
+  },
+  { description: 'Owner only, v1.3, integrations whose provider delivers to a pasted webhook (msgra_business_api)' },
+);
+const IntegrationOut = Type.Object({ ...Integration.properties, webhook: Type.Optional(IntegrationWebhookSchema) }, { title: 'Integration', description: 'Integration (credentials are never returned)' });
+
+const Template = Type.Object(
+  {
+    name: Type.String(),
+    language: Type.String({ description: 'Locale code, e.g. en_US (send it as template.language.code)' }),
+    category: Type.String({ description: 'MARKETING, UTILITY or AUTHENTICATION' }),
+    status: Type.String({ description: 'Always APPROVED: only approved templates can be sent' }),
+    components: Type.Array(Type.Unknown(), { description: 'As Meta defines them (HEADER, BODY with {{n}} parameters, FOOTER, BUTTONS)' }),
+  },
+  { description: 'An approved message template of the WhatsApp Business Account' },
+);
+
+/** The webhook object for owners on versions that show it. */
+const webhookFor = (services: { meta: { webhooks: { webhookInfo: WebhookOf } } }, auth: { role: string }, traits: { integrationWebhook: boolean }): WebhookOf | undefined =>
+  traits.integrationWebhook && auth.role === 'owner' ? (row) => services.meta.webhooks.webhookInfo(row) : undefined;
+
 const ConnectBody = Type.Object({
-  type: Type.String({ enum: [...INTEGRATION_TYPE_NAMES], description: 'Integration type' }),
+  type: Type.String({ enum: [...INTEGRATION_TYPE_NAMES, 'ok'], description: 'Integration type (`ok` is accepted for `social3` and answered as `social3`)' }),
   login: Type.Optional(Type.String({ maxLength: 255, description: 'Used when the provider does not tell one' })),
   credentials: Type.Optional(
     Type.Record(Type.String(), Type.String({ maxLength: 4096 }), {
@@ -63,8 +91,21 @@ export const integrationRoutes = [
     versions: ALL,
     method: 'GET',
     url: '/integrations',
-    schema: { tags, summary: 'Integrations the caller may use', response: { 200: Type.Array(Integration) } },
-    handler: async (_req, _reply, { services, auth }) => serializeIntegrations(await services.integrations.list(auth)),
+    schema: { tags, summary: 'Integrations the caller may use', response: { 200: Type.Array(IntegrationOut) } },
+    handler: async (_req, _reply, { services, auth, traits }) => serializeIntegrations(await services.integrations.list(auth), webhookFor(services, auth, traits)),
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'GET',
+    url: '/integrations/:id/templates',
+    schema: {
+      tags,
+      summary: 'Approved message templates of a msgra_business_api integration (read from Meta)',
+      description: 'For send form B. Owner, or an employee with access to the integration. Other integration types: 400. Meta refusing or failing: 422/502/504.',
+      params: IdParams,
+      response: { 200: Type.Array(Template) },
+    },
+    handler: async (req, _reply, { services, auth }) => services.meta.templates(auth, req.params.id),
   }),
   defineRoute({
     versions: V13,
@@ -76,11 +117,23 @@ export const integrationRoutes = [
       summary: 'Connect an integration (credentials checked with the provider where an adapter can)',
       description: 'A `widget` answers also `widget`: its public key, embed snippet, secret and settings (see GET /v1.3/integrations/<id>/widget).',
       body: ConnectBody,
-      response: { 200: Type.Object({ ...Integration.properties, widget: Type.Optional(WidgetInfo) }, { description: 'Integration (credentials are never returned); `widget` for a site widget' }) },
+      response: {
+        200: Type.Object(
+          { ...IntegrationOut.properties, widget: Type.Optional(WidgetInfo), bridge: Type.Optional(BridgeConnectInfo) },
+          {
+            description:
+              'Integration (credentials are never returned); `widget` for a site widget; `webhook` for a WhatsApp Cloud API number; `bridge` (its token shown once) for a personal account',
+          },
+        ),
+      },
     },
-    handler: async (req, _reply, { services, auth }) => {
+    handler: async (req, _reply, { services, auth, traits }) => {
       const row = await services.integrations.connect(auth, services.widget.connectInput(req.body));
-      if (row.type !== 'widget') return serializeIntegration(row);
+      if (isBridgeType(row.type)) {
+        const token = await services.bridge.issueToken(row);
+        return { ...serializeIntegration(row), bridge: bridgeInfo(publicBase(services.deps.config, req), row.id, row.type, token) };
+      }
+      if (row.type !== 'widget') return serializeIntegration(row, webhookFor(services, auth, traits));
       return { ...serializeIntegration(row), widget: services.widget.adminView(row, publicBase(services.deps.config, req)) };
     },
   }),

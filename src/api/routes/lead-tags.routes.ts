@@ -11,7 +11,7 @@ const NOTE =
   'Idempotent: answers 200 with the lead\'s tags either way. When the lead\'s tags really change, `lead.changed` is recorded ' +
   'with `changes: ["tags"]`.';
 
-/** Tags on leads (api.md "Tags", decisions.md §5). The account's tag list is in tags.routes.ts. */
+/** Tags on leads (docs/api/leads.md). The account's tag list is in tags.routes.ts. */
 export const leadTagsRoutes = [
   defineRoute({
     versions: ALL,

@@ -23,8 +23,8 @@ const REPEAT = 'Repeat the parameter (`a=1&a=2`), separate values with commas (`
 const repeated = (description: string) =>
   Type.Optional(Type.Array(Type.String({ maxLength: 4000 }), { maxItems: MAX_VALUES, description: `${description} ${REPEAT}` }));
 
-/** The list parameters of api.md (every version). `limit` above 200: 400, or clamped where the version clamps. */
-function baseQuery(version: ApiVersion, withStatuses: boolean) {
+/** The list parameters of every version (docs/api/leads.md). `limit` above 200: 400, or clamped where the version clamps. */
+export function baseQuery(version: ApiVersion, withStatuses: boolean) {
   const clamp = VERSION_TRAITS[version].clampLimit;
   return {
     offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'Leads to skip (default 0)' })),
@@ -43,8 +43,8 @@ function baseQuery(version: ApiVersion, withStatuses: boolean) {
   };
 }
 
-/** v1.3 filters (decisions.md §5). */
-const extendedQuery = {
+/** v1.3 filters (docs/api/leads.md). */
+export const extendedQuery = {
   customer: Type.Optional(Type.Integer({ minimum: 0, description: 'Customer id' })),
   source_types: repeated('`message` or `comment` (comment covers comment, photo, video and market channels): leads with a message through such a channel. Other values: 400.'),
   unread: Type.Optional(
@@ -54,13 +54,15 @@ const extendedQuery = {
   ),
   lastMessageFrom: Type.Optional(Type.Integer({ minimum: 0, description: 'Last message at or after this instant (Unix ms)' })),
   lastMessageTo: Type.Optional(Type.Integer({ minimum: 0, description: 'Last message at or before this instant (Unix ms)' })),
+  createdFrom: Type.Optional(Type.Integer({ minimum: 0, description: 'Created at or after this instant (Unix ms)' })),
+  createdTo: Type.Optional(Type.Integer({ minimum: 0, description: 'Created at or before this instant (Unix ms)' })),
   ignore: Type.Optional(Type.Boolean({ description: 'Include leads in `ignore` statuses (lists `all` and `/leads`); default false' })),
   id: repeated('Lead ids (integers).'),
 };
 
 const LIST_NOTE =
   'Answers a bare array, newest last message first (ties: newest lead first), with the total in the `X-Total-Count` header. ' +
-  'A manager sees only the leads of decisions.md §2. Unknown query parameters are ignored.';
+  'A manager sees only the leads the visibility rules give them (docs/api/auth.md, "Which leads a manager sees"). Unknown query parameters are ignored.';
 
 const LISTS: Array<{ list: Exclude<LeadList, 'leads'>; summary: string }> = [
   { list: 'inbox', summary: 'Inbox: new leads (no status)' },
@@ -70,8 +72,8 @@ const LISTS: Array<{ list: Exclude<LeadList, 'leads'>; summary: string }> = [
 ];
 
 /**
- * List routes of one group of versions: v1.1 and v1.2 take the api.md parameters, v1.3 also the
- * filters of decisions.md §5 (a route-table difference, not a handler one).
+ * List routes of one group of versions: v1.1 and v1.2 take the common parameters, v1.3 also the
+ * filters of docs/api/leads.md (a route-table difference, not a handler one).
  */
 function listRoutes(versions: readonly ApiVersion[], extended: boolean): RouteDef[] {
   const query = (version: ApiVersion, withStatuses: boolean) =>
@@ -87,7 +89,7 @@ function listRoutes(versions: readonly ApiVersion[], extended: boolean): RouteDe
           summary,
           description: LIST_NOTE,
           querystring: query(version, list !== 'inbox'),
-          response: { 200: Type.Array(LeadListItemObject) },
+          response: { 200: withTotalCount(Type.Array(LeadListItemObject), 'Leads matching the list and filters, all pages') },
         }),
         handler: async (req, reply, { services, auth, traits }) => {
           const q = parseLeadQuery(req.query as Record<string, unknown>, { list, extended, clampLimit: traits.clampLimit });
@@ -109,7 +111,7 @@ function listRoutes(versions: readonly ApiVersion[], extended: boolean): RouteDe
           '`offset` and `limit` apply to each status separately; every filter applies to the leads. ' +
           'Inbox leads (no status) are not part of the funnel. `X-Total-Count`: the leads of all listed statuses.',
         querystring: query(version, true),
-        response: { 200: Type.Array(FunnelColumnObject) },
+        response: { 200: withTotalCount(Type.Array(FunnelColumnObject), 'Leads of all listed statuses, all pages') },
       }),
       handler: async (req, reply, { services, auth, traits }) => {
         const q = parseLeadQuery(req.query as Record<string, unknown>, { list: 'funnel', extended, clampLimit: traits.clampLimit });
@@ -121,9 +123,14 @@ function listRoutes(versions: readonly ApiVersion[], extended: boolean): RouteDe
   ];
 }
 
+/** A list answer that also sets `X-Total-Count`: the header is part of the documented response. */
+function withTotalCount<T extends TSchema>(schema: T, what: string): T {
+  return { ...schema, headers: { 'X-Total-Count': { type: 'integer', minimum: 0, description: what } } };
+}
+
 const text = (max: number, description?: string) => Type.Optional(Type.String({ maxLength: max, description }));
 
-/** The editable fields (api.md PUT /leads/<id>). */
+/** The editable fields of PUT /leads/<id> (docs/api/leads.md "One lead"). */
 const leadFields = {
   statusId: Type.Optional(Nullable(Type.Integer({ minimum: 1, description: 'A status of the account; null moves the lead back to the inbox' }))),
   details: text(FIELD_LIMITS.details, 'Comment'),
@@ -173,7 +180,7 @@ export const leadsRoutes: RouteDef[] = [
         `${LIST_NOTE} Covers every list like \`all\`; leads in ignore statuses are included with \`ignore=true\`, ` +
         'and when asked for by `id` (unless `ignore=false`).',
       querystring: Type.Object({ ...baseQuery(version, true), ...extendedQuery }),
-      response: { 200: Type.Array(LeadListItemObject) },
+      response: { 200: withTotalCount(Type.Array(LeadListItemObject), 'Leads matching the list and filters, all pages') },
     }),
     handler: async (req, reply, { services, auth, traits }) => {
       const q = parseLeadQuery(req.query as Record<string, unknown>, { list: 'leads', extended: true, clampLimit: traits.clampLimit });
@@ -193,14 +200,21 @@ export const leadsRoutes: RouteDef[] = [
         summary: 'Lead statistics: counts per list and per status, new leads per day, median response time',
         description:
           'Every filter of the lists applies. `lists` and `statuses` count leads of every status type (ignore ones under `lists.ignore`); ' +
-          '`newLeads` (per UTC day of creation) and `responseTime` cover the `all` list (ignore statuses only with `ignore=true`).',
-        querystring: Type.Object({ ...filters, ...extendedQuery }),
+          '`newLeads` (per UTC day of creation), `responseTime` and, with `breakdowns=true`, `employees` and `channels` cover the `all` list (ignore statuses only with `ignore=true`).',
+        querystring: Type.Object({
+          ...filters,
+          ...extendedQuery,
+          breakdowns: Type.Optional(
+            Type.Boolean({ description: 'Also answer `employees` and `channels` (reads every matching lead: meant for reports, not for list counts); default false' }),
+          ),
+        }),
         response: { 200: LeadStatisticsObject },
       };
     },
     handler: async (req, _reply, { services, auth }) => {
       const filters = parseLeadFilters(req.query as Record<string, unknown>, { list: 'statistics', extended: true });
-      return serializeStatistics(await services.leads.statistics(auth, filters));
+      const { breakdowns } = req.query as { breakdowns?: boolean };
+      return serializeStatistics(await services.leads.statistics(auth, filters, { breakdowns: breakdowns === true }));
     },
   }),
   defineRoute({
@@ -276,6 +290,21 @@ export const leadsRoutes: RouteDef[] = [
       response: { 200: LeadObject },
     },
     handler: async (req, _reply, { services, auth }) => serializeLead(await services.leads.markRead(auth, req.params.id, req.body?.sources)),
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'PUT',
+    url: '/leads/:id/unread',
+    optionalBody: true,
+    schema: {
+      tags,
+      summary: 'Mark a lead unread again (v1.3 extension): its latest incoming message becomes unread',
+      description: `A lead without incoming messages stays as it is. ${CHANGE_NOTE} (\`read\` is the field that changes.)`,
+      params: IdParams,
+      body: Type.Object({}),
+      response: { 200: LeadObject },
+    },
+    handler: async (req, _reply, { services, auth }) => serializeLead(await services.leads.markUnread(auth, req.params.id)),
   }),
   defineRoute({
     versions: ALL,

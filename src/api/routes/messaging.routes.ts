@@ -40,7 +40,7 @@ const Sender = Type.Object(
     profileUrl: Type.Optional(Type.String()),
     userId: Type.Optional(Type.Integer({ description: 'Employee who sent an outgoing message' })),
   },
-  { description: 'For outgoing messages only `id` (and `userId`)' },
+  { title: 'MessageSender', description: 'For outgoing messages only `id` (and `userId`)' },
 );
 const Preview = Nullable(
   Type.Object(
@@ -51,7 +51,7 @@ const Preview = Nullable(
 const ReplyTo = Nullable(
   Type.Object(
     { messageId: Type.Integer(), datetime: Type.Integer({ description: 'Unix ms' }), incoming: Type.Boolean(), preview: Preview, sender: Sender, message: Content },
-    { description: 'The quoted message' },
+    { title: 'QuotedMessage', description: 'The quoted message' },
   ),
 );
 const Sa = Type.Object({ id: Id, type: Type.String(), login: Type.String(), avatar: Type.String() });
@@ -69,11 +69,25 @@ function sourceSchema(identifier: boolean) {
       ...(identifier ? { identifier: Str('Id of the network or messenger account (v1.2+)') } : {}),
       expires: Nullable(Type.String({ description: 'Deadline for answering, ISO 8601' })),
     },
-    { description: 'Source (message channel of a lead)' },
+    { title: identifier ? 'Source' : 'SourceV11', description: 'Source (message channel of a lead)' },
   );
 }
 
-function historyMessageSchema(identifier: boolean) {
+const DeliveryError = Type.Object(
+  { code: Type.Integer(), title: Type.String(), message: Type.String() },
+  { description: "The provider's reason for a failed delivery" },
+);
+const deliveryFields = {
+  status: Type.Optional(Type.String({ enum: ['sent', 'delivered', 'read', 'failed'], description: 'Outgoing messages of channels that report delivery (msgra_business_api): how far the message got (v1.3)' })),
+  error: Type.Optional(DeliveryError),
+};
+
+/** The component name of a history message shape: v1.3's is the plain name, older shapes are suffixed. */
+function historyTitle(name: string, identifier: boolean, delivery: boolean): string {
+  return `${name}${delivery ? '' : identifier ? 'V12' : 'V11'}`;
+}
+
+function historyMessageSchema(identifier: boolean, delivery = false) {
   return Type.Object(
     {
       messageId: Type.String(),
@@ -85,8 +99,9 @@ function historyMessageSchema(identifier: boolean) {
       source: sourceSchema(identifier),
       replyTo: ReplyTo,
       preview: Preview,
+      ...(delivery ? deliveryFields : {}),
     },
-    { description: 'History message' },
+    { title: historyTitle('HistoryMessage', identifier, delivery), description: 'History message' },
   );
 }
 
@@ -192,7 +207,7 @@ export const messagingRoutes = [
         200: Type.Object({
           cursor: Type.Integer({ description: 'Send it for the next, earlier page; -1 when there is none' }),
           source: Type.Integer({ description: 'The realId asked for' }),
-          messages: Type.Array(historyMessageSchema(withIdentifier(version))),
+          messages: Type.Array(historyMessageSchema(withIdentifier(version), VERSION_TRAITS[version].deliveryStatus)),
         }),
       },
     }),
@@ -213,7 +228,7 @@ export const messagingRoutes = [
         'Synchronous: 200 once the channel accepted (the stored History messages), 422 when it refused, 502/504 when it failed or did not answer; nothing is stored unless accepted. Repeating a `customId` answers the first messages without sending again. 402 when the account has expired.',
       params: LeadParams,
       body: SendBody,
-      response: { 200: Type.Array(historyMessageSchema(withIdentifier(version))) },
+      response: { 200: Type.Array(historyMessageSchema(withIdentifier(version), VERSION_TRAITS[version].deliveryStatus)) },
     }),
     handler: async (req, _reply, { services, auth, traits }) =>
       serializeHistoryMessages(await services.messaging.send(auth, req.params.id, req.body, { honourSaId: traits.sendSaId }), traits),
@@ -230,7 +245,7 @@ export const messagingRoutes = [
       body: PostBody,
       response: {
         200: Type.Array(
-          Type.Object({ ...historyMessageSchema(withIdentifier(version)).properties, leadId: Type.Integer() }, { description: 'History message with its lead' }),
+          Type.Object({ ...historyMessageSchema(withIdentifier(version), VERSION_TRAITS[version].deliveryStatus).properties, leadId: Type.Integer() }, { title: historyTitle('HistoryMessageWithLead', withIdentifier(version), VERSION_TRAITS[version].deliveryStatus), description: 'History message with its lead' }),
         ),
       },
     }),

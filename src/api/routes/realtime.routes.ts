@@ -2,18 +2,20 @@ import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Services } from '../../services.js';
 import type { AuthContext } from '../../domain/auth/auth.service.js';
+import { parseBoundedJson } from '../../domain/json-limits.js';
 
 /** How long a connection may stay without a token (first message) before it is closed. */
 const AUTH_WAIT_MS = 10_000;
 
 /**
- * `GET /v1.3/realtime` upgraded to a WebSocket: the events of decisions.md §7 the employee may see.
+ * `GET /v1.3/realtime` upgraded to a WebSocket: the events of docs/api/webhooks.md the employee may see.
  *
  * - Token: `?token=<access token>`, or the first message `{"token": "..."}` (or the bare token).
  * - `?lastEventId=<id>`: first the events after that id (from the outbox), then live ones.
  * - Server messages: `{"type":"ready"}` once catch-up was sent; `{"type":"event","id":n,"event":{...}}`
  *   (the v1.3 payload); `{"type":"reset"}` when too much was missed to replay (reload state);
- *   `{"type":"error","error":...}` before closing with 4401 (bad token) or 4400 (bad request).
+ *   `{"type":"error","error":...}` before closing with 4401 (bad token, or the employee's sessions
+ *   ended since: password reset, sign-out everywhere, removal) or 4400 (bad request).
  */
 export function registerRealtimeRoutes(app: FastifyInstance, services: Services): void {
   app.get<{ Querystring: { token?: string; lastEventId?: string } }>(
@@ -59,7 +61,15 @@ export function registerRealtimeRoutes(app: FastifyInstance, services: Services)
           if (socket.readyState === socket.OPEN) socket.send(message);
         };
         try {
-          unsubscribe = await services.realtime.subscribe(auth, send, lastEventId);
+          // The employee's sessions ended (password reset, sign-out everywhere, removal): 4401 as for a bad token.
+          const end = () => fail(4401, 'session ended');
+          const stopEvents = await services.realtime.subscribe(auth, send, lastEventId, end);
+          // While connected the employee is present: push notifications wait (src/push/).
+          const leave = services.presence.enter(auth.userId);
+          unsubscribe = () => {
+            stopEvents();
+            leave();
+          };
         } catch (err) {
           req.log.error({ err }, 'realtime subscribe failed');
           return fail(1011, 'internal error');
@@ -75,7 +85,7 @@ export function registerRealtimeRoutes(app: FastifyInstance, services: Services)
         const text = data.toString();
         let token = text.trim();
         try {
-          const parsed = JSON.parse(text) as { token?: unknown };
+          const parsed = parseBoundedJson(text) as { token?: unknown };
           if (parsed && typeof parsed === 'object' && typeof parsed.token === 'string') token = parsed.token;
         } catch {
           // the bare token

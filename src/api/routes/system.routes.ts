@@ -17,7 +17,7 @@ const LANDING = `<!doctype html>
 Its reference is at <a href="/docs">/docs</a> (OpenAPI document: <a href="/docs/openapi.json">/docs/openapi.json</a>).</p>
 </body></html>`;
 
-/** Unversioned routes: connectivity checks and readiness (decisions.md §1). */
+/** Unversioned routes: connectivity checks and readiness (docs/api/README.md). */
 export function registerSystemRoutes(app: FastifyInstance, services: Services): void {
   const health = () => ({ status: 'ok', version: VERSION });
 

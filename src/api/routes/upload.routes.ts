@@ -1,3 +1,4 @@
+import { refuseDeclaredOversize } from '../body-limits.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import multipart, { type Multipart } from '@fastify/multipart';
 import { Type } from 'typebox';
@@ -44,7 +45,7 @@ const MimeNamePath = Type.Object({ mime: Str('Media type'), name: Str('File name
 });
 
 const Media = Type.Union([IdUrl, TypeFilenameSrc, Parts, MimeNameUrl, MimeNamePath], {
-  description: 'Uploaded media object, in the shape of the integration type (api.md); pass it back as `message.attachment.media` when sending',
+  description: 'Uploaded media object, in the shape of the integration type (docs/api/resources.md, Uploaded media object); pass it back as `message.attachment.media` when sending',
 });
 const UploadType = Type.String({ enum: ['photo', 'doc'], description: '`photo` for images, `doc` otherwise' });
 
@@ -116,6 +117,7 @@ export const takesFiles = (route: RouteDef): boolean => MULTIPART_ROUTES.has(rou
 
 /** The multipart parser with explicit limits, for the scope of {@link takesFiles} routes only. */
 export async function registerMultipart(scope: FastifyInstance, config: Config): Promise<void> {
+  scope.addHook('onRequest', refuseDeclaredOversize(config.uploadLimit));
   await scope.register(multipart, {
     limits: {
       // One byte more than allowed reaches the service, whose own count answers 413.

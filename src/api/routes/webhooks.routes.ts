@@ -2,13 +2,14 @@ import { Type } from 'typebox';
 import { ALL, defineRoute, V13 } from '../route.js';
 import { Empty, Id, IdParams } from '../schemas/common.js';
 import { EVENT_TYPES } from '../../events/outbox.js';
+import { OPT_IN_EVENT_TYPES } from '../../webhooks/fan-out.js';
 import { DELIVERY_LIST_DEFAULT, DELIVERY_LIST_MAX, URL_MAX_LENGTH } from '../../domain/webhooks/webhooks.types.js';
 import { DeliverySchema, serializeDelivery, serializeWebhook, WebhookRecordSchema } from '../serializers/webhooks.serializer.js';
 
 const Url = Type.String({ minLength: 1, maxLength: URL_MAX_LENGTH, description: 'http(s) address that receives events' });
 const Name = Type.String({ maxLength: 200 });
 const Events = Type.Union([Type.Array(Type.String({ maxLength: 64 }), { maxItems: 20 }), Type.Null()], {
-  description: `Event types to receive (null or absent: all): ${EVENT_TYPES.join(', ')}`,
+  description: `Event types to receive (null or absent: all but ${[...OPT_IN_EVENT_TYPES].join(', ')}, which are sent only when listed): ${EVENT_TYPES.join(', ')}`,
 });
 const TAGS = ['webhooks'];
 

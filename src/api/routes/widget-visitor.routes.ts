@@ -1,3 +1,4 @@
+import { refuseDeclaredOversize, VISITOR_BODY_LIMIT } from '../body-limits.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import { Type, type Static } from 'typebox';
@@ -139,6 +140,7 @@ export async function registerWidgetVisitorRoutes(app: FastifyInstance, services
       scope.post<{ Body: Static<typeof SessionBody> }>(
         '/sessions',
         {
+          bodyLimit: VISITOR_BODY_LIMIT,
           schema: {
             tags,
             security,
@@ -160,6 +162,7 @@ export async function registerWidgetVisitorRoutes(app: FastifyInstance, services
       scope.post<{ Body: Static<typeof MessageBody> }>(
         '/messages',
         {
+          bodyLimit: VISITOR_BODY_LIMIT,
           schema: {
             tags,
             security,
@@ -190,6 +193,7 @@ export async function registerWidgetVisitorRoutes(app: FastifyInstance, services
       );
 
       await scope.register(async (files) => {
+        files.addHook('onRequest', refuseDeclaredOversize(services.widget.maxUploadBytes));
         await files.register(multipart, {
           limits: { fileSize: services.widget.maxUploadBytes + 1, files: 1, fields: 5, fieldSize: 256, parts: 6, headerPairs: 30 },
           throwFileSizeLimit: false,
@@ -269,7 +273,9 @@ export async function registerWidgetVisitorRoutes(app: FastifyInstance, services
             remove = services.widget.hub.add(visitor.integration.id, visitor.row.public_id, (message) => {
               if (socket.readyState === socket.OPEN) socket.send(message);
             });
-            socket.send(JSON.stringify({ type: 'ready' }));
+            // Replies and typing reach the socket from committed outbox events (visitor-push/).
+            await services.visitorPush.start().catch((err) => req.log.error({ err }, 'visitor pushes unavailable'));
+            if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ type: 'ready' }));
           })();
         },
       );

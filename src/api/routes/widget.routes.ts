@@ -21,7 +21,7 @@ export const WidgetSettingsSchema = Type.Object(
     offline: Type.Boolean({ description: 'Nobody answers now: the widget shows the offline form (e-mail required)' }),
     identityVerification: Type.Boolean({ description: 'Visitors must carry an identifier signed with the widget secret' }),
   },
-  { description: 'Site widget settings' },
+  { title: 'WidgetSettings', description: 'Site widget settings' },
 );
 
 /** The owner's view of a widget; also the `widget` member of the connect answer. */
@@ -29,12 +29,12 @@ export const WidgetInfo = Type.Object(
   {
     integrationId: Id,
     key: Type.String({ description: 'Public widget key (data-parley-key)' }),
-    snippet: Type.String({ description: 'The <script> tag to paste into the site' }),
+    snippet: Type.String({ description: 'The HTML script element to paste into the site' }),
     scriptUrl: Type.String({ description: 'URL of widget.js on this server' }),
     secret: Type.String({ description: 'Widget secret: HMAC-SHA256 key for identity verification. Keep it on your server' }),
     settings: WidgetSettingsSchema,
   },
-  { description: 'Site widget: key, embed snippet, secret (owner only) and settings' },
+  { title: 'Widget', description: 'Site widget: key, embed snippet, secret (owner only) and settings' },
 );
 
 const SettingsPatch = Type.Object(

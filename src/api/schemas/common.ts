@@ -8,5 +8,5 @@ export const Empty = Type.Object({}, { description: 'Empty object' });
 
 export const TokenObject = Type.Object(
   { token: Type.String({ description: 'JSON Web Token' }), exp: Type.Integer({ description: 'Expiry, Unix seconds' }) },
-  { description: 'Token object' },
+  { title: 'Token', description: 'Token object' },
 );

@@ -1,6 +1,6 @@
 import type { CustomerView } from '../../domain/customers/customers.types.js';
 
-/** api.md Customer: the same fields on every version (decisions.md §10 lists no difference). */
+/** The Customer (docs/api/resources.md): the same fields on every version (docs/api/versions.md lists no difference). */
 export function serializeCustomer(customer: CustomerView): CustomerView {
   return {
     id: customer.id,

@@ -21,11 +21,11 @@ const EmployeeExtras = {
   metadata: Type.Object({}, { additionalProperties: true }),
 };
 
-/** v1.3 employee objects carry `allowedUsers` and `metadata`; v1.1 and v1.2 do not (decisions.md §10). */
+/** v1.3 employee objects carry `allowedUsers` and `metadata`; v1.1 and v1.2 do not (docs/api/versions.md). */
 export function employeeSchema(traits: VersionTraits): TSchema {
   return traits.employeeExtras
-    ? Type.Object({ ...EmployeeBase, ...EmployeeExtras }, { description: 'Employee' })
-    : Type.Object(EmployeeBase, { description: 'Employee' });
+    ? Type.Object({ ...EmployeeBase, ...EmployeeExtras }, { title: 'Employee', description: 'Employee' })
+    : Type.Object(EmployeeBase, { title: 'EmployeeV12', description: 'Employee (v1.1, v1.2)' });
 }
 
 export function serializeEmployee(e: Employee, traits: VersionTraits) {

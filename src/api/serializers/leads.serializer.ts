@@ -6,7 +6,7 @@ import { STATUS_TYPES } from '../../domain/statuses/statuses.types.js';
 import { isoTime } from './time.js';
 import { serializeStatus } from './statuses.serializer.js';
 
-/** api.md "Lead": the list item, the single lead, funnel columns and v1.3 statistics; the same in every version. */
+/** docs/api/resources.md "Lead": the list item, the single lead, funnel columns and v1.3 statistics; the same in every version. */
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -26,7 +26,7 @@ const Item = Type.Object(
     id: Type.Optional(Type.Unknown({ description: 'Id in the client\'s system (usually an integer)' })),
     link: Type.Optional(Type.Unknown({ description: 'Link to the goods (usually a string)' })),
   },
-  { additionalProperties: true, description: 'Goods item: `title` and `count` always, anything else as it was written' },
+  { additionalProperties: true, title: 'GoodsItem', description: 'Goods item: `title` and `count` always, anything else as it was written' },
 );
 
 const common = {
@@ -71,13 +71,13 @@ export const LeadListItemObject = Type.Object(
           incoming: Type.Boolean(),
           data: Type.Object({ text: Type.String(), url: Type.String(), attachments: Type.Array(Attachment) }),
         },
-        { description: 'The last message; null for a lead without messages (one created through POST /v1.3/leads)' },
+        { title: 'LeadLastMessage', description: 'The last message; null for a lead without messages (one created through POST /v1.3/leads)' },
       ),
     ),
     ...tail,
     createdAt: Type.String({ description: 'ISO 8601 UTC with milliseconds' }),
   },
-  { description: 'Lead (list item)' },
+  { title: 'LeadListItem', description: 'Lead (list item)' },
 );
 
 export const LeadObject = Type.Object(
@@ -87,7 +87,7 @@ export const LeadObject = Type.Object(
     timestamp: Type.String({ description: 'Time of the last message (of the creation for a lead without messages), ISO 8601 UTC with milliseconds' }),
     ...tail,
   },
-  { description: 'Lead (single)' },
+  { title: 'Lead', description: 'Lead (single)' },
 );
 
 export const FunnelColumnObject = Type.Object(
@@ -99,8 +99,13 @@ export const FunnelColumnObject = Type.Object(
     color: Type.String(),
     leads: Type.Array(LeadListItemObject),
   },
-  { description: 'Funnel element: a status with a page of its leads' },
+  { title: 'FunnelColumn', description: 'Funnel element: a status with a page of its leads' },
 );
+
+const ResponseTimeObject = Type.Object({
+  median: Nullable(Type.Number({ description: 'Median responseTime in ms; null when none is known' })),
+  count: Type.Integer({ description: 'Leads with a known responseTime' }),
+});
 
 export const LeadStatisticsObject = Type.Object(
   {
@@ -128,6 +133,18 @@ export const LeadStatisticsObject = Type.Object(
       },
       { description: 'Over the leads with a known responseTime' },
     ),
+    employees: Type.Optional(Type.Array(
+      Type.Object({
+        userId: Nullable(Type.Integer({ description: 'Responsible employee; null: unassigned leads' })),
+        count: Type.Integer(),
+        responseTime: ResponseTimeObject,
+      }),
+      { description: 'Per responsible employee, most leads first; with `breakdowns=true` (v1.3 extension)' },
+    )),
+    channels: Type.Optional(Type.Array(
+      Type.Object({ type: Type.String({ description: 'Integration type' }), count: Type.Integer(), responseTime: ResponseTimeObject }),
+      { description: 'Per channel (integration) type, most leads first; with `breakdowns=true` (v1.3 extension)' },
+    )),
   },
   { description: 'Lead statistics' },
 );
@@ -190,5 +207,7 @@ export function serializeStatistics(stats: LeadStatistics) {
     statuses: stats.statuses.map(({ status, count }) => ({ id: status.id, name: status.name, type: status.type, count })),
     newLeads: stats.newLeads,
     responseTime: stats.responseTime,
+    ...(stats.employees ? { employees: stats.employees } : {}),
+    ...(stats.channels ? { channels: stats.channels } : {}),
   };
 }

@@ -4,7 +4,7 @@ import type { VersionTraits } from '../versions.js';
 
 /**
  * Source and History message as the API answers them. `identifier` of sources exists from v1.2
- * (trait `sourceIdentifier`); `customId` is left out everywhere here: api.md returns it only in
+ * (trait `sourceIdentifier`); `customId` is left out everywhere here: the contract (docs/api/messaging.md) returns it only in
  * the outgoing message webhook.
  */
 export type SourceOut = Omit<SourceObject, 'identifier'> & { identifier?: string };
@@ -34,7 +34,7 @@ export function serializeHistoryMessage(
   traits: VersionTraits,
   source: SourceOut = serializeSource(message.source, traits),
 ): HistoryMessageOut {
-  return {
+  const out: HistoryMessageOut = {
     messageId: message.messageId,
     datetime: message.datetime,
     sa: message.sa,
@@ -45,6 +45,11 @@ export function serializeHistoryMessage(
     replyTo: message.replyTo,
     preview: message.preview,
   };
+  if (traits.deliveryStatus && message.status) {
+    out.status = message.status;
+    if (message.error) out.error = message.error;
+  }
+  return out;
 }
 
 /** Messages of one channel share their source object (history-message.ts): it is serialized once. */

@@ -5,7 +5,7 @@ import { unixSeconds } from './time.js';
 import { LeadListItemObject, serializeLeadListItem } from './leads.serializer.js';
 import type { LeadListEntry } from '../../domain/leads/leads.types.js';
 
-/** api.md "Search message result": `leadId` and ms on v1.3, `dealId` and seconds before. */
+/** docs/api/resources.md "Search message result": `leadId` and ms on v1.3, `dealId` and seconds before. */
 export function serializeMessageHits(hits: MessageHit[], traits: VersionTraits) {
   const deals = traits.searchNaming === 'deals';
   return hits.map((h) => ({

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { StatusRow } from '../../domain/statuses/statuses.types.js';
 import { STATUS_TYPES } from '../../domain/statuses/statuses.types.js';
 
-/** api.md "Lead status": the same shape in every version. Column `position` is `order`. */
+/** docs/api/resources.md "Payment type, tag, status, template group": the same shape in every version. Column `position` is `order`. */
 export const StatusObject = Type.Object(
   {
     id: Type.Integer(),
@@ -11,7 +11,7 @@ export const StatusObject = Type.Object(
     type: Type.Enum([...STATUS_TYPES]),
     color: Type.String({ description: 'CSS color: #rgb, #rgba, #rrggbb, #rrggbbaa, a color name, or empty' }),
   },
-  { description: 'Lead status' },
+  { title: 'LeadStatus', description: 'Lead status' },
 );
 
 export function serializeStatus(row: StatusRow) {

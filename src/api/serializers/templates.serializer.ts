@@ -9,12 +9,12 @@ export const TemplatePhraseObject = Type.Object(
     hotkey: Type.String(),
     userId: Type.Union([Type.Integer(), Type.Null()]),
   },
-  { description: 'Reply template phrase' },
+  { title: 'TemplatePhrase', description: 'Reply template phrase' },
 );
 
 export const TemplateGroupObject = Type.Object(
   { id: Type.Integer(), key: Type.String(), templates: Type.Array(TemplatePhraseObject) },
-  { description: 'Reply template group' },
+  { title: 'TemplateGroup', description: 'Reply template group' },
 );
 
 export function serializePhrase(row: TemplateRow) {

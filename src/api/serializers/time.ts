@@ -1,4 +1,4 @@
-/** decisions.md §4: string instants are ISO 8601 UTC with milliseconds. */
+/** docs/api/resources.md: string instants are ISO 8601 UTC with milliseconds. */
 export function isoTime(ms: number): string {
   return new Date(ms).toISOString();
 }

@@ -8,7 +8,7 @@ export type UploadAnswer =
 
 /**
  * The upload answer: `{type, media}`, with `media` in the upload shape of the integration type;
- * v1.1 nests it once more, `{type, media: {type, media}}` (decisions.md §10). A file URL that is
+ * v1.1 nests it once more, `{type, media: {type, media}}` (docs/api/versions.md). A file URL that is
  * only a path (PARLEY_PUBLIC_URL not configured) is made absolute with the request's origin.
  */
 export function serializeUpload(upload: Upload, traits: VersionTraits, origin: string | undefined): UploadAnswer {

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { DeliveryView, WebhookRecord } from '../../domain/webhooks/webhooks.types.js';
 import { Id } from '../schemas/common.js';
 
-/** decisions.md §7 webhook record; the same on every version. */
+/** docs/api/webhooks.md webhook record; the same on every version. */
 export const WebhookRecordSchema = Type.Object(
   {
     id: Id,
@@ -12,7 +12,7 @@ export const WebhookRecordSchema = Type.Object(
     events: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'Event types received; null = all' }),
     secret: Type.String({ description: 'whsec_<base64>: Standard Webhooks signing secret' }),
   },
-  { description: 'Webhook record' },
+  { title: 'Webhook', description: 'Webhook record' },
 );
 
 const AttemptSchema = Type.Object({
@@ -38,7 +38,7 @@ export const DeliverySchema = Type.Object(
     deliveredAt: Type.Union([Type.Integer(), Type.Null()]),
     log: Type.Array(AttemptSchema, { description: 'Every attempt, oldest first' }),
   },
-  { description: 'Webhook delivery' },
+  { title: 'WebhookDelivery', description: 'Webhook delivery' },
 );
 
 export const serializeWebhook = (r: WebhookRecord): WebhookRecord => r;

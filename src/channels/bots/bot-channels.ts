@@ -4,6 +4,7 @@ import { loadOrCreateSecret } from '../../domain/auth/secret.js';
 import type { Deps } from '../../domain/context.js';
 import type { IngestResult, IngestService } from '../../domain/conversations/ingest.service.js';
 import { invalid, notFound, unauthorized } from '../../domain/errors.js';
+import { parseBoundedJson } from '../../domain/json-limits.js';
 import type { FilesService } from '../../domain/files/files.service.js';
 import type { IntegrationsService } from '../../domain/integrations/integrations.service.js';
 import type { ChannelAdapter } from '../channel.js';
@@ -90,7 +91,7 @@ export class BotChannels {
     }
     let update: unknown;
     try {
-      update = JSON.parse(raw.toString('utf8'));
+      update = parseBoundedJson(raw.toString('utf8'));
     } catch {
       this.deps.log.warn({ integrationId }, 'Telegram webhook body is not JSON');
       throw invalid('The update is not JSON');

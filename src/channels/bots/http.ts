@@ -1,3 +1,4 @@
+import { parseBoundedJson } from '../../domain/json-limits.js';
 import { ChannelFailedError, ChannelRejectedError, ChannelTimeoutError } from '../channel.js';
 
 /**
@@ -98,5 +99,5 @@ export function parseJsonKeepingIds(raw: string, fields: readonly string[]): unk
   for (const field of fields) {
     text = text.replace(new RegExp(`(?<!\\\\)"${field}"\\s*:\\s*(-?\\d+)`, 'g'), `"${field}":"$1"`);
   }
-  return JSON.parse(text);
+  return parseBoundedJson(text);
 }

@@ -2,6 +2,7 @@ import type { IntegrationRow } from '../../db/schema.js';
 import type { Logger } from '../../domain/context.js';
 import { AppError } from '../../domain/errors.js';
 import type { BackgroundWorker } from '../../domain/workers.js';
+import type { Leases } from '../../domain/leases/leases.js';
 import type { BotChannels } from '../bots/bot-channels.js';
 import { ChannelFailedError, ChannelRejectedError, ChannelTimeoutError } from '../channel.js';
 import { ALLOWED_UPDATES } from './telegram-adapter.js';
@@ -10,13 +11,19 @@ import { ALLOWED_UPDATES } from './telegram-adapter.js';
 const REFRESH_MS = 5_000;
 /** Pause after a failed poll of one bot before the next attempt. */
 const BACKOFF_MS = 5_000;
+/** Seconds a bot's poll lease lasts beyond one `getUpdates` call. */
+const LEASE_MARGIN_S = 20;
+/** How often a process without a bot's lease asks for it again. */
+const LEASE_RETRY_MS = 5_000;
 
 /**
  * Telegram long polling, for installations without a public address (no PARLEY_PUBLIC_URL): one
  * `getUpdates` loop per active `msgrb_bot` integration. Each update is committed (ingest) before
  * its offset is saved in `bot_poll_offsets`, and the saved offset confirms it to Telegram on the
  * next call: a restart re-reads at most the update that was being stored, which ingest recognizes
- * as a redelivery. One process should poll (Telegram answers 409 to a second concurrent poller).
+ * as a redelivery. Telegram answers 409 to a second concurrent poller, so with several processes a
+ * bot is polled only by the process holding its lease (`telegram-poll:<integrationId>`); the
+ * others wait and take over when that lease expires.
  */
 export class TelegramPoller implements BackgroundWorker {
   readonly name = 'telegram-poller';
@@ -32,7 +39,14 @@ export class TelegramPoller implements BackgroundWorker {
     private readonly log: Logger,
     /** Seconds each `getUpdates` waits for updates. */
     private readonly timeoutSeconds: number,
+    /** One poller per bot across processes; absent: this process polls every bot. */
+    private readonly leases?: Leases,
   ) {}
+
+  /** A lease outlives one whole `getUpdates` (renewed before each), with a margin. */
+  private get leaseMs(): number {
+    return (this.timeoutSeconds + 10 + LEASE_MARGIN_S) * 1000;
+  }
 
   /** Runs until stop(): one loop per integration, started as integrations appear. */
   start(): void {
@@ -47,6 +61,7 @@ export class TelegramPoller implements BackgroundWorker {
     this.abort.abort();
     await this.supervisor;
     await Promise.all([...this.loops.values()]);
+    await this.leases?.releaseAll();
   }
 
   healthy(): boolean {
@@ -125,6 +140,11 @@ export class TelegramPoller implements BackgroundWorker {
       while (this.running) {
         const [row] = await this.bots.pollableIntegrations(id);
         if (!row) return;
+        if (this.leases && !(await this.leases.hold(`telegram-poll:${id}`, this.leaseMs))) {
+          // Another process polls this bot; look again in a while (it may have stopped).
+          await this.pause(LEASE_RETRY_MS);
+          continue;
+        }
         try {
           const { failed } = await this.poll(row, this.timeoutSeconds);
           if (failed) await this.pause(BACKOFF_MS);
@@ -140,6 +160,7 @@ export class TelegramPoller implements BackgroundWorker {
       this.log.error({ err, integrationId: id }, 'Telegram poll loop ended');
     } finally {
       this.loops.delete(id);
+      if (this.running) await this.leases?.release(`telegram-poll:${id}`).catch(() => {});
     }
   }
 

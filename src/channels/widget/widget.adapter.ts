@@ -4,14 +4,14 @@ import { ChannelRejectedError, type ChannelAdapter, type ChannelIntegration, typ
 /** What the adapter needs of the widget domain (it never touches the database itself). */
 export interface WidgetVisitors {
   visitorExists(integrationId: number, visitorId: string): Promise<boolean>;
-  pushReply(integrationId: number, visitorId: string, externalId: string, message: OutgoingMessage): void;
 }
 
 /**
  * The site widget: Parley's own channel. Connecting makes the public widget key (the integration's
- * externalId and identifier). Sending accepts the message for a known visitor of the widget and
- * pushes it to the visitor's open tabs; the messaging core then stores it, so a visitor who is away
- * reads it when it comes back. A channel that is no visitor of this widget is refused (422).
+ * externalId and identifier). Sending accepts the message for a known visitor of the widget; the
+ * messaging core stores it, and its committed `message.outgoing` event is pushed to the visitor's
+ * open tabs by whichever process holds them (visitor-push/). A visitor who is away reads it when it
+ * comes back. A channel that is no visitor of this widget is refused (422).
  */
 export class WidgetAdapter implements ChannelAdapter {
   readonly type = 'widget';
@@ -29,8 +29,6 @@ export class WidgetAdapter implements ChannelAdapter {
       throw new ChannelRejectedError('No visitor of this widget has this channel');
     }
     if (message.template) throw new ChannelRejectedError('The site widget does not send template messages');
-    const externalId = `wr_${crypto.randomBytes(12).toString('base64url')}`;
-    this.visitors.pushReply(integration.id, channel.externalId, externalId, message);
-    return { externalIds: [externalId] };
+    return { externalIds: [`wr_${crypto.randomBytes(12).toString('base64url')}`] };
   }
 }

@@ -3,7 +3,7 @@ import type { ParleyMigration } from './helpers.js';
 /**
  * Uploaded files (`POST /messaging/upload`). The id is 128 random bits (base64url): it is the
  * capability in the public, unauthenticated file URL. `num` is a per-account integer alias for the
- * upload shapes whose media id is an integer (api.md "Uploaded media object"). The bytes live in
+ * upload shapes whose media id is an integer (docs/api/resources.md "Uploaded media object"). The bytes live in
  * the storage layer under `storage_key`.
  */
 export const files: ParleyMigration = {

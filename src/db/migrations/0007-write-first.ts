@@ -3,7 +3,7 @@ import type { ParleyMigration } from './helpers.js';
 /**
  * Write first (`POST /messaging/post`): one row per contact first written to through an
  * integration, with the UTC day it was counted on. The per-integration daily limit on new contacts
- * (decisions.md §6) counts these rows; a contact is counted once, ever (unique per integration).
+ * (docs/api/messaging.md) counts these rows; a contact is counted once, ever (unique per integration).
  */
 export const writeFirst: ParleyMigration = {
   async up(db, kit) {

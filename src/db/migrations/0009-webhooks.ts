@@ -1,7 +1,7 @@
 import type { ParleyMigration } from './helpers.js';
 
 /**
- * Webhooks (decisions.md §7): endpoints per account, one delivery per (event, endpoint) written in
+ * Webhooks (docs/api/webhooks.md): endpoints per account, one delivery per (event, endpoint) written in
  * the transaction of the event, and the log of every attempt.
  */
 export const webhooks: ParleyMigration = {

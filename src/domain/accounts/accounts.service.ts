@@ -4,6 +4,8 @@ import type { AccountRow, UserRow } from '../../db/schema.js';
 import type { Deps } from '../context.js';
 import { conflict, invalid, notFound, signupClosed } from '../errors.js';
 import { hashPassword } from '../auth/passwords.js';
+import { endUserSessions } from '../auth/tokens.repo.js';
+import { announceSessionsEnded } from '../auth/sessions-signal.js';
 import { findOwner, findUserByLogin, insertUser, updateUser } from '../users/users.repo.js';
 import { normalizeLogin } from '../users/users.types.js';
 import { countAccounts, findAccount, insertAccount, listAccounts, updatePlan } from './accounts.repo.js';
@@ -103,13 +105,19 @@ export class AccountsService {
     return next;
   }
 
-  /** Sets a new owner password and invalidates every session the owner had. */
+  /** Sets a new owner password and ends every session and token the owner had (its sockets close). */
   async resetOwnerPassword(login: string, pass: string, db: Executor = this.deps.db.kysely): Promise<UserRow> {
     const user = await findUserByLogin(db, normalizeLogin(login));
     if (!user || user.role !== 'owner') throw notFound('No owner with this login');
     const hash = await hashPassword(pass);
-    const nowSeconds = Math.floor(this.deps.clock.now() / 1000);
-    await updateUser(db, user.account_id, user.id, { password_hash: hash, tokens_valid_after: nowSeconds });
+    const now = this.deps.clock.now();
+    const change = async (trx: Executor) => {
+      await updateUser(trx, user.account_id, user.id, { password_hash: hash });
+      await endUserSessions(trx, user.account_id, user.id, now);
+    };
+    if (db.isTransaction) await change(db);
+    else await db.transaction().execute(change);
+    announceSessionsEnded(user.account_id, user.id);
     return user;
   }
 }

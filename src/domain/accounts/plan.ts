@@ -1,6 +1,6 @@
 import type { DefaultPlan } from '../../config.js';
 
-/** The stored tariff of an account (api.md "Tariff"); `expiration` in Unix milliseconds. */
+/** The stored tariff of an account (docs/api/resources.md "Account, user, tariff"); `expiration` in Unix milliseconds. */
 export interface Plan {
   trial: boolean;
   expiration: number;

@@ -10,14 +10,18 @@ import { RateLimiter } from './rate-limiter.js';
 import { sha256, type IssuedToken, type TokenClaims, type TokenSigner } from './token-signer.js';
 import * as tokens from './tokens.repo.js';
 import { isPluginActive } from '../plugins/plugins.repo.js';
+import { isGrantActive } from '../oauth/oauth.repo.js';
+import { announceSessionsEnded } from './sessions-signal.js';
 
 /** Who a request acts as. `api` keys act for the account (as its owner) but carry no user object. */
 export interface AuthContext {
   accountId: number;
   userId: number;
   role: Role;
-  typ: 'access' | 'plugin' | 'api';
+  typ: 'access' | 'plugin' | 'api' | 'oauth';
   user: UserRow;
+  /** OAuth 2 tokens only: the scopes that narrow what the employee may do (policy.ts#requireScope). */
+  scopes?: readonly string[];
 }
 
 export interface TokenObject {
@@ -42,8 +46,8 @@ export class AuthService {
     private readonly accounts: AccountsService,
   ) {
     const windowMs = deps.config.loginWindowSeconds * 1000;
-    this.perIp = new RateLimiter(deps.config.loginMaxPerIp, windowMs, deps.clock);
-    this.perLogin = new RateLimiter(deps.config.loginMaxFailuresPerLogin, windowMs, deps.clock);
+    this.perIp = RateLimiter.for(deps, 'login-ip', deps.config.loginMaxPerIp, windowMs);
+    this.perLogin = RateLimiter.for(deps, 'login-failures', deps.config.loginMaxFailuresPerLogin, windowMs);
   }
 
   /**
@@ -52,24 +56,24 @@ export class AuthService {
    */
   async login(loginInput: string, pass: string, ip: string): Promise<TokenPair> {
     const login = normalizeLogin(loginInput);
-    const ipWait = this.perIp.hit(ip);
+    const ipWait = await this.perIp.hit(ip);
     if (ipWait) throw rateLimited(ipWait, 'Too many login attempts');
-    const loginWait = this.perLogin.retryAfter(login);
+    const loginWait = await this.perLogin.retryAfter(login);
     if (loginWait) throw rateLimited(loginWait, 'Too many failed logins for this account');
 
     const user = await findUserByLogin(this.deps.db.kysely, login);
     const ok = await verifyPassword(user?.password_hash, pass);
     if (!user || !ok || !user.confirmed) {
-      this.perLogin.hit(login);
+      await this.perLogin.hit(login);
       throw unauthorized(WRONG_CREDENTIALS);
     }
-    this.perLogin.reset(login);
+    await this.perLogin.reset(login);
     return this.issuePair(user);
   }
 
   /** First account always; later ones only when sign-up is open. Answers like login. */
   async register(input: NewAccountInput, ip: string): Promise<TokenPair> {
-    const wait = this.perIp.hit(ip);
+    const wait = await this.perIp.hit(ip);
     if (wait) throw rateLimited(wait, 'Too many attempts');
     const owner = await this.accounts.createWithOwner(input, {
       onlyIfFirst: this.deps.config.signup !== 'open',
@@ -79,13 +83,13 @@ export class AuthService {
 
   /** A new login session: an access token and the first refresh token of a new family. */
   async issuePair(user: UserRow, familyId: string = crypto.randomUUID()): Promise<TokenPair> {
-    const access = await this.signer.sign(user.id, user.account_id, 'access', this.deps.config.accessTtl);
+    const access = await this.signAccess(user);
     const refresh = await this.issueRefresh(user, familyId);
     return { accessToken: tokenObject(access), refreshToken: tokenObject(refresh) };
   }
 
   /**
-   * decisions.md §2: the refresh token rotates once less than half of its life is left (both tokens
+   * docs/api/auth.md: the refresh token rotates once less than half of its life is left (both tokens
    * answered, the old one revoked); otherwise only a new access token. A revoked refresh token
    * presented again revokes its whole family.
    */
@@ -106,16 +110,24 @@ export class AuthService {
     if (row.expires_at <= now) throw unauthorized('Token expired');
     const user = await this.activeUser(claims);
 
-    const access = await this.signer.sign(user.id, user.account_id, 'access', this.deps.config.accessTtl);
+    const access = await this.signAccess(user);
     const lifetime = row.expires_at - row.created_at;
     if (row.expires_at - now >= lifetime / 2) return { accessToken: tokenObject(access) };
 
-    if (!(await tokens.revokeRefreshToken(db, row.id, now))) {
+    // Revoking the old token and storing its successor commit together: a concurrent presentation
+    // of the same token waits on the old row's lock (PostgreSQL) or behind the transaction (SQLite),
+    // finds it revoked, and its family revocation then sees — and revokes — the successor too.
+    const refresh = await this.signer.sign(user.id, user.account_id, 'refresh', this.deps.config.refreshTtl, { gen: generationOf(user) });
+    const rotated = await db.transaction().execute(async (trx) => {
+      if (!(await tokens.revokeRefreshToken(trx, row.id, now))) return false;
+      await tokens.insertRefreshToken(trx, this.refreshRow(user, row.family_id, refresh, now));
+      return true;
+    });
+    if (!rotated) {
       // A concurrent call rotated it first: this presentation is a reuse.
       await tokens.revokeFamily(db, row.family_id, now);
       throw unauthorized('Refresh token was already used');
     }
-    const refresh = await this.issueRefresh(user, row.family_id);
     return { accessToken: tokenObject(access), refreshToken: tokenObject(refresh) };
   }
 
@@ -131,17 +143,26 @@ export class AuthService {
     } else if (claims.exp === undefined) {
       throw unauthorized('Invalid token');
     }
-    // A plugin's access tokens end with the plugin (decisions.md §8): they name it in `pid`.
+    // A plugin's access tokens end with the plugin (docs/api/integrations.md): they name it in `pid`.
     if (claims.typ === 'plugin' && !(await isPluginActive(this.deps.db.kysely, claims.accountId, claims.pluginId))) {
       throw unauthorized('Plugin revoked');
     }
+    // An OAuth 2 token ends with its grant (revoked, replayed code or refresh token, app or employee deleted).
+    if (
+      claims.typ === 'oauth' &&
+      (claims.grantId === undefined || !(await isGrantActive(this.deps.db.kysely, claims.grantId, claims.accountId, claims.sub)))
+    ) {
+      throw unauthorized('Authorization revoked');
+    }
     const user = await this.activeUser(claims);
-    return { accountId: user.account_id, userId: user.id, role: user.role, typ: claims.typ, user };
+    const auth: AuthContext = { accountId: user.account_id, userId: user.id, role: user.role, typ: claims.typ, user };
+    if (claims.typ === 'oauth') auth.scopes = (claims.scope ?? '').split(' ').filter(Boolean);
+    return auth;
   }
 
   async createApiKey(auth: AuthContext, name: string): Promise<{ id: number; name: string; token: string }> {
     this.requireInteractiveOwner(auth);
-    const issued = await this.signer.sign(auth.userId, auth.accountId, 'api', null);
+    const issued = await this.signer.sign(auth.userId, auth.accountId, 'api', null, { gen: generationOf(auth.user) });
     const row = await tokens.insertApiKey(this.deps.db.kysely, {
       account_id: auth.accountId,
       user_id: auth.userId,
@@ -165,6 +186,18 @@ export class AuthService {
     }
   }
 
+  /**
+   * Sign-out everywhere: every token the employee holds ends (access, refresh, plugin and, for the
+   * owner, API keys), and its open realtime sockets close. Only from a signed-in session.
+   */
+  async endAllSessions(auth: AuthContext): Promise<void> {
+    if (auth.typ !== 'access') throw forbidden('Only a signed-in employee signs out everywhere');
+    await this.deps.db.kysely
+      .transaction()
+      .execute((trx) => tokens.endUserSessions(trx, auth.accountId, auth.userId, this.deps.clock.now()));
+    announceSessionsEnded(auth.accountId, auth.userId);
+  }
+
   /** API keys are managed from a signed-in owner session, so a leaked key cannot mint successors. */
   private requireInteractiveOwner(auth: AuthContext): void {
     if (auth.role !== 'owner' || auth.typ !== 'access') {
@@ -172,10 +205,18 @@ export class AuthService {
     }
   }
 
+  private signAccess(user: UserRow): Promise<IssuedToken> {
+    return this.signer.sign(user.id, user.account_id, 'access', this.deps.config.accessTtl, { gen: generationOf(user) });
+  }
+
   private async issueRefresh(user: UserRow, familyId: string): Promise<IssuedToken> {
-    const issued = await this.signer.sign(user.id, user.account_id, 'refresh', this.deps.config.refreshTtl);
-    const now = this.deps.clock.now();
-    await tokens.insertRefreshToken(this.deps.db.kysely, {
+    const issued = await this.signer.sign(user.id, user.account_id, 'refresh', this.deps.config.refreshTtl, { gen: generationOf(user) });
+    await tokens.insertRefreshToken(this.deps.db.kysely, this.refreshRow(user, familyId, issued, this.deps.clock.now()));
+    return issued;
+  }
+
+  private refreshRow(user: UserRow, familyId: string, issued: IssuedToken, now: number) {
+    return {
       id: issued.jti,
       account_id: user.account_id,
       user_id: user.id,
@@ -183,18 +224,26 @@ export class AuthService {
       token_hash: sha256(issued.token),
       expires_at: issued.exp * 1000,
       created_at: now,
-    });
-    return issued;
+    };
   }
 
-  /** The user a token names, still present, confirmed, and not signed out after the token was made. */
+  /**
+   * The user a token names, still present, confirmed, and not signed out since the token was made:
+   * the token's generation is the user's current one (a login that read the user row before a
+   * reset committed carries the old generation, whatever the time it finished).
+   */
   private async activeUser(claims: TokenClaims): Promise<UserRow> {
     const user = await findUser(this.deps.db.kysely, claims.accountId, claims.sub);
-    if (!user || !user.confirmed || claims.iat < user.tokens_valid_after) {
+    if (!user || !user.confirmed || claims.iat < user.tokens_valid_after || claims.gen !== generationOf(user)) {
       throw unauthorized('Token revoked');
     }
     return user;
   }
+}
+
+/** The user's token generation; 0 on a schema from before migration 0045 (tests of older migrations). */
+export function generationOf(user: UserRow): number {
+  return Number(user.token_generation ?? 0);
 }
 
 function tokenObject(issued: IssuedToken): TokenObject {

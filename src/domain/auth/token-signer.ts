@@ -3,8 +3,8 @@ import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import type { Clock } from '../clock.js';
 import { unauthorized } from '../errors.js';
 
-export type TokenType = 'access' | 'refresh' | 'plugin' | 'api';
-const TOKEN_TYPES: ReadonlySet<string> = new Set(['access', 'refresh', 'plugin', 'api']);
+export type TokenType = 'access' | 'refresh' | 'plugin' | 'api' | 'oauth';
+const TOKEN_TYPES: ReadonlySet<string> = new Set(['access', 'refresh', 'plugin', 'api', 'oauth']);
 
 export interface TokenClaims {
   sub: number;
@@ -16,9 +16,26 @@ export interface TokenClaims {
   exp?: number;
   /** Access tokens of `typ: plugin`: the plugin that obtained them (claim `pid`), so deleting it ends them. */
   pluginId?: number;
+  /**
+   * The user's token generation when the token was issued (claim `gen`; 0 when absent, as in tokens
+   * made before it existed). A password reset, sign-out everywhere or removal moves the user's
+   * generation on, which ends every token of an earlier one whatever its `iat`.
+   */
+  gen: number;
+  /** Access tokens of `typ: oauth`: the grant they were issued from (claim `gid`) and its scopes (claim `scope`). */
+  grantId?: number;
+  scope?: string;
 }
 
-/** The Token object of api.md: `exp` in Unix seconds. */
+/** Claims beyond the standard ones, by token type. */
+export interface ExtraClaims {
+  pluginId?: number;
+  gen?: number;
+  grantId?: number;
+  scope?: string;
+}
+
+/** The Token object (docs/api/resources.md): `exp` in Unix seconds. */
 export interface IssuedToken {
   token: string;
   exp: number;
@@ -27,7 +44,7 @@ export interface IssuedToken {
 
 const VERIFIED_CACHE_SIZE = 1000;
 
-/** HS256 JWTs with the claims of decisions.md §2, on an injectable clock. */
+/** HS256 JWTs with the claims of docs/api/auth.md, on an injectable clock. */
 export class TokenSigner {
   constructor(
     private readonly secret: Uint8Array,
@@ -40,11 +57,16 @@ export class TokenSigner {
     accountId: number,
     typ: TokenType,
     ttlSeconds: number | null,
-    extra: { pluginId?: number } = {},
+    extra: ExtraClaims = {},
   ): Promise<IssuedToken> {
     const iat = Math.floor(this.clock.now() / 1000);
     const jti = crypto.randomUUID();
-    const jwt = new SignJWT(extra.pluginId === undefined ? { accountId, typ } : { accountId, typ, pid: extra.pluginId })
+    const claims: Record<string, unknown> = { accountId, typ };
+    if (extra.pluginId !== undefined) claims.pid = extra.pluginId;
+    if (extra.gen) claims.gen = extra.gen;
+    if (extra.grantId !== undefined) claims.gid = extra.grantId;
+    if (extra.scope !== undefined) claims.scope = extra.scope;
+    const jwt = new SignJWT(claims)
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(String(sub))
       .setJti(jti)
@@ -84,14 +106,15 @@ export class TokenSigner {
       throw unauthorized('Invalid token');
     }
     const sub = Number(payload.sub);
-    const { accountId, typ, jti, iat, exp, pid } = payload;
+    const { accountId, typ, jti, iat, exp, pid, gen = 0, gid, scope } = payload;
     if (
       !Number.isSafeInteger(sub) ||
       typeof accountId !== 'number' ||
       typeof typ !== 'string' ||
       !TOKEN_TYPES.has(typ) ||
       typeof jti !== 'string' ||
-      typeof iat !== 'number'
+      typeof iat !== 'number' ||
+      !Number.isSafeInteger(gen)
     ) {
       throw unauthorized('Invalid token');
     }
@@ -103,6 +126,9 @@ export class TokenSigner {
       iat,
       exp: typeof exp === 'number' ? exp : undefined,
       pluginId: typeof pid === 'number' ? pid : undefined,
+      gen: gen as number,
+      grantId: typeof gid === 'number' ? gid : undefined,
+      scope: typeof scope === 'string' ? scope : undefined,
     };
   }
 }

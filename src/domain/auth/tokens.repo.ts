@@ -1,5 +1,7 @@
 import type { Executor } from '../../db/database.js';
 import type { ApiKeyRow, RefreshTokenRow } from '../../db/schema.js';
+import { deleteAllUserDevices } from '../devices/devices.repo.js';
+import { revokeAllUserGrants } from '../oauth/oauth.repo.js';
 
 export async function insertRefreshToken(
   db: Executor,
@@ -39,6 +41,35 @@ export async function revokeUserRefreshTokens(db: Executor, userId: number, now:
     .where('user_id', '=', userId)
     .where('revoked_at', 'is', null)
     .execute();
+}
+
+/**
+ * Ends every token the user holds: its generation moves on (access, plugin and API tokens carry the
+ * one they were issued in) and its refresh tokens are revoked. Run in the transaction of the change.
+ */
+export async function endUserSessions(db: Executor, accountId: number, userId: number, now: number): Promise<void> {
+  await db
+    .updateTable('users')
+    .set((eb) => ({ token_generation: eb('token_generation', '+', 1) }))
+    .where('id', '=', userId)
+    .where('account_id', '=', accountId)
+    .execute();
+  await revokeUserRefreshTokens(db, userId, now);
+  // Signed out everywhere: the employee's devices stop receiving pushes, and apps it authorized lose their tokens.
+  await deleteAllUserDevices(db, userId);
+  await revokeAllUserGrants(db, userId, now);
+}
+
+/** The current token generation of each of these users that still exists and is confirmed. */
+export async function liveTokenGenerations(db: Executor, userIds: number[]): Promise<Map<number, number>> {
+  if (!userIds.length) return new Map();
+  const rows = await db
+    .selectFrom('users')
+    .select(['id', 'token_generation'])
+    .where('id', 'in', userIds)
+    .where('confirmed', '=', 1)
+    .execute();
+  return new Map(rows.map((r) => [r.id, Number(r.token_generation)]));
 }
 
 export async function insertApiKey(

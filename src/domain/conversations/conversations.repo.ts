@@ -86,8 +86,8 @@ const insertMessageRow = prepared((db, arg) =>
     .returningAll(),
 );
 
-/** Stores one message (every column given) and answers its row. */
-export async function insertMessage(db: Executor, values: Required<Omit<NewMessage, 'id'>>): Promise<MessageRow> {
+/** Stores one message (every column given; a delivery status comes later) and answers its row. */
+export async function insertMessage(db: Executor, values: Required<Omit<NewMessage, 'id' | 'delivery_status' | 'delivery_error'>>): Promise<MessageRow> {
   const [row] = await insertMessageRow(db, ...MESSAGE_COLUMNS.map((column) => values[column]));
   return row!;
 }
@@ -149,4 +149,9 @@ export async function findMessage(db: Executor, accountId: number, id: number): 
 export async function findProfile(db: Executor, id: number | null): Promise<ProfileRow | undefined> {
   if (id === null) return undefined;
   return db.selectFrom('profiles').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** A provider reported a message changed (edited): its text and attachments are replaced. */
+export async function updateMessageContent(db: Executor, id: number, content: { text: string; attachments: string }): Promise<void> {
+  await db.updateTable('messages').set({ text: content.text, attachments: content.attachments }).where('id', '=', id).execute();
 }

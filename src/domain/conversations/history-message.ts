@@ -2,7 +2,7 @@ import type { IntegrationRow, MessageRow, ProfileRow, SourceRow } from '../../db
 import type { Attachment } from '../../channels/channel.js';
 
 /**
- * The History message of api.md, built from stored rows. The same object is the `message` of
+ * The History message (docs/api/resources.md), built from stored rows. The same object is the `message` of
  * message events and the items of history pages, so both faces agree by construction.
  */
 export interface SourceObject {
@@ -55,6 +55,19 @@ export interface HistoryMessage {
   replyTo: ReplyToObject | null;
   preview: Record<string, string> | null;
   customId?: string;
+  /** Outgoing messages of channels that report delivery: how far the message got. */
+  status?: DeliveryStatus;
+  /** The provider's reason when `status` is `failed`. */
+  error?: DeliveryError;
+}
+
+/** Delivery statuses in the order a message moves through them; `failed` ends it. */
+export const DELIVERY_STATUSES = ['sent', 'delivered', 'read', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+export interface DeliveryError {
+  code: number;
+  title: string;
+  message: string;
 }
 
 /** The columns each presenter reads: history pages select only these (issue 9). */
@@ -63,7 +76,7 @@ export type SourcePart = Pick<SourceRow, 'id' | 'external_id' | 'name' | 'type' 
 export type ProfilePart = Pick<ProfileRow, 'id' | 'customer_id' | 'login' | 'avatar' | 'type' | 'social_id' | 'profile_url'>;
 export type MessagePart = Pick<
   MessageRow,
-  'id' | 'created_at' | 'incoming' | 'text' | 'url' | 'attachments' | 'reply_to' | 'preview' | 'user_id' | 'custom_id'
+  'id' | 'created_at' | 'incoming' | 'text' | 'url' | 'attachments' | 'reply_to' | 'preview' | 'user_id' | 'custom_id' | 'delivery_status' | 'delivery_error'
 >;
 
 export function presentSource(source: SourcePart, integration: Pick<IntegrationRow, 'identifier'>): SourceObject {
@@ -137,6 +150,10 @@ export function historyPresenter(
       preview: message.preview ? (JSON.parse(message.preview) as Record<string, string>) : null,
     };
     if (message.custom_id !== null) out.customId = message.custom_id;
+    if (message.delivery_status) {
+      out.status = message.delivery_status as DeliveryStatus;
+      if (message.delivery_error) out.error = JSON.parse(message.delivery_error) as DeliveryError;
+    }
     return out;
   };
 }

@@ -5,6 +5,7 @@ import type { IntegrationRow, LeadRow, MessageRow, ProfileRow, SourceRow } from 
 import type { Attachment, IncomingMessage, SenderProfile } from '../../channels/channel.js';
 import { integrationTypeInfo } from '../../channels/integration-types.js';
 import { recordEvent } from '../../events/outbox.js';
+import { observeIngest } from '../../metrics/metrics.js';
 import type { Deps } from '../context.js';
 import { invalid } from '../errors.js';
 import { presentLead } from '../leads/lead-presenter.js';
@@ -12,6 +13,7 @@ import { customerView } from '../customers/customers.types.js';
 import * as repo from './conversations.repo.js';
 import { presentHistoryMessage, replySnapshot, type HistoryMessage } from './history-message.js';
 import { afterIncoming, afterOutgoing, joinsLatestLead } from './lead-lifecycle.js';
+import { applyHeldStatuses, recordStatusEvent } from '../messaging/delivery-status.service.js';
 
 export interface IngestResult {
   messageId: number;
@@ -48,6 +50,14 @@ export class IngestService {
   }
 
   async ingest(integration: IntegrationRow, incoming: IncomingMessage): Promise<IngestResult> {
+    const started = performance.now();
+    const result = await this.commit(integration, incoming);
+    observeIngest(integration.type, result.duplicate, performance.now() - started);
+    return result;
+  }
+
+  private async commit(integration: IntegrationRow, given: IncomingMessage): Promise<IngestResult> {
+    const incoming = withoutNul(given);
     validateIncoming(integration, incoming);
     if (this.group) return this.group.run((trx) => this.ingestIn(trx, integration, incoming));
     for (let attempt = 0; ; attempt++) {
@@ -183,7 +193,9 @@ export class IngestService {
         created_at: record.at,
       });
       lead = await repo.updateMessageFed(trx, lead, { ...afterOutgoing(lead, message.id, record.at), updated_at: now });
-      const history = presentHistoryMessage(message, source, integration, undefined);
+      // The provider may have reported on the message before it was stored here.
+      const reported = await applyHeldStatuses(trx, integration, message);
+      const history = presentHistoryMessage(reported ?? message, source, integration, undefined);
       await recordEvent(
         trx,
         {
@@ -194,15 +206,35 @@ export class IngestService {
         },
         now,
       );
+      if (reported) await recordStatusEvent(trx, integration, reported, source, now);
       out.push(history);
     }
     return out;
   }
 
   /**
+   * An outgoing message a channel reports that Parley did not send (Messenger's `is_echo`: someone
+   * answering from the Page's own inbox): stored once by its provider id in the contact's
+   * conversation. Parley's own sends were stored under the same id and are not stored again.
+   */
+  async recordEcho(
+    integration: IntegrationRow,
+    contact: { socialId: string; channelExternalId: string },
+    record: OutgoingRecord & { externalId: string },
+  ): Promise<{ duplicate: boolean }> {
+    return this.deps.db.kysely.transaction().execute(async (trx) => {
+      if (await repo.findMessageByExternalId(trx, integration.id, record.externalId)) return { duplicate: true };
+      const opened = await this.openOutgoingConversation(trx, integration, contact, record.at);
+      const { source, lead, isNewLead, isNewCustomer } = opened;
+      await this.recordOutgoing(trx, { integration, source, lead, userId: null, isNewLead, isNewCustomer }, [record]);
+      return { duplicate: false };
+    });
+  }
+
+  /**
    * The conversation an employee's first message to a contact goes to (write first): the contact's
    * profile, customer and channel are found or created, and the lead follows the same rule as an
-   * incoming message (decisions.md §5: the latest lead when open or ignored, else a new inbox lead).
+   * incoming message (docs/api/leads.md: the latest lead when open or ignored, else a new inbox lead).
    * Records `customer.created` / `lead.created` for what it creates, in the caller's transaction;
    * the message itself is stored by {@link recordOutgoing}.
    */
@@ -299,7 +331,8 @@ export class IngestService {
     const ch = incoming.channel;
     const found = await repo.findSource(trx, integration.id, ch.type, ch.externalId);
     if (found) {
-      if (ch.expiresAt !== undefined && ch.expiresAt !== found.expires_at) {
+      // The deadline only moves forward: a late redelivery of an older message keeps the newer one.
+      if (ch.expiresAt !== undefined && ch.expiresAt !== null && (found.expires_at === null || ch.expiresAt > found.expires_at)) {
         return trx.updateTable('sources').set({ expires_at: ch.expiresAt }).where('id', '=', found.id).returningAll().executeTakeFirstOrThrow();
       }
       return found;
@@ -324,6 +357,29 @@ export class IngestService {
 }
 
 /** Adapter output is still input: refuse what the integration type cannot carry, and absurd sizes. */
+/**
+ * The message with NUL characters removed from every text in it. Providers do send them (a
+ * customer can type one); PostgreSQL cannot store them in text columns, and a channel's webhook
+ * must not fail, and so have the provider give up on the message, for one invisible character.
+ * Returns the same object when there is none (the common case allocates nothing).
+ */
+export function withoutNul<T>(value: T): T {
+  if (typeof value === 'string') return (value.includes('\u0000') ? value.replace(/\u0000/g, '') : value) as T;
+  if (Array.isArray(value)) {
+    const items = value.map(withoutNul);
+    return (items.some((item, i) => item !== value[i]) ? items : value) as T;
+  }
+  if (value && typeof value === 'object') {
+    let copy: Record<string, unknown> | undefined;
+    for (const [key, item] of Object.entries(value)) {
+      const clean = withoutNul(item);
+      if (clean !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = clean;
+    }
+    return (copy ?? value) as T;
+  }
+  return value;
+}
+
 function validateIncoming(integration: IntegrationRow, incoming: IncomingMessage): void {
   const info = integrationTypeInfo(integration.type);
   if (!info || !info.sourceTypes.includes(incoming.channel.type)) {

@@ -1,7 +1,7 @@
 import type { LeadRow } from '../../db/schema.js';
 
 /**
- * decisions.md §5: an incoming message joins the customer's latest lead on the integration when
+ * docs/api/leads.md: an incoming message joins the customer's latest lead on the integration when
  * that lead is open (inbox or an active status) or in an `ignore` status; otherwise (none, or
  * archived as completed/failed) a new inbox lead is created.
  */

@@ -13,8 +13,8 @@ import * as repo from './customers.repo.js';
 import { changedFields, customerView, normalizeCustomerPatch, type CustomerPatchInput, type CustomerView } from './customers.types.js';
 
 /**
- * Customers (api.md "Customers"): read, edit and refresh. An employee reaches a customer through
- * the leads it sees (decisions.md §2); otherwise, and for other accounts' ids, 404. What an
+ * Customers (docs/api/resources.md "Customer"): read, edit and refresh. An employee reaches a customer through
+ * the leads it sees (docs/api/auth.md); otherwise, and for other accounts' ids, 404. What an
  * employee is shown lists only the profiles on integrations it may use; events carry them all.
  */
 export class CustomersService {

@@ -1,7 +1,7 @@
 import type { CustomerRow, ProfileRow } from '../../db/schema.js';
 import { invalid, type ErrorDetail } from '../errors.js';
 
-/** api.md Profile. */
+/** A customer's profile (docs/api/resources.md "Customer"). */
 export interface ProfileView {
   id: number;
   login: string;
@@ -10,7 +10,7 @@ export interface ProfileView {
   profileUrl: string;
 }
 
-/** api.md Customer, the same on every version; also the `customer` of customer events. */
+/** The Customer (docs/api/resources.md), the same on every version; also the `customer` of customer events. */
 export interface CustomerView {
   id: number;
   login: string;

@@ -6,7 +6,8 @@ import { findAccount } from '../accounts/accounts.repo.js';
 import type { AuthContext, AuthService, TokenPair } from '../auth/auth.service.js';
 import { hashPassword } from '../auth/passwords.js';
 import { sha256 } from '../auth/token-signer.js';
-import { revokeUserRefreshTokens } from '../auth/tokens.repo.js';
+import { endUserSessions } from '../auth/tokens.repo.js';
+import { announceSessionsEnded } from '../auth/sessions-signal.js';
 import type { Deps } from '../context.js';
 import { AppError, conflict, invalid, notFound, unauthorized, type ErrorDetail } from '../errors.js';
 import { parseIdList, requireOwner } from '../policy/policy.js';
@@ -33,7 +34,7 @@ import { invitationLink, invitationMail } from './invitation-mail.js';
 const INVALID_INVITATION = 'Invalid, used or expired invitation';
 
 /**
- * Employees of an account (api.md "Employees", decisions.md §2): listing, inviting, integration
+ * Employees of an account (docs/api/resources.md "Employee (manager)", docs/api/auth.md): listing, inviting, integration
  * access (`sources`), lead access (`allowAllDeals`, `allowedUsers`), removal, and the acceptance of
  * invitations. Reads are open to every employee; changes are the owner's.
  */
@@ -187,11 +188,11 @@ export class EmployeesService {
       }
       // The row goes below, which alone makes its tokens fail; revoking first keeps that true even
       // if removal ever becomes a soft delete.
-      await updateUser(trx, auth.accountId, id, { tokens_valid_after: Math.ceil(now / 1000) });
-      await revokeUserRefreshTokens(trx, id, now);
+      await endUserSessions(trx, auth.accountId, id, now);
       await forgetAllowedUser(trx, auth.accountId, id);
       await deleteUser(trx, auth.accountId, id);
     });
+    announceSessionsEnded(auth.accountId, id);
   }
 
   /** `POST /auth/invitation`: confirms the invited employee once, with its name and password; answers like login. */
@@ -230,7 +231,7 @@ export class EmployeesService {
 }
 
 /**
- * api.md: an empty array gives every integration; a single record with saId null gives none.
+ * docs/api/resources.md: an empty array gives every integration; a single record with saId null gives none.
  * Repeated saIds collapse into one; saId null next to real integrations is contradictory (400).
  */
 function normalizeSources(sources: SourceInput[]): SourceInput[] {

@@ -9,7 +9,7 @@ export interface SourceInput {
 
 export interface NewEmployeeInput {
   login: string;
-  /** Empty or absent: all integrations; one record with saId null: none (api.md). */
+  /** Empty or absent: all integrations; one record with saId null: none (docs/api/resources.md). */
   sources?: SourceInput[];
   allowAllDeals?: boolean;
 }

@@ -15,7 +15,7 @@ import type { StoredFile, Upload, UploadPart } from './files.types.js';
 import { FILE_ID, fileRefOf, filePath, uploadTypeOf } from './media.js';
 import { checkDeclaredMime, extensionOf, isForbiddenMime, mimeEssence, SNIFF_BYTES } from './sniff.js';
 
-/** Form fields of an upload besides the file; others are ignored (decisions.md §3). */
+/** Form fields of an upload besides the file; others are ignored (docs/api/errors.md). */
 const TARGET_FIELDS = new Set(['source', 'said', 'saId']);
 const MAX_NAME = 255;
 
@@ -27,7 +27,7 @@ class SourceStreamError extends Error {
 }
 
 /**
- * Uploaded files (decisions.md §6): storing a stream under the size limit with its type checked
+ * Uploaded files (docs/api/messaging.md): storing a stream under the size limit with its type checked
  * against its bytes, the upload form's rules (exactly one of `source` or `said`, in the caller's
  * reach), the media objects that name a file and their way back to it, and the public download.
  * Upload is not a send: it keeps working for an expired account (only sends answer 402).
@@ -35,7 +35,7 @@ class SourceStreamError extends Error {
 export class FilesService {
   constructor(
     private readonly deps: Deps,
-    private readonly storage: FileStorage,
+    readonly storage: FileStorage,
   ) {}
 
   private get db() {

@@ -22,10 +22,10 @@ export interface StoredFile {
   createdAt: number;
 }
 
-/** `photo` for images, `doc` for everything else (api.md upload answer). */
+/** `photo` for images, `doc` for everything else (the upload answer, docs/api/messaging.md "Upload"). */
 export type UploadType = 'photo' | 'doc';
 
-/** api.md "Uploaded media object", one shape per group of integration types. */
+/** docs/api/resources.md "Uploaded media object", one shape per group of integration types. */
 export type MediaObject =
   | { id: number; url: string }
   | { type: string; filename: string; src: string }

@@ -34,7 +34,7 @@ function urlName(name: string): string {
 }
 
 /**
- * The media object of an integration type's upload shape (api.md table). `url` is the URL to put
+ * The media object of an integration type's upload shape (docs/api/resources.md, Uploaded media object). `url` is the URL to put
  * in it (the file's public URL, made absolute by the caller when it knows how).
  */
 export function mediaObject(file: StoredFile, shape: UploadShape, url: string): MediaObject {

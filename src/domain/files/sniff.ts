@@ -1,5 +1,5 @@
 /**
- * Media types of uploads (decisions.md §6): the type a client declares is checked against the
+ * Media types of uploads (docs/api/messaging.md): the type a client declares is checked against the
  * file's leading bytes. A declared type we know a signature for must show that signature; types
  * with no signature (text/plain, text/csv, application/json...) are taken as declared; types a
  * browser could run as script when the file is served are refused outright.

@@ -48,3 +48,21 @@ export async function deleteIntegrationRow(db: Executor, accountId: number, id: 
   await db.deleteFrom('integrations').where('id', '=', id).where('account_id', '=', accountId).execute();
 }
 
+
+/** A live integration by id whatever its account: provider webhooks name the integration in their URL. */
+export function findLiveIntegrationById(db: Executor, id: number): Promise<IntegrationRow | undefined> {
+  return db.selectFrom('integrations').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+}
+
+/** A live integration of the account by type and provider id (a WhatsApp phone number id). */
+export function findLiveIntegrationByExternalId(db: Executor, accountId: number, type: string, externalId: string): Promise<IntegrationRow | undefined> {
+  return db
+    .selectFrom('integrations')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('type', '=', type)
+    .where('external_id', '=', externalId)
+    .where('deleted_at', 'is', null)
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
+}

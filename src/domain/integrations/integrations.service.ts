@@ -1,7 +1,8 @@
 import type { IntegrationRow } from '../../db/schema.js';
 import type { ChannelIntegration, ConnectResult } from '../../channels/channel.js';
 import { ChannelRejectedError } from '../../channels/channel.js';
-import { INTEGRATION_TYPES, isIntegrationType } from '../../channels/integration-types.js';
+import { canonicalIntegrationType, INTEGRATION_TYPES, isIntegrationType } from '../../channels/integration-types.js';
+import { isBridgeType } from '../../channels/bridge/bridge-types.js';
 import type { ChannelRegistry } from '../../channels/registry.js';
 import { recordEvent } from '../../events/outbox.js';
 import type { AuthContext } from '../auth/auth.service.js';
@@ -27,7 +28,7 @@ import {
 const MAX_SETTINGS_BYTES = 16 * 1024;
 
 /**
- * Integrations of an account (decisions.md §8): listing within an employee's reach, connecting and
+ * Integrations of an account (docs/api/integrations.md): listing within an employee's reach, connecting and
  * disconnecting (owner only), and the user mappings of integrations linked to business systems.
  * Credentials are sealed with {@link CredentialsCipher} before they reach the database and opened
  * only to build the {@link ChannelIntegration} an adapter receives.
@@ -67,8 +68,9 @@ export class IntegrationsService {
    * register it with the provider), so the row exists first as a hidden draft (deleted_at set) and
    * becomes visible, with its `integration.created` event, in one transaction after the check.
    */
-  async connect(auth: AuthContext, input: ConnectInput): Promise<IntegrationRow> {
+  async connect(auth: AuthContext, given: ConnectInput): Promise<IntegrationRow> {
     requireOwner(auth);
+    const input = { ...given, type: canonicalIntegrationType(given.type) };
     const credentials = checkConnectInput(input);
     const settings = input.settings ?? {};
     const now = this.deps.clock.now();
@@ -82,8 +84,12 @@ export class IntegrationsService {
     };
     const adapter = this.channels.get(input.type);
     if (!adapter?.connect) {
+      // An integration that cannot carry messages never says `active`: a type no channel serves
+      // in this installation is refused (docs/api/integrations.md), not recorded as connected.
+      if (!isBridgeType(input.type)) throw invalid(`Integration type ${input.type} is not available in this installation`);
       return this.db.transaction().execute(async (trx) => {
-        const row = await repo.insertIntegration(trx, { ...base, status: 'active' });
+        // A bridge-served account carries nothing until its bridge has logged in.
+        const row = await repo.insertIntegration(trx, { ...base, status: 'connecting' });
         await this.recordChange(trx, row, 'integration.created', now);
         return row;
       });

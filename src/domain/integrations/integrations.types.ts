@@ -8,11 +8,14 @@ export interface ConnectInput {
   settings?: Record<string, unknown>;
 }
 
-/** Statuses an integration row holds. api.md names `active` and `auth failure`. */
-export type IntegrationStatus = 'active' | 'auth failure';
+/**
+ * Statuses an integration row holds (docs/api/integrations.md): `active`, `auth failure`, and
+ * `connecting` for a bridge-served integration whose bridge is not logged in and connected.
+ */
+export type IntegrationStatus = 'active' | 'auth failure' | 'connecting';
 
 /**
- * api.md Integration, the same on every version (decisions.md §10 lists no difference). Used for
+ * The Integration (docs/api/resources.md), the same on every version (docs/api/versions.md lists no difference). Used for
  * responses and for event payloads; credentials and settings are never part of it.
  */
 export interface IntegrationView {
@@ -40,7 +43,7 @@ export function integrationView(row: IntegrationRow): IntegrationView {
 }
 
 /**
- * api.md user mapping object: external user id -> employee id; `default` -> the employee that gets
+ * The user mapping object (docs/api/integrations.md): external user id -> employee id; `default` -> the employee that gets
  * what maps to no one (the owner unless a mapping says otherwise).
  */
 export type UserMapping = Record<string, number>;
@@ -51,7 +54,7 @@ export function parseSettings(json: string): Record<string, unknown> {
 }
 
 /**
- * The external business systems (api.md: "a CRM and a warehouse system") an integration is linked
+ * The external business systems (a CRM and a warehouse system, docs/api/integrations.md) an integration is linked
  * to, declared at connection as `settings.businessSystems`. User mappings exist only for those.
  */
 export function businessSystemsOf(row: Pick<IntegrationRow, 'settings'>): string[] {

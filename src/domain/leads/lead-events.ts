@@ -4,7 +4,7 @@ import { recordEvent } from '../../events/outbox.js';
 import { presentLead } from './lead-presenter.js';
 
 /**
- * The events of one change to a lead (decisions.md §7), from the one place every change goes
+ * The events of one change to a lead (docs/api/webhooks.md), from the one place every change goes
  * through: `lead.changed` with the names of the changed fields, and, when the status changed,
  * `lead.changed.status` too (subscribers of either see the move). Nothing when nothing changed.
  */

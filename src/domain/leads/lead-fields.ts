@@ -7,7 +7,7 @@ import type { CustomFieldValue, LeadFieldsInput, LeadItem } from './leads.types.
 /**
  * The editable fields of a lead: checks that do not need the database, and the column values
  * they become. `customFields` and `items` are stored as JSON text; `customFields` is answered as
- * that text (api.md: "string when read; object when written").
+ * that text (docs/api/resources.md: a string when read, an object when written).
  */
 
 export const FIELD_LIMITS = {

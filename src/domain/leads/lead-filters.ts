@@ -1,3 +1,4 @@
+import { canonicalIntegrationType } from '../../channels/integration-types.js';
 import { invalid } from '../errors.js';
 import {
   SOURCE_KINDS,
@@ -13,7 +14,7 @@ import {
 } from './leads.types.js';
 
 /**
- * Lead list parameters (api.md "Leads", decisions.md §5 and §11): from a parsed query string to
+ * Lead list parameters (docs/api/leads.md, docs/api/errors.md): from a parsed query string to
  * filters and a page. Repeated parameters arrive in three forms that real clients use, alone or
  * mixed: `a=1&a=2` (the parser gives an array), `a=1,2`, and `a[]=1&a[]=2` (key `a[]`).
  */
@@ -96,7 +97,7 @@ export function parseLeadFilters(query: RawQuery, opts: Omit<ParseOptions, 'clam
   const assign = <K extends keyof LeadFilters>(key: K, value: LeadFilters[K] | undefined) => {
     if (value !== undefined) filters[key] = value;
   };
-  assign('types', values(query, 'types'));
+  assign('types', values(query, 'types')?.map(canonicalIntegrationType));
   assign('sa', ids(query, 'sa'));
   assign('tags', values(query, 'tags'));
   assign('users', ids(query, 'users'));
@@ -117,6 +118,8 @@ export function parseLeadFilters(query: RawQuery, opts: Omit<ParseOptions, 'clam
     }
     assign('lastMessageFrom', integer(query, 'lastMessageFrom'));
     assign('lastMessageTo', integer(query, 'lastMessageTo'));
+    assign('createdFrom', integer(query, 'createdFrom'));
+    assign('createdTo', integer(query, 'createdTo'));
     if (query.ignore !== undefined) {
       if (typeof query.ignore !== 'boolean') throw bad('ignore', 'must be boolean');
       filters.ignore = query.ignore;
@@ -145,7 +148,7 @@ export function parsePage(query: RawQuery, clampLimit: boolean): LeadPage {
   return { offset, limit };
 }
 
-/** The status types a list covers (decisions.md §5). */
+/** The status types a list covers (docs/api/leads.md). */
 export function statusTypesOf(list: LeadList, filters: LeadFilters): StatusTypeSet {
   switch (list) {
     case 'inbox':

@@ -1,10 +1,10 @@
 import type { LeadRow } from '../../db/schema.js';
 
-/** ISO 8601 UTC with milliseconds (decisions.md §4). */
+/** ISO 8601 UTC with milliseconds (docs/api/resources.md). */
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
- * The single-lead shape of api.md (GET /leads/<id>), also the `lead` of lead events. List items
+ * The single-lead shape (GET /leads/<id>, docs/api/resources.md "Lead"), also the `lead` of lead events. List items
  * are built by the leads area from the same row plus its joins.
  */
 export function presentLead(lead: LeadRow) {

@@ -62,6 +62,8 @@ export function leadConditions(scope: Scope, types: StatusTypeSet, f: LeadFilter
   }
   if (f.lastMessageFrom !== undefined) parts.push(sql`${col('last_message_at')} >= ${f.lastMessageFrom}`);
   if (f.lastMessageTo !== undefined) parts.push(sql`${col('last_message_at')} <= ${f.lastMessageTo}`);
+  if (f.createdFrom !== undefined) parts.push(sql`${col('created_at')} >= ${f.createdFrom}`);
+  if (f.createdTo !== undefined) parts.push(sql`${col('created_at')} <= ${f.createdTo}`);
   return sql<SqlBool>`(${sql.join(parts, sql` and `)})`;
 }
 
@@ -319,6 +321,19 @@ export async function markMessagesRead(db: Executor, leadId: number, sources?: R
     query = query.where(sql<SqlBool>`(${sql.join(pairs, sql` or `)})`);
   }
   await query.execute();
+}
+
+/** Marks the lead's latest incoming message unread again (nothing when it has none). */
+export async function markLastIncomingUnread(db: Executor, leadId: number): Promise<void> {
+  const last = await db
+    .selectFrom('messages')
+    .select('id')
+    .where('lead_id', '=', leadId)
+    .where('incoming', '=', 1)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (last) await db.updateTable('messages').set({ unread: 1 }).where('id', '=', last.id).execute();
 }
 
 export async function countUnread(db: Executor, leadId: number): Promise<number> {

@@ -18,6 +18,7 @@ import { changedLeadFields, leadFieldColumns } from './lead-fields.js';
 import { recordLeadChange } from './lead-events.js';
 import { presentLead } from './lead-presenter.js';
 import * as repo from './leads.repo.js';
+import { breakdown } from './lead-statistics.repo.js';
 import { LeadReadCache, queryKey } from './read-cache.js';
 import type {
   AcceptInput,
@@ -25,6 +26,7 @@ import type {
   LeadFieldsInput,
   LeadFilters,
   LeadList,
+  LeadListEntry,
   LeadListResult,
   LeadQuery,
   LeadStatistics,
@@ -36,7 +38,7 @@ const TAG_MAX = 100;
 const DAY_MS = 86_400_000;
 
 /**
- * Leads (api.md "Leads", decisions.md §5): lists and funnel, one lead, edits, read, accept, tags,
+ * Leads (docs/api/leads.md): lists and funnel, one lead, edits, read, accept, tags,
  * creation and statistics. Every read and write goes through the caller's visibility (policy.ts);
  * a lead the caller may not see is "not found". Each change records its events in its own
  * transaction, from one place (`recordLeadChange`). List pages and totals go through the read cache
@@ -64,6 +66,20 @@ export class LeadsService {
       ]);
       return { entries, total };
     });
+  }
+
+  /**
+   * Every lead of a list's filters the caller may see, in list order, a page at a time: the CSV
+   * export (docs/api/data-ownership.md). Each page is its own query, so the export streams.
+   */
+  async *pages(auth: AuthContext, list: LeadList, filters: LeadQuery['filters'], size = 500): AsyncGenerator<LeadListEntry[]> {
+    const scope = await scopeOf(this.db, auth);
+    const where = repo.leadConditions(scope, statusTypesOf(list, filters), filters);
+    for (let offset = 0; ; offset += size) {
+      const entries = await repo.listEntries(this.db, where, { offset, limit: size });
+      if (entries.length) yield entries;
+      if (entries.length < size) return;
+    }
   }
 
   /**
@@ -95,15 +111,21 @@ export class LeadsService {
    * Counts per list and per status over every status type; new leads per day and the median
    * response time over the `all` list (ignore-status leads only with `ignore=true`).
    */
-  async statistics(auth: AuthContext, filters: LeadFilters): Promise<LeadStatistics> {
+  /**
+   * `breakdowns`: also per employee and per channel type. They read the response time of every
+   * matching lead (for the medians), so list counts leave them out.
+   */
+  async statistics(auth: AuthContext, filters: LeadFilters, opts: { breakdowns?: boolean } = {}): Promise<LeadStatistics> {
     const scope = await scopeOf(this.db, auth);
     const everything = repo.leadConditions(scope, 'any', filters);
     const allList = repo.leadConditions(scope, statusTypesOf('all', filters), filters);
-    const [groups, statuses, days, responseTime] = await Promise.all([
+    const [groups, statuses, days, responseTime, employees, channels] = await Promise.all([
       repo.countByStatus(this.db, everything),
       listStatuses(this.db, auth.accountId),
       repo.newLeadsPerDay(this.db, allList),
       repo.responseTimeMedian(this.db, allList),
+      opts.breakdowns ? breakdown(this.db, allList, 'employee') : undefined,
+      opts.breakdowns ? breakdown(this.db, allList, 'channel') : undefined,
     ]);
     const byType = (types: string[]) => groups.filter((g) => types.includes(g.status_type)).reduce((n, g) => n + g.n, 0);
     return {
@@ -120,6 +142,12 @@ export class LeadsService {
       })),
       newLeads: days.map((d) => ({ date: new Date(d.day * DAY_MS).toISOString().slice(0, 10), count: d.n })),
       responseTime,
+      ...(employees && channels
+        ? {
+            employees: employees.map(({ key, ...rest }) => ({ userId: key === null ? null : Number(key), ...rest })),
+            channels: channels.map(({ key, ...rest }) => ({ type: String(key), ...rest })),
+          }
+        : {}),
     };
   }
 
@@ -164,6 +192,17 @@ export class LeadsService {
   async markRead(auth: AuthContext, id: number, sources: ReadSource[] | undefined): Promise<LeadRow> {
     return this.change(auth, id, async (trx, lead) => {
       await repo.markMessagesRead(trx, lead.id, sources?.length ? sources : undefined);
+      return { unread_count: await repo.countUnread(trx, lead.id) };
+    });
+  }
+
+  /**
+   * Marks the lead unread again, as a reminder to come back to it: its latest incoming message
+   * becomes unread. A lead without incoming messages stays as it is.
+   */
+  async markUnread(auth: AuthContext, id: number): Promise<LeadRow> {
+    return this.change(auth, id, async (trx, lead) => {
+      await repo.markLastIncomingUnread(trx, lead.id);
       return { unread_count: await repo.countUnread(trx, lead.id) };
     });
   }

@@ -2,7 +2,7 @@ import type { Attachment } from '../../channels/channel.js';
 import type { LeadRow, LeadStatusType, StatusRow } from '../../db/schema.js';
 import type { TagRow } from '../tags/tags.types.js';
 
-/** The lead lists of decisions.md §5, plus `leads` (`GET /v1.3/leads`) and the funnel. */
+/** The lead lists of docs/api/leads.md, plus `leads` (`GET /v1.3/leads`) and the funnel. */
 export type LeadList = 'inbox' | 'active' | 'completed' | 'all' | 'leads';
 
 /** `unread` filter (v1.3): unread / read by `read`; unanswered / answered by who wrote last. */
@@ -32,6 +32,9 @@ export interface LeadFilters {
   unread?: UnreadFilter;
   lastMessageFrom?: number;
   lastMessageTo?: number;
+  /** Created at or after / at or before (Unix ms). */
+  createdFrom?: number;
+  createdTo?: number;
   ignore?: boolean;
   ids?: number[];
 }
@@ -88,6 +91,9 @@ export interface LeadStatistics {
   /** UTC day (YYYY-MM-DD) of creation, ascending; days without new leads are left out. */
   newLeads: Array<{ date: string; count: number }>;
   responseTime: { median: number | null; count: number };
+  /** Per responsible employee (userId null: unassigned) and per channel type, most leads first; only when asked for. */
+  employees?: Array<{ userId: number | null; count: number; responseTime: { median: number | null; count: number } }>;
+  channels?: Array<{ type: string; count: number; responseTime: { median: number | null; count: number } }>;
 }
 
 /** `customFields` values: a string or number, or `{value, title}`. */

@@ -158,7 +158,7 @@ export async function historyPage(
 function pageQuery(db: Executor, leadId: number, sourceId: number, before: number | undefined, limit: number) {
   let query = db
     .selectFrom('messages')
-    .select(['id', 'created_at', 'incoming', 'text', 'url', 'attachments', 'reply_to', 'preview', 'user_id', 'custom_id', 'profile_id'])
+    .select(['id', 'created_at', 'incoming', 'text', 'url', 'attachments', 'reply_to', 'preview', 'user_id', 'custom_id', 'profile_id', 'delivery_status', 'delivery_error'])
     .where('lead_id', '=', leadId)
     .where('source_id', '=', sourceId);
   if (before !== undefined) query = query.where('id', '<', before);

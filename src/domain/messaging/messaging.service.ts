@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import type { IntegrationRow, LeadRow, MessageRow, SourceRow } from '../../db/schema.js';
 import type { Attachment, OutgoingMessage, SendResult } from '../../channels/channel.js';
 import { integrationTypeInfo } from '../../channels/integration-types.js';
@@ -13,7 +14,7 @@ import { uploadTypeOf } from '../files/media.js';
 import { channelAppError } from '../integrations/channel-errors.js';
 import { findIntegration } from '../integrations/integrations.repo.js';
 import type { IntegrationsService } from '../integrations/integrations.service.js';
-import { canUseIntegration, scopeOf, visibleLead } from '../policy/policy.js';
+import { canUseIntegration, requireScope, scopeOf, visibleLead } from '../policy/policy.js';
 import { findUser } from '../users/users.repo.js';
 import * as repo from './messaging.repo.js';
 import {
@@ -30,6 +31,8 @@ import {
 } from './messaging.types.js';
 import { outgoingRecords, parseId, requireId, withTimeout, type OutgoingContent } from './outgoing.js';
 import { WriteFirst } from './write-first.js';
+import { SendKeys } from './send-keys.js';
+import { releaseSendKey } from './send-keys.repo.js';
 
 export interface MessagingParts {
   accounts: AccountsService;
@@ -43,7 +46,7 @@ export interface MessagingParts {
 type ChannelRef = { externalId: string; type: string; token: string | null };
 
 /**
- * The messaging API (api.md "Sending messages", "Message history"; decisions.md §6): a lead's
+ * The messaging API (docs/api/messaging.md "Sending", "Message history"; docs/api/messaging.md): a lead's
  * channels and their history, sending (synchronous, with a timeout, stored only once the channel
  * accepted), writing first, and contact checks. Every operation applies the access policy.
  */
@@ -51,12 +54,14 @@ export class MessagingService {
   /** Sends under way by idempotency key: a concurrent repeat waits for the first instead of sending twice. */
   private readonly inFlight = new Map<string, Promise<unknown>>();
   private readonly writeFirst: WriteFirst;
+  private readonly sendKeys: SendKeys;
 
   constructor(
     private readonly deps: Deps,
     private readonly parts: MessagingParts,
   ) {
     this.writeFirst = new WriteFirst(deps, parts.ingest);
+    this.sendKeys = new SendKeys(deps);
   }
 
   private get db() {
@@ -120,28 +125,43 @@ export class MessagingService {
 
     return this.once(customId === null ? undefined : `send:${lead.id}:${customId}`, async () => {
       if (customId !== null) {
-        const done = await repo.messagesByCustomId(this.db, lead.id, customId);
-        if (done.length) return this.presentStored(done, integration);
+        const stored = async () => {
+          const done = await repo.messagesByCustomId(this.db, lead.id, customId);
+          return done.length ? this.presentStored(done, integration) : undefined;
+        };
+        const done = await this.sendKeys.claimOrStored(lead.id, customId, stored);
+        if (done) return done;
       }
-      await this.requireActiveAccount(auth.accountId);
-      const message: OutgoingMessage = {
-        ...(content.text ? { text: content.text } : {}),
-        ...(file ? { attachment: file.outgoing } : {}),
-        ...(input.template ? { template: templateMessage(input.template) } : {}),
-        ...(replyTo?.external_id ? { replyToExternalId: replyTo.external_id } : {}),
-      };
-      const channel = { externalId: source.external_id, type: source.type, token: source.token };
-      const sent = await this.deliver(integration, channel, message);
-      const records = outgoingRecords(content, sent.externalIds, { replyTo, customId, at: this.deps.clock.now(), texts: sent.texts });
-      return this.db.transaction().execute(async (trx) => {
-        const current = await repo.lockLead(trx, this.deps.db.dialect, lead.id);
-        return this.parts.ingest.recordOutgoing(trx, { integration, source, lead: current, userId }, records);
-      });
+      try {
+        await this.requireActiveAccount(auth.accountId);
+        const late = this.requireOpenWindow(integration, source, !!input.template);
+        const message: OutgoingMessage = {
+          ...(content.text ? { text: content.text } : {}),
+          ...(file ? { attachment: file.outgoing } : {}),
+          ...(input.template ? { template: templateMessage(input.template) } : {}),
+          ...(replyTo?.external_id ? { replyToExternalId: replyTo.external_id } : {}),
+          sendId: customId === null ? crypto.randomUUID() : `lead:${lead.id}:custom:${customId}`,
+          ...(customId !== null ? { customId } : {}),
+          ...(late ? { late } : {}),
+        };
+        const channel = { externalId: source.external_id, type: source.type, token: source.token };
+        const sent = await this.deliver(integration, channel, message);
+        const records = outgoingRecords(content, sent.externalIds, { replyTo, customId, at: this.deps.clock.now(), texts: sent.texts });
+        return await this.db.transaction().execute(async (trx) => {
+          const current = await repo.lockLead(trx, this.deps.db.dialect, lead.id);
+          const out = await this.parts.ingest.recordOutgoing(trx, { integration, source, lead: current, userId }, records);
+          if (customId !== null) await releaseSendKey(trx, lead.id, customId);
+          return out;
+        });
+      } catch (err) {
+        if (customId !== null) await this.sendKeys.release(lead.id, customId).catch(() => {});
+        throw err;
+      }
     });
   }
 
   /**
-   * Writes first to a contact (decisions.md §6): only integration types that may, within their
+   * Writes first to a contact (docs/api/messaging.md): only integration types that may, within their
    * daily limit of new contacts. Finds or creates the customer, profile, channel and lead.
    */
   async post(auth: AuthContext, input: PostInput): Promise<PostedMessage[]> {
@@ -158,28 +178,37 @@ export class MessagingService {
     if (!destination) throw invalid('destination is empty', [{ path: 'body.destination', message: 'is required' }]);
     const file = await this.resolveAttachment(auth.accountId, input.message?.attachment);
     if (file) content.attachment = file.attachment;
-    const message: OutgoingMessage = { ...(content.text ? { text: content.text } : {}), ...(file ? { attachment: file.outgoing } : {}) };
     const customId = input.customId || null;
+    const message: OutgoingMessage = {
+      ...(content.text ? { text: content.text } : {}),
+      ...(file ? { attachment: file.outgoing } : {}),
+      sendId: customId === null ? crypto.randomUUID() : `post:${integration.id}:${destination}:custom:${customId}`,
+    };
 
     return this.once(customId === null ? undefined : `post:${integration.id}:${destination}:${customId}`, async () => {
       const known = await this.writeFirst.knownContact(integration, destination);
-      if (customId !== null && known.lead) {
-        const done = await repo.messagesByCustomId(this.db, known.lead.id, customId);
-        if (done.length) return (await this.presentStored(done, integration)).map((m) => ({ ...m, leadId: known.lead!.id }));
-      }
       await this.requireActiveAccount(auth.accountId);
       this.adapterFor(integration);
+      // The customId is claimed by a unique constraint: a repeat, even on another process, sends nothing.
+      let claimId: number | undefined;
+      if (customId !== null) {
+        const claim = await this.writeFirst.claim(integration, destination, customId);
+        if (!('claimId' in claim)) return (await this.presentStored(claim.messages, integration)).map((m) => ({ ...m, leadId: claim.leadId }));
+        claimId = claim.claimId;
+      }
       const channel = { externalId: known.channelExternalId, type: 'message', token: known.channelToken };
-      const reservation = await this.writeFirst.reserve(integration, destination, limit);
+      let reservation: number | undefined;
       let sent: SendResult;
       try {
+        reservation = await this.writeFirst.reserve(integration, destination, limit);
         sent = await this.deliver(integration, channel, message);
       } catch (err) {
         await this.writeFirst.release(reservation);
+        await this.writeFirst.releaseClaim(claimId);
         throw err;
       }
       const records = outgoingRecords(content, sent.externalIds, { replyTo: undefined, customId, at: this.deps.clock.now(), texts: sent.texts });
-      return this.writeFirst.store(integration, { socialId: destination, channelExternalId: channel.externalId }, auth.userId, records);
+      return this.writeFirst.store(integration, { socialId: destination, channelExternalId: channel.externalId }, auth.userId, records, claimId);
     });
   }
 
@@ -221,6 +250,8 @@ export class MessagingService {
     const userId = requireId(input, 'body.userId');
     if (userId === auth.userId) return userId;
     if (auth.role !== 'owner') throw forbidden('A manager may send only as itself');
+    // Speaking for another employee is an owner's power: an app needs the owner's `admin` consent.
+    requireScope(auth, 'admin');
     const user = await findUser(this.db, auth.accountId, userId);
     if (!user || !user.confirmed) {
       throw invalid('userId is not a confirmed employee of this account', [{ path: 'body.userId', message: 'is not a confirmed employee' }]);
@@ -281,6 +312,27 @@ export class MessagingService {
     };
   }
 
+  /**
+   * A channel with an answer deadline (`expires`: WhatsApp's 24-hour customer-service window) takes
+   * free-form messages only before it; templates always go. Refused here, without the provider.
+   * Answers true when the message goes after the deadline within the channel's late allowance.
+   */
+  private requireOpenWindow(integration: IntegrationRow, source: SourceRow, isTemplate: boolean): boolean {
+    const now = this.deps.clock.now();
+    if (isTemplate || source.expires_at === null || source.expires_at > now) return false;
+    // Some channels allow late answers for a while after the deadline (Messenger's HUMAN_AGENT tag).
+    const late = this.parts.channels.get(integration.type)?.lateReply?.(this.parts.integrations.channelIntegration(integration));
+    if (late) {
+      if (source.expires_at + late.withinMs > now) return true;
+      throw cannotSend(late.closedReason);
+    }
+    throw cannotSend(
+      integrationTypeInfo(integration.type)?.templates
+        ? 'outside the 24-hour window: send a template'
+        : 'The time to answer on this channel has passed',
+    );
+  }
+
   private async requireActiveAccount(accountId: number): Promise<void> {
     if ((await this.parts.accounts.status(accountId)) === 'expired') throw accountExpired();
   }
@@ -328,7 +380,7 @@ export class MessagingService {
 
 const cannotSend = (message: string) => new AppError(422, 'channel_rejected', message);
 
-/** The template as the channel gets it: api.md's default language policy filled in. */
+/** The template as the channel gets it: the default language policy filled in (docs/api/messaging.md "Sending"). */
 function templateMessage(template: TemplateInput): Record<string, unknown> {
   return { ...template, language: { ...template.language, policy: template.language.policy ?? 'deterministic' } };
 }

@@ -1,6 +1,6 @@
 import type { HistoryMessage } from '../conversations/history-message.js';
 
-/** Inputs and results of the messaging API (api.md "Sending messages", "Message history"). */
+/** Inputs and results of the messaging API (docs/api/messaging.md "Sending", "Message history"). */
 
 /** An id as clients send it: a number or a numeric string. */
 export type IdInput = number | string;

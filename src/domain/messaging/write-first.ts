@@ -1,9 +1,10 @@
-import type { IntegrationRow, LeadRow } from '../../db/schema.js';
+import type { IntegrationRow, LeadRow, MessageRow } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { Deps } from '../context.js';
 import type { IngestService, OutgoingRecord } from '../conversations/ingest.service.js';
-import { rateLimited } from '../errors.js';
+import { conflict, rateLimited } from '../errors.js';
 import * as repo from './messaging.repo.js';
+import * as claims from './write-first.repo.js';
 import { findProfileBySocialId, latestLead } from '../conversations/conversations.repo.js';
 import type { PostedMessage } from './messaging.types.js';
 import { secondsToUtcMidnight, utcDay } from './outgoing.js';
@@ -66,6 +67,41 @@ export class WriteFirst {
     });
   }
 
+  /**
+   * Claims a customId for (integration, destination) by a unique constraint, so that it holds
+   * across processes: the id of the claim, or the stored messages of the first call with that
+   * customId (with their lead). A claim whose first call is still under way: 409 `in_progress`.
+   */
+  async claim(
+    integration: IntegrationRow,
+    destination: string,
+    customId: string,
+  ): Promise<{ claimId: number } | { leadId: number; messages: MessageRow[] }> {
+    try {
+      const claimId = await claims.insertPostClaim(this.db, {
+        accountId: integration.account_id,
+        integrationId: integration.id,
+        destination,
+        customId,
+        now: this.deps.clock.now(),
+      });
+      return { claimId };
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+    }
+    const found = await claims.findPostClaim(this.db, integration.id, destination, customId);
+    if (!found || found.state !== 'done' || found.lead_id === null) {
+      throw conflict('A post with this customId is under way; repeat it when it has been answered', 'in_progress');
+    }
+    const ids = JSON.parse(found.message_ids ?? '[]') as number[];
+    return { leadId: found.lead_id, messages: await claims.messagesByIds(this.db, ids) };
+  }
+
+  /** The channel did not take the post: its customId may be used again. */
+  async releaseClaim(claimId: number | undefined): Promise<void> {
+    if (claimId !== undefined) await claims.deletePostClaim(this.db, claimId);
+  }
+
   async release(reservation: number | undefined): Promise<void> {
     if (reservation !== undefined) await repo.deleteWriteFirstContact(this.db, reservation);
   }
@@ -76,6 +112,7 @@ export class WriteFirst {
     contact: { socialId: string; channelExternalId: string },
     userId: number,
     records: OutgoingRecord[],
+    claimId?: number,
   ): Promise<PostedMessage[]> {
     const at = records[0]?.at ?? this.deps.clock.now();
     for (let attempt = 0; ; attempt++) {
@@ -87,6 +124,7 @@ export class WriteFirst {
             { integration, source: conv.source, lead: conv.lead, userId, isNewLead: conv.isNewLead, isNewCustomer: conv.isNewCustomer },
             records,
           );
+          if (claimId !== undefined) await claims.completePostClaim(trx, claimId, conv.lead.id, messages.map((m) => Number(m.messageId)));
           return messages.map((m) => ({ ...m, leadId: conv.lead.id }));
         });
       } catch (err) {

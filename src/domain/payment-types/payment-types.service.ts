@@ -7,7 +7,7 @@ import { lockAccountLists } from '../statuses/account-lock.js';
 import * as repo from './payment-types.repo.js';
 import type { PaymentTypeRow } from './payment-types.types.js';
 
-/** Payment types a lead may carry (api.md). Everyone reads them; the owner changes them. */
+/** Payment types a lead may carry (docs/api/leads.md). Everyone reads them; the owner changes them. */
 export class PaymentTypesService {
   constructor(private readonly deps: Deps) {}
 

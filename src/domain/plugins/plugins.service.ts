@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { PluginRow } from '../../db/schema.js';
-import type { AuthContext, TokenObject } from '../auth/auth.service.js';
+import { generationOf, type AuthContext, type TokenObject } from '../auth/auth.service.js';
 import { sha256, type TokenSigner } from '../auth/token-signer.js';
 import type { Deps } from '../context.js';
 import { forbidden, invalid, notFound, unauthorized } from '../errors.js';
@@ -18,7 +18,7 @@ import {
 const INVALID_PLUGIN = 'Invalid plugin token';
 
 /**
- * Plugins (decisions.md §2, §8): the owner registers a plugin and receives its token once; the
+ * Plugins (docs/api/auth.md, docs/api/integrations.md): the owner registers a plugin and receives its token once; the
  * plugin exchanges that token at `POST /auth/plugin` for short-lived access tokens acting as an
  * employee of the account. Deleting the plugin revokes its token and every access token it got
  * (those carry the plugin id, checked on each request by AuthService.authenticate).
@@ -76,6 +76,7 @@ export class PluginsService {
     if (!user || !user.confirmed) throw unauthorized('Unknown employee for this plugin');
     const issued = await this.signer.sign(user.id, plugin.account_id, 'plugin', this.deps.config.pluginTtl, {
       pluginId: plugin.id,
+      gen: generationOf(user),
     });
     return { accessToken: { token: issued.token, exp: issued.exp } };
   }

@@ -1,4 +1,4 @@
-/** What `POST /plugins` takes (decisions.md §8). */
+/** What `POST /plugins` takes (docs/api/integrations.md). */
 export interface NewPluginInput {
   type: string;
   name?: string;

@@ -3,16 +3,41 @@ import type { Executor } from '../../db/database.js';
 import { prepared } from '../../db/prepared.js';
 import type { CustomerRow, LeadRow } from '../../db/schema.js';
 import type { AuthContext } from '../auth/auth.service.js';
-import { forbidden, notFound } from '../errors.js';
+import { AppError, forbidden, notFound } from '../errors.js';
 
 /**
- * Access rules in one place (decisions.md §2). Every route that reads or changes account data asks
+ * Access rules in one place (docs/api/auth.md). Every route that reads or changes account data asks
  * here: owner-only operations, which integrations an employee reaches, which leads it sees. Ids of
  * other accounts, and leads an employee may not see, are "not found", never "forbidden".
  */
 
 export function requireOwner(auth: AuthContext): void {
   if (auth.role !== 'owner') throw forbidden('Only the account owner may do this');
+  requireScope(auth, 'admin');
+}
+
+/**
+ * OAuth 2 scopes (docs/api/oauth.md): `read` for every GET, `write` for every other request, and
+ * `admin` besides for owner-only operations (grantable only by an owner). A token acts as its
+ * employee, so these only narrow that employee's rights. Other tokens carry no scopes.
+ */
+export const OAUTH_SCOPES = ['read', 'write', 'admin'] as const;
+export type OAuthScope = (typeof OAUTH_SCOPES)[number];
+
+export function requireScope(auth: AuthContext, needed: OAuthScope): void {
+  if (auth.scopes && !auth.scopes.includes(needed)) {
+    throw new AppError(403, 'insufficient_scope', `This token lacks the "${needed}" scope`);
+  }
+}
+
+/** The scope a request needs by its method (the auth hook asks before the handler runs). */
+export function requireScopeForMethod(auth: AuthContext, method: string): void {
+  requireScope(auth, method === 'GET' || method === 'HEAD' ? 'read' : 'write');
+}
+
+/** Operations only a person signed in to Parley may do (not API keys, plugins or OAuth apps): managing credentials. */
+export function requireInteractive(auth: AuthContext): void {
+  if (auth.typ !== 'access') throw forbidden('Only a signed-in session may do this');
 }
 
 /**

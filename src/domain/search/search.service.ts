@@ -18,7 +18,7 @@ export const MAX_QUERY_LENGTH = 200;
  */
 export const MANY_CUSTOMER_MATCHES = 500;
 
-/** Search groups channels as api.md's cursors do: direct messages, and comments of any kind. */
+/** Search groups channels as the search cursors do (docs/api/messaging.md "Search"): direct messages, and comments of any kind. */
 export type SearchGroup = 'message' | 'comment';
 const GROUP_SOURCE_TYPES: Record<SearchGroup, SourceType[]> = {
   message: ['message'],
@@ -49,7 +49,7 @@ export function parseCursor(value: string | number): number {
   return n;
 }
 
-/** Message and customer search within what the caller may see (decisions.md §2). */
+/** Message and customer search within what the caller may see (docs/api/auth.md). */
 export class SearchService {
   private readonly index: SearchIndex;
 

@@ -19,7 +19,7 @@ import {
 } from './statuses.types.js';
 
 /**
- * Lead statuses (api.md "Lead status", decisions.md §5). Everyone in the account reads them; only
+ * Lead statuses (docs/api/resources.md "Payment type, tag, status, template group", docs/api/leads.md). Everyone in the account reads them; only
  * the owner changes them. A status never changes type: deleting it and creating another is the way.
  */
 export class StatusesService {

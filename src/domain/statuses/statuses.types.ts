@@ -2,7 +2,7 @@ import type { StatusRow, StatusType } from '../../db/schema.js';
 
 export type { StatusRow, StatusType };
 
-/** The four status types (api.md "Lead status"), in the order lists show them. */
+/** The four status types (docs/api/resources.md "Payment type, tag, status, template group"), in the order lists show them. */
 export const STATUS_TYPES = ['active', 'completed', 'failed', 'ignore'] as const satisfies readonly StatusType[];
 
 export interface NewStatusInput {
@@ -40,7 +40,7 @@ export const DEFAULT_TYPE_COLORS: Record<StatusType, string> = {
   ignore: '#9ca3af',
 };
 
-/** What a new account starts with: at least one status of every type (decisions.md §5). */
+/** What a new account starts with: at least one status of every type (docs/api/leads.md). */
 export const DEFAULT_STATUSES: ReadonlyArray<{ name: string; type: StatusType; order: number; color: string }> = [
   { name: 'New', type: 'active', order: 1, color: '#3b82f6' },
   { name: 'In progress', type: 'active', order: 2, color: '#f59e0b' },

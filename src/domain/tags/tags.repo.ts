@@ -14,7 +14,7 @@ export async function searchTags(db: Executor, accountId: number, prefix?: strin
 
 /**
  * The account's tag with exactly this value, created when it does not exist yet (tags are created on
- * first use, decisions.md §5). Safe against a concurrent creation of the same tag. Call it inside the
+ * first use, docs/api/leads.md). Safe against a concurrent creation of the same tag. Call it inside the
  * transaction that attaches the tag to a lead.
  */
 export async function ensureTag(trx: Executor, accountId: number, tag: string, now: number): Promise<TagRow> {

@@ -3,7 +3,7 @@ import type { Deps } from '../context.js';
 import * as repo from './tags.repo.js';
 import { compareTags, tagKey, type TagRow } from './tags.types.js';
 
-/** Tags of the account (decisions.md §5). Attaching tags to leads lives with the leads. */
+/** Tags of the account (docs/api/leads.md). Attaching tags to leads lives with the leads. */
 export class TagsService {
   constructor(private readonly deps: Deps) {}
 

@@ -18,13 +18,13 @@ import {
 
 const DUPLICATE = 'This server already exists';
 
-/** What the calling API version decides about webhooks (decisions.md §10). */
+/** What the calling API version decides about webhooks (docs/api/versions.md). */
 export interface WebhookVersionRules {
   version: string;
   webhookLimit: number;
 }
 
-/** Webhook endpoints of an account (decisions.md §7). Owner-only. */
+/** Webhook endpoints of an account (docs/api/webhooks.md). Owner-only. */
 export class WebhooksService {
   constructor(private readonly deps: Deps) {}
 
@@ -137,7 +137,7 @@ export class WebhooksService {
     return view!;
   }
 
-  /** decisions.md §7: http(s) only, no credentials, no private addresses (unless configured). */
+  /** docs/api/webhooks.md: http(s) only, no credentials, no private addresses (unless configured). */
   private async checkUrl(raw: string): Promise<string> {
     const url = raw.trim();
     let parsed: URL;
@@ -175,7 +175,7 @@ function checkEvents(events: string[] | null | undefined): string | null {
   return JSON.stringify([...new Set(events)]);
 }
 
-function newSecret(): string {
+export function newSecret(): string {
   return `whsec_${crypto.randomBytes(24).toString('base64')}`;
 }
 

@@ -1,6 +1,6 @@
 import type { EventType } from '../../events/outbox.js';
 
-/** decisions.md §7 webhook record. */
+/** docs/api/webhooks.md webhook record. */
 export interface WebhookRecord {
   id: number;
   url: string;

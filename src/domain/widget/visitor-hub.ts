@@ -1,8 +1,8 @@
 /**
  * The visitors' open sockets of this process, by widget and visitor: what an employee's reply or
- * typing indicator is pushed to. A visitor with several tabs has several sockets. Per process: with
- * several server processes a visitor connected elsewhere gets the reply when its widget reloads
- * history (on reconnect, or on the next visit); the message is stored either way.
+ * typing indicator is pushed to. A visitor with several tabs has several sockets. Per process; the
+ * pushes come from committed outbox events (visitor-push/), which every process reads, so the
+ * process holding a visitor's socket pushes whatever process stored the reply.
  */
 export class VisitorHub {
   private readonly sockets = new Map<string, Set<(message: string) => void>>();
@@ -21,6 +21,11 @@ export class VisitorHub {
       set.delete(send);
       if (!set.size) this.sockets.delete(key);
     };
+  }
+
+  /** Whether the visitor has an open socket in this process. */
+  has(integrationId: number, visitorId: string): boolean {
+    return this.sockets.has(VisitorHub.keyOf(integrationId, visitorId));
   }
 
   /** Sends to every open socket of the visitor; answers how many there were. */

@@ -95,3 +95,9 @@ export async function historyRows(db: Executor, sourceId: number, before: number
 export async function messageByExternalId(db: Executor, integrationId: number, externalId: string): Promise<MessageRow | undefined> {
   return findMessageByExternalId(db, integrationId, externalId);
 }
+
+/** Messages by id (the replies a batch of committed events names). */
+export async function messagesByIds(db: Executor, ids: number[]): Promise<MessageRow[]> {
+  if (!ids.length) return [];
+  return db.selectFrom('messages').selectAll().where('id', 'in', ids).execute();
+}

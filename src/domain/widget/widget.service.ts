@@ -91,12 +91,12 @@ export class WidgetService {
     private readonly deps: Deps,
     private readonly parts: WidgetParts,
   ) {
-    const { config, clock } = deps;
-    this.newSessionsPerIp = new RateLimiter(config.widgetSessionsPerIp, TEN_MINUTES, clock);
-    this.sessionCallsPerIp = new RateLimiter(config.widgetSessionsPerIp * 10, TEN_MINUTES, clock);
-    this.messagesPerVisitor = new RateLimiter(config.widgetMessagesPerMinute, MINUTE, clock);
-    this.messagesPerIp = new RateLimiter(config.widgetMessagesPerMinute * 3, MINUTE, clock);
-    this.uploadsPerVisitor = new RateLimiter(Math.max(1, Math.ceil(config.widgetMessagesPerMinute / 2)), TEN_MINUTES, clock);
+    const { config } = deps;
+    this.newSessionsPerIp = RateLimiter.for(deps, 'widget-new-sessions', config.widgetSessionsPerIp, TEN_MINUTES);
+    this.sessionCallsPerIp = RateLimiter.for(deps, 'widget-session-calls', config.widgetSessionsPerIp * 10, TEN_MINUTES);
+    this.messagesPerVisitor = RateLimiter.for(deps, 'widget-visitor-messages', config.widgetMessagesPerMinute, MINUTE);
+    this.messagesPerIp = RateLimiter.for(deps, 'widget-ip-messages', config.widgetMessagesPerMinute * 3, MINUTE);
+    this.uploadsPerVisitor = RateLimiter.for(deps, 'widget-uploads', Math.max(1, Math.ceil(config.widgetMessagesPerMinute / 2)), TEN_MINUTES);
   }
 
   private get db() {
@@ -156,46 +156,31 @@ export class WidgetService {
     return row;
   }
 
-  /** An employee typing in a widget conversation: shown in the visitor's open tabs. */
-  async employeeTyping(auth: AuthContext, leadId: number, typing: boolean): Promise<number> {
+  /**
+   * An employee typing in a widget conversation: recorded in the outbox (an internal event), from
+   * which the process holding the visitor's sockets pushes it (visitor-push/).
+   */
+  async employeeTyping(auth: AuthContext, leadId: number, typing: boolean): Promise<void> {
     const lead = await visibleLead(this.db, await scopeOf(this.db, auth), leadId);
     const integration = await findIntegration(this.db, auth.accountId, lead.integration_id);
     if (!integration || integration.type !== WIDGET_TYPE) {
       throw invalid('Typing indicators exist only for site widget conversations', [{ path: 'params.id', message: 'is not a widget lead' }]);
     }
-    let pushed = 0;
-    for (const source of await leadSources(this.db, lead)) {
-      if (source.type === 'message') pushed += this.hub.push(integration.id, source.external_id, { type: 'typing', typing });
-    }
-    return pushed;
+    const visitors = (await leadSources(this.db, lead)).filter((s) => s.type === 'message');
+    if (!visitors.length) return;
+    const now = this.deps.clock.now();
+    await this.db.transaction().execute(async (trx) => {
+      for (const source of visitors) {
+        const payload = { leadId: lead.id, integrationId: integration.id, visitorId: source.external_id, typing };
+        await recordEvent(trx, { accountId: auth.accountId, type: 'widget.typing', leadId: lead.id, payload }, now);
+      }
+    });
   }
 
   // ---- The widget adapter -------------------------------------------------------------------
 
   async visitorExists(integrationId: number, publicId: string): Promise<boolean> {
     return (await repo.findVisitor(this.db, integrationId, publicId)) !== undefined;
-  }
-
-  /** Pushes an accepted reply to the visitor's tabs (the adapter's send). */
-  pushReply(integrationId: number, publicId: string, externalId: string, message: OutgoingMessage): void {
-    const attachments: Attachment[] = [];
-    const media = message.attachment?.media as { url?: unknown; name?: unknown; size?: unknown } | undefined;
-    if (message.attachment && media && typeof media.url === 'string') {
-      attachments.push({
-        type: message.attachment.type,
-        url: media.url,
-        text: typeof media.name === 'string' ? media.name : '',
-        filesize: typeof media.size === 'number' ? media.size : undefined,
-      });
-    }
-    const pushed: VisitorMessage = {
-      id: externalId,
-      from: 'agent',
-      text: message.text ?? '',
-      attachments: visitorAttachments(attachments),
-      at: this.deps.clock.now(),
-    };
-    this.hub.push(integrationId, publicId, { type: 'message', message: pushed });
   }
 
   // ---- Visitors -----------------------------------------------------------------------------
@@ -221,7 +206,7 @@ export class WidgetService {
   }
 
   async config(key: string, req: VisitorRequest): Promise<PublicWidgetConfig> {
-    this.limit(this.sessionCallsPerIp, `ip:${req.ip}`);
+    await this.limit(this.sessionCallsPerIp, `ip:${req.ip}`);
     const { row, settings } = await this.widgetForKey(key, req);
     return publicConfig(row.external_id, settings);
   }
@@ -234,7 +219,7 @@ export class WidgetService {
    * the identifier is the visitor, whatever browser it comes from.
    */
   async startSession(input: SessionInput, req: VisitorRequest): Promise<SessionResult> {
-    this.limit(this.sessionCallsPerIp, `ip:${req.ip}`);
+    await this.limit(this.sessionCallsPerIp, `ip:${req.ip}`);
     const { row: integration, settings } = await this.widgetForKey(input.key, req);
     const fields = checkProfileFields(input);
     const now = this.deps.clock.now();
@@ -266,7 +251,7 @@ export class WidgetService {
           missing.map((f) => ({ path: `body.${f}`, message: 'is required' })),
         );
       }
-      this.limit(this.newSessionsPerIp, `ip:${req.ip}`);
+      await this.limit(this.newSessionsPerIp, `ip:${req.ip}`);
     }
     const token = `wvt_${crypto.randomBytes(32).toString('base64url')}`;
     visitor = await this.db.transaction().execute(async (trx) => {
@@ -323,8 +308,8 @@ export class WidgetService {
     if (!CLIENT_ID.test(input.clientId)) throw invalid('clientId must be 1-64 letters, digits, _ or -', [{ path: 'body.clientId', message: 'is invalid' }]);
     if (text.length > LIMITS.text) throw invalid(`The message is longer than ${LIMITS.text} characters`, [{ path: 'body.text', message: 'is too long' }]);
     if (!text && !input.fileId) throw invalid('The message is empty', [{ path: 'body.text', message: 'is required without an attachment' }]);
-    this.limit(this.messagesPerVisitor, `visitor:${visitor.row.id}`);
-    this.limit(this.messagesPerIp, `ip:${ip}`);
+    await this.limit(this.messagesPerVisitor, `visitor:${visitor.row.id}`);
+    await this.limit(this.messagesPerIp, `ip:${ip}`);
     const { row, integration } = visitor;
     const externalId = `${row.public_id}:${input.clientId}`;
     const again = await repo.messageByExternalId(this.db, integration.id, externalId);
@@ -398,8 +383,8 @@ export class WidgetService {
    * 415) under the widget's own, smaller size limit (413).
    */
   async upload(visitor: Visitor, stream: Readable, meta: { filename?: string; mime: string }, ip: string): Promise<StoredFile> {
-    this.limit(this.uploadsPerVisitor, `visitor:${visitor.row.id}`);
-    this.limit(this.messagesPerIp, `ip:${ip}`);
+    await this.limit(this.uploadsPerVisitor, `visitor:${visitor.row.id}`);
+    await this.limit(this.messagesPerIp, `ip:${ip}`);
     return this.parts.files.store(visitor.integration.account_id, capped(stream, this.maxUploadBytes), meta);
   }
 
@@ -415,8 +400,8 @@ export class WidgetService {
     return { key: row.external_id, identityVerification: settings.identityVerification, allowedOrigins: settings.allowedOrigins };
   }
 
-  private limit(limiter: RateLimiter, key: string): void {
-    const wait = limiter.hit(key);
+  private async limit(limiter: RateLimiter, key: string): Promise<void> {
+    const wait = await limiter.hit(key);
     if (wait) throw rateLimited(wait, 'Too many requests, slow down');
   }
 }
@@ -436,7 +421,7 @@ function profileOf(v: WidgetVisitorRow): VisitorProfile {
   return { id: v.public_id, name: v.name, email: v.email, phone: v.phone, verified: v.identifier !== null };
 }
 
-function presentVisitorMessage(m: { external_id: string | null; id: number; incoming: number; text: string; attachments: string; created_at: number }): VisitorMessage {
+export function presentVisitorMessage(m: { external_id: string | null; id: number; incoming: number; text: string; attachments: string; created_at: number }): VisitorMessage {
   return {
     id: m.external_id ?? `m${m.id}`,
     from: m.incoming ? 'visitor' : 'agent',

@@ -1,21 +1,28 @@
 import { lazy, Suspense, useEffect, useState, useSyncExternalStore } from 'react';
 import { getSession, onSessionChange, setTokens } from './api/client';
 import { realtime } from './api/realtime';
+import { registerPushDevice } from './api/push';
 import { CatalogProvider, useCatalog } from './catalog';
 import { t } from './i18n';
 import { AuthPage, InvitePage } from './pages/Auth';
+import { ConsentPage } from './pages/Consent';
 import { InboxPage } from './pages/Inbox';
 import { SearchPage } from './pages/Search';
+import { MentionToasts } from './components/MentionToasts';
+import { ShortcutsHelp } from './components/ShortcutsHelp';
 import { linkProps, navigate, useLocation } from './router';
 
 // Code-split: the funnel board and the settings are not needed for the first screen.
 const FunnelPage = lazy(() => import('./pages/Funnel'));
 const SettingsPage = lazy(() => import('./pages/settings/Settings'));
+const ReportsPage = lazy(() => import('./pages/Reports'));
 
 export function App() {
   const session = useSyncExternalStore(onSessionChange, getSession);
   const { path, query } = useLocation();
   if (path === '/invite') return <InvitePage token={query.get('token') ?? ''} />;
+  // A third-party app's authorization request: sign in first if needed, then the consent screen.
+  if (path === '/oauth/authorize') return session ? <ConsentPage query={query} /> : <AuthPage mode="login" next={location.pathname + location.search} />;
   if (!session) return <AuthPage mode={path === '/setup' ? 'setup' : 'login'} />;
   return (
     <CatalogProvider
@@ -55,6 +62,11 @@ function Shell({ path }: { path: string }) {
     return () => realtime.stop();
   }, []);
 
+  // Push while the app is closed: keep this browser registered as a device once notifications are allowed.
+  useEffect(() => {
+    if (notifyPermission === 'granted') void registerPushDevice().catch(() => undefined);
+  }, [notifyPermission]);
+
   // A browser notification for a new customer message while the tab is hidden.
   useEffect(
     () =>
@@ -84,6 +96,7 @@ function Shell({ path }: { path: string }) {
   if (section === 'inbox' || leadMatch) page = <InboxPage leadId={leadMatch ? Number(leadMatch[1]) : null} />;
   else if (section === 'funnel') page = <FunnelPage />;
   else if (section === 'search') page = <SearchPage />;
+  else if (section === 'reports') page = <ReportsPage />;
   else if (section === 'settings') page = <SettingsPage section={path.split('/')[2] ?? ''} />;
   else page = null;
 
@@ -104,7 +117,8 @@ function Shell({ path }: { path: string }) {
           {nav('/inbox', t('nav.inbox'), section === 'inbox' || !!leadMatch)}
           {nav('/funnel', t('nav.funnel'), section === 'funnel')}
           {nav('/search', t('nav.search'), section === 'search')}
-          {catalog.isOwner && nav('/settings/statuses', t('nav.settings'), section === 'settings')}
+          {nav('/reports', t('nav.reports'), section === 'reports')}
+          {nav(catalog.isOwner ? '/settings/statuses' : '/settings/connected-apps', t('nav.settings'), section === 'settings')}
         </nav>
         <span className="spacer" />
         {live !== 'open' && (
@@ -137,6 +151,8 @@ function Shell({ path }: { path: string }) {
       <main id="main" className="main" tabIndex={-1}>
         <Suspense fallback={<div className="center-screen">{t('app.loading')}</div>}>{page}</Suspense>
       </main>
+      <MentionToasts />
+      <ShortcutsHelp />
     </div>
   );
 }

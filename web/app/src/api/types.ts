@@ -1,182 +1,71 @@
-// Shapes of the public /v1.3 API the app uses (see /docs/openapi.json).
+// Shapes of the public /v1.3 API the app uses. Generated, not copied: `openapi.gen.ts` is made from
+// the server's OpenAPI document by `npm run web:types` (CI checks that it is current), and the
+// names below only point into it.
+import type { components, paths } from './openapi.gen';
 
-export interface TokenObject { token: string; exp: number }
-export interface TokenPair { accessToken: TokenObject; refreshToken?: TokenObject }
+type Schemas = components['schemas'];
+type Method = 'get' | 'post' | 'put' | 'delete';
+/** The JSON body of a path's 200 answer. */
+type Ok<P extends keyof paths, M extends Method> = paths[P][M] extends {
+  responses: { 200: { content: { 'application/json': infer T } } };
+}
+  ? T
+  : never;
+type Item<T> = T extends Array<infer I> ? I : never;
 
-export type StatusType = 'active' | 'completed' | 'failed' | 'ignore';
-export interface Status { id: number; name: string; order: number; type: StatusType; color: string }
+export type TokenObject = Schemas['Token'];
+export interface TokenPair {
+  accessToken: TokenObject;
+  refreshToken?: TokenObject;
+}
 
-export interface Attachment { type: string; url: string; text?: string; preview?: string; filesize?: number }
-export interface MessageData { text: string; url: string; attachments: Attachment[] }
+export type Status = Schemas['LeadStatus'];
+export type StatusType = Status['type'];
 
-export interface LeadCustomer { id: number; login: string; name: string; avatar: string; email: string | null; phone: string | null }
-export interface LeadItem { title: string; count: number; [k: string]: unknown }
+export type MessageData = Schemas['LeadLastMessage']['data'];
+export type Attachment = MessageData['attachments'][number];
 
+export type LeadItem = Schemas['GoodsItem'];
 /** A lead as the lists answer it. */
-export interface Lead {
-  id: number;
-  userId: number | null;
-  statusId: number | null;
-  read: boolean;
-  details: string;
-  amount: number;
-  responseTime: number | null;
-  tags: string[];
-  socialAccount: { id: number; login: string; type: string };
-  customer: LeadCustomer;
-  message: { unread: number; timestamp: string; incoming: boolean; data: MessageData } | null;
-  address: string;
-  ttn: string;
-  customData: string;
-  customFields: string;
-  paymentTypeId: number | null;
-  items: LeadItem[];
-  createdAt: string;
-}
-
+export type Lead = Schemas['LeadListItem'];
+export type LeadCustomer = Lead['customer'];
 /** A lead as GET /leads/<id> answers it. */
-export interface SingleLead {
-  id: number;
-  userId: number | null;
-  statusId: number | null;
-  read: boolean;
-  details: string;
-  amount: number;
-  responseTime: number | null;
-  customerId: number;
-  timestamp: string;
-  address: string;
-  ttn: string;
-  customData: string;
-  customFields: string;
-  paymentTypeId: number | null;
-  items: LeadItem[];
-}
+export type SingleLead = Schemas['Lead'];
 
-export interface Source {
-  id: string;
-  realId: number;
-  name: string | null;
-  type: string;
-  saId: number;
-  sender: string;
-  token: string | null;
-  identifier: string;
-  expires: string | null;
-}
+export type Source = Schemas['Source'];
+export type HistoryMessage = Schemas['HistoryMessage'];
+export type HistoryPage = Ok<'/v1.3/messaging/{id}/history/{realId}', 'post'>;
+/** An approved template of a WhatsApp Business Account (`GET /integrations/<id>/templates`). */
+export type WhatsAppTemplate = Item<Ok<'/v1.3/integrations/{id}/templates', 'get'>>;
 
-export interface HistoryMessage {
-  messageId: string;
-  datetime: number;
-  sa: { id: number; type: string; login: string; avatar: string };
-  incoming: boolean;
-  message: MessageData;
-  sender: { id: number | string; customerId?: number; login?: string; avatar?: string; userId?: number };
-  source: Source;
-  replyTo: { messageId: number | string; datetime: number; incoming: boolean; message: MessageData } | null;
-  preview: unknown;
-}
+export type Customer = Schemas['Customer'];
+export type Employee = Schemas['Employee'];
+export type Integration = Schemas['Integration'] & { widget?: WidgetInfo; bridge?: BridgeConnectInfo };
+export type WidgetInfo = Schemas['Widget'];
+/** Personal accounts: the bridge token (shown once) and how to start a bridge. */
+export type BridgeConnectInfo = Schemas['BridgeConnectInfo'];
+export type BridgeState = Schemas['BridgeState'];
 
-export interface HistoryPage { cursor: number; source: number; messages: HistoryMessage[] }
+export type TemplatePhrase = Schemas['TemplatePhrase'];
+export type TemplateGroup = Schemas['TemplateGroup'];
+export type Tag = Schemas['Tag'];
+export type PaymentType = Schemas['PaymentType'];
 
-export interface Customer {
-  id: number;
-  login: string;
-  name: string;
-  avatar: string;
-  email: string | null;
-  phone: string | null;
-  address: string | null;
-  profiles: Array<{ id: number; login: string; type: string; socialId: string; profileUrl: string }>;
-}
+export type Webhook = Schemas['Webhook'];
+export type Delivery = Schemas['WebhookDelivery'];
 
-export interface Employee {
-  id: number;
-  name: string | null;
-  login: string;
-  role: 'owner' | 'manager';
-  confirmed: boolean;
-  allowAllDeals: boolean;
-  sources: Array<{ id?: number; saId: number | null }>;
-  allowedUsers: number[] | null;
-  metadata: Record<string, unknown>;
-}
+export type ApiKey = Item<Ok<'/v1.3/account/me/api-keys', 'get'>> & { token?: string };
+export type Plugin = Item<Ok<'/v1.3/plugins', 'get'>> & { pluginToken?: string };
+export type Me = Ok<'/v1.3/account/me', 'get'>;
+export type Tariff = Ok<'/v1.3/account/me/tariff', 'get'>;
+export type Statistics = Ok<'/v1.3/leads/statistics', 'get'>;
+export type FunnelColumn = Schemas['FunnelColumn'];
+export type SearchMessage = Item<Ok<'/v1.3/search/{integrationId}', 'post'>['messages']>;
 
-export interface Integration {
-  id: number;
-  type: string;
-  login: string;
-  avatar: string;
-  externalId: string;
-  status: string;
-  identifier: string;
-  url: string;
-  widget?: WidgetInfo;
-}
-
-export interface WidgetInfo {
-  integrationId: number;
-  key: string;
-  snippet: string;
-  scriptUrl: string;
-  secret: string;
-  settings: { title: string; greeting: string; color: string; [k: string]: unknown };
-}
-
-export interface TemplatePhrase { id: number; template: string; hotkey: string; userId: number | null }
-export interface TemplateGroup { id: number; key: string; templates: TemplatePhrase[] }
-export interface Tag { id: number; tag: string }
-export interface PaymentType { id: number; title: string }
-
-export interface Webhook { id: number; url: string; name: string; status: number; events: string[] | null; secret: string }
-export interface Delivery {
-  id: number;
-  eventId: number;
-  type: string;
-  leadId: number | null;
-  status: string;
-  attempts: number;
-  nextAttemptAt: number | null;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  createdAt: number;
-  deliveredAt: number | null;
-}
-
-export interface ApiKey { id: number; name: string; token?: string }
-export interface Plugin { id: number; type: string; name: string; status: string; pluginToken?: string }
-export interface Me {
-  account: { id: number; status: 'active' | 'expired' };
-  user?: { id: number; login: string; name: string; role: string };
-}
-export interface Tariff {
-  trial: boolean;
-  expiration: string;
-  value: string;
-  currency: string;
-  period: number;
-  subscription: boolean;
-  packages: Array<{ packageId: number; count: number; name: string }>;
-  price: number;
-}
-
-export interface Statistics {
-  lists: { inbox: number; active: number; completed: number; all: number; ignore: number };
-  statuses: Array<{ id: number; name: string; type: StatusType; count: number }>;
-}
-
-export interface FunnelColumn extends Status { leads: Lead[] }
-
-export interface SearchMessage {
-  type: string;
-  externalId: number;
-  leadId: number[];
-  senderId: number;
-  sourceId: number;
-  message: { text: string; timestamp: number };
-}
-
-/** A realtime event (decisions.md §7). */
+/**
+ * A realtime event (docs/api/webhooks.md). The stream is a WebSocket, which the OpenAPI document
+ * does not describe: this one shape is written by hand.
+ */
 export interface RealtimeEvent {
   type: string;
   accountId?: number;
@@ -188,4 +77,22 @@ export interface RealtimeEvent {
   changes?: string[];
   customerId?: number;
   integrationId?: number;
+  note?: Note;
 }
+
+/** An internal note on a lead (GET/POST /v1.3/leads/<id>/notes). */
+export interface Note { id: number; leadId: number; userId: number | null; text: string; mentions: number[]; createdAt: string }
+
+export interface ResponseTimeStat { median: number | null; count: number }
+/** GET /v1.3/leads/statistics as the reports page reads it. */
+export interface ReportStatistics extends Statistics {
+  newLeads: Array<{ date: string; count: number }>;
+  responseTime: ResponseTimeStat;
+  employees: Array<{ userId: number | null; count: number; responseTime: ResponseTimeStat }>;
+  channels: Array<{ type: string; count: number; responseTime: ResponseTimeStat }>;
+}
+
+/** OAuth 2 (docs/api/oauth.md). */
+export type OAuthApp = Ok<'/v1.3/oauth/apps', 'post'>;
+export type ConnectedApp = Item<Ok<'/v1.3/oauth/grants', 'get'>>;
+export type ConsentPreview = Ok<'/v1.3/oauth/authorize', 'get'>;

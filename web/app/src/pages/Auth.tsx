@@ -34,14 +34,14 @@ function useSubmit(run: () => Promise<void>, failMessage?: (e: ApiError) => stri
   return { busy, error, submit };
 }
 
-async function signIn(path: string, body: unknown) {
+async function signIn(path: string, body: unknown, next = '/inbox') {
   const { data } = await request<TokenPair>('POST', path, { body, auth: false });
   setTokens(data);
-  navigate('/inbox', true);
+  navigate(next, true);
 }
 
 /** Sign-in, or the first-run setup when the installation has no account yet. */
-export function AuthPage({ mode }: { mode: 'login' | 'setup' }) {
+export function AuthPage({ mode, next }: { mode: 'login' | 'setup'; next?: string }) {
   const [setup, setSetup] = useState<{ firstRun: boolean; signup: string } | null>(null);
   const [login, setLogin] = useState('');
   const [pass, setPass] = useState('');
@@ -55,7 +55,7 @@ export function AuthPage({ mode }: { mode: 'login' | 'setup' }) {
 
   const creating = setup?.firstRun || (mode === 'setup' && setup?.signup === 'open');
   const { busy, error, submit } = useSubmit(
-    () => (creating ? signIn('/auth/register', { login, pass, name }) : signIn('/auth/login', { login, pass })),
+    () => (creating ? signIn('/auth/register', { login, pass, name }, next) : signIn('/auth/login', { login, pass }, next)),
     (e) => (!creating && e.status === 401 ? t('auth.login.failed') : undefined),
   );
   if (!setup) return <Card title={t('app.name')}>{t('app.loading')}</Card>;

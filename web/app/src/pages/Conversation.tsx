@@ -18,7 +18,10 @@ import {
   type Pending,
 } from '../state/conversation';
 import { Composer, type Outgoing } from './Composer';
+import { TemplateComposer } from './TemplateComposer';
+import { formatLeft, serviceWindow, ticks } from '../state/whatsapp';
 import { LeadPanel } from './LeadPanel';
+import { LeadHeaderTools } from '../components/LeadHeaderTools';
 
 function Attachments({ m }: { m: HistoryMessage['message'] }) {
   return (
@@ -38,13 +41,26 @@ function Attachments({ m }: { m: HistoryMessage['message'] }) {
   );
 }
 
+/** Delivery ticks of an outgoing message; a failure shows the provider's reason. */
+function DeliveryTicks({ m }: { m: HistoryMessage }) {
+  const tick = ticks(m);
+  if (!tick) return null;
+  const label = tick.kind === 'failed' ? t('wa.status.failed', { reason: m.error?.message || m.error?.title || '' }) : t(`wa.status.${tick.kind as 'sent' | 'delivered' | 'read'}`);
+  return (
+    <span className={`ticks ${tick.kind}`} title={label} aria-label={label} data-status={tick.kind}>
+      {tick.mark}
+      {tick.kind === 'failed' && <span className="error small"> {label}</span>}
+    </span>
+  );
+}
+
 function quoteText(m: { message: HistoryMessage['message'] }): string {
   return m.message.text || m.message.attachments.map((a) => a.text || a.type).join(', ');
 }
 
 /** One lead's conversation: history (infinite upward), the composer, and the lead panel. */
 export function Conversation({ leadId, listLead, onBack }: { leadId: number; listLead: Lead | null; onBack: () => void }) {
-  const { statuses } = useCatalog();
+  const { statuses, integrations } = useCatalog();
   const [lead, setLead] = useState<SingleLead | null>(null);
   const [sources, setSources] = useState<Source[] | null>(null);
   const [realId, setRealId] = useState<number | null>(null);
@@ -122,9 +138,11 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
         }
         if (m.kind !== 'event' || m.event.leadId !== leadId) return;
         const e = m.event;
-        if (e.message && (e.type === 'message.incoming' || e.type === 'message.outgoing')) {
+        if (e.message && (e.type === 'message.incoming' || e.type === 'message.outgoing' || e.type === 'message.status')) {
+          // A customer message moves the channel's window: refresh the sources' `expires`.
+          if (e.type === 'message.incoming') void api.get<Source[]>(`/messaging/${leadId}/sources`).then(setSources, () => undefined);
           if (e.message.source.realId === ctx.current.realId) setConv((c) => addMessages(c, [e.message!]));
-          else if (!sources?.some((s) => s.realId === e.message!.source.realId))
+          else if (e.type !== 'message.incoming' && !sources?.some((s) => s.realId === e.message!.source.realId))
             void api.get<Source[]>(`/messaging/${leadId}/sources`).then(setSources, () => undefined);
         } else if (e.type.startsWith('lead.')) void reloadLead().catch(() => undefined);
       }),
@@ -167,6 +185,20 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
     }
   };
 
+  /** Send form B (a closed WhatsApp window): shown as pending with its preview until stored. */
+  const sendTemplate = async (template: object, preview: string) => {
+    if (realId === null) return;
+    const tempId = `tmp-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+    stick.current = true;
+    setConv((c) => addPending(c, { tempId, text: preview, datetime: Date.now(), replyTo: null, error: null }));
+    try {
+      const messages = await api.post<HistoryMessage[]>(`/messaging/${leadId}/send`, { source: realId, template });
+      setConv((c) => resolvePending(c, tempId, messages));
+    } catch (e) {
+      setConv((c) => failPending(c, tempId, (e as Error).message));
+    }
+  };
+
   const sendTracked = (out: Outgoing) => {
     void send(out);
   };
@@ -179,6 +211,9 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
   };
 
   const source = sources?.find((s) => s.realId === realId) ?? null;
+  const replyWindow = serviceWindow(source, Date.now());
+  // A personal account whose bridge is away (`connecting`) or logged out (`auth failure`) cannot send.
+  const integrationStatus = integrations.find((i) => i.id === (listLead?.socialAccount.id ?? source?.saId))?.status;
   const customerName = listLead?.customer.name || listLead?.customer.login || t('lead.title', { id: leadId });
   const status = statuses.find((s) => s.id === lead?.statusId);
 
@@ -207,7 +242,18 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
             <span className="muted small">
               {listLead?.socialAccount.type ?? source?.type} {status ? `· ${status.name}` : ''}
             </span>
+            {replyWindow && (
+              <span className={`small tag ${replyWindow.open ? 'ok' : 'danger'}`} data-window={replyWindow.open ? 'open' : 'closed'}>
+                {replyWindow.open ? t('wa.windowOpen', { left: formatLeft(replyWindow.msLeft) }) : t('wa.windowClosed')}
+              </span>
+            )}
+            {integrationStatus && integrationStatus !== 'active' && (
+              <span className="tag danger small" data-integration-status>
+                {t('integrations.notActive', { status: integrationStatus })}
+              </span>
+            )}
           </div>
+          {lead && <LeadHeaderTools lead={lead} onChange={setLead} />}
           {sources && sources.length > 1 && (
             <label className="channel-picker small">
               {t('conv.channel')}{' '}
@@ -247,6 +293,7 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
                 <Attachments m={m.message} />
                 <footer className="msg-meta">
                   <time dateTime={new Date(m.datetime).toISOString()}>{formatTime(m.datetime)}</time>
+                  <DeliveryTicks m={m} />
                   <button className="link small" onClick={() => setReplyTo(m)}>
                     {t('conv.reply')}
                   </button>
@@ -280,6 +327,8 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
         {dropping && <div className="drop-hint">{t('conv.drop')}</div>}
         {realId === null && sources !== null ? (
           <p className="muted pad">{t('conv.noSource')}</p>
+        ) : replyWindow && !replyWindow.open && source ? (
+          <TemplateComposer key={`${leadId}:${source.saId}`} saId={source.saId} onSend={(tpl, preview) => void sendTemplate(tpl, preview)} disabled={realId === null} />
         ) : (
           <Composer
             key={leadId}

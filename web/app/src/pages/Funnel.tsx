@@ -6,6 +6,8 @@ import { useCatalog } from '../catalog';
 import { t } from '../i18n';
 import { navigate } from '../router';
 import { moveLead } from '../state/funnel';
+import { columnAmount, INBOX_COLUMN, statusOfColumn, withInbox } from '../state/funnel-inbox';
+import '../sales.css';
 import { Avatar } from './Inbox';
 
 interface Drag {
@@ -35,7 +37,9 @@ export default function FunnelPage() {
 
   const load = useCallback(async () => {
     try {
-      setColumns(await api.get<FunnelColumn[]>('/leads/funnel?limit=100'));
+      // The Inbox column: new leads, dragged from here into the pipeline.
+      const [funnel, inbox] = await Promise.all([api.get<FunnelColumn[]>('/leads/funnel?limit=100'), api.get<Lead[]>('/leads/inbox?limit=100')]);
+      setColumns(withInbox(funnel, inbox, t('funnel.inbox')));
     } catch (e) {
       setError((e as Error).message);
     }
@@ -62,7 +66,7 @@ export default function FunnelPage() {
     setColumns(moveLead(columns, lead.id, to));
     setError(null);
     try {
-      await api.put(`/leads/${lead.id}`, { statusId: to });
+      await api.put(`/leads/${lead.id}`, { statusId: statusOfColumn(to) });
     } catch (e) {
       setColumns(before);
       setError(t('funnel.moveFailed', { message: (e as Error).message }));
@@ -119,6 +123,7 @@ export default function FunnelPage() {
             <header className="column-head" style={{ borderTopColor: col.color }}>
               <h2>{col.name}</h2>
               <span className="count">{col.leads.length}</span>
+              <span className="funnel-sum">{t('funnel.sum', { amount: columnAmount(col).toLocaleString('en') })}</span>
             </header>
             <ul className="cards">
               {col.leads.length === 0 && <li className="muted small pad">{t('funnel.empty')}</li>}
@@ -143,6 +148,7 @@ export default function FunnelPage() {
                   <label className="small move-to">
                     {t('funnel.moveTo')}{' '}
                     <select value={col.id} onChange={(e) => void move(lead, Number(e.target.value))}>
+                      <option value={INBOX_COLUMN}>{t('funnel.inbox')}</option>
                       {statuses
                         .filter((s) => s.type !== 'ignore')
                         .map((s) => (

@@ -23,6 +23,11 @@ import {
 } from '../state/leads';
 import { Conversation } from './Conversation';
 import { FilterBar } from './FilterBar';
+import { BulkBar } from '../components/BulkBar';
+import { FirstRun } from '../components/FirstRun';
+import { LeadColumns } from '../components/LeadColumns';
+import { useShortcutHandlers } from '../components/ShortcutsHelp';
+import { keepShown, noSelection, selectAll, selectRange, toggle, type Selection } from '../state/selection';
 
 const PAGE = 50;
 const ROW = 76;
@@ -44,12 +49,13 @@ function preview(lead: Lead): string {
   return (m.incoming ? '' : t('lists.you')) + text;
 }
 
-function LeadRow({ lead }: { lead: Lead }) {
+function LeadRow({ lead, picking }: { lead: Lead; picking?: boolean }) {
   const { statuses } = useCatalog();
   const status = statuses.find((s) => s.id === lead.statusId);
   const unread = lead.message?.unread ?? 0;
   return (
     <div className={`lead-row${unread ? ' unread' : ''}`} data-lead-id={lead.id}>
+      {picking && <span className="pick-mark" aria-hidden="true">✓</span>}
       <Avatar name={lead.customer.name || lead.customer.login} url={lead.customer.avatar} />
       <div className="lead-row-body">
         <div className="lead-row-top">
@@ -64,19 +70,7 @@ function LeadRow({ lead }: { lead: Lead }) {
             </span>
           )}
         </div>
-        <div className="lead-row-meta small muted">
-          <span className="chip-type">{lead.socialAccount.type}</span>
-          {status && (
-            <span className="status-dot" style={{ color: status.color }}>
-              ● <span className="muted">{status.name}</span>
-            </span>
-          )}
-          {lead.tags.slice(0, 2).map((tag) => (
-            <span key={tag} className="tag small">
-              {tag}
-            </span>
-          ))}
-        </div>
+        <LeadColumns lead={lead} status={status} />
       </div>
     </div>
   );
@@ -94,6 +88,9 @@ export function InboxPage({ leadId }: { leadId: number | null }) {
   const [counts, setCounts] = useState<Statistics['lists'] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [showFilters, setShowFilters] = useState(false);
+  const [picking, setPicking] = useState(false);
+  const [selection, setSelection] = useState<Selection>(noSelection);
+  const { integrations } = useCatalog();
   const loading = useRef(false);
   const generation = useRef(0);
   const ctx = useRef({ list, filters, leadId, state });
@@ -167,14 +164,15 @@ export function InboxPage({ leadId }: { leadId: number | null }) {
       }
       if (m.kind !== 'event') return;
       const e = m.event;
-      if (!e.leadId) return;
+      // Delivery statuses change a message's ticks only (the open conversation shows them).
+      if (!e.leadId || e.type === 'message.status') return;
       if ((e.type === 'message.incoming' || e.type === 'message.outgoing') && e.message) {
         const held = ctx.current.state.items.some((l) => l.id === e.leadId);
         if (held) {
           setState((s) => applyMessage(s, e.leadId!, e.message!, ctx.current.leadId));
           if (e.message.incoming && ctx.current.leadId === e.leadId && !document.hidden) void api.put(`/leads/${e.leadId}/read`).catch(() => undefined);
         } else void refetch(e.leadId);
-      } else if (e.type.startsWith('lead.')) void refetch(e.leadId);
+      } else if (e.type.startsWith('lead.') && e.type !== 'lead.note.created') void refetch(e.leadId);
       refreshCounts();
     });
     return () => {
@@ -192,8 +190,28 @@ export function InboxPage({ leadId }: { leadId: number | null }) {
     if (leadId === null) navigate(`/inbox${l === 'inbox' ? '' : `?list=${l}`}`, true);
   };
 
+  const order = state.items.map((l) => l.id);
+  useEffect(() => setSelection((sel) => keepShown(sel, ctx.current.state.items.map((l) => l.id))), [state.items]);
+  const step = (by: number) => {
+    const { state, leadId } = ctx.current;
+    if (!state.items.length) return;
+    const at = state.items.findIndex((l) => l.id === leadId);
+    const next = state.items[at === -1 ? 0 : Math.max(0, Math.min(state.items.length - 1, at + by))];
+    if (next) navigate(`/leads/${next.id}`);
+  };
+  useShortcutHandlers({
+    next: () => step(1),
+    prev: () => step(-1),
+    open: () => {
+      const focused = document.querySelector<HTMLElement>('.inbox-list .vrow.cursor [data-lead-id]');
+      const id = Number(focused?.dataset.leadId ?? ctx.current.state.items[0]?.id);
+      if (id) navigate(`/leads/${id}`);
+    },
+  });
+
   const nFilters = activeFilterCount(filters);
   const open = state.items.find((l) => l.id === leadId) ?? null;
+  const emptyText = nFilters ? t('empty.filtered') : t(`empty.${list}`);
   return (
     <div className={`inbox${leadId !== null ? ' has-open' : ''}`}>
       <section className="inbox-list" aria-label={t('lists.label')}>
@@ -209,7 +227,29 @@ export function InboxPage({ leadId }: { leadId: number | null }) {
           <button className="ghost small" aria-expanded={showFilters} onClick={() => setShowFilters((v) => !v)}>
             {nFilters ? t('filters.count', { count: nFilters }) : t('filters.title')}
           </button>
+          <button
+            className="ghost small"
+            aria-pressed={picking}
+            onClick={() => {
+              setPicking((v) => !v);
+              setSelection(noSelection);
+            }}
+          >
+            {picking ? t('bulk.done') : t('bulk.select')}
+          </button>
         </div>
+        {picking && (
+          <BulkBar
+            ids={[...selection.ids]}
+            onSelectPage={() => setSelection((sel) => selectAll(sel, order))}
+            onClear={() => setSelection(noSelection)}
+            onDone={() => {
+              void loadPage(true);
+              void loadCounts();
+            }}
+          />
+        )}
+        {integrations.length === 0 && <FirstRun />}
         {showFilters && <FilterBar list={list} value={filters} onChange={setFilters} statuses={statuses} />}
         {error && (
           <p className="error" role="alert">
@@ -225,8 +265,16 @@ export function InboxPage({ leadId }: { leadId: number | null }) {
           activeKey={leadId}
           onEndReached={onEnd}
           onOpen={(l) => navigate(`/leads/${l.id}`)}
-          renderRow={(l) => <LeadRow lead={l} />}
-          empty={<p className="muted pad">{t('lists.empty')}</p>}
+          renderRow={(l) => <LeadRow lead={l} picking={picking} />}
+          picking={
+            picking
+              ? {
+                  isPicked: (l) => selection.ids.has(l.id),
+                  onPick: (l, range) => setSelection((sel) => (range ? selectRange(sel, order, l.id) : toggle(sel, l.id))),
+                }
+              : undefined
+          }
+          empty={<p className="muted pad">{state.done ? emptyText : t('app.loading')}</p>}
           footer={!state.done && state.items.length > 0 ? <p className="muted pad small">{t('lists.loadingMore')}</p> : null}
         />
       </section>

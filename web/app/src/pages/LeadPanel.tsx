@@ -1,8 +1,11 @@
 import { useEffect, useState, type ReactNode } from 'react';
 import { api } from '../api/client';
-import type { Customer, Lead, LeadItem, SingleLead } from '../api/types';
+import type { Lead, LeadItem, SingleLead } from '../api/types';
 import { useCatalog } from '../catalog';
 import { t } from '../i18n';
+import { CustomerCard } from '../components/CustomerCard';
+import { LeadNotes } from '../components/LeadNotes';
+import { EmployeeOptions, StatusOptions } from '../components/Options';
 
 /** A text/number field saved when it loses focus (or on Enter for single-line fields). */
 function Field({
@@ -82,7 +85,6 @@ export function LeadPanel({ lead, listLead, onChange, onClose }: { lead: SingleL
   const { statuses, employees, paymentTypes, userId } = useCatalog();
   const [tags, setTags] = useState<string[]>(listLead?.tags ?? []);
   const [newTag, setNewTag] = useState('');
-  const [customer, setCustomer] = useState<Customer | null>(null);
   const [error, setError] = useState<string | null>(null);
   const fields = parseFields(lead.customFields);
   const [newField, setNewField] = useState({ key: '', value: '' });
@@ -92,9 +94,6 @@ export function LeadPanel({ lead, listLead, onChange, onClose }: { lead: SingleL
   useEffect(() => {
     void api.get<Lead[]>(`/leads?id=${lead.id}`).then((r) => r[0] && setTags(r[0].tags), () => undefined);
   }, [lead.id]);
-  useEffect(() => {
-    void api.get<Customer>(`/customers/${lead.customerId}`).then(setCustomer, () => undefined);
-  }, [lead.customerId]);
 
   const update = async (patch: Partial<Omit<SingleLead, 'customFields'>> | { customFields: Record<string, unknown> }) => {
     setError(null);
@@ -124,7 +123,6 @@ export function LeadPanel({ lead, listLead, onChange, onClose }: { lead: SingleL
       setError((e as Error).message);
     }
   };
-  const saveCustomer = async (patch: Partial<Customer>) => setCustomer(await api.put<Customer>(`/customers/${lead.customerId}`, patch));
 
   return (
     <aside className="lead-panel" aria-label={t('conv.details')}>
@@ -139,6 +137,7 @@ export function LeadPanel({ lead, listLead, onChange, onClose }: { lead: SingleL
           {error}
         </p>
       )}
+      <LeadNotes leadId={lead.id} />
       {lead.statusId === null && userId !== null && (
         <button className="primary wide" onClick={() => run(api.put<SingleLead>(`/leads/${lead.id}/accept`, { userId }).then(onChange))}>
           {t('lead.accept')}
@@ -148,28 +147,14 @@ export function LeadPanel({ lead, listLead, onChange, onClose }: { lead: SingleL
         {t('lead.status')}
         <select value={lead.statusId ?? ''} onChange={(e) => run(update({ statusId: e.target.value ? Number(e.target.value) : null }))}>
           <option value="">{t('lead.inbox')}</option>
-          {(['active', 'completed', 'failed', 'ignore'] as const).map((type) => (
-            <optgroup key={type} label={t(`lead.statusType.${type}`)}>
-              {statuses
-                .filter((s) => s.type === type)
-                .map((s) => (
-                  <option key={s.id} value={s.id}>
-                    {s.name}
-                  </option>
-                ))}
-            </optgroup>
-          ))}
+          <StatusOptions statuses={statuses} />
         </select>
       </label>
       <label className="field">
         {t('lead.assignee')}
         <select value={lead.userId ?? ''} onChange={(e) => run(update({ userId: e.target.value ? Number(e.target.value) : null }))}>
           <option value="">{t('lead.unassigned')}</option>
-          {employees.map((u) => (
-            <option key={u.id} value={u.id}>
-              {u.name || u.login}
-            </option>
-          ))}
+          <EmployeeOptions employees={employees} />
         </select>
       </label>
       <Section title={t('lead.tags')}>
@@ -263,26 +248,7 @@ export function LeadPanel({ lead, listLead, onChange, onClose }: { lead: SingleL
           {t('lead.addItem')}
         </button>
       </Section>
-      {customer && (
-        <Section title={t('lead.customer')}>
-          <Field label={t('lead.name')} value={customer.name} onSave={(v) => saveCustomer({ name: v })} />
-          <Field label={t('lead.phone')} type="tel" value={customer.phone ?? ''} onSave={(v) => saveCustomer({ phone: v })} />
-          <Field label={t('lead.email')} type="email" value={customer.email ?? ''} onSave={(v) => saveCustomer({ email: v })} />
-          <Field label={t('lead.customerAddress')} value={customer.address ?? ''} onSave={(v) => saveCustomer({ address: v })} />
-          {customer.profiles.length > 0 && (
-            <>
-              <h4>{t('lead.profiles')}</h4>
-              <ul className="plain">
-                {customer.profiles.map((p) => (
-                  <li key={p.id}>
-                    <span className="chip-type">{p.type}</span> {p.profileUrl ? <a href={p.profileUrl} target="_blank" rel="noreferrer">{p.login || p.socialId}</a> : p.login || p.socialId}
-                  </li>
-                ))}
-              </ul>
-            </>
-          )}
-        </Section>
-      )}
+      <CustomerCard customerId={lead.customerId} leadId={lead.id} />
     </aside>
   );
 }

@@ -79,7 +79,7 @@ export function markRead(state: ListState, id: number): ListState {
   };
 }
 
-/** Whether a lead belongs to a list by its status (filters aside): decisions.md §5. */
+/** Whether a lead belongs to a list by its status (filters aside): docs/api/leads.md. */
 export function inList(list: ListName, lead: Pick<Lead, 'statusId'>, statuses: Status[]): boolean {
   if (lead.statusId === null) return list === 'inbox' || list === 'all';
   const type = statuses.find((s) => s.id === lead.statusId)?.type;

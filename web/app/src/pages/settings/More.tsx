@@ -4,6 +4,8 @@ import type { ApiKey, Delivery, Integration, Me, PaymentType, Plugin, Tag, Tarif
 import { useCatalog } from '../../catalog';
 import { t } from '../../i18n';
 import { AddOneForm, confirmDelete, CopyButton, ErrorLine, ShownOnce, useAction, useResource } from './common';
+import { isMetaType, META_FIELDS, MetaWebhook, NUMERIC_FIELDS, SECRET_FIELDS } from './MetaWebhook';
+import { BridgeLogin, ConnectPersonal, isPersonal } from './PersonalAccounts';
 
 export function TemplateSettings() {
   const { templates, reload, userId } = useCatalog();
@@ -224,12 +226,16 @@ function WidgetSnippet({ info }: { info: WidgetInfo }) {
   );
 }
 
-const CONNECTABLE = ['msgrc_bot', 'msgrb_bot', 'social1_messenger', 'msgra_business_api', 'photonetV3'];
+const CONNECTABLE = ['msgrc_bot', 'msgrb_bot', 'social2_group', 'social3', 'social1_messenger', 'msgra_business_api', 'photonetV3'];
+/** Types whose credentials name the community besides the token (VK: `{token, groupId}`). */
+const NEEDS_GROUP_ID = new Set(['social2_group']);
 
 export function IntegrationSettings() {
-  const { integrations, reload } = useCatalog();
+  const { integrations, reload, isOwner } = useCatalog();
   const [snippets, setSnippets] = useState<Record<number, WidgetInfo>>({});
-  const [form, setForm] = useState({ type: CONNECTABLE[0]!, token: '' });
+  const [form, setForm] = useState({ type: CONNECTABLE[0]!, token: '', groupId: '' });
+  const [wa, setWa] = useState<Record<string, string>>({});
+  const [humanAgent, setHumanAgent] = useState(false);
   const { run, error } = useAction();
   const refresh = () => void reload(['integrations']);
   const showSnippet = (id: number) => void run(async () => setSnippets({ ...snippets, [id]: await api.get<WidgetInfo>(`/integrations/${id}/widget`) }));
@@ -248,6 +254,7 @@ export function IntegrationSettings() {
       >
         {t('integrations.connectWidget')}
       </button>
+      <ConnectPersonal onConnected={refresh} />
       {integrations.length === 0 && <p className="muted">{t('integrations.none')}</p>}
       <ul className="plain stack">
         {integrations.map((i) => (
@@ -268,6 +275,8 @@ export function IntegrationSettings() {
               </button>
             </div>
             {snippets[i.id] && <WidgetSnippet info={snippets[i.id]!} />}
+            {i.webhook && <MetaWebhook webhook={i.webhook} />}
+            {isPersonal(i.type) && <BridgeLogin integrationId={i.id} isOwner={isOwner} />}
           </li>
         ))}
       </ul>
@@ -275,8 +284,18 @@ export function IntegrationSettings() {
         className="row wrap card-form"
         onSubmit={(e) => {
           e.preventDefault();
-          void run(() => api.post('/integrations', { type: form.type, credentials: { token: form.token } })).then((ok) => {
-            if (ok) setForm({ ...form, token: '' });
+          const meta = isMetaType(form.type);
+          const credentials = meta
+            ? Object.fromEntries(META_FIELDS[form.type as keyof typeof META_FIELDS].map((f) => [f, wa[f] ?? '']))
+            : NEEDS_GROUP_ID.has(form.type)
+              ? { token: form.token, groupId: form.groupId }
+              : { token: form.token };
+          const settings = meta && form.type !== 'msgra_business_api' ? { humanAgent } : undefined;
+          void run(() => api.post('/integrations', { type: form.type, credentials, ...(settings ? { settings } : {}) })).then((ok) => {
+            if (ok) {
+              setForm({ ...form, token: '', groupId: '' });
+              setWa({});
+            }
             refresh();
           });
         }}
@@ -289,10 +308,40 @@ export function IntegrationSettings() {
             ))}
           </select>
         </label>
-        <label className="grow">
-          {t('integrations.token')}
-          <input value={form.token} required maxLength={4096} onChange={(e) => setForm({ ...form, token: e.target.value })} />
-        </label>
+        {isMetaType(form.type) ? (
+          <>
+            {META_FIELDS[form.type].map((field) => (
+              <label key={field} className="grow">
+                {t(`wa.${field}`)}
+                <input
+                  value={wa[field] ?? ''}
+                  required
+                  maxLength={4096}
+                  type={SECRET_FIELDS.includes(field) ? 'password' : 'text'}
+                  inputMode={NUMERIC_FIELDS.includes(field) ? 'numeric' : undefined}
+                  onChange={(e) => setWa({ ...wa, [field]: e.target.value.trim() })}
+                />
+              </label>
+            ))}
+            {form.type !== 'msgra_business_api' && (
+              <label className="row">
+                <input type="checkbox" checked={humanAgent} onChange={(e) => setHumanAgent(e.target.checked)} />
+                {t('wa.humanAgent')}
+              </label>
+            )}
+          </>
+        ) : (
+          <label className="grow">
+            {t('integrations.token')}
+            <input value={form.token} required maxLength={4096} onChange={(e) => setForm({ ...form, token: e.target.value })} />
+          </label>
+        )}
+        {NEEDS_GROUP_ID.has(form.type) && (
+          <label>
+            {t('integrations.groupId')}
+            <input value={form.groupId} required inputMode="numeric" pattern="[0-9]+" maxLength={12} onChange={(e) => setForm({ ...form, groupId: e.target.value })} />
+          </label>
+        )}
         <button type="submit">{t('integrations.connect')}</button>
       </form>
     </div>

@@ -7,6 +7,7 @@ import type { MessageKey } from '../../i18n/en';
 import { linkProps } from '../../router';
 import { reorder } from '../../state/funnel';
 import { confirmDelete, ErrorLine, useAction } from './common';
+import { ConnectedAppSettings, OAuthAppSettings } from './Apps';
 import { AccountSettings, ApiKeySettings, IntegrationSettings, PaymentTypeSettings, PluginSettings, TagSettings, TemplateSettings, WebhookSettings } from './More';
 
 const SECTIONS: Array<[string, MessageKey]> = [
@@ -19,14 +20,19 @@ const SECTIONS: Array<[string, MessageKey]> = [
   ['webhooks', 'settings.webhooks'],
   ['api-keys', 'settings.apiKeys'],
   ['plugins', 'settings.plugins'],
+  ['oauth-apps', 'settings.oauthApps'],
+  ['connected-apps', 'settings.connectedApps'],
   ['account', 'settings.account'],
 ];
+
+/** The sections every employee has; the others are the owner's. */
+const EVERYONE = new Set(['connected-apps']);
 
 /** Owner settings, one section at a time (/settings/<section>). */
 export default function SettingsPage({ section }: { section: string }) {
   const { isOwner } = useCatalog();
-  const current = SECTIONS.find(([s]) => s === section)?.[0] ?? 'statuses';
-  if (!isOwner) return <p className="page muted">{t('settings.ownerOnly')}</p>;
+  const sections = isOwner ? SECTIONS : SECTIONS.filter(([s]) => EVERYONE.has(s));
+  const current = sections.find(([s]) => s === section)?.[0] ?? sections[0]![0];
   const body: Record<string, ReactNode> = {
     statuses: <StatusSettings />,
     employees: <EmployeeSettings />,
@@ -37,6 +43,8 @@ export default function SettingsPage({ section }: { section: string }) {
     webhooks: <WebhookSettings />,
     'api-keys': <ApiKeySettings />,
     plugins: <PluginSettings />,
+    'oauth-apps': <OAuthAppSettings />,
+    'connected-apps': <ConnectedAppSettings />,
     account: <AccountSettings />,
   };
   const title = SECTIONS.find(([s]) => s === current)![1];
@@ -44,7 +52,7 @@ export default function SettingsPage({ section }: { section: string }) {
     <div className="settings">
       <nav className="settings-nav" aria-label={t('settings.title')}>
         <ul className="plain">
-          {SECTIONS.map(([s, label]) => (
+          {sections.map(([s, label]) => (
             <li key={s}>
               <a {...linkProps(`/settings/${s}`)} aria-current={s === current ? 'page' : undefined}>
                 {t(label)}
