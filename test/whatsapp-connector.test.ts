@@ -161,6 +161,10 @@ describe('WhatsApp connector: requests served with the socket', () => {
     expect(caption?.content).toEqual({ text: 'listen' });
     expect(voice?.options.quoted?.key).toEqual({ remoteJid: ALICE, fromMe: false, id: '3EB0C431C26A1D3F8B01' });
     expect([...requests.ownSends]).toEqual(['BAE50001', 'BAE50002']);
+    // A message seen in this run is quoted with its content (what the quote shows on the phone).
+    requests.remember(ev.text as never);
+    await requests.serve(sock, { type: 'send', chatId: '+380671234567', text: 'yes', replyTo: '+380671234567/0/3EB0C431C26A1D3F8B01' });
+    expect(sent.at(-1)?.options.quoted).toBe(ev.text);
     const missing = await requests.serve(sock, { type: 'send', chatId: '+380671234567', attachment: { type: 'doc', url: '/files/gone.pdf' } });
     expect(missing).toEqual({ ok: false, retryable: 'could not download the file: HTTP 404' });
   });

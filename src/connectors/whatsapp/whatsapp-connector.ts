@@ -101,6 +101,7 @@ export async function runWhatsAppConnector(opts: WhatsAppConnectorOptions): Prom
       for (const msg of messages) {
         if (msg.key.id && ownSends.has(msg.key.id)) continue;
         if (msg.pushName && msg.key.remoteJid && !msg.key.fromMe) pushNames.set(msg.key.remoteJid, msg.pushName);
+        requests.remember(msg);
         void forward(s, msg);
       }
     });

@@ -7,6 +7,8 @@ export type WaRequestSocket = Pick<WASocket, 'onWhatsApp' | 'sendMessage' | 'pro
 
 /** Ids of messages this connector sent, so their own upsert is not reported back (bounded). */
 const OWN_SENDS = 5000;
+/** Recent messages kept to quote them with their content in a reply (bounded). */
+const RECENT = 2000;
 
 /**
  * Parley's requests (`send`, `check`, `profile`) served with Baileys' socket: phones in
@@ -17,6 +19,7 @@ export class WhatsAppRequests {
   /** Push names seen on messages and contacts: WhatsApp has no query for another user's name. */
   readonly pushNames = new Map<string, string>();
   readonly ownSends = new Set<string>();
+  private readonly recent = new Map<string, WAMessage>();
   private readonly onWhatsApp = new Map<string, { exists: boolean; jid: string }>();
 
   constructor(
@@ -42,8 +45,11 @@ export class WhatsAppRequests {
     if (!jid) return { ok: false, refused: 'The chat is not a phone number in international format or a WhatsApp id' };
     if (!(await this.exists(s, jid)).exists) return { ok: false, refused: 'This phone number is not on WhatsApp' };
     const key = typeof request.replyTo === 'string' ? keyOf(request.replyTo) : null;
-    // Baileys quotes from a message object: the key is what WhatsApp needs; the quoted text is not known here.
-    const options = key && key.remoteJid === jid ? { quoted: { key, message: { conversation: '' } } as WAMessage } : {};
+    // Baileys quotes from a message object: the key is what WhatsApp needs, the content is what the
+    // quote shows; a message older than this run's memory is quoted by its key alone.
+    const known = key ? this.recent.get(key.id) : undefined;
+    const quoted = known?.key.remoteJid === key?.remoteJid ? known : undefined;
+    const options = key && key.remoteJid === jid ? { quoted: quoted ?? ({ key, message: { conversation: '' } } as WAMessage) } : {};
     const text = typeof request.text === 'string' ? request.text : '';
     const attachment = request.attachment as { type: string; url: string; name?: string; mime?: string } | undefined;
     const ids: string[] = [];
@@ -51,6 +57,7 @@ export class WhatsAppRequests {
       const message = await s.sendMessage(jid, content as never, options);
       if (!message?.key.id) throw new Error('WhatsApp gave no message id');
       this.ownSends.add(message.key.id);
+      this.remember(message);
       if (this.ownSends.size > OWN_SENDS) this.ownSends.delete(this.ownSends.values().next().value as string);
       ids.push(messageId(jid, true, message.key.id));
     };
@@ -68,6 +75,13 @@ export class WhatsAppRequests {
       await sent({ text });
     }
     return { ok: true, externalIds: ids };
+  }
+
+  /** A message seen (received or sent), so that a reply to it quotes its content. */
+  remember(message: WAMessage): void {
+    if (!message.key.id || !message.message) return;
+    this.recent.set(message.key.id, message);
+    if (this.recent.size > RECENT) this.recent.delete(this.recent.keys().next().value as string);
   }
 
   /** Whether a jid can be written to: private (@lid) ids are WhatsApp's own; phones are asked once per run. */
