@@ -31,13 +31,10 @@ export function bridgeTokenMatches(token: string, storedHash: string): boolean {
 export function connectorCommand(type: string, base: string, integrationId: number, token: string): string | undefined {
   const connector = CONNECTORS[type];
   if (!connector) return undefined;
-  const extra = connector === 'telegram' ? ' --api-id <id> --api-hash <hash>' : '';
+  // WhatsApp: the connector refuses to start until the operator accepts the risk of a ban (bridge.md).
+  const extra = connector === 'telegram' ? ' --api-id <id> --api-hash <hash>' : connector === 'whatsapp' ? ' --accept-risk' : '';
   return `npx parley bridge ${connector} --url ${base || 'http://<parley>'} --integration ${integrationId} --token ${token}${extra}`;
 }
 
-/**
- * Connectors shipped as `parley bridge <name>` (src/connectors/), by integration type. No
- * WhatsApp connector: Baileys depends on a git-hosted libsignal, which the npm registry alone
- * cannot install.
- */
-export const CONNECTORS: Record<string, string> = { msgrb_personal: 'telegram' };
+/** Connectors shipped as `parley bridge <name>` (src/connectors/), by integration type. */
+export const CONNECTORS: Record<string, string> = { msgrb_personal: 'telegram', msgra: 'whatsapp', msgra2: 'whatsapp' };

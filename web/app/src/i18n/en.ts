@@ -247,6 +247,8 @@ export const en = {
   'bridge.tokenOnce': 'The bridge token: copy it now, it is shown only once.',
   'bridge.command': 'Start the connector with:',
   'bridge.ownBridge': 'Parley ships no connector for this type: connect your own bridge to {url}.',
+  'bridge.whatsappRisk':
+    "WhatsApp's terms of service forbid unofficial clients: an account linked through this connector can be limited or banned. Use an account you can afford to lose; --accept-risk says you know.",
   'bridge.online': 'A bridge is connected.',
   'bridge.offline': 'Waiting for the bridge to connect.',
   'bridge.qrScan': 'Scan this code with the app on your phone (linked devices).',

@@ -53,6 +53,7 @@ export function BridgeStart({ info }: { info: BridgeConnectInfo }) {
       <ShownOnce message={t('bridge.tokenOnce')} secret={info.token} />
       {info.command ? (
         <>
+          {info.command.includes(' bridge whatsapp ') && <p className="error small">{t('bridge.whatsappRisk')}</p>}
           <p>{t('bridge.command')}</p>
           <pre className="code">{info.command}</pre>
           <CopyButton text={info.command} />
