@@ -298,4 +298,74 @@ describe('the agent app for a sales team', () => {
       await axe(`settings-${section}`);
     }
   });
+
+  it('column counts and totals are the server\'s over every lead, past the page the board loads, and follow moves and live changes', async () => {
+    // Over 100 leads (the board's page) in an active column and in the Inbox.
+    const saId = (await call(server.base, 'GET', '/v1.3/leads/all?limit=1', { token })).body[0].socialAccount.id as number;
+    const first = (await lead(leads[0]!)).statusId as number;
+    const created: number[] = [];
+    for (const statusId of [first, null]) {
+      for (let i = 0; i < 104; i++) {
+        const body = { saId, customer: { name: `Bulk ${statusId ?? 'inbox'} ${i}` }, amount: 1000 + i * 7, ...(statusId ? { statusId } : {}) };
+        const res = await call(server.base, 'POST', '/v1.3/leads', { token, body });
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        created.push(res.body.id);
+      }
+    }
+    const serverTotals = async () => {
+      const stats = (await call(server.base, 'GET', '/v1.3/leads/statistics?amounts=true', { token })).body;
+      const status = stats.statuses.find((s: { id: number }) => s.id === first);
+      return { inbox: { count: stats.lists.inbox as number, amount: stats.amounts.inbox as string }, first: { count: status.count as number, amount: status.amount as string } };
+    };
+    const shown = async (id: number) => {
+      const column = page.locator(`.column[data-status-id="${id}"]`);
+      return {
+        count: Number(await column.locator('.column-head .count').textContent()),
+        amount: ((await column.locator('.funnel-sum').textContent()) ?? '').replace(/^Total /, '').replaceAll(',', ''),
+      };
+    };
+    const want = await serverTotals();
+    expect(want.first.count).toBeGreaterThan(100);
+    expect(want.inbox.count).toBeGreaterThan(100);
+    await page.goto(`${server.base}/funnel`);
+    await live();
+    const firstColumn = page.locator(`.column[data-status-id="${first}"]`);
+    const inboxColumn = page.locator('.column[data-status-id="0"]');
+    await expect.poll(() => firstColumn.locator('.card').count()).toBe(100);
+    await expect.poll(() => inboxColumn.locator('.card').count()).toBe(100);
+    await expect.poll(() => shown(first)).toEqual(want.first);
+    await expect.poll(() => shown(0)).toEqual(want.inbox);
+    // What the loaded cards add up to is not the column's total.
+    const loaded = (await firstColumn.locator('.card .amount').allTextContents()).reduce((n, t) => n + Number(t.replaceAll(',', '')), 0);
+    expect(String(loaded)).not.toBe(want.first.amount);
+    await shot('funnel-totals');
+
+    // A card dragged from the Inbox into the column: both totals follow.
+    const card = inboxColumn.locator('.card').first();
+    const movedId = Number(await card.getAttribute('data-lead-id'));
+    const movedAmount = (await lead(movedId)).amount as number;
+    expect(movedAmount).toBeGreaterThan(0);
+    const from = await card.locator('.clamp').boundingBox();
+    const to = await firstColumn.locator('.column-head').boundingBox();
+    if (!from || !to) throw new Error('the card or the column is not on screen');
+    await page.mouse.move(from.x + from.width / 2, from.y + from.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(to.x + to.width / 2, to.y + to.height / 2, { steps: 8 });
+    await page.mouse.up();
+    await expect.poll(async () => (await lead(movedId)).statusId).toBe(first);
+    const afterMove = await serverTotals();
+    expect(BigInt(afterMove.first.amount)).toBe(BigInt(want.first.amount) + BigInt(movedAmount));
+    expect(BigInt(afterMove.inbox.amount)).toBe(BigInt(want.inbox.amount) - BigInt(movedAmount));
+    await expect.poll(() => shown(first)).toEqual(afterMove.first);
+    await expect.poll(() => shown(0)).toEqual(afterMove.inbox);
+
+    // An amount changed elsewhere (another tab, the API) reaches the board live.
+    const unloaded = created[0]!; // the oldest of the column: not among its loaded cards
+    expect(await firstColumn.locator(`.card[data-lead-id="${unloaded}"]`).count()).toBe(0);
+    const put = await call(server.base, 'PUT', `/v1.3/leads/${unloaded}`, { token, body: { amount: 5_000_000 } });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const afterEdit = await serverTotals();
+    expect(afterEdit.first.amount).not.toBe(afterMove.first.amount);
+    await expect.poll(() => shown(first)).toEqual(afterEdit.first);
+  });
 });

@@ -21,6 +21,7 @@ export interface SeededLead {
   createdAt: number;
   responseTime: number | null;
   tags: string[];
+  amount: number;
   /** Channel types of the lead's messages. */
   sourceTypes: string[];
   messageCount: number;
@@ -36,6 +37,7 @@ export interface LeadSpec {
   messages?: Array<{ at: number; incoming: boolean; unread?: boolean; sourceType?: string; text?: string }>;
   tags?: string[];
   responseTime?: number | null;
+  amount?: number;
 }
 
 export class LeadSeeder {
@@ -99,6 +101,7 @@ export class LeadSeeder {
         user_id: spec.userId ?? null,
         status_id: spec.status?.id ?? null,
         status_type: statusType,
+        amount: spec.amount ?? 0,
         last_message_at: spec.createdAt,
         created_at: spec.createdAt,
         updated_at: spec.createdAt,
@@ -161,6 +164,7 @@ export class LeadSeeder {
       createdAt: spec.createdAt,
       responseTime,
       tags,
+      amount: spec.amount ?? 0,
       sourceTypes: [...sourceTypes],
       messageCount: messages.length,
     };

@@ -200,12 +200,19 @@ export const leadsRoutes: RouteDef[] = [
         summary: 'Lead statistics: counts per list and per status, new leads per day, median response time',
         description:
           'Every filter of the lists applies. `lists` and `statuses` count leads of every status type (ignore ones under `lists.ignore`); ' +
-          '`newLeads` (per UTC day of creation), `responseTime` and, with `breakdowns=true`, `employees` and `channels` cover the `all` list (ignore statuses only with `ignore=true`).',
+          '`newLeads` (per UTC day of creation), `responseTime` and, with `breakdowns=true`, `employees` and `channels` cover the `all` list (ignore statuses only with `ignore=true`). ' +
+          'With `amounts=true`, `amounts` and each status\'s `amount` sum the amounts of the leads `lists` and `statuses` count.',
         querystring: Type.Object({
           ...filters,
           ...extendedQuery,
           breakdowns: Type.Optional(
             Type.Boolean({ description: 'Also answer `employees` and `channels` (reads every matching lead: meant for reports, not for list counts); default false' }),
+          ),
+          amounts: Type.Optional(
+            Type.Boolean({
+              description:
+                'Also answer `amounts` (per list) and `amount` on each status: the exact sums of the leads\' amounts as decimal strings, as the funnel board totals its columns (v1.3 extension); default false',
+            }),
           ),
         }),
         response: { 200: LeadStatisticsObject },
@@ -213,8 +220,8 @@ export const leadsRoutes: RouteDef[] = [
     },
     handler: async (req, _reply, { services, auth }) => {
       const filters = parseLeadFilters(req.query as Record<string, unknown>, { list: 'statistics', extended: true });
-      const { breakdowns } = req.query as { breakdowns?: boolean };
-      return serializeStatistics(await services.leads.statistics(auth, filters, { breakdowns: breakdowns === true }));
+      const { breakdowns, amounts } = req.query as { breakdowns?: boolean; amounts?: boolean };
+      return serializeStatistics(await services.leads.statistics(auth, filters, { breakdowns: breakdowns === true, amounts: amounts === true }));
     },
   }),
   defineRoute({

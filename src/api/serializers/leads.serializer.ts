@@ -107,6 +107,12 @@ const ResponseTimeObject = Type.Object({
   count: Type.Integer({ description: 'Leads with a known responseTime' }),
 });
 
+/** docs/api/leads.md "statistics": a sum of integer amounts may pass 2^53, which a JSON number does not carry exactly. */
+const AmountSum = Type.String({
+  pattern: '^-?[0-9]+$',
+  description: 'Exact sum of the leads\' `amount`, as a decimal integer string ("0" when there are none)',
+});
+
 export const LeadStatisticsObject = Type.Object(
   {
     lists: Type.Object(
@@ -119,9 +125,27 @@ export const LeadStatisticsObject = Type.Object(
       },
       { description: 'Lead counts per list' },
     ),
+    amounts: Type.Optional(
+      Type.Object(
+        {
+          inbox: AmountSum,
+          active: AmountSum,
+          completed: AmountSum,
+          all: AmountSum,
+          ignore: AmountSum,
+        },
+        { description: 'Sums of the leads\' `amount` per list, as `lists` counts them; with `amounts=true` (v1.3 extension)' },
+      ),
+    ),
     statuses: Type.Array(
-      Type.Object({ id: Type.Integer(), name: Type.String(), type: Type.Enum([...STATUS_TYPES]), count: Type.Integer() }),
-      { description: 'Every status of the account in list order, with its lead count' },
+      Type.Object({
+        id: Type.Integer(),
+        name: Type.String(),
+        type: Type.Enum([...STATUS_TYPES]),
+        count: Type.Integer(),
+        amount: Type.Optional(AmountSum),
+      }),
+      { description: 'Every status of the account in list order, with its lead count (and, with `amounts=true`, the sum of their amounts)' },
     ),
     newLeads: Type.Array(Type.Object({ date: Type.String({ description: 'UTC day, YYYY-MM-DD' }), count: Type.Integer() }), {
       description: 'Leads created per UTC day, ascending; days without new leads are left out',
@@ -204,10 +228,21 @@ export function serializeFunnelColumn(column: FunnelColumn) {
 export function serializeStatistics(stats: LeadStatistics) {
   return {
     lists: stats.lists,
-    statuses: stats.statuses.map(({ status, count }) => ({ id: status.id, name: status.name, type: status.type, count })),
+    ...(stats.amounts ? { amounts: mapValues(stats.amounts, String) } : {}),
+    statuses: stats.statuses.map(({ status, count, amount }) => ({
+      id: status.id,
+      name: status.name,
+      type: status.type,
+      count,
+      ...(amount === undefined ? {} : { amount: String(amount) }),
+    })),
     newLeads: stats.newLeads,
     responseTime: stats.responseTime,
     ...(stats.employees ? { employees: stats.employees } : {}),
     ...(stats.channels ? { channels: stats.channels } : {}),
   };
+}
+
+function mapValues<K extends string, V, W>(o: Record<K, V>, f: (v: V) => W): Record<K, W> {
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v as V)])) as Record<K, W>;
 }

@@ -217,19 +217,39 @@ export async function funnelPageIds(db: Executor, where: RawBuilder<SqlBool>, pa
   return rows.map((r) => r.id);
 }
 
-/** Lead counts per status (null: the inbox) with each status type. */
+/** Lead counts per status (null: the inbox) with each status type; with `amounts`, each group's amount sum too. */
 export async function countByStatus(
   db: Executor,
   where: RawBuilder<SqlBool>,
-): Promise<Array<{ status_id: number | null; status_type: string; n: number }>> {
+  opts: { amounts?: boolean } = {},
+): Promise<Array<{ status_id: number | null; status_type: string; n: number; amount?: bigint }>> {
   const rows = await db
     .selectFrom('leads')
     .select(['leads.status_id', 'leads.status_type', sql<number>`count(*)`.as('n')])
+    .$if(opts.amounts === true, (q) => q.select([AMOUNT_HIGH.as('amount_high'), AMOUNT_LOW.as('amount_low')]))
     .where(where)
     .groupBy(['leads.status_id', 'leads.status_type'])
     .execute();
-  return rows.map((r) => ({ ...r, n: Number(r.n) }));
+  return rows.map((r) => {
+    const { amount_high, amount_low, ...rest } = r as typeof r & { amount_high?: string | null; amount_low?: string | null };
+    return {
+      ...rest,
+      n: Number(r.n),
+      ...(opts.amounts ? { amount: BigInt(amount_high ?? 0) * AMOUNT_SPLIT + BigInt(amount_low ?? 0) } : {}),
+    };
+  });
 }
+
+/**
+ * An amount is an integer of up to 2^53 - 1 (either sign), so a sum of many overflows SQLite's
+ * 64-bit `sum()` (an error, not a wrap) and would lose digits as a JavaScript number. Each amount
+ * is split into amount / 2^32 and amount % 2^32 (both dialects truncate toward zero, so
+ * high * 2^32 + low is the amount again); each part's sum stays within 64 bits for billions of
+ * leads, is read as text and joined exactly with BigInt. The same SQL on SQLite and PostgreSQL.
+ */
+const AMOUNT_SPLIT = 4_294_967_296n;
+const AMOUNT_HIGH = sql<string | null>`cast(sum(${col('amount')} / ${sql.lit(Number(AMOUNT_SPLIT))}) as text)`;
+const AMOUNT_LOW = sql<string | null>`cast(sum(${col('amount')} % ${sql.lit(Number(AMOUNT_SPLIT))}) as text)`;
 
 const DAY_MS = 86_400_000;
 

@@ -110,35 +110,40 @@ export class LeadsService {
   /**
    * Counts per list and per status over every status type; new leads per day and the median
    * response time over the `all` list (ignore-status leads only with `ignore=true`).
-   */
-  /**
    * `breakdowns`: also per employee and per channel type. They read the response time of every
    * matching lead (for the medians), so list counts leave them out.
+   * `amounts`: also the exact sum of the leads' amounts per list and per status (the funnel
+   * board's column totals), from the same grouped query as the counts.
    */
-  async statistics(auth: AuthContext, filters: LeadFilters, opts: { breakdowns?: boolean } = {}): Promise<LeadStatistics> {
+  async statistics(auth: AuthContext, filters: LeadFilters, opts: { breakdowns?: boolean; amounts?: boolean } = {}): Promise<LeadStatistics> {
     const scope = await scopeOf(this.db, auth);
     const everything = repo.leadConditions(scope, 'any', filters);
     const allList = repo.leadConditions(scope, statusTypesOf('all', filters), filters);
     const [groups, statuses, days, responseTime, employees, channels] = await Promise.all([
-      repo.countByStatus(this.db, everything),
+      repo.countByStatus(this.db, everything, { amounts: opts.amounts }),
       listStatuses(this.db, auth.accountId),
       repo.newLeadsPerDay(this.db, allList),
       repo.responseTimeMedian(this.db, allList),
       opts.breakdowns ? breakdown(this.db, allList, 'employee') : undefined,
       opts.breakdowns ? breakdown(this.db, allList, 'channel') : undefined,
     ]);
-    const byType = (types: string[]) => groups.filter((g) => types.includes(g.status_type)).reduce((n, g) => n + g.n, 0);
+    const perList = <T>(byType: (types: string[]) => T) => ({
+      inbox: byType(['inbox']),
+      active: byType(['active']),
+      completed: byType(['completed', 'failed']),
+      all: byType(['inbox', 'active', 'completed', 'failed']),
+      ignore: byType(['ignore']),
+    });
+    const ofTypes = (types: string[]) => groups.filter((g) => types.includes(g.status_type));
+    const ofStatus = (id: number) => groups.filter((g) => g.status_id === id);
+    const amountOf = (rows: typeof groups) => rows.reduce((sum, g) => sum + (g.amount ?? 0n), 0n);
     return {
-      lists: {
-        inbox: byType(['inbox']),
-        active: byType(['active']),
-        completed: byType(['completed', 'failed']),
-        all: byType(['inbox', 'active', 'completed', 'failed']),
-        ignore: byType(['ignore']),
-      },
+      lists: perList((types) => ofTypes(types).reduce((n, g) => n + g.n, 0)),
+      ...(opts.amounts ? { amounts: perList((types) => amountOf(ofTypes(types))) } : {}),
       statuses: statuses.sort(compareStatuses).map((status) => ({
         status,
-        count: groups.filter((g) => g.status_id === status.id).reduce((n, g) => n + g.n, 0),
+        count: ofStatus(status.id).reduce((n, g) => n + g.n, 0),
+        ...(opts.amounts ? { amount: amountOf(ofStatus(status.id)) } : {}),
       })),
       newLeads: days.map((d) => ({ date: new Date(d.day * DAY_MS).toISOString().slice(0, 10), count: d.n })),
       responseTime,

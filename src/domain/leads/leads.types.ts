@@ -85,9 +85,20 @@ export interface FunnelResult {
   total: number;
 }
 
+export interface ListCounts<T> {
+  inbox: T;
+  active: T;
+  completed: T;
+  all: T;
+  ignore: T;
+}
+
 export interface LeadStatistics {
-  lists: { inbox: number; active: number; completed: number; all: number; ignore: number };
-  statuses: Array<{ status: StatusRow; count: number }>;
+  lists: ListCounts<number>;
+  /** Exact sums of the leads' amounts per list; only when asked for. */
+  amounts?: ListCounts<bigint>;
+  /** `amount`: the exact sum of the status's lead amounts; only when amounts are asked for. */
+  statuses: Array<{ status: StatusRow; count: number; amount?: bigint }>;
   /** UTC day (YYYY-MM-DD) of creation, ascending; days without new leads are left out. */
   newLeads: Array<{ date: string; count: number }>;
   responseTime: { median: number | null; count: number };

@@ -971,7 +971,7 @@ export interface paths {
         };
         /**
          * Lead statistics: counts per list and per status, new leads per day, median response time
-         * @description Every filter of the lists applies. `lists` and `statuses` count leads of every status type (ignore ones under `lists.ignore`); `newLeads` (per UTC day of creation), `responseTime` and, with `breakdowns=true`, `employees` and `channels` cover the `all` list (ignore statuses only with `ignore=true`).
+         * @description Every filter of the lists applies. `lists` and `statuses` count leads of every status type (ignore ones under `lists.ignore`); `newLeads` (per UTC day of creation), `responseTime` and, with `breakdowns=true`, `employees` and `channels` cover the `all` list (ignore statuses only with `ignore=true`). With `amounts=true`, `amounts` and each status's `amount` sum the amounts of the leads `lists` and `statuses` count.
          */
         get: operations["getLeadsStatistics_v1_3"];
         put?: never;
@@ -5446,6 +5446,8 @@ export interface operations {
                 id?: string[];
                 /** @description Also answer `employees` and `channels` (reads every matching lead: meant for reports, not for list counts); default false */
                 breakdowns?: boolean;
+                /** @description Also answer `amounts` (per list) and `amount` on each status: the exact sums of the leads' amounts as decimal strings, as the funnel board totals its columns (v1.3 extension); default false */
+                amounts?: boolean;
             };
             header?: never;
             path?: never;
@@ -5471,13 +5473,28 @@ export interface operations {
                             /** @description Leads in ignore statuses (not leads) */
                             ignore: number;
                         };
-                        /** @description Every status of the account in list order, with its lead count */
+                        /** @description Sums of the leads' `amount` per list, as `lists` counts them; with `amounts=true` (v1.3 extension) */
+                        amounts?: {
+                            /** @description Exact sum of the leads' `amount`, as a decimal integer string ("0" when there are none) */
+                            inbox: string;
+                            /** @description Exact sum of the leads' `amount`, as a decimal integer string ("0" when there are none) */
+                            active: string;
+                            /** @description Exact sum of the leads' `amount`, as a decimal integer string ("0" when there are none) */
+                            completed: string;
+                            /** @description Exact sum of the leads' `amount`, as a decimal integer string ("0" when there are none) */
+                            all: string;
+                            /** @description Exact sum of the leads' `amount`, as a decimal integer string ("0" when there are none) */
+                            ignore: string;
+                        };
+                        /** @description Every status of the account in list order, with its lead count (and, with `amounts=true`, the sum of their amounts) */
                         statuses: {
                             id: number;
                             name: string;
                             /** @enum {unknown} */
                             type: "active" | "completed" | "failed" | "ignore";
                             count: number;
+                            /** @description Exact sum of the leads' `amount`, as a decimal integer string ("0" when there are none) */
+                            amount?: string;
                         }[];
                         /** @description Leads created per UTC day, ascending; days without new leads are left out */
                         newLeads: {

@@ -1,12 +1,12 @@
 import { useCallback, useEffect, useRef, useState, type PointerEvent as ReactPointerEvent } from 'react';
 import { api } from '../api/client';
 import { realtime } from '../api/realtime';
-import type { FunnelColumn, Lead } from '../api/types';
+import type { FunnelColumn, Lead, Statistics } from '../api/types';
 import { useCatalog } from '../catalog';
 import { t } from '../i18n';
 import { navigate } from '../router';
 import { moveLead } from '../state/funnel';
-import { columnAmount, INBOX_COLUMN, statusOfColumn, withInbox } from '../state/funnel-inbox';
+import { boardRequests, formatTotal, INBOX_COLUMN, moveTotals, statusOfColumn, totalsOf, withInbox, type BoardTotals } from '../state/funnel-inbox';
 import '../sales.css';
 import { Avatar } from './Inbox';
 
@@ -26,22 +26,49 @@ function statusUnder(x: number, y: number): number | null {
   return el ? Number(el.dataset.statusId) : null;
 }
 
-/** The funnel board: statuses as columns; drag a card (or pick "Move to") to change its status. */
+/** The board's requests: the same filters for its columns' leads and their totals. */
+const REQUESTS = boardRequests();
+
+/**
+ * The funnel board: statuses as columns; drag a card (or pick "Move to") to change its status.
+ * Each column loads a page of its leads; its count and amount total are the server's, over every
+ * lead it stands for (GET /v1.3/leads/statistics?amounts=true), refreshed after each move and live.
+ */
 export default function FunnelPage() {
   const { statuses } = useCatalog();
   const [columns, setColumns] = useState<FunnelColumn[] | null>(null);
+  const [totals, setTotals] = useState<BoardTotals>(new Map());
+  // Answers may arrive out of order (a move's refresh of the totals, a live reload of everything):
+  // columns and totals each show only their latest request's answer.
+  const generation = useRef({ columns: 0, totals: 0 });
   const [error, setError] = useState<string | null>(null);
   const [drag, setDrag] = useState<Drag | null>(null);
   const dragRef = useRef<Drag | null>(null);
   dragRef.current = drag;
 
   const load = useCallback(async () => {
+    const gen = { columns: ++generation.current.columns, totals: ++generation.current.totals };
     try {
       // The Inbox column: new leads, dragged from here into the pipeline.
-      const [funnel, inbox] = await Promise.all([api.get<FunnelColumn[]>('/leads/funnel?limit=100'), api.get<Lead[]>('/leads/inbox?limit=100')]);
-      setColumns(withInbox(funnel, inbox, t('funnel.inbox')));
+      const [funnel, inbox, stats] = await Promise.all([
+        api.get<FunnelColumn[]>(REQUESTS.funnel),
+        api.get<Lead[]>(REQUESTS.inbox),
+        api.get<Statistics>(REQUESTS.totals),
+      ]);
+      if (gen.columns === generation.current.columns) setColumns(withInbox(funnel, inbox, t('funnel.inbox')));
+      if (gen.totals === generation.current.totals) setTotals(totalsOf(stats));
     } catch (e) {
-      setError((e as Error).message);
+      if (gen.columns === generation.current.columns) setError((e as Error).message);
+    }
+  }, []);
+
+  const loadTotals = useCallback(async () => {
+    const gen = ++generation.current.totals;
+    try {
+      const stats = await api.get<Statistics>(REQUESTS.totals);
+      if (gen === generation.current.totals) setTotals(totalsOf(stats));
+    } catch {
+      /* the next live reload corrects them */
     }
   }, []);
 
@@ -62,13 +89,20 @@ export default function FunnelPage() {
 
   const move = async (lead: Lead, to: number) => {
     if (!columns) return;
-    const before = columns;
+    const from = columns.find((c) => c.leads.some((l) => l.id === lead.id))?.id;
+    if (from === undefined || from === to) return;
+    const before = { columns, totals };
     setColumns(moveLead(columns, lead.id, to));
+    setTotals(moveTotals(totals, lead.amount, from, to));
     setError(null);
     try {
       await api.put(`/leads/${lead.id}`, { statusId: statusOfColumn(to) });
+      await loadTotals();
     } catch (e) {
-      setColumns(before);
+      generation.current.columns++;
+      generation.current.totals++;
+      setColumns(before.columns);
+      setTotals(before.totals);
       setError(t('funnel.moveFailed', { message: (e as Error).message }));
     }
   };
@@ -122,8 +156,8 @@ export default function FunnelPage() {
           <section key={col.id} className={`column${drag?.moving && drag.over === col.id ? ' over' : ''}`} data-status-id={col.id} aria-label={col.name}>
             <header className="column-head" style={{ borderTopColor: col.color }}>
               <h2>{col.name}</h2>
-              <span className="count">{col.leads.length}</span>
-              <span className="funnel-sum">{t('funnel.sum', { amount: columnAmount(col).toLocaleString('en') })}</span>
+              <span className="count">{totals.get(col.id)?.count ?? col.leads.length}</span>
+              <span className="funnel-sum">{t('funnel.sum', { amount: formatTotal(totals.get(col.id)?.amount ?? 0n) })}</span>
             </header>
             <ul className="cards">
               {col.leads.length === 0 && <li className="muted small pad">{t('funnel.empty')}</li>}

@@ -77,13 +77,58 @@ describe('bulk selection', () => {
 });
 
 describe('funnel inbox column', () => {
-  it('puts the Inbox first, maps drops on it to no status, and sums amounts', async () => {
-    const { withInbox, statusOfColumn, columnAmount, INBOX_COLUMN } = await import('./funnel-inbox');
+  it('puts the Inbox first and maps drops on it to no status', async () => {
+    const { withInbox, statusOfColumn, INBOX_COLUMN } = await import('./funnel-inbox');
     const lead = (id: number, amount: number) => ({ id, amount }) as never;
     const cols = withInbox([{ id: 5, name: 'New', order: 1, type: 'active', color: '#000', leads: [lead(1, 10), lead(2, -3)] }], [lead(3, 7)], 'Inbox');
     expect(cols.map((c) => c.id)).toEqual([INBOX_COLUMN, 5]);
-    expect(cols.map(columnAmount)).toEqual([7, 7]);
     expect([statusOfColumn(INBOX_COLUMN), statusOfColumn(5)]).toEqual([null, 5]);
+  });
+
+  it('takes column totals from the server (every lead, exact beyond 2^53), not from the loaded leads', async () => {
+    const { totalsOf, formatTotal, INBOX_COLUMN } = await import('./funnel-inbox');
+    const stats = {
+      lists: { inbox: 130, active: 250, completed: 1, all: 381, ignore: 0 },
+      amounts: { inbox: '9007199254740993', active: '1250', completed: '-5', all: '9007199254742238', ignore: '0' },
+      statuses: [
+        { id: 5, name: 'New', type: 'active', count: 250, amount: '1250' },
+        { id: 7, name: 'Won', type: 'completed', count: 1, amount: '-5' },
+      ],
+    } as never;
+    const totals = totalsOf(stats);
+    expect(totals.get(INBOX_COLUMN)).toEqual({ count: 130, amount: 9007199254740993n });
+    expect(totals.get(5)).toEqual({ count: 250, amount: 1250n });
+    expect(totals.get(7)).toEqual({ count: 1, amount: -5n });
+    expect([formatTotal(9007199254740993n), formatTotal(-5n), formatTotal(0n)]).toEqual(['9,007,199,254,740,993', '-5', '0']);
+  });
+
+  it('moves a lead\'s amount and count between columns until the server answers; unknown columns and bad amounts change nothing', async () => {
+    const { moveTotals, INBOX_COLUMN } = await import('./funnel-inbox');
+    const totals = new Map([
+      [INBOX_COLUMN, { count: 101, amount: 10_100n }],
+      [5, { count: 2, amount: 30n }],
+    ]);
+    const moved = moveTotals(totals, 100, INBOX_COLUMN, 5);
+    expect(moved.get(INBOX_COLUMN)).toEqual({ count: 100, amount: 10_000n });
+    expect(moved.get(5)).toEqual({ count: 3, amount: 130n });
+    expect(totals.get(5)).toEqual({ count: 2, amount: 30n }); // not mutated
+    expect(moveTotals(totals, 100, 5, 5)).toBe(totals);
+    expect(moveTotals(totals, 100, 5, 99)).toBe(totals);
+    expect(moveTotals(totals, Number.NaN, 5, INBOX_COLUMN).get(INBOX_COLUMN)).toEqual({ count: 102, amount: 10_100n });
+  });
+
+  it('asks for the leads and the totals with the same filters', async () => {
+    const { boardRequests, BOARD_PAGE } = await import('./funnel-inbox');
+    const { noFilters } = await import('./leads');
+    expect(boardRequests()).toEqual({
+      funnel: `/leads/funnel?limit=${BOARD_PAGE}`,
+      inbox: `/leads/inbox?limit=${BOARD_PAGE}`,
+      totals: '/leads/statistics?amounts=true',
+    });
+    const r = boardRequests({ ...noFilters, sa: [3], tags: ['vip'], statuses: [5], unread: 'unread' });
+    expect(r.funnel).toBe(`/leads/funnel?sa=3&tags=vip&statuses=5&unread=unread&limit=${BOARD_PAGE}`);
+    expect(r.inbox).toBe(`/leads/inbox?sa=3&tags=vip&unread=unread&limit=${BOARD_PAGE}`);
+    expect(r.totals).toBe('/leads/statistics?sa=3&tags=vip&unread=unread&amounts=true');
   });
 });
 
