@@ -10,6 +10,7 @@ import type { Deps } from '../context.js';
 import { invalid } from '../errors.js';
 import { presentLead } from '../leads/lead-presenter.js';
 import { customerView } from '../customers/customers.types.js';
+import { findCustomerById, insertCustomer } from '../customers/customers.repo.js';
 import * as repo from './conversations.repo.js';
 import { presentHistoryMessage, replySnapshot, type HistoryMessage } from './history-message.js';
 import { afterIncoming, afterOutgoing, joinsLatestLead } from './lead-lifecycle.js';
@@ -263,7 +264,7 @@ export class IngestService {
   }
 
   private async recordCustomerCreated(trx: Executor, profile: ProfileRow, now: number): Promise<void> {
-    const customer = await trx.selectFrom('customers').selectAll().where('id', '=', profile.customer_id).executeTakeFirstOrThrow();
+    const customer = await findCustomerById(trx, profile.customer_id);
     await recordEvent(
       trx,
       {
@@ -276,21 +277,17 @@ export class IngestService {
   }
 
   private async createCustomer(trx: Executor, integration: IntegrationRow, s: SenderProfile, now: number): Promise<ProfileRow> {
-    const customer = await trx
-      .insertInto('customers')
-      .values({
-        account_id: integration.account_id,
-        name: s.name ?? s.login ?? '',
-        login: s.login ?? '',
-        avatar: s.avatar ?? '',
-        email: null,
-        phone: null,
-        address: null,
-        created_at: now,
-        updated_at: now,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const customer = await insertCustomer(trx, {
+      account_id: integration.account_id,
+      name: s.name ?? s.login ?? '',
+      login: s.login ?? '',
+      avatar: s.avatar ?? '',
+      email: null,
+      phone: null,
+      address: null,
+      created_at: now,
+      updated_at: now,
+    });
     return trx
       .insertInto('profiles')
       .values({

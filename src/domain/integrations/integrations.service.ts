@@ -5,7 +5,7 @@ import { canonicalIntegrationType, INTEGRATION_TYPES, isIntegrationType } from '
 import { isBridgeType } from '../../channels/bridge/bridge-types.js';
 import type { ChannelRegistry } from '../../channels/registry.js';
 import { recordEvent } from '../../events/outbox.js';
-import type { AuthContext } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import { loadOrCreateSecret } from '../auth/secret.js';
 import type { Deps } from '../context.js';
 import { invalid, notFound, type ErrorDetail } from '../errors.js';

@@ -1,6 +1,6 @@
 import { setImmediate as yieldToOthers } from 'node:timers/promises';
 import type { FileStorage } from '../../storage/storage.js';
-import type { AuthContext } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
 import { invalid, notFound } from '../errors.js';
 import { requireOwner } from '../policy/policy.js';

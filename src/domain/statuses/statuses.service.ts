@@ -1,5 +1,5 @@
 import type { Executor } from '../../db/database.js';
-import type { AuthContext } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
 import { conflict, invalid, notFound } from '../errors.js';
 import { requireOwner } from '../policy/policy.js';
