@@ -119,7 +119,7 @@ export class BridgeService {
 
   /** The bridge went away: a connected session is not usable until a bridge is back. */
   async onOffline(integrationId: number): Promise<void> {
-    await this.db.updateTable('integrations').set({ status: 'connecting' }).where('id', '=', integrationId).where('status', '=', 'active').execute();
+    await repo.markOffline(this.db, integrationId);
   }
 
   async onIdentity(integrationId: number, msg: Msg<'identity'>): Promise<void> {

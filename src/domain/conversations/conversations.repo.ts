@@ -1,5 +1,6 @@
+import type { Insertable } from 'kysely';
 import type { Executor } from '../../db/database.js';
-import type { LeadRow, MessageRow, NewMessage, ProfileRow, SourceRow } from '../../db/schema.js';
+import type { LeadRow, MessageRow, NewMessage, ProfileRow, ProfilesTable, SourceRow, SourcesTable } from '../../db/schema.js';
 import { prepared } from '../../db/prepared.js';
 
 /** SQL of the conversations core: profiles, channels, leads and messages. No rules here. */
@@ -156,4 +157,26 @@ export async function findProfile(db: Executor, id: number | null): Promise<Prof
 /** A provider reported a message changed (edited): its text and attachments are replaced. */
 export async function updateMessageContent(db: Executor, id: number, content: { text: string; attachments: string }): Promise<void> {
   await db.updateTable('messages').set({ text: content.text, attachments: content.attachments }).where('id', '=', id).execute();
+}
+
+export async function insertProfile(db: Executor, values: Insertable<ProfilesTable>): Promise<ProfileRow> {
+  return db.insertInto('profiles').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** The profile's name, login, avatar or URL as the provider last reported them. */
+export async function updateProfileRow(
+  db: Executor,
+  id: number,
+  patch: Partial<Pick<ProfileRow, 'login' | 'name' | 'avatar' | 'profile_url'>>,
+): Promise<ProfileRow> {
+  return db.updateTable('profiles').set(patch).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function insertSource(db: Executor, values: Insertable<SourcesTable>): Promise<SourceRow> {
+  return db.insertInto('sources').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** A channel's reply deadline (the caller moves it forward only). */
+export async function setSourceExpiry(db: Executor, id: number, expiresAt: number): Promise<SourceRow> {
+  return db.updateTable('sources').set({ expires_at: expiresAt }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }

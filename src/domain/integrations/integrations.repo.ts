@@ -66,3 +66,15 @@ export function findLiveIntegrationByExternalId(db: Executor, accountId: number,
     .orderBy('id', 'desc')
     .executeTakeFirst();
 }
+
+/** Marks a live integration deleted; undefined when it was not live (deleted meanwhile). */
+export async function markIntegrationDeleted(db: Executor, accountId: number, id: number, now: number): Promise<IntegrationRow | undefined> {
+  return db
+    .updateTable('integrations')
+    .set({ deleted_at: now })
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .where('deleted_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
