@@ -121,7 +121,7 @@ export function createServices(deps: Deps): Services {
     deps.config.fileStorage === 'database' ? new DatabaseStorage(deps.db.kysely) : new LocalDiskStorage(path.join(deps.config.dataDir, 'files'));
   const files = new FilesService(deps, storage);
   const widget = new WidgetService(deps, { integrations, ingest, files });
-  channels.register(new WidgetAdapter(widget));
+  channels.register(new WidgetAdapter(widget.sessions));
   const bots = new BotChannels(deps, { files, ingest, integrations });
   for (const adapter of bots.adapters) channels.register(adapter);
   const hub = new BridgeHub(deps);

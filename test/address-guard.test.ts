@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import net from 'node:net';
-import { embeddedIPv4, ipv6Words, isBlockedAddress } from '../src/webhooks/address-guard.js';
+import { embeddedIPv4, ipv6Words, isBlockedAddress } from '../src/net/address-guard.js';
 import { HttpSender } from '../src/webhooks/http-sender.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 

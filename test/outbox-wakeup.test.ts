@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
-import { onOutbox } from '../src/webhooks/wakeup.js';
+import { onOutbox } from '../src/events/wakeup.js';
 import pg from 'pg';
 import { DELIVERIES_CHANNEL, OUTBOX_CHANNEL, recordEvent } from '../src/events/outbox.js';
 import { OutboxNotifier } from '../src/events/outbox-notifier.js';

@@ -31,7 +31,7 @@ export async function widgetSnapshot(h: Harness): Promise<Record<string, number>
 }
 
 /** A visitor's socket (through the app, no network), open once `ready` came; `received` keeps every message. */
-export async function openVisitorSocket(h: Harness, token: string): Promise<{ received: any[]; ws: { terminate(): void } }> {
+export async function openVisitorSocket(h: Harness, token: string): Promise<{ received: any[]; ws: { terminate(): void; send(data: string): void } }> {
   const received: any[] = [];
   let ready!: () => void;
   const isReady = new Promise<void>((resolve) => (ready = resolve));

@@ -4,7 +4,7 @@ import formbody from '@fastify/formbody';
 import { API_VERSIONS, VERSION_TRAITS, type ApiVersion, type VersionTraits } from './versions.js';
 import { errorResponses } from './errors.js';
 import type { Services } from '../services.js';
-import type { AuthContext } from '../domain/auth/auth.service.js';
+import type { AuthContext } from '../domain/auth/auth-context.js';
 
 export interface RouteSchema {
   summary?: string;

@@ -1,7 +1,8 @@
 /**
  * The API versions and every difference between them (docs/api/versions.md), in one table. Code that
  * needs a version difference reads a trait here or picks a serializer by version; it never tests
- * the version string itself.
+ * the version string itself. The differences of the events themselves (`accountId` in payloads,
+ * `message.outgoing` for v1.1 webhooks) are in events/event-versions.ts, beside the outbox.
  */
 export const API_VERSIONS = ['v1.1', 'v1.2', 'v1.3'] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
@@ -23,10 +24,6 @@ export interface VersionTraits {
   uploadNestedTwice: boolean;
   /** Webhooks an account may register through this version. */
   webhookLimit: number;
-  /** Webhook events carry `accountId`. */
-  eventAccountId: boolean;
-  /** Webhooks of this version receive `message.outgoing`. */
-  outgoingMessageEvent: boolean;
   /** Sources carry `identifier`. */
   sourceIdentifier: boolean;
   /** `saId` in a send body is honoured (v1.1 ignores it). */
@@ -47,8 +44,6 @@ export const VERSION_TRAITS: Record<ApiVersion, VersionTraits> = {
     searchNaming: 'deals',
     uploadNestedTwice: true,
     webhookLimit: 1,
-    eventAccountId: false,
-    outgoingMessageEvent: false,
     sourceIdentifier: false,
     sendSaId: false,
     deliveryStatus: false,
@@ -63,8 +58,6 @@ export const VERSION_TRAITS: Record<ApiVersion, VersionTraits> = {
     searchNaming: 'deals',
     uploadNestedTwice: false,
     webhookLimit: 10,
-    eventAccountId: true,
-    outgoingMessageEvent: true,
     sourceIdentifier: true,
     sendSaId: true,
     deliveryStatus: false,
@@ -79,8 +72,6 @@ export const VERSION_TRAITS: Record<ApiVersion, VersionTraits> = {
     searchNaming: 'leads',
     uploadNestedTwice: false,
     webhookLimit: 10,
-    eventAccountId: true,
-    outgoingMessageEvent: true,
     sourceIdentifier: true,
     sendSaId: true,
     deliveryStatus: true,

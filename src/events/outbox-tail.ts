@@ -1,7 +1,7 @@
 import { isPostgresUrl } from '../config.js';
 import type { EventRow } from '../db/schema.js';
 import type { Deps } from '../domain/context.js';
-import { onOutbox } from '../webhooks/wakeup.js';
+import { onOutbox } from './wakeup.js';
 
 const BATCH = 500;
 const GAP_WAIT_MS = 10_000;

@@ -1,11 +1,11 @@
 import { EventEmitter } from 'node:events';
 import type { Executor } from '../db/database.js';
 import { prepared } from '../db/prepared.js';
-import { fanOutEvent } from '../webhooks/fan-out.js';
+import { fanOutEvent } from './fan-out.js';
 
 /**
  * In-process nudge: 'recorded' is emitted when an event is written (before its transaction
- * commits). Listeners (webhook worker, realtime hub) re-read the events/deliveries tables soon
+ * commits). Listeners (events/wakeup.ts: webhook worker, realtime hub, visitor and push consumers) re-read the events/deliveries tables soon
  * after; they never trust the nudge for content. On PostgreSQL the process's OutboxNotifier
  * (events/outbox-notifier.ts) turns these nudges into NOTIFYs for the other processes, outside
  * the writing transactions.
@@ -33,11 +33,14 @@ export const EVENT_TYPES = [
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /**
- * Events for Parley's own consumers only (no webhook receives them; the employees' stream skips
- * them): an employee typing to a widget visitor goes to the visitor's sockets through the outbox
- * like a reply does, so it reaches the process holding the socket.
+ * Events for Parley's own consumers only: no webhook receives them, and they are never replayed
+ * (a reconnecting stream's catch-up skips them). Typing indicators of widget conversations travel
+ * through the outbox like a reply does, so they reach whichever process holds the sockets:
+ * `widget.typing` (an employee typing) goes to the visitor's sockets (visitor-push/),
+ * `widget.visitor.typing` (the visitor typing) to the employees' live streams (realtime/) as
+ * `{type:"typing"}`. Retention prunes them with the other events.
  */
-export const INTERNAL_EVENT_TYPES = ['widget.typing'] as const;
+export const INTERNAL_EVENT_TYPES = ['widget.typing', 'widget.visitor.typing'] as const;
 export type InternalEventType = (typeof INTERNAL_EVENT_TYPES)[number];
 
 export function isInternalEvent(type: string): boolean {
@@ -56,10 +59,10 @@ export interface NewEvent {
   payload: Record<string, unknown>;
 }
 
-const insertEvent = prepared((db, arg) =>
+const insertEvent = prepared((db, p: { accountId: number; type: string; leadId: number | null; payload: string; now: number }) =>
   db
     .insertInto('events')
-    .values({ account_id: arg(0), type: arg(1), lead_id: arg(2), payload: arg(3), created_at: arg(4) })
+    .values({ account_id: p.accountId, type: p.type, lead_id: p.leadId, payload: p.payload, created_at: p.now })
     .returning('id'),
 );
 
@@ -69,9 +72,10 @@ const insertEvent = prepared((db, arg) =>
  */
 export async function recordEvent(trx: Executor, event: NewEvent, now: number): Promise<number> {
   const payload = { type: event.type, accountId: event.accountId, ...event.payload };
-  const [row] = await insertEvent(trx, event.accountId, event.type, event.leadId ?? null, JSON.stringify(payload), now);
+  const [row] = await insertEvent(trx, { accountId: event.accountId, type: event.type, leadId: event.leadId ?? null, payload: JSON.stringify(payload), now });
   const id = row!.id;
-  // Webhook deliveries are written in the same transaction: durable exactly when the event is.
+  // Webhook deliveries are the outbox's rows for the webhook consumer (webhooks/ reads them after
+  // commit), written in the same transaction: durable exactly when the event is.
   const deliveries = isInternalEvent(event.type)
     ? 0
     : await fanOutEvent(trx, { id, accountId: event.accountId, type: event.type, leadId: event.leadId ?? null }, now);

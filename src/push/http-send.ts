@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { guardedLookup } from '../webhooks/address-guard.js';
+import { guardedLookup } from '../net/address-guard.js';
 
 export interface SendResult {
   status: number;

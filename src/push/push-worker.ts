@@ -5,7 +5,7 @@ import type { BackgroundWorker } from '../domain/workers.js';
 import { canSeeLeadRow, scopeOf } from '../domain/policy/policy.js';
 import { connectedUsers } from '../domain/presence/presence.js';
 import { claimPushSlot, deleteDevice, pushPreviews } from '../domain/devices/devices.repo.js';
-import { onOutbox } from '../webhooks/wakeup.js';
+import { onOutbox } from '../events/wakeup.js';
 import * as repo from './push.repo.js';
 import { sendWebPush, type PushOutcome } from './web-push-sender.js';
 import type { FcmSender } from './fcm-sender.js';

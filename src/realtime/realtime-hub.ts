@@ -1,5 +1,5 @@
 import type { EventRow, LeadRow } from '../db/schema.js';
-import { generationOf, type AuthContext } from '../domain/auth/auth.service.js';
+import { generationOf, type AuthContext } from '../domain/auth/auth-context.js';
 import { liveTokenGenerations } from '../domain/auth/tokens.repo.js';
 import { sessionsSignal } from '../domain/auth/sessions-signal.js';
 import type { Deps } from '../domain/context.js';
@@ -168,7 +168,7 @@ export class RealtimeHub implements BackgroundWorker {
       sub.send(JSON.stringify({ type: 'reset', lastEventId: sub.since }));
       return;
     }
-    await this.deliver(sub, rows.reverse());
+    await this.deliver(sub, rows.reverse(), false);
   }
 
   private async dispatch(subs: Subscriber[], rows: EventRow[]): Promise<void> {
@@ -180,12 +180,18 @@ export class RealtimeHub implements BackgroundWorker {
     }
   }
 
-  private async deliver(sub: Subscriber, rows: EventRow[]): Promise<void> {
+  /**
+   * Sends the rows the subscriber may see. Internal events are skipped, except a visitor's typing,
+   * which becomes `{type:"typing", leadId, typing, from:"visitor"}` when it comes live (`live`):
+   * an indicator is worth nothing later, so a catch-up never replays one.
+   */
+  private async deliver(sub: Subscriber, rows: EventRow[], live = true): Promise<void> {
     const leads = await this.leadsOf(rows);
     for (const row of rows) {
-      if (isInternalEvent(row.type) || !(await this.visible(sub.scope, row, leads))) continue;
+      const typing = row.type === 'widget.visitor.typing';
+      if ((isInternalEvent(row.type) && !(typing && live)) || !(await this.visible(sub.scope, row, leads))) continue;
       try {
-        sub.send(JSON.stringify({ type: 'event', id: row.id, event: JSON.parse(row.payload) }));
+        sub.send(JSON.stringify(typing ? typingMessage(row) : { type: 'event', id: row.id, event: JSON.parse(row.payload) }));
       } catch (err) {
         this.deps.log.debug({ err }, 'realtime send failed');
       }
@@ -232,3 +238,8 @@ export class RealtimeHub implements BackgroundWorker {
   }
 }
 
+/** A visitor's typing (`widget.visitor.typing`) as the employees' stream shows it. */
+function typingMessage(row: EventRow): { type: 'typing'; leadId: number | null; typing: boolean; from: 'visitor' } {
+  const payload = JSON.parse(row.payload) as { typing?: unknown };
+  return { type: 'typing', leadId: row.lead_id, typing: payload.typing !== false, from: 'visitor' };
+}

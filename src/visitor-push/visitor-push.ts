@@ -2,7 +2,7 @@ import type { EventRow } from '../db/schema.js';
 import type { Deps } from '../domain/context.js';
 import type { VisitorHub } from '../domain/widget/visitor-hub.js';
 import { messagesByIds } from '../domain/widget/widget.repo.js';
-import { presentVisitorMessage } from '../domain/widget/widget.service.js';
+import { presentVisitorMessage } from '../domain/widget/widget-conversation.js';
 import type { BackgroundWorker } from '../domain/workers.js';
 import { OutboxTail } from '../events/outbox-tail.js';
 

@@ -2,14 +2,14 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import { isPostgresUrl } from '../config.js';
 import { metrics } from '../metrics/metrics.js';
-import { VERSION_TRAITS, API_VERSIONS, type ApiVersion } from '../api/versions.js';
+import { eventBodyFor } from '../events/event-versions.js';
 import { systemClock, type Clock } from '../domain/clock.js';
 import type { Deps } from '../domain/context.js';
 import type { BackgroundWorker } from '../domain/workers.js';
 import { claimDeliveries, nextDueAt, recordOutcomes, releaseClaims, type ClaimedDelivery, type ClaimRequest, type DeliveryOutcome } from './delivery-queue.js';
 import { HttpSender, type SendResult } from './http-sender.js';
 import { signatureHeaders } from './signing.js';
-import { onOutbox } from './wakeup.js';
+import { onOutbox } from '../events/wakeup.js';
 
 /** docs/api/webhooks.md: delays before each retry (ms), multiplied by PARLEY_WEBHOOK_RETRY_SCALE. */
 export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
@@ -185,7 +185,7 @@ export class DeliveryWorker implements BackgroundWorker {
   }
 
   private async sendAndRecord(job: Job, slot: boolean): Promise<SendResult> {
-    const body = bodyFor(job.api_version, job.payload);
+    const body = eventBodyFor(job.api_version, job.payload);
     const timestamp = Math.floor(this.wallClock.now() / 1000);
     const result: SendResult = this.abandoning
       ? { statusCode: null, error: 'abandoned at shutdown', durationMs: 0, abandoned: true }
@@ -389,12 +389,4 @@ export class DeliveryWorker implements BackgroundWorker {
     this.timer = setTimeout(() => this.wake(), Math.max(ms, 5));
     this.timer.unref();
   }
-}
-
-/** The payload in the shape of the version the webhook was registered through (docs/api/versions.md). */
-export function bodyFor(apiVersion: string, payloadJson: string): string {
-  const version = (API_VERSIONS as readonly string[]).includes(apiVersion) ? (apiVersion as ApiVersion) : 'v1.3';
-  if (VERSION_TRAITS[version].eventAccountId) return payloadJson;
-  const { accountId: _drop, ...rest } = JSON.parse(payloadJson) as Record<string, unknown>;
-  return JSON.stringify(rest);
 }

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import { guardedLookup, isBlockedAddress } from './address-guard.js';
+import { guardedLookup, isBlockedAddress } from '../net/address-guard.js';
 
 export interface SendResult {
   statusCode: number | null;

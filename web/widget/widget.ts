@@ -52,6 +52,8 @@ class ParleyWidget {
   private open = false;
   private unread = 0;
   private typingTimer: number | undefined;
+  /** When this visitor last told the agents it is typing (0: it is not). */
+  private typingSentAt = 0;
   private pendingFile: File | undefined;
   private readonly storageKey: string;
 
@@ -259,6 +261,8 @@ class ParleyWidget {
       e.preventDefault();
       void this.send();
     });
+    this.input.addEventListener('input', () => this.tellTyping(this.input.value.trim() !== ''));
+    this.input.addEventListener('blur', () => this.tellTyping(false));
     this.input.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
         e.preventDefault();
@@ -279,10 +283,24 @@ class ParleyWidget {
     }
   }
 
+  /**
+   * Lets the agents see the visitor typing (docs/api/webhooks.md, the realtime stream): `true` again
+   * every few seconds while typing goes on, `false` once when it stops (sent, emptied, left).
+   */
+  private tellTyping(typing: boolean): void {
+    const ws = this.socket;
+    if (!ws || ws.readyState !== 1) return;
+    const now = Date.now();
+    if (typing ? now - this.typingSentAt < 3000 : this.typingSentAt === 0) return;
+    this.typingSentAt = typing ? now : 0;
+    ws.send(JSON.stringify({ type: 'typing', typing }));
+  }
+
   private async send(): Promise<void> {
     const text = this.input.value.trim();
     const file = this.pendingFile;
     if (!text && !file) return;
+    this.tellTyping(false);
     this.error.textContent = '';
     const clientId = randomId();
     const bubble = this.bubble({ id: '', from: 'visitor', text, attachments: file ? [{ type: 'doc', url: '', name: file.name, size: file.size }] : [], at: Date.now() });

@@ -3,7 +3,7 @@ import { defineRoute, V13 } from '../route.js';
 import { Empty, Id, IdParams } from '../schemas/common.js';
 import { serializeMe, serializeTariff } from '../serializers/account.serializer.js';
 import type { Services } from '../../services.js';
-import type { AuthContext } from '../../domain/auth/auth.service.js';
+import type { AuthContext } from '../../domain/auth/auth-context.js';
 
 const Me = Type.Object({
   account: Type.Object({ id: Type.Integer(), status: Type.Union([Type.Literal('active'), Type.Literal('expired')]) }),

@@ -128,13 +128,13 @@ export const integrationRoutes = [
       },
     },
     handler: async (req, _reply, { services, auth, traits }) => {
-      const row = await services.integrations.connect(auth, services.widget.connectInput(req.body));
+      const row = await services.integrations.connect(auth, services.widget.admin.connectInput(req.body));
       if (isBridgeType(row.type)) {
         const token = await services.bridge.issueToken(row);
         return { ...serializeIntegration(row), bridge: bridgeInfo(publicBase(services.deps.config, req), row.id, row.type, token) };
       }
       if (row.type !== 'widget') return serializeIntegration(row, webhookFor(services, auth, traits));
-      return { ...serializeIntegration(row), widget: services.widget.adminView(row, publicBase(services.deps.config, req)) };
+      return { ...serializeIntegration(row), widget: services.widget.admin.adminView(row, publicBase(services.deps.config, req)) };
     },
   }),
   defineRoute({

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Services } from '../../services.js';
-import type { AuthContext } from '../../domain/auth/auth.service.js';
+import type { AuthContext } from '../../domain/auth/auth-context.js';
 import { parseBoundedJson } from '../../domain/json-limits.js';
 
 /** How long a connection may stay without a token (first message) before it is closed. */

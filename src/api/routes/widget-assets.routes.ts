@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
-import { escapeAttr } from '../../domain/widget/widget.service.js';
+import { escapeAttr } from '../../domain/widget/widget-admin.js';
 import { publicBase } from '../serializers/widget.serializer.js';
 
 /** The repository root, from src/api/routes (tests) or dist/api/routes (built). */
@@ -44,7 +44,7 @@ export function registerWidgetAssetRoutes(app: FastifyInstance, services: Servic
       const base = publicBase(services.deps.config, req);
       const q = req.query;
       const clip = (v: unknown, n: number) => (typeof v === 'string' && v.length <= n ? v : undefined);
-      const key = clip(q.key, 80) ?? (await services.widget.demoWidget())?.key;
+      const key = clip(q.key, 80) ?? (await services.widget.sessions.demoWidget())?.key;
       reply
         .type('text/html; charset=utf-8')
         .header('cache-control', 'no-store')

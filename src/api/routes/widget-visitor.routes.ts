@@ -6,7 +6,7 @@ import type { WebSocket } from 'ws';
 import type { Services } from '../../services.js';
 import { AppError, invalid } from '../../domain/errors.js';
 import { LIMITS } from '../../domain/widget/widget.types.js';
-import type { Visitor, VisitorRequest } from '../../domain/widget/widget.service.js';
+import type { Visitor, VisitorRequest } from '../../domain/widget/widget-sessions.js';
 import { CurrentErrorBody } from '../errors.js';
 import { selfOrigin, serializeVisitorFile } from '../serializers/widget.serializer.js';
 
@@ -104,7 +104,7 @@ export async function registerWidgetVisitorRoutes(app: FastifyInstance, services
     selfOrigin: selfOrigin(config, req),
   });
   const visitorOf = (req: FastifyRequest): Promise<Visitor> =>
-    services.widget.authenticate(bearer(req.headers.authorization), visitorRequest(req));
+    services.widget.sessions.authenticate(bearer(req.headers.authorization), visitorRequest(req));
 
   await app.register(
     async (scope) => {
@@ -134,7 +134,7 @@ export async function registerWidgetVisitorRoutes(app: FastifyInstance, services
             response: { 200: PublicConfig, ...errors },
           },
         },
-        async (req) => services.widget.config(req.params.key, visitorRequest(req)),
+        async (req) => services.widget.sessions.config(req.params.key, visitorRequest(req)),
       );
 
       scope.post<{ Body: Static<typeof SessionBody> }>(
@@ -156,7 +156,7 @@ export async function registerWidgetVisitorRoutes(app: FastifyInstance, services
             response: { 200: Session, ...errors },
           },
         },
-        async (req) => services.widget.startSession(req.body, visitorRequest(req)),
+        async (req) => services.widget.sessions.startSession(req.body, visitorRequest(req)),
       );
 
       scope.post<{ Body: Static<typeof MessageBody> }>(
@@ -174,7 +174,7 @@ export async function registerWidgetVisitorRoutes(app: FastifyInstance, services
         },
         async (req) => {
           const visitor = await visitorOf(req);
-          return { message: await services.widget.sendMessage(visitor, req.body, req.ip) };
+          return { message: await services.widget.conversation.sendMessage(visitor, req.body, req.ip) };
         },
       );
 
@@ -189,13 +189,13 @@ export async function registerWidgetVisitorRoutes(app: FastifyInstance, services
             response: { 200: History, ...errors },
           },
         },
-        async (req) => services.widget.history(await visitorOf(req), req.query.before),
+        async (req) => services.widget.conversation.history(await visitorOf(req), req.query.before),
       );
 
       await scope.register(async (files) => {
-        files.addHook('onRequest', refuseDeclaredOversize(services.widget.maxUploadBytes));
+        files.addHook('onRequest', refuseDeclaredOversize(services.widget.conversation.maxUploadBytes));
         await files.register(multipart, {
-          limits: { fileSize: services.widget.maxUploadBytes + 1, files: 1, fields: 5, fieldSize: 256, parts: 6, headerPairs: 30 },
+          limits: { fileSize: services.widget.conversation.maxUploadBytes + 1, files: 1, fields: 5, fieldSize: 256, parts: 6, headerPairs: 30 },
           throwFileSizeLimit: false,
         });
         files.post(
@@ -222,7 +222,7 @@ export async function registerWidgetVisitorRoutes(app: FastifyInstance, services
                 throw invalid('Malformed multipart body');
               }
               if (!part || part.fieldname !== 'file') throw invalid('The file part "file" is missing', [{ path: 'body.file', message: 'is required' }]);
-              const stored = await services.widget.upload(visitor, part.file, { filename: part.filename, mime: part.mimetype }, req.ip);
+              const stored = await services.widget.conversation.upload(visitor, part.file, { filename: part.filename, mime: part.mimetype }, req.ip);
               if (part.file.truncated) {
                 await services.files.remove(stored.accountId, stored.id);
                 throw new AppError(413, 'payload_too_large', 'The file is larger than the widget upload limit');
@@ -245,24 +245,31 @@ export async function registerWidgetVisitorRoutes(app: FastifyInstance, services
             summary: 'Live replies and typing indicators for a visitor (WebSocket)',
             description:
               'Upgrade with ?token=<visitor token>. Server messages: {type:"ready"}, {type:"message", message}, {type:"typing", typing}. ' +
-              'Client messages: {type:"ping"} (answered {type:"pong"}), {type:"typing", typing}. Closed with 4401 for a bad token, 4403 for a disallowed Origin.',
+              'Client messages: {type:"ping"} (answered {type:"pong"}), {type:"typing", typing} (shown to the employees on the realtime stream while the visitor has a conversation). Closed with 4401 for a bad token, 4403 for a disallowed Origin.',
             querystring: { type: 'object', properties: { token: { type: 'string', maxLength: 200 } } },
           },
         },
         (socket: WebSocket, req) => {
           let remove: (() => void) | undefined;
+          let visitor: Visitor | undefined;
           let closed = false;
           socket.on('close', () => {
             closed = true;
             remove?.();
+            if (visitor && !services.widget.hub.has(visitor.integration.id, visitor.row.public_id)) services.widget.typing.forgetVisitor(visitor.row.id);
           });
           socket.on('message', (data) => {
-            if (data.toString().includes('"ping"') && socket.readyState === socket.OPEN) socket.send('{"type":"pong"}');
+            const message = clientMessage(data.toString());
+            if (message?.type === 'ping' && socket.readyState === socket.OPEN) socket.send('{"type":"pong"}');
+            // The visitor's typing goes to the employees through the outbox (domain/widget/widget-typing.ts).
+            if (message?.type === 'typing' && visitor) {
+              void services.widget.typing.visitorTyping(visitor, message.typing !== false).catch((err) => req.log.warn({ err }, 'visitor typing not recorded'));
+            }
           });
           void (async () => {
-            let visitor: Visitor;
+            let authenticated: Visitor;
             try {
-              visitor = await services.widget.authenticate(req.query.token, visitorRequest(req));
+              authenticated = await services.widget.sessions.authenticate(req.query.token, visitorRequest(req));
             } catch (err) {
               const forbidden = (err as { statusCode?: number }).statusCode === 403;
               if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ type: 'error', error: forbidden ? 'origin_not_allowed' : 'unauthorized' }));
@@ -270,6 +277,7 @@ export async function registerWidgetVisitorRoutes(app: FastifyInstance, services
               return;
             }
             if (closed) return;
+            visitor = authenticated;
             remove = services.widget.hub.add(visitor.integration.id, visitor.row.public_id, (message) => {
               if (socket.readyState === socket.OPEN) socket.send(message);
             });
@@ -282,6 +290,21 @@ export async function registerWidgetVisitorRoutes(app: FastifyInstance, services
     },
     { prefix: '/widget/v1' },
   );
+}
+
+/** A visitor socket's message: `{type:"ping"}` or `{type:"typing", typing}`; anything else is ignored. */
+function clientMessage(text: string): { type: 'ping' } | { type: 'typing'; typing?: unknown } | undefined {
+  if (text.length > 1024) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== 'object' || parsed === null) return undefined;
+    const type = (parsed as { type?: unknown }).type;
+    if (type === 'ping') return { type };
+    if (type === 'typing') return { type, typing: (parsed as { typing?: unknown }).typing };
+  } catch {
+    // not JSON: ignored
+  }
+  return undefined;
 }
 
 function bearer(header: string | undefined): string | undefined {

@@ -71,7 +71,7 @@ export const widgetRoutes = [
       params: IdParams,
       response: { 200: WidgetInfo },
     },
-    handler: async (req, _reply, { services, auth }) => services.widget.get(auth, req.params.id, publicBase(services.deps.config, req)),
+    handler: async (req, _reply, { services, auth }) => services.widget.admin.get(auth, req.params.id, publicBase(services.deps.config, req)),
   }),
   defineRoute({
     versions: V13,
@@ -86,7 +86,7 @@ export const widgetRoutes = [
       response: { 200: WidgetInfo },
     },
     handler: async (req, _reply, { services, auth }) =>
-      services.widget.updateSettings(auth, req.params.id, req.body, publicBase(services.deps.config, req)),
+      services.widget.admin.updateSettings(auth, req.params.id, req.body, publicBase(services.deps.config, req)),
   }),
   defineRoute({
     versions: V13,
@@ -101,7 +101,7 @@ export const widgetRoutes = [
       response: { 200: Empty },
     },
     handler: async (req, _reply, { services, auth }) => {
-      await services.widget.employeeTyping(auth, req.params.id, req.body.typing ?? true);
+      await services.widget.typing.employeeTyping(auth, req.params.id, req.body.typing ?? true);
       return {};
     },
   }),

@@ -1,4 +1,4 @@
-import type { AuthContext } from '../../domain/auth/auth.service.js';
+import type { AuthContext } from '../../domain/auth/auth-context.js';
 import type { AccountStatus, Plan } from '../../domain/accounts/plan.js';
 import { isoTime } from './time.js';
 

@@ -1,4 +1,4 @@
-import type { AuthContext } from '../../domain/auth/auth.service.js';
+import type { AuthContext } from '../../domain/auth/auth-context.js';
 import type { Deps } from '../../domain/context.js';
 import type { IngestService } from '../../domain/conversations/ingest.service.js';
 import { invalid } from '../../domain/errors.js';

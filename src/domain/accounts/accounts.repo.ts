@@ -30,3 +30,8 @@ export async function listAccounts(db: Executor): Promise<AccountRow[]> {
 export async function updatePlan(db: Executor, id: number, plan: Plan): Promise<void> {
   await db.updateTable('accounts').set({ plan: JSON.stringify(plan) }).where('id', '=', id).execute();
 }
+
+/** PostgreSQL: account creations one at a time (the first-account check, unique logins), until commit. */
+export async function lockAccountCreation(trx: Executor): Promise<void> {
+  await sql`select pg_advisory_xact_lock(7311001)`.execute(trx);
+}

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import type { AccountRow, UserRow } from '../../db/schema.js';
 import type { Deps } from '../context.js';
@@ -8,7 +7,7 @@ import { endUserSessions } from '../auth/tokens.repo.js';
 import { announceSessionsEnded } from '../auth/sessions-signal.js';
 import { findOwner, findUserByLogin, insertUser, updateUser } from '../users/users.repo.js';
 import { normalizeLogin } from '../users/users.types.js';
-import { countAccounts, findAccount, insertAccount, listAccounts, updatePlan } from './accounts.repo.js';
+import { countAccounts, findAccount, insertAccount, listAccounts, lockAccountCreation, updatePlan } from './accounts.repo.js';
 import { accountStatus, parsePlan, planFromDefault, type AccountStatus, type Plan } from './plan.js';
 import { ACCOUNT_SEEDERS } from './account-seeders.js';
 
@@ -40,9 +39,7 @@ export class AccountsService {
     const passwordHash = await hashPassword(input.pass);
     const now = this.deps.clock.now();
     return this.deps.db.kysely.transaction().execute(async (trx) => {
-      if (this.deps.db.dialect === 'postgres') {
-        await sql`select pg_advisory_xact_lock(7311001)`.execute(trx);
-      }
+      if (this.deps.db.dialect === 'postgres') await lockAccountCreation(trx);
       if (opts.onlyIfFirst && (await countAccounts(trx)) > 0) {
         throw signupClosed();
       }

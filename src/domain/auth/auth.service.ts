@@ -12,17 +12,7 @@ import * as tokens from './tokens.repo.js';
 import { isPluginActive } from '../plugins/plugins.repo.js';
 import { isGrantActive } from '../oauth/oauth.repo.js';
 import { announceSessionsEnded } from './sessions-signal.js';
-
-/** Who a request acts as. `api` keys act for the account (as its owner) but carry no user object. */
-export interface AuthContext {
-  accountId: number;
-  userId: number;
-  role: Role;
-  typ: 'access' | 'plugin' | 'api' | 'oauth';
-  user: UserRow;
-  /** OAuth 2 tokens only: the scopes that narrow what the employee may do (policy.ts#requireScope). */
-  scopes?: readonly string[];
-}
+import { generationOf, type AuthContext } from './auth-context.js';
 
 export interface TokenObject {
   token: string;
@@ -242,10 +232,6 @@ export class AuthService {
 }
 
 /** The user's token generation; 0 on a schema from before migration 0045 (tests of older migrations). */
-export function generationOf(user: UserRow): number {
-  return Number(user.token_generation ?? 0);
-}
-
 function tokenObject(issued: IssuedToken): TokenObject {
   return { token: issued.token, exp: issued.exp };
 }

@@ -138,3 +138,8 @@ export const notifyChannel = 'parley_bridge';
 export async function notify(db: Executor, payload: string): Promise<void> {
   await sql`select pg_notify(${notifyChannel}, ${payload})`.execute(db);
 }
+
+/** An active bridged integration back to `connecting` (its bridge went away). */
+export async function markOffline(db: Executor, integrationId: number): Promise<void> {
+  await db.updateTable('integrations').set({ status: 'connecting' }).where('id', '=', integrationId).where('status', '=', 'active').execute();
+}

@@ -4,7 +4,7 @@ import type { BridgeHub } from '../../channels/bridge/bridge-hub.js';
 import { bridgeTokenMatches, hashBridgeToken, isBridgeType, newBridgeToken } from '../../channels/bridge/bridge-types.js';
 import { BRIDGE_PROTOCOL_VERSION, type BridgeInbound } from '../../channels/bridge/protocol.js';
 import type { IntegrationRow } from '../../db/schema.js';
-import type { AuthContext } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
 import type { IngestService } from '../conversations/ingest.service.js';
 import { invalid } from '../errors.js';
@@ -119,7 +119,7 @@ export class BridgeService {
 
   /** The bridge went away: a connected session is not usable until a bridge is back. */
   async onOffline(integrationId: number): Promise<void> {
-    await this.db.updateTable('integrations').set({ status: 'connecting' }).where('id', '=', integrationId).where('status', '=', 'active').execute();
+    await repo.markOffline(this.db, integrationId);
   }
 
   async onIdentity(integrationId: number, msg: Msg<'identity'>): Promise<void> {

@@ -1,11 +1,12 @@
+import type { Insertable } from 'kysely';
 import type { Executor } from '../../db/database.js';
-import type { LeadRow, MessageRow, NewMessage, ProfileRow, SourceRow } from '../../db/schema.js';
+import type { LeadRow, MessageRow, NewMessage, ProfileRow, ProfilesTable, SourceRow, SourcesTable } from '../../db/schema.js';
 import { prepared } from '../../db/prepared.js';
 
 /** SQL of the conversations core: profiles, channels, leads and messages. No rules here. */
 
-const messageByExternalId = prepared((db, arg) =>
-  db.selectFrom('messages').selectAll().where('integration_id', '=', arg(0)).where('external_id', '=', arg(1)),
+const messageByExternalId = prepared((db, p: { integrationId: number; externalId: string }) =>
+  db.selectFrom('messages').selectAll().where('integration_id', '=', p.integrationId).where('external_id', '=', p.externalId),
 );
 
 export async function findMessageByExternalId(
@@ -13,7 +14,7 @@ export async function findMessageByExternalId(
   integrationId: number,
   externalId: string,
 ): Promise<MessageRow | undefined> {
-  return (await messageByExternalId(db, integrationId, externalId))[0];
+  return (await messageByExternalId(db, { integrationId, externalId }))[0];
 }
 
 /** The profile of a sender (social id) on an integration. */
@@ -25,8 +26,8 @@ export async function findProfileBySocialId(db: Executor, integrationId: number,
   return profileBySocialId(db, integrationId, socialId).executeTakeFirst();
 }
 
-const profileForUpdate = prepared((db, arg, dialect) => {
-  const query = db.selectFrom('profiles').selectAll().where('integration_id', '=', arg(0)).where('social_id', '=', arg(1));
+const profileForUpdate = prepared((db, p: { integrationId: number; socialId: string }, dialect) => {
+  const query = db.selectFrom('profiles').selectAll().where('integration_id', '=', p.integrationId).where('social_id', '=', p.socialId);
   return dialect === 'postgres' ? query.forUpdate() : query;
 });
 
@@ -35,11 +36,11 @@ const profileForUpdate = prepared((db, arg, dialect) => {
  * transaction, so concurrent messages of one customer pick or create its lead one at a time.
  */
 export async function findProfileForUpdate(db: Executor, integrationId: number, socialId: string): Promise<ProfileRow | undefined> {
-  return (await profileForUpdate(db, integrationId, socialId))[0];
+  return (await profileForUpdate(db, { integrationId, socialId }))[0];
 }
 
-const sourceByExternalId = prepared((db, arg) =>
-  db.selectFrom('sources').selectAll().where('integration_id', '=', arg(0)).where('type', '=', arg(1)).where('external_id', '=', arg(2)),
+const sourceByExternalId = prepared((db, p: { integrationId: number; type: string; externalId: string }) =>
+  db.selectFrom('sources').selectAll().where('integration_id', '=', p.integrationId).where('type', '=', p.type).where('external_id', '=', p.externalId),
 );
 
 export async function findSource(
@@ -48,16 +49,16 @@ export async function findSource(
   type: string,
   externalId: string,
 ): Promise<SourceRow | undefined> {
-  return (await sourceByExternalId(db, integrationId, type, externalId))[0];
+  return (await sourceByExternalId(db, { integrationId, type, externalId }))[0];
 }
 
-const latestLeadOf = prepared((db, arg) =>
-  db.selectFrom('leads').selectAll().where('customer_id', '=', arg(0)).where('integration_id', '=', arg(1)).orderBy('id', 'desc').limit(1),
+const latestLeadOf = prepared((db, p: { customerId: number; integrationId: number }) =>
+  db.selectFrom('leads').selectAll().where('customer_id', '=', p.customerId).where('integration_id', '=', p.integrationId).orderBy('id', 'desc').limit(1),
 );
 
 /** The customer's most recent lead on an integration. */
 export async function latestLead(db: Executor, customerId: number, integrationId: number): Promise<LeadRow | undefined> {
-  return (await latestLeadOf(db, customerId, integrationId))[0];
+  return (await latestLeadOf(db, { customerId, integrationId }))[0];
 }
 
 const MESSAGE_COLUMNS = [
@@ -79,16 +80,18 @@ const MESSAGE_COLUMNS = [
   'created_at',
 ] as const satisfies readonly (keyof NewMessage)[];
 
-const insertMessageRow = prepared((db, arg) =>
+type MessageValues = Required<Omit<NewMessage, 'id' | 'delivery_status' | 'delivery_error'>>;
+
+const insertMessageRow = prepared((db, p: MessageValues) =>
   db
     .insertInto('messages')
-    .values(Object.fromEntries(MESSAGE_COLUMNS.map((column, i) => [column, arg(i)])) as NewMessage)
+    .values(Object.fromEntries(MESSAGE_COLUMNS.map((column) => [column, p[column]])) as NewMessage)
     .returningAll(),
 );
 
 /** Stores one message (every column given; a delivery status comes later) and answers its row. */
-export async function insertMessage(db: Executor, values: Required<Omit<NewMessage, 'id' | 'delivery_status' | 'delivery_error'>>): Promise<MessageRow> {
-  const [row] = await insertMessageRow(db, ...MESSAGE_COLUMNS.map((column) => values[column]));
+export async function insertMessage(db: Executor, values: MessageValues): Promise<MessageRow> {
+  const [row] = await insertMessageRow(db, values);
   return row!;
 }
 
@@ -102,11 +105,11 @@ const MESSAGE_FED_COLUMNS = [
   'updated_at',
 ] as const satisfies readonly (keyof LeadRow)[];
 
-const updateMessageFedRow = prepared((db, arg) =>
+const updateMessageFedRow = prepared((db, p: Pick<LeadRow, (typeof MESSAGE_FED_COLUMNS)[number]> & { leadId: number }) =>
   db
     .updateTable('leads')
-    .set(Object.fromEntries(MESSAGE_FED_COLUMNS.map((column, i) => [column, arg(i)])))
-    .where('id', '=', arg(MESSAGE_FED_COLUMNS.length))
+    .set(Object.fromEntries(MESSAGE_FED_COLUMNS.map((column) => [column, p[column]])))
+    .where('id', '=', p.leadId)
     .returning('id'),
 );
 
@@ -116,7 +119,7 @@ const updateMessageFedRow = prepared((db, arg) =>
  * (`returning *` made SQLite's update twice as slow as `returning id`).
  */
 export async function updateMessageFed(db: Executor, lead: LeadRow, fields: Pick<LeadRow, (typeof MESSAGE_FED_COLUMNS)[number]>): Promise<LeadRow> {
-  const [row] = await updateMessageFedRow(db, ...MESSAGE_FED_COLUMNS.map((column) => fields[column]), lead.id);
+  const [row] = await updateMessageFedRow(db, { ...fields, leadId: lead.id });
   if (!row) throw new Error(`lead ${lead.id} vanished during its update`);
   return { ...lead, ...fields };
 }
@@ -154,4 +157,26 @@ export async function findProfile(db: Executor, id: number | null): Promise<Prof
 /** A provider reported a message changed (edited): its text and attachments are replaced. */
 export async function updateMessageContent(db: Executor, id: number, content: { text: string; attachments: string }): Promise<void> {
   await db.updateTable('messages').set({ text: content.text, attachments: content.attachments }).where('id', '=', id).execute();
+}
+
+export async function insertProfile(db: Executor, values: Insertable<ProfilesTable>): Promise<ProfileRow> {
+  return db.insertInto('profiles').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** The profile's name, login, avatar or URL as the provider last reported them. */
+export async function updateProfileRow(
+  db: Executor,
+  id: number,
+  patch: Partial<Pick<ProfileRow, 'login' | 'name' | 'avatar' | 'profile_url'>>,
+): Promise<ProfileRow> {
+  return db.updateTable('profiles').set(patch).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function insertSource(db: Executor, values: Insertable<SourcesTable>): Promise<SourceRow> {
+  return db.insertInto('sources').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** A channel's reply deadline (the caller moves it forward only). */
+export async function setSourceExpiry(db: Executor, id: number, expiresAt: number): Promise<SourceRow> {
+  return db.updateTable('sources').set({ expires_at: expiresAt }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }

@@ -10,6 +10,7 @@ import type { Deps } from '../context.js';
 import { invalid } from '../errors.js';
 import { presentLead } from '../leads/lead-presenter.js';
 import { customerView } from '../customers/customers.types.js';
+import { findCustomerById, insertCustomer } from '../customers/customers.repo.js';
 import * as repo from './conversations.repo.js';
 import { presentHistoryMessage, replySnapshot, type HistoryMessage } from './history-message.js';
 import { afterIncoming, afterOutgoing, joinsLatestLead } from './lead-lifecycle.js';
@@ -263,7 +264,7 @@ export class IngestService {
   }
 
   private async recordCustomerCreated(trx: Executor, profile: ProfileRow, now: number): Promise<void> {
-    const customer = await trx.selectFrom('customers').selectAll().where('id', '=', profile.customer_id).executeTakeFirstOrThrow();
+    const customer = await findCustomerById(trx, profile.customer_id);
     await recordEvent(
       trx,
       {
@@ -276,37 +277,29 @@ export class IngestService {
   }
 
   private async createCustomer(trx: Executor, integration: IntegrationRow, s: SenderProfile, now: number): Promise<ProfileRow> {
-    const customer = await trx
-      .insertInto('customers')
-      .values({
-        account_id: integration.account_id,
-        name: s.name ?? s.login ?? '',
-        login: s.login ?? '',
-        avatar: s.avatar ?? '',
-        email: null,
-        phone: null,
-        address: null,
-        created_at: now,
-        updated_at: now,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return trx
-      .insertInto('profiles')
-      .values({
-        account_id: integration.account_id,
-        customer_id: customer.id,
-        integration_id: integration.id,
-        type: integration.type,
-        social_id: s.socialId,
-        login: s.login ?? '',
-        name: s.name ?? '',
-        avatar: s.avatar ?? '',
-        profile_url: s.profileUrl ?? '',
-        created_at: now,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const customer = await insertCustomer(trx, {
+      account_id: integration.account_id,
+      name: s.name ?? s.login ?? '',
+      login: s.login ?? '',
+      avatar: s.avatar ?? '',
+      email: null,
+      phone: null,
+      address: null,
+      created_at: now,
+      updated_at: now,
+    });
+    return repo.insertProfile(trx, {
+      account_id: integration.account_id,
+      customer_id: customer.id,
+      integration_id: integration.id,
+      type: integration.type,
+      social_id: s.socialId,
+      login: s.login ?? '',
+      name: s.name ?? '',
+      avatar: s.avatar ?? '',
+      profile_url: s.profileUrl ?? '',
+      created_at: now,
+    });
   }
 
   /** Keeps the profile's name, login and avatar as the provider last reported them. */
@@ -318,7 +311,7 @@ export class IngestService {
     if (s.avatar !== undefined && s.avatar !== profile.avatar) patch.avatar = s.avatar;
     if (s.profileUrl !== undefined && s.profileUrl !== profile.profile_url) patch.profile_url = s.profileUrl;
     if (!Object.keys(patch).length) return profile;
-    return trx.updateTable('profiles').set(patch).where('id', '=', profile.id).returningAll().executeTakeFirstOrThrow();
+    return repo.updateProfileRow(trx, profile.id, patch);
   }
 
   private async findOrCreateSource(
@@ -333,26 +326,22 @@ export class IngestService {
     if (found) {
       // The deadline only moves forward: a late redelivery of an older message keeps the newer one.
       if (ch.expiresAt !== undefined && ch.expiresAt !== null && (found.expires_at === null || ch.expiresAt > found.expires_at)) {
-        return trx.updateTable('sources').set({ expires_at: ch.expiresAt }).where('id', '=', found.id).returningAll().executeTakeFirstOrThrow();
+        return repo.setSourceExpiry(trx, found.id, ch.expiresAt);
       }
       return found;
     }
-    return trx
-      .insertInto('sources')
-      .values({
-        account_id: integration.account_id,
-        integration_id: integration.id,
-        customer_id: profile.customer_id,
-        external_id: ch.externalId,
-        type: ch.type,
-        name: ch.name ?? null,
-        sender: incoming.sender.socialId,
-        token: ch.token ?? null,
-        expires_at: ch.expiresAt ?? null,
-        created_at: now,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    return repo.insertSource(trx, {
+      account_id: integration.account_id,
+      integration_id: integration.id,
+      customer_id: profile.customer_id,
+      external_id: ch.externalId,
+      type: ch.type,
+      name: ch.name ?? null,
+      sender: incoming.sender.socialId,
+      token: ch.token ?? null,
+      expires_at: ch.expiresAt ?? null,
+      created_at: now,
+    });
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Updateable } from 'kysely';
+import type { Insertable, Updateable } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import type { CustomerRow, CustomersTable, ProfileRow, ProfilesTable } from '../../db/schema.js';
 
@@ -11,6 +11,39 @@ export async function listProfiles(db: Executor, accountId: number, customerId: 
     .where('account_id', '=', accountId)
     .orderBy('id')
     .execute();
+}
+
+/**
+ * The one writer of `customers` (test/architecture.test.ts keeps it so): every module that makes or
+ * changes a customer goes through these functions, inside its own transaction when it records an
+ * event with the change.
+ */
+export async function insertCustomer(db: Executor, values: Insertable<CustomersTable>): Promise<CustomerRow> {
+  return db.insertInto('customers').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findCustomerById(db: Executor, id: number): Promise<CustomerRow> {
+  return db.selectFrom('customers').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+}
+
+/**
+ * Sets the e-mail and phone of a customer that has neither yet (a widget visitor's pre-chat form
+ * filling a new customer); answers the changed customer, or undefined when it already had contacts.
+ */
+export async function fillEmptyContacts(
+  db: Executor,
+  id: number,
+  contacts: { email: string | null; phone: string | null },
+  now: number,
+): Promise<CustomerRow | undefined> {
+  return db
+    .updateTable('customers')
+    .set({ email: contacts.email, phone: contacts.phone, updated_at: now })
+    .where('id', '=', id)
+    .where('email', 'is', null)
+    .where('phone', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 export async function updateCustomer(

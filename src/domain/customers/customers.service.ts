@@ -3,7 +3,7 @@ import type { Executor } from '../../db/database.js';
 import { ChannelRejectedError, type ProfileUpdate } from '../../channels/channel.js';
 import type { ChannelRegistry } from '../../channels/registry.js';
 import { recordEvent } from '../../events/outbox.js';
-import type { AuthContext } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
 import { canUseIntegration, scopeOf, visibleCustomer, type Scope } from '../policy/policy.js';
 import { channelAppError } from '../integrations/channel-errors.js';

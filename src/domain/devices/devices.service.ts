@@ -1,9 +1,9 @@
 import type { Deps } from '../context.js';
-import type { AuthContext } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import type { DeviceRow } from '../../db/schema.js';
 import { invalid, notFound } from '../errors.js';
 import { requireOwner } from '../policy/policy.js';
-import { BlockedAddressError, checkHost } from '../../webhooks/address-guard.js';
+import { BlockedAddressError, checkHost } from '../../net/address-guard.js';
 import * as repo from './devices.repo.js';
 
 export interface WebSubscription {

@@ -5,7 +5,7 @@ import { integrationTypeInfo } from '../../channels/integration-types.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { FileRow } from '../../db/schema.js';
 import { FileTooLargeError, type ByteRange, type FileStorage, type PutResult } from '../../storage/storage.js';
-import type { AuthContext } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
 import { AppError, invalid, notFound } from '../errors.js';
 import { findIntegration } from '../integrations/integrations.repo.js';

@@ -4,12 +4,12 @@ import { prepared } from '../../db/prepared.js';
 import type { IntegrationRow, IntegrationsTable } from '../../db/schema.js';
 
 /** A live (not deleted) integration of the account; another account's id finds nothing. */
-const integrationById = prepared((db, arg) =>
-  db.selectFrom('integrations').selectAll().where('id', '=', arg(0)).where('account_id', '=', arg(1)).where('deleted_at', 'is', null),
+const integrationById = prepared((db, p: { accountId: number; integrationId: number }) =>
+  db.selectFrom('integrations').selectAll().where('id', '=', p.integrationId).where('account_id', '=', p.accountId).where('deleted_at', 'is', null),
 );
 
 export async function findIntegration(db: Executor, accountId: number, id: number): Promise<IntegrationRow | undefined> {
-  return (await integrationById(db, id, accountId))[0];
+  return (await integrationById(db, { accountId, integrationId: id }))[0];
 }
 
 /** Live integrations of the account, oldest first; `ids` narrows to those (an employee's sources). */
@@ -64,5 +64,17 @@ export function findLiveIntegrationByExternalId(db: Executor, accountId: number,
     .where('external_id', '=', externalId)
     .where('deleted_at', 'is', null)
     .orderBy('id', 'desc')
+    .executeTakeFirst();
+}
+
+/** Marks a live integration deleted; undefined when it was not live (deleted meanwhile). */
+export async function markIntegrationDeleted(db: Executor, accountId: number, id: number, now: number): Promise<IntegrationRow | undefined> {
+  return db
+    .updateTable('integrations')
+    .set({ deleted_at: now })
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .where('deleted_at', 'is', null)
+    .returningAll()
     .executeTakeFirst();
 }

@@ -5,7 +5,7 @@ import { canonicalIntegrationType, INTEGRATION_TYPES, isIntegrationType } from '
 import { isBridgeType } from '../../channels/bridge/bridge-types.js';
 import type { ChannelRegistry } from '../../channels/registry.js';
 import { recordEvent } from '../../events/outbox.js';
-import type { AuthContext } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import { loadOrCreateSecret } from '../auth/secret.js';
 import type { Deps } from '../context.js';
 import { invalid, notFound, type ErrorDetail } from '../errors.js';
@@ -142,14 +142,7 @@ export class IntegrationsService {
     }
     const now = this.deps.clock.now();
     await this.db.transaction().execute(async (trx) => {
-      const deleted = await trx
-        .updateTable('integrations')
-        .set({ deleted_at: now })
-        .where('id', '=', id)
-        .where('account_id', '=', auth.accountId)
-        .where('deleted_at', 'is', null)
-        .returningAll()
-        .executeTakeFirst();
+      const deleted = await repo.markIntegrationDeleted(trx, auth.accountId, id, now);
       // Deleted meanwhile by another request: that one recorded the event.
       if (!deleted) throw notFound('Integration not found');
       await this.recordChange(trx, deleted, 'integration.deleted', now);

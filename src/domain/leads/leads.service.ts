@@ -2,9 +2,10 @@ import type { Updateable } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import type { LeadRow, LeadsTable, LeadStatusType } from '../../db/schema.js';
 import { recordEvent } from '../../events/outbox.js';
-import type { AuthContext } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
 import { customerView, normalizeCustomerPatch } from '../customers/customers.types.js';
+import { insertCustomer } from '../customers/customers.repo.js';
 import { AppError, invalid } from '../errors.js';
 import { findIntegration } from '../integrations/integrations.repo.js';
 import { findPaymentType } from '../payment-types/payment-types.repo.js';
@@ -258,19 +259,15 @@ export class LeadsService {
       if (customerId !== undefined) {
         customerIdToUse = (await this.customerInScope(trx, scope, customerId)).id;
       } else {
-        const customer = await trx
-          .insertInto('customers')
-          .values({
-            account_id: auth.accountId,
-            name: customerPatch?.name ?? '',
-            email: customerPatch?.email ?? null,
-            phone: customerPatch?.phone ?? null,
-            address: customerPatch?.address ?? null,
-            created_at: now,
-            updated_at: now,
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow();
+        const customer = await insertCustomer(trx, {
+          account_id: auth.accountId,
+          name: customerPatch?.name ?? '',
+          email: customerPatch?.email ?? null,
+          phone: customerPatch?.phone ?? null,
+          address: customerPatch?.address ?? null,
+          created_at: now,
+          updated_at: now,
+        });
         customerIdToUse = customer.id;
         await recordEvent(
           trx,

@@ -48,8 +48,8 @@ export async function historyTarget(
   const [r] = rule
     ? await targetQuery(db, leadId, scope.accountId, realId, cursor).where(rule).execute()
     : cursor === undefined
-      ? await unrestrictedTarget(db, leadId, scope.accountId, realId)
-      : await unrestrictedTargetAt(db, leadId, scope.accountId, realId, cursor);
+      ? await unrestrictedTarget(db, { leadId, accountId: scope.accountId, realId })
+      : await unrestrictedTargetAt(db, { leadId, accountId: scope.accountId, realId, cursor });
   if (!r) return undefined;
   return {
     leadId: r.lead_id,
@@ -110,8 +110,9 @@ function targetQuery(db: Executor, leadId: number, accountId: number, realId: nu
     .where('leads.account_id', '=', accountId);
 }
 
-const unrestrictedTarget = prepared((db, arg) => targetQuery(db, arg(0), arg(1), arg(2), undefined));
-const unrestrictedTargetAt = prepared((db, arg) => targetQuery(db, arg(0), arg(1), arg(2), arg(3)));
+type TargetParams = { leadId: number; accountId: number; realId: number };
+const unrestrictedTarget = prepared((db, p: TargetParams) => targetQuery(db, p.leadId, p.accountId, p.realId, undefined));
+const unrestrictedTargetAt = prepared((db, p: TargetParams & { cursor: number }) => targetQuery(db, p.leadId, p.accountId, p.realId, p.cursor));
 
 /** The integration of a lead, also when it was disconnected since (its history stays readable). */
 export async function integrationOfLead(db: Executor, lead: Pick<LeadRow, 'account_id' | 'integration_id'>): Promise<IntegrationRow> {
@@ -150,7 +151,7 @@ export async function historyPage(
   limit: number,
 ): Promise<HistoryRow[]> {
   if (limit === HISTORY_PAGE_SIZE) {
-    return before === undefined ? newestPage(db, leadId, sourceId) : pageBefore(db, leadId, sourceId, before);
+    return before === undefined ? newestPage(db, { leadId, sourceId }) : pageBefore(db, { leadId, sourceId, before });
   }
   return pageQuery(db, leadId, sourceId, before, limit).execute();
 }
@@ -165,19 +166,19 @@ function pageQuery(db: Executor, leadId: number, sourceId: number, before: numbe
   return query.orderBy('id', 'desc').limit(limit + 1);
 }
 
-const newestPage = prepared((db, arg) => pageQuery(db, arg(0), arg(1), undefined, HISTORY_PAGE_SIZE));
-const pageBefore = prepared((db, arg) => pageQuery(db, arg(0), arg(1), arg(2), HISTORY_PAGE_SIZE));
+const newestPage = prepared((db, p: { leadId: number; sourceId: number }) => pageQuery(db, p.leadId, p.sourceId, undefined, HISTORY_PAGE_SIZE));
+const pageBefore = prepared((db, p: { leadId: number; sourceId: number; before: number }) => pageQuery(db, p.leadId, p.sourceId, p.before, HISTORY_PAGE_SIZE));
 
 /** The senders' profiles of a history page, by id (usually one: the customer's). */
 export async function profilesByIds(db: Executor, ids: number[]): Promise<Map<number, ProfilePart>> {
   if (!ids.length) return new Map();
-  const rows = ids.length === 1 ? await profileById(db, ids[0]) : await profilesQuery(db).where('id', 'in', ids).execute();
+  const rows = ids.length === 1 ? await profileById(db, { profileId: ids[0]! }) : await profilesQuery(db).where('id', 'in', ids).execute();
   return new Map(rows.map((p) => [p.id, p]));
 }
 
 const profilesQuery = (db: Executor) =>
   db.selectFrom('profiles').select(['id', 'customer_id', 'login', 'avatar', 'type', 'social_id', 'profile_url']);
-const profileById = prepared((db, arg) => profilesQuery(db).where('id', '=', arg(0)));
+const profileById = prepared((db, p: { profileId: number }) => profilesQuery(db).where('id', '=', p.profileId));
 
 export async function messageOfLead(db: Executor, leadId: number, id: number): Promise<MessageRow | undefined> {
   return db.selectFrom('messages').selectAll().where('id', '=', id).where('lead_id', '=', leadId).executeTakeFirst();

@@ -4,7 +4,7 @@ import type { Attachment, OutgoingMessage, SendResult } from '../../channels/cha
 import { integrationTypeInfo } from '../../channels/integration-types.js';
 import type { ChannelRegistry } from '../../channels/registry.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
-import type { AuthContext } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
 import { historyPresenter, presentHistoryMessage, presentSource, type HistoryMessage, type SourceObject } from '../conversations/history-message.js';
 import type { IngestService } from '../conversations/ingest.service.js';

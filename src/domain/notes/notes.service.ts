@@ -1,6 +1,6 @@
 import type { LeadNoteRow } from '../../db/schema.js';
 import { recordEvent } from '../../events/outbox.js';
-import type { AuthContext } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
 import { invalid } from '../errors.js';
 import { scopeOf, visibleLead } from '../policy/policy.js';

@@ -1,6 +1,6 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { Deps } from '../context.js';
-import type { AuthContext } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import { sha256, type TokenSigner } from '../auth/token-signer.js';
 import { AppError } from '../errors.js';
 import { OAUTH_SCOPES, requireInteractive } from '../policy/policy.js';

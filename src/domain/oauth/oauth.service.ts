@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { Deps } from '../context.js';
-import type { AuthContext } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import { sha256 } from '../auth/token-signer.js';
 import { invalid, notFound } from '../errors.js';
 import { requireInteractive, requireOwner } from '../policy/policy.js';

@@ -1,9 +1,9 @@
 import type { Executor } from '../../db/database.js';
-import type { AuthContext } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
 import { conflict, invalid, notFound } from '../errors.js';
 import { requireOwner } from '../policy/policy.js';
-import { lockAccountLists } from '../statuses/account-lock.js';
+import { lockAccountLists } from '../statuses/account-lock.repo.js';
 import * as repo from './payment-types.repo.js';
 import type { PaymentTypeRow } from './payment-types.types.js';
 

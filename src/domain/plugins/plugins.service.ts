@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { PluginRow } from '../../db/schema.js';
-import { generationOf, type AuthContext, type TokenObject } from '../auth/auth.service.js';
+import { type TokenObject } from '../auth/auth.service.js';
+import { generationOf, type AuthContext } from '../auth/auth-context.js';
 import { sha256, type TokenSigner } from '../auth/token-signer.js';
 import type { Deps } from '../context.js';
 import { forbidden, invalid, notFound, unauthorized } from '../errors.js';

@@ -2,7 +2,7 @@ import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import { prepared } from '../../db/prepared.js';
 import type { CustomerRow, LeadRow } from '../../db/schema.js';
-import type { AuthContext } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import { AppError, forbidden, notFound } from '../errors.js';
 
 /**
@@ -50,14 +50,14 @@ export interface Scope {
   leads: 'all' | { self: number; allowedUsers: number[] };
 }
 
-const sourcesOfUser = prepared((db, arg) =>
-  db.selectFrom('user_sources').select('sa_id').where('user_id', '=', arg(0)).where('account_id', '=', arg(1)),
+const sourcesOfUser = prepared((db, p: { accountId: number; userId: number }) =>
+  db.selectFrom('user_sources').select('sa_id').where('user_id', '=', p.userId).where('account_id', '=', p.accountId),
 );
 
 /** Read on every request of a manager: the scope follows changes to the employee at once. */
 export async function scopeOf(db: Executor, auth: AuthContext): Promise<Scope> {
   if (auth.role === 'owner') return { accountId: auth.accountId, integrations: 'all', leads: 'all' };
-  const records = await sourcesOfUser(db, auth.userId, auth.accountId);
+  const records = await sourcesOfUser(db, { accountId: auth.accountId, userId: auth.userId });
   const integrations: Scope['integrations'] =
     records.length === 0 ? 'all' : records.flatMap((r) => (r.sa_id === null ? [] : [r.sa_id]));
   const leads: Scope['leads'] = auth.user.allow_all_deals
@@ -101,7 +101,9 @@ export function canSeeLeadRow(scope: Scope, lead: Pick<LeadRow, 'account_id' | '
   return lead.user_id === scope.leads.self || scope.leads.allowedUsers.includes(lead.user_id);
 }
 
-const leadOfAccount = prepared((db, arg) => db.selectFrom('leads').selectAll().where('id', '=', arg(0)).where('account_id', '=', arg(1)));
+const leadOfAccount = prepared((db, p: { accountId: number; leadId: number }) =>
+  db.selectFrom('leads').selectAll().where('id', '=', p.leadId).where('account_id', '=', p.accountId),
+);
 
 /** The lead, when it exists in the scope's account and the scope may see it; otherwise 404. */
 export async function visibleLead(db: Executor, scope: Scope, leadId: number): Promise<LeadRow> {
@@ -109,7 +111,7 @@ export async function visibleLead(db: Executor, scope: Scope, leadId: number): P
   // Unrestricted scopes (the owner, API keys) run a query compiled once; a rule's SQL varies with the scope.
   const lead = rule
     ? await db.selectFrom('leads').selectAll().where('id', '=', leadId).where('account_id', '=', scope.accountId).where(rule).executeTakeFirst()
-    : (await leadOfAccount(db, leadId, scope.accountId))[0];
+    : (await leadOfAccount(db, { accountId: scope.accountId, leadId }))[0];
   if (!lead) throw notFound('Lead not found');
   return lead;
 }

@@ -1,7 +1,7 @@
 import { PassThrough, type Readable } from 'node:stream';
 import type { AccountExportRow } from '../../db/schema.js';
 import type { FileStorage } from '../../storage/storage.js';
-import type { AuthContext } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
 import { AppError, conflict, notFound } from '../errors.js';
 import { requireOwner } from '../policy/policy.js';

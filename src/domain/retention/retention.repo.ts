@@ -111,3 +111,7 @@ export async function deleteAccountRow(db: Executor, accountId: number): Promise
   const r = await db.deleteFrom('accounts').where('id', '=', accountId).executeTakeFirst();
   return Number(r.numDeletedRows) > 0;
 }
+
+export async function accountExists(db: Executor, accountId: number): Promise<boolean> {
+  return (await db.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst()) !== undefined;
+}

@@ -1,6 +1,6 @@
 import { setImmediate as yieldToOthers } from 'node:timers/promises';
 import type { FileStorage } from '../../storage/storage.js';
-import type { AuthContext } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
 import { invalid, notFound } from '../errors.js';
 import { requireOwner } from '../policy/policy.js';
@@ -99,8 +99,7 @@ export class RetentionService {
    * which takes every remaining row with it. Re-running after an interruption finishes the job.
    */
   async deleteAccount(accountId: number, progress: Progress = () => {}): Promise<{ rows: number; files: number }> {
-    const exists = await this.db.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
-    if (!exists) throw notFound(`Account ${accountId} does not exist`);
+    if (!(await repo.accountExists(this.db, accountId))) throw notFound(`Account ${accountId} does not exist`);
     const rows = await repo.countAccountRows(this.db, accountId);
     const messages = await repo.countMessages(this.db, accountId);
     const keys = await repo.storageKeysOfAccount(this.db, accountId);

@@ -1,5 +1,5 @@
 import type { Deps } from '../context.js';
-import type { AuthContext } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import { invalid, notFound } from '../errors.js';
 import { canUseIntegration, leadScopeSql, scopeOf } from '../policy/policy.js';
 import { integrationTypeInfo, type SourceType } from '../../channels/integration-types.js';

@@ -1,5 +1,7 @@
 import type { Executor } from '../../db/database.js';
 import type { LeadRow } from '../../db/schema.js';
+import type { Insertable } from 'kysely';
+import type { StatusesTable } from '../../db/schema.js';
 import type { StatusRow, StatusType } from './statuses.types.js';
 
 export async function listStatuses(db: Executor, accountId: number, type?: StatusType): Promise<StatusRow[]> {
@@ -87,4 +89,9 @@ export async function moveLeadsOfStatus(
     .returningAll()
     .execute();
   return rows.sort((a, b) => a.id - b.id);
+}
+
+/** Several statuses at once (an account's defaults). */
+export async function insertStatuses(db: Executor, rows: Insertable<StatusesTable>[]): Promise<void> {
+  await db.insertInto('statuses').values(rows).execute();
 }

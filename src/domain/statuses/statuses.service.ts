@@ -1,9 +1,9 @@
 import type { Executor } from '../../db/database.js';
-import type { AuthContext } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
 import { conflict, invalid, notFound } from '../errors.js';
 import { requireOwner } from '../policy/policy.js';
-import { lockAccountLists } from './account-lock.js';
+import { lockAccountLists } from './account-lock.repo.js';
 import * as repo from './statuses.repo.js';
 import { recordLeadChange } from '../leads/lead-events.js';
 import {
@@ -133,17 +133,8 @@ function cleanName(raw: string): string {
 
 /** Account seeder: the default statuses, one or more of every type. Runs in the account's transaction. */
 export async function seedDefaultStatuses(trx: Executor, accountId: number, now: number): Promise<void> {
-  await trx
-    .insertInto('statuses')
-    .values(
-      DEFAULT_STATUSES.map((s) => ({
-        account_id: accountId,
-        name: s.name,
-        type: s.type,
-        position: s.order,
-        color: s.color,
-        created_at: now,
-      })),
-    )
-    .execute();
+  await repo.insertStatuses(
+    trx,
+    DEFAULT_STATUSES.map((s) => ({ account_id: accountId, name: s.name, type: s.type, position: s.order, color: s.color, created_at: now })),
+  );
 }

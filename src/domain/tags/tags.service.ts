@@ -1,4 +1,4 @@
-import type { AuthContext } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
 import * as repo from './tags.repo.js';
 import { compareTags, tagKey, type TagRow } from './tags.types.js';

@@ -1,9 +1,9 @@
 import type { Executor } from '../../db/database.js';
-import type { AuthContext } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
 import { conflict, forbidden, invalid, notFound } from '../errors.js';
 import { requireOwner } from '../policy/policy.js';
-import { lockAccountLists } from '../statuses/account-lock.js';
+import { lockAccountLists } from '../statuses/account-lock.repo.js';
 import { findUser } from '../users/users.repo.js';
 import * as repo from './templates.repo.js';
 import type { PhraseInput, TemplateGroupRow, TemplateGroupView, TemplateRow } from './templates.types.js';

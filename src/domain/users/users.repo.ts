@@ -10,11 +10,13 @@ export async function findUserByLogin(db: Executor, login: string): Promise<User
   return db.selectFrom('users').selectAll().where('login', '=', login).executeTakeFirst();
 }
 
-const userById = prepared((db, arg) => db.selectFrom('users').selectAll().where('id', '=', arg(0)).where('account_id', '=', arg(1)));
+const userById = prepared((db, p: { accountId: number; userId: number }) =>
+  db.selectFrom('users').selectAll().where('id', '=', p.userId).where('account_id', '=', p.accountId),
+);
 
 /** Scoped by account: an id of another account finds nothing. Every authenticated request runs it. */
 export async function findUser(db: Executor, accountId: number, id: number): Promise<UserRow | undefined> {
-  return (await userById(db, id, accountId))[0];
+  return (await userById(db, { accountId, userId: id }))[0];
 }
 
 export async function findOwner(db: Executor, accountId: number): Promise<UserRow | undefined> {

@@ -29,17 +29,17 @@ export async function firstWidget(db: Executor): Promise<IntegrationRow | undefi
     .executeTakeFirst();
 }
 
-const visitorByToken = prepared((db, arg) =>
+const visitorByToken = prepared((db, p: { tokenHash: string }) =>
   db
     .selectFrom('widget_sessions')
     .innerJoin('widget_visitors', 'widget_visitors.id', 'widget_sessions.visitor_id')
     .selectAll('widget_visitors')
     .select('widget_sessions.id as session_id')
-    .where('widget_sessions.token_hash', '=', arg(0)),
+    .where('widget_sessions.token_hash', '=', p.tokenHash),
 );
 
 export async function findVisitorByToken(db: Executor, tokenHash: string): Promise<(WidgetVisitorRow & { session_id: number }) | undefined> {
-  return (await visitorByToken(db, tokenHash))[0];
+  return (await visitorByToken(db, { tokenHash }))[0];
 }
 
 export async function findVisitor(db: Executor, integrationId: number, publicId: string): Promise<WidgetVisitorRow | undefined> {
@@ -83,6 +83,17 @@ export async function visitorSource(db: Executor, integrationId: number, publicI
     .where('type', '=', 'message')
     .where('external_id', '=', publicId)
     .executeTakeFirst();
+}
+
+/** The customer a visitor became (its `widget` profile), if it has written yet. */
+export async function visitorCustomerId(db: Executor, integrationId: number, publicId: string): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('profiles')
+    .select('customer_id')
+    .where('integration_id', '=', integrationId)
+    .where('social_id', '=', publicId)
+    .executeTakeFirst();
+  return row?.customer_id;
 }
 
 /** Newest first, `limit + 1` rows (the extra one says whether there is more), before `before` (an id). */

@@ -1,7 +1,12 @@
 import { ensureFresh, getSession } from './client';
 import type { RealtimeEvent } from './types';
 
-export type RealtimeMessage = { kind: 'event'; id: number; event: RealtimeEvent } | { kind: 'reset' } | { kind: 'ready' };
+export type RealtimeMessage =
+  | { kind: 'event'; id: number; event: RealtimeEvent }
+  | { kind: 'reset' }
+  | { kind: 'ready' }
+  /** A site widget visitor typing (live only, never replayed). */
+  | { kind: 'typing'; leadId: number; typing: boolean };
 type Listener = (m: RealtimeMessage) => void;
 
 import { backoff } from './realtime-backoff';
@@ -71,7 +76,7 @@ export class Realtime {
     this.ws = ws;
     let authFailed = false;
     ws.onmessage = (e) => {
-      let msg: { type?: string; id?: number; event?: RealtimeEvent };
+      let msg: { type?: string; id?: number; event?: RealtimeEvent; leadId?: number; typing?: boolean };
       try {
         msg = JSON.parse(String(e.data));
       } catch {
@@ -87,6 +92,8 @@ export class Realtime {
       } else if (msg.type === 'reset') {
         this.lastEventId = null;
         this.emit({ kind: 'reset' });
+      } else if (msg.type === 'typing' && typeof msg.leadId === 'number') {
+        this.emit({ kind: 'typing', leadId: msg.leadId, typing: msg.typing !== false });
       }
     };
     ws.onclose = (e) => {

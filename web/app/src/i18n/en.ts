@@ -92,6 +92,7 @@ export const en = {
   'conv.cancelReply': 'Cancel reply',
   'conv.failed': 'Not delivered: {reason}',
   'conv.sending': 'Sending…',
+  'conv.visitorTyping': 'The visitor is typing…',
   'conv.discard': 'Discard',
   'conv.uploading': 'Uploading {name}…',
   'conv.removeAttachment': 'Remove attachment',

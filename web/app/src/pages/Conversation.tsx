@@ -65,6 +65,14 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
   const [sources, setSources] = useState<Source[] | null>(null);
   const [realId, setRealId] = useState<number | null>(null);
   const [conv, setConv] = useState<ConversationState>(emptyConversation);
+  /** A widget visitor typing in this conversation: shown until it stops, a message comes, or 8 s pass. */
+  const [visitorTyping, setVisitorTyping] = useState(false);
+  const typingTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new conversation starts without the last one's indicator
+  useEffect(() => {
+    setVisitorTyping(false);
+    return () => clearTimeout(typingTimer.current);
+  }, [leadId]);
   const [error, setError] = useState<string | null>(null);
   const [replyTo, setReplyTo] = useState<HistoryMessage | null>(null);
   const [panel, setPanel] = useState(() => window.matchMedia?.('(min-width: 1100px)').matches ?? true);
@@ -136,8 +144,19 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
           void reloadLead();
           return;
         }
+        if (m.kind === 'typing') {
+          if (m.leadId !== leadId) return;
+          clearTimeout(typingTimer.current);
+          setVisitorTyping(m.typing);
+          if (m.typing) typingTimer.current = setTimeout(() => setVisitorTyping(false), 8000);
+          return;
+        }
         if (m.kind !== 'event' || m.event.leadId !== leadId) return;
         const e = m.event;
+        if (e.type === 'message.incoming') {
+          clearTimeout(typingTimer.current);
+          setVisitorTyping(false);
+        }
         if (e.message && (e.type === 'message.incoming' || e.type === 'message.outgoing' || e.type === 'message.status')) {
           // A customer message moves the channel's window: refresh the sources' `expires`.
           if (e.type === 'message.incoming') void api.get<Source[]>(`/messaging/${leadId}/sources`).then(setSources, () => undefined);
@@ -324,6 +343,9 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
             </article>
           ))}
         </div>
+        <p className="muted small pad typing" aria-live="polite">
+          {visitorTyping ? t('conv.visitorTyping') : ''}
+        </p>
         {dropping && <div className="drop-hint">{t('conv.drop')}</div>}
         {realId === null && sources !== null ? (
           <p className="muted pad">{t('conv.noSource')}</p>

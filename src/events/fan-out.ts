@@ -1,7 +1,7 @@
 import type { Executor } from '../db/database.js';
 import { prepared } from '../db/prepared.js';
-import { API_VERSIONS, VERSION_TRAITS, type ApiVersion } from '../api/versions.js';
-import type { EventType } from '../events/outbox.js';
+import { eventTraitsOf } from './event-versions.js';
+import type { EventType } from './outbox.js';
 
 /** What the fan-out needs to know of the event just written. */
 export interface FannedEvent {
@@ -26,24 +26,23 @@ export function messageIdOf(eventId: number): string {
 
 /** Whether a webhook registered through `apiVersion` with filter `events` receives `type`. */
 export function webhookWants(apiVersion: string, events: string | null, type: string): boolean {
-  const version = (API_VERSIONS as readonly string[]).includes(apiVersion) ? (apiVersion as ApiVersion) : 'v1.3';
-  if (type === 'message.outgoing' && !VERSION_TRAITS[version].outgoingMessageEvent) return false;
+  if (type === 'message.outgoing' && !eventTraitsOf(apiVersion).outgoingMessage) return false;
   if (events === null) return !OPT_IN_EVENT_TYPES.has(type);
   const list: unknown = JSON.parse(events);
   return Array.isArray(list) && list.includes(type);
 }
 
-const activeWebhooks = prepared((db, arg) =>
-  db.selectFrom('webhooks').select(['id', 'events', 'api_version']).where('account_id', '=', arg(0)).where('status', '=', 1),
+const activeWebhooks = prepared((db, p: { accountId: number }) =>
+  db.selectFrom('webhooks').select(['id', 'events', 'api_version']).where('account_id', '=', p.accountId).where('status', '=', 1),
 );
 
 /**
- * Writes one pending delivery per active webhook of the event's account that wants the event, in
+ * The webhooks' share of the outbox. Writes one pending delivery per active webhook of the event's account that wants the event, in
  * the caller's transaction: the deliveries exist if and only if the event (and its change) does.
  * Returns how many were written.
  */
 export async function fanOutEvent(trx: Executor, event: FannedEvent, now: number): Promise<number> {
-  const hooks = await activeWebhooks(trx, event.accountId);
+  const hooks = await activeWebhooks(trx, { accountId: event.accountId });
   const rows = hooks
     .filter((w) => webhookWants(w.api_version, w.events, event.type))
     .map((w) => ({

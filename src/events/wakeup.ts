@@ -1,4 +1,4 @@
-import { DELIVERIES_CHANNEL, outboxSignal, OUTBOX_CHANNEL } from '../events/outbox.js';
+import { DELIVERIES_CHANNEL, outboxSignal, OUTBOX_CHANNEL } from './outbox.js';
 import type { Logger } from '../domain/context.js';
 
 /**
