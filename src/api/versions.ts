@@ -35,6 +35,8 @@ export interface VersionTraits {
   deliveryStatus: boolean;
   /** The owner sees `webhook` {url, verifyToken} on integrations whose provider needs them pasted (Meta). */
   integrationWebhook: boolean;
+  /** A send may answer a comment privately (`private: true`, docs/api/messaging.md); older versions drop the field. */
+  privateReplies: boolean;
 }
 
 export const VERSION_TRAITS: Record<ApiVersion, VersionTraits> = {
@@ -53,6 +55,7 @@ export const VERSION_TRAITS: Record<ApiVersion, VersionTraits> = {
     sendSaId: false,
     deliveryStatus: false,
     integrationWebhook: false,
+    privateReplies: false,
   },
   'v1.2': {
     errorFormat: 'current',
@@ -69,6 +72,7 @@ export const VERSION_TRAITS: Record<ApiVersion, VersionTraits> = {
     sendSaId: true,
     deliveryStatus: false,
     integrationWebhook: false,
+    privateReplies: false,
   },
   'v1.3': {
     errorFormat: 'current',
@@ -85,6 +89,7 @@ export const VERSION_TRAITS: Record<ApiVersion, VersionTraits> = {
     sendSaId: true,
     deliveryStatus: true,
     integrationWebhook: true,
+    privateReplies: true,
   },
 };
 

@@ -36,6 +36,8 @@ export interface SendInput {
   customId?: string | null;
   /** messageId of a message of this lead to quote. */
   replyId?: IdInput | null;
+  /** v1.3: answer the comment of a comment channel privately, in the direct-message integration (docs/api/messaging.md). */
+  private?: boolean | null;
 }
 
 export interface SendOptions {
