@@ -259,6 +259,27 @@ describe('Page comments', () => {
     expect(new Set(bobDm.map((m) => m.lead_id)).size).toBe(1);
   });
 
+  it("takes the Page's comments at the Messenger address and its messages at the comments address (one callback URL per Meta app)", async () => {
+    const fay = { id: '6505', name: 'Fay', psid: '7505' };
+    const { commentId, body } = comment(c, postId, fay, 'Seen at the Messenger URL');
+    expect((await signed(messenger, body)).json()).toMatchObject({ stored: 1 });
+    expect((await messagesOf(c.integration.id)).some((m) => m.external_id === commentId)).toBe(true);
+    pages.addUser({ id: fay.psid, firstName: 'Fay', lastName: 'Dunn', pic: 'https://cdn.example/fay.jpg' });
+    const dm = { object: 'page', entry: [{ id: c.id, time: h.clock.now(), messaging: [{ sender: { id: fay.psid }, recipient: { id: c.id }, timestamp: h.clock.now(), message: { mid: 'm_fay1', text: 'Seen at the comments URL' } }] }] };
+    expect((await signed(c, dm)).json()).toMatchObject({ stored: 1 });
+    expect((await messagesOf(messenger.integration.id)).some((m) => m.external_id === 'm_fay1')).toBe(true);
+    // A malformed comment in a delivery refuses the whole delivery: its message is not stored either.
+    const mixed = {
+      object: 'page',
+      entry: [
+        { id: c.id, time: h.clock.now(), messaging: [{ sender: { id: fay.psid }, recipient: { id: c.id }, timestamp: h.clock.now(), message: { mid: 'm_fay2', text: 'x' } }] },
+        { id: c.id, time: h.clock.now(), changes: [{ field: 'feed', value: { item: 'comment', verb: 'add', comment_id: 'bad id' } }] },
+      ],
+    };
+    expect((await signed(messenger, mixed)).statusCode).toBe(400);
+    expect((await messagesOf(messenger.integration.id)).some((m) => m.external_id === 'm_fay2')).toBe(false);
+  });
+
   it('refuses a private reply 7 days after the comment, with the reason, without asking Meta', async () => {
     const old = h.clock.now() - 7 * DAY - 60_000;
     const carl = { id: '6303', name: 'Carl', psid: '7303' };

@@ -102,6 +102,10 @@ export class MetaCommentsInbound implements MetaProduct {
     return outcome;
   }
 
+  check(integration: ChannelIntegration, payload: MetaWebhookPayload): void {
+    this.plan(integration, payload, []);
+  }
+
   private plan(integration: ChannelIntegration, payload: MetaWebhookPayload, ignored: string[]): CommentChange[] {
     const out: CommentChange[] = [];
     for (const entry of payload.entry) {
