@@ -159,8 +159,8 @@ const PrivateField = Type.Optional(
       }),
     ),
 );
-const SendBody = Type.Object(sendFields, { title: 'SendBody' });
-const SendBodyV13 = Type.Object({ ...sendFields, private: PrivateField }, { title: 'SendBodyV13' });
+const SendBody = Type.Object(sendFields);
+const SendBodyV13 = Type.Object({ ...sendFields, private: PrivateField });
 
 const HistoryBody = Type.Object({
   cursor: Type.Optional(
