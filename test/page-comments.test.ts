@@ -4,6 +4,7 @@ import { FakeMetaGraph } from './helpers/fake-meta-graph.js';
 import { FakeMetaPages } from './helpers/fake-meta-pages.js';
 import { FakeMetaComments, feedWebhook } from './helpers/fake-meta-comments.js';
 import { postForm, sample } from './helpers/multipart.js';
+import { createManager } from './helpers/fixtures.js';
 
 /** Facebook Page comments (`social1_group`) and private replies into Messenger (`social1_messenger`). */
 
@@ -278,6 +279,24 @@ describe('Page comments', () => {
     };
     expect((await signed(messenger, mixed)).statusCode).toBe(400);
     expect((await messagesOf(messenger.integration.id)).some((m) => m.external_id === 'm_fay2')).toBe(false);
+  });
+
+  it('lets only employees who may use the Messenger integration answer privately; v1.2 drops `private` (a public reply)', async () => {
+    const gus = { id: '6606', name: 'Gus', psid: '7606' };
+    const { commentId, body } = comment(c, postId, gus, 'Delivery to my street?');
+    await signed(c, body);
+    const stored = (await messagesOf(c.integration.id)).find((m) => m.external_id === commentId)!;
+    const manager = await createManager(h, owner, { sources: [c.integration.id], allowAllDeals: true });
+    graph.calls.length = 0;
+    const denied = await h.request({ method: 'POST', url: `/v1.3/messaging/${stored.lead_id}/send`, token: manager.access, payload: { message: { text: 'psst' }, source: `${postId}:${gus.id}`, private: true } });
+    expect(denied.statusCode, denied.body).toBe(403);
+    expect(graph.calls).toHaveLength(0);
+    const old = await h.request({ method: 'POST', url: `/v1.2/messaging/${stored.lead_id}/send`, token: owner.access, payload: { message: { text: 'Yes we deliver' }, source: `${postId}:${gus.id}`, private: true } });
+    expect(old.statusCode, old.body).toBe(200);
+    expect(graph.calls.map((x) => x.path)).toEqual([`${commentId}/comments`]);
+    expect(graph.callsOf('POST', /messages$/)).toHaveLength(0);
+    // The comment was answered publicly only: a private reply may still follow.
+    expect((await send(stored.lead_id, { message: { text: 'Details in Messenger' }, source: `${postId}:${gus.id}`, private: true })).statusCode).toBe(200);
   });
 
   it('refuses a private reply 7 days after the comment, with the reason, without asking Meta', async () => {

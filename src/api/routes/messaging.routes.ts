@@ -241,7 +241,7 @@ export const messagingRoutes = [
       response: { 200: Type.Array(historyMessageSchema(withIdentifier(version), VERSION_TRAITS[version].deliveryStatus)) },
     }),
     handler: async (req, _reply, { services, auth, traits }) =>
-      serializeHistoryMessages(await services.messaging.send(auth, req.params.id, req.body, { honourSaId: traits.sendSaId }), traits),
+      serializeHistoryMessages(await services.messaging.send(auth, req.params.id, req.body, { honourSaId: traits.sendSaId, privateReplies: traits.privateReplies }), traits),
   }),
   defineRoute({
     versions: ALL,

@@ -107,7 +107,8 @@ export class MessagingService {
 
   /** Sends to a lead's channel (send forms A and B). Answers the stored History messages. */
   async send(auth: AuthContext, leadId: number, input: SendInput, opts: SendOptions): Promise<HistoryMessage[]> {
-    const lead = await visibleLead(this.db, await scopeOf(this.db, auth), leadId);
+    const scope = await scopeOf(this.db, auth);
+    const lead = await visibleLead(this.db, scope, leadId);
     const content = checkContent(input.message, input.template);
     const userId = await this.sender(auth, input.userId);
     const source = await this.resolveSource(lead, input.source);
@@ -126,9 +127,9 @@ export class MessagingService {
     const file = await this.resolveAttachment(auth.accountId, input.message?.attachment);
     if (file) content.attachment = file.attachment;
     const customId = input.customId || null;
-    if (input.private === true) {
+    if (input.private === true && opts.privateReplies) {
       await this.requireActiveAccount(auth.accountId);
-      const common = { lead, source, integration, userId, text: content.text, replyTo, customId };
+      const common = { lead, source, integration, userId, text: content.text, replyTo, customId, mayUse: (id: number) => canUseIntegration(scope, id) };
       return this.privateReplies.send({ ...common, hasAttachment: !!file, hasTemplate: !!input.template });
     }
 

@@ -43,6 +43,8 @@ export interface SendInput {
 export interface SendOptions {
   /** Whether `saId` is checked against the channel (v1.2+) or ignored (v1.1). */
   honourSaId: boolean;
+  /** Whether `private` is read (v1.3) or ignored (older versions). */
+  privateReplies?: boolean;
 }
 
 export interface PostInput {

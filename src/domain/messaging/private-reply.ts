@@ -4,7 +4,7 @@ import type { Deps } from '../context.js';
 import { findProfile, findProfileForUpdate } from '../conversations/conversations.repo.js';
 import type { HistoryMessage } from '../conversations/history-message.js';
 import type { IngestService } from '../conversations/ingest.service.js';
-import { AppError, invalid } from '../errors.js';
+import { AppError, forbidden, invalid } from '../errors.js';
 import { channelAppError } from '../integrations/channel-errors.js';
 import type { IntegrationsService } from '../integrations/integrations.service.js';
 import { lockLead } from './messaging.repo.js';
@@ -24,6 +24,8 @@ export interface PrivateReplyInput {
   /** The comment answered (`replyId`); the customer's latest comment on the channel when absent. */
   replyTo: MessageRow | undefined;
   customId: string | null;
+  /** Whether the caller may use an integration (a manager limited to some integrations). */
+  mayUse: (integrationId: number) => boolean;
 }
 
 const refused = (message: string) => new AppError(422, 'channel_rejected', message);
@@ -77,6 +79,7 @@ export class PrivateReplyService {
         `No active ${replies.dmType} integration of this account shares identifier ${integration.identifier}: connect the account's direct messages to answer comments privately`,
       );
     }
+    if (!input.mayUse(dm.id)) throw forbidden(`The reply goes through the ${dm.type} integration #${dm.id}, which you may not use`);
     if (!(await repo.claimPrivateReply(this.db, { accountId: lead.account_id, integrationId: integration.id, commentId, now }))) {
       throw refused('This comment was answered privately already: the provider takes one private reply per comment');
     }
