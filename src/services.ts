@@ -126,9 +126,10 @@ export function createServices(deps: Deps): Services {
   for (const adapter of bots.adapters) channels.register(adapter);
   const hub = new BridgeHub(deps);
   for (const type of BRIDGE_TYPES) channels.register(new BridgeAdapter(type, hub));
-  const social = new SocialChannels(deps, bots, new ProviderHistoryService(deps, ingest));
+  const history = new ProviderHistoryService(deps, ingest);
+  const social = new SocialChannels(deps, bots, history);
   for (const adapter of social.adapters) channels.register(adapter);
-  const meta = new MetaChannels(deps, bots.kit, { ingest, integrations, deliveryStatuses: new DeliveryStatusService(deps) });
+  const meta = new MetaChannels(deps, bots.kit, { ingest, integrations, deliveryStatuses: new DeliveryStatusService(deps), history });
   for (const adapter of meta.adapters) channels.register(adapter);
   return {
     deps,

@@ -213,11 +213,11 @@ describe('GET /integrations', () => {
 });
 
 describe('POST /v1.3/integrations', () => {
-  it('refuses a type no channel of this installation serves (it could not carry messages), storing nothing', async () => {
+  it("refuses a connect without the type's credentials (Page comments need the Page's), storing nothing", async () => {
     const owner = await h.signUp();
     const res = await connect(owner, { type: 'social1_group', login: 'page', credentials: { token: SECRET_TOKEN } });
     expect(res.statusCode, res.body).toBe(400);
-    expect(res.json()).toMatchObject({ code: 'validation_failed', error: expect.stringContaining('social1_group') });
+    expect(res.json()).toMatchObject({ code: 'validation_failed', error: expect.stringContaining('pageAccessToken') });
     expect(await list(owner.access)).toEqual([]);
     expect(await events(owner.accountId, 'integration.created')).toHaveLength(0);
   });

@@ -32,6 +32,8 @@ export interface VersionTraits {
   deliveryStatus: boolean;
   /** The owner sees `webhook` {url, verifyToken} on integrations whose provider needs them pasted (Meta). */
   integrationWebhook: boolean;
+  /** A send may answer a comment privately (`private: true`, docs/api/messaging.md); older versions drop the field. */
+  privateReplies: boolean;
 }
 
 export const VERSION_TRAITS: Record<ApiVersion, VersionTraits> = {
@@ -48,6 +50,7 @@ export const VERSION_TRAITS: Record<ApiVersion, VersionTraits> = {
     sendSaId: false,
     deliveryStatus: false,
     integrationWebhook: false,
+    privateReplies: false,
   },
   'v1.2': {
     errorFormat: 'current',
@@ -62,6 +65,7 @@ export const VERSION_TRAITS: Record<ApiVersion, VersionTraits> = {
     sendSaId: true,
     deliveryStatus: false,
     integrationWebhook: false,
+    privateReplies: false,
   },
   'v1.3': {
     errorFormat: 'current',
@@ -76,6 +80,7 @@ export const VERSION_TRAITS: Record<ApiVersion, VersionTraits> = {
     sendSaId: true,
     deliveryStatus: true,
     integrationWebhook: true,
+    privateReplies: true,
   },
 };
 

@@ -109,6 +109,21 @@ export interface ChannelAdapter {
    * settings enable it), and the reason a send is refused after that.
    */
   lateReply?(integration: ChannelIntegration): { withinMs: number; closedReason: string };
+  /**
+   * Comment channels that can be answered privately (Meta's private replies): one direct message
+   * to a comment's author, sent through the direct-message integration of type `dmType` that shares
+   * the comment integration's `identifier`, within `windowMs` of the comment.
+   */
+  readonly privateReplies?: PrivateReplies;
+}
+
+export interface PrivateReplies {
+  /** The integration type the reply goes through and lands in (its DM lead). */
+  readonly dmType: string;
+  /** How long after the comment a private reply may go. */
+  readonly windowMs: number;
+  /** Sends the reply with the DM integration's credentials: its message id and the DM-scoped id of the comment's author. */
+  send(dm: ChannelIntegration, commentExternalId: string, text: string): Promise<{ externalId: string; recipientId: string | undefined }>;
 }
 
 /** Provider refused the message (blocked bot, invalid chat): 422 with the provider's reason. */

@@ -33,10 +33,10 @@ const base = (over: Partial<IntegrationTypeInfo>): IntegrationTypeInfo => ({
 });
 
 export const INTEGRATION_TYPES = {
-  social1_group: base({ sourceTypes: COMMENTS_ONLY }),
+  social1_group: base({ sourceTypes: COMMENTS_ONLY, requiredCredentials: ['pageAccessToken', 'pageId', 'appSecret'] }),
   social1_messenger: base({ requiredCredentials: ['pageAccessToken', 'pageId', 'appSecret'] }),
   photonetV2: base({ uploadShape: 'mime-name-url', requiredCredentials: [] }),
-  photonetVOff: base({ sourceTypes: COMMENTS_ONLY, uploadShape: 'mime-name-url' }),
+  photonetVOff: base({ sourceTypes: COMMENTS_ONLY, uploadShape: 'mime-name-url', requiredCredentials: ['accessToken', 'appSecret'] }),
   photonetV3: base({ uploadShape: 'mime-name-url', requiredCredentials: ['accessToken', 'appSecret'] }),
   social2_personal: base({ sourceTypes: MESSAGE_ONLY, uploadShape: 'id-url', requiredCredentials: [] }),
   social2_group: base({ uploadShape: 'id-url', requiredCredentials: ['token', 'groupId'] }),

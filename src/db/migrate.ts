@@ -25,6 +25,7 @@ import { oauth } from './migrations/0050-oauth.js';
 import { devices } from './migrations/0051-devices.js';
 import { leadNotes } from './migrations/0055-lead-notes.js';
 import { dataOwnership } from './migrations/0060-data-ownership.js';
+import { privateReplies } from './migrations/0065-private-replies.js';
 import { sharedCoordination } from './migrations/0040-shared-coordination.js';
 import { fileChunks } from './migrations/0041-file-chunks.js';
 import { retention } from './migrations/0042-retention.js';
@@ -58,6 +59,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0051-devices': devices,
   '0055-lead-notes': leadNotes,
   '0060-data-ownership': dataOwnership,
+  '0065-private-replies': privateReplies,
   '0040-shared-coordination': sharedCoordination,
   '0041-file-chunks': fileChunks,
   '0042-retention': retention,

@@ -50,6 +50,7 @@ export interface Database {
   push_throttle: PushThrottleTable;
   realtime_presence: RealtimePresenceTable;
   lead_notes: LeadNotesTable;
+  private_replies: PrivateRepliesTable;
   account_imports: AccountImportsTable;
   account_exports: AccountExportsTable;
   account_retention: AccountRetentionTable;
@@ -681,4 +682,17 @@ export interface AccountRetentionTable {
   messages_days: number | null;
   files_days: number | null;
   updated_at: number;
+}
+
+/** Private replies to comments, one per comment (migration 0065). */
+export interface PrivateRepliesTable {
+  id: Generated<number>;
+  account_id: number;
+  /** The comment integration (`social1_group`, `photonetVOff`). */
+  integration_id: number;
+  /** The comment's provider id (its message's `external_id`). */
+  comment_id: string;
+  /** The direct message the reply became; null until stored (or if it was deleted since). */
+  message_id: number | null;
+  created_at: number;
 }

@@ -136,7 +136,7 @@ const Template = Type.Object(
   { description: 'Template message (form B); only integrations with templates (msgra_business_api)' },
 );
 
-const SendBody = Type.Object({
+const sendFields = {
   message: Type.Optional(Nullable(messageBody(['photo', 'doc', 'video']))),
   template: Type.Optional(Nullable(Template)),
   source: Type.Optional(
@@ -150,7 +150,17 @@ const SendBody = Type.Object({
   saId: Type.Optional(Nullable(IdInput("Integration of the channel (checked from v1.2; ignored by v1.1)"))),
   customId: Type.Optional(Nullable(Type.String({ maxLength: 255, description: 'Idempotency key per lead; returned in the outgoing message event' }))),
   replyId: Type.Optional(Nullable(IdInput('messageId of a message of this lead to quote'))),
-});
+};
+const PrivateField = Type.Optional(
+    Nullable(
+      Type.Boolean({
+        description:
+          'Answer the comment (`replyId`, else the latest comment of the `source` comment channel) with one private message in the direct-message integration sharing the identifier (social1_group, photonetVOff; within 7 days; once per comment; text only)',
+      }),
+    ),
+);
+const SendBody = Type.Object(sendFields);
+const SendBodyV13 = Type.Object({ ...sendFields, private: PrivateField });
 
 const HistoryBody = Type.Object({
   cursor: Type.Optional(
@@ -227,11 +237,11 @@ export const messagingRoutes = [
       description:
         'Synchronous: 200 once the channel accepted (the stored History messages), 422 when it refused, 502/504 when it failed or did not answer; nothing is stored unless accepted. Repeating a `customId` answers the first messages without sending again. 402 when the account has expired.',
       params: LeadParams,
-      body: SendBody,
+      body: VERSION_TRAITS[version].privateReplies ? SendBodyV13 : SendBody,
       response: { 200: Type.Array(historyMessageSchema(withIdentifier(version), VERSION_TRAITS[version].deliveryStatus)) },
     }),
     handler: async (req, _reply, { services, auth, traits }) =>
-      serializeHistoryMessages(await services.messaging.send(auth, req.params.id, req.body, { honourSaId: traits.sendSaId }), traits),
+      serializeHistoryMessages(await services.messaging.send(auth, req.params.id, req.body, { honourSaId: traits.sendSaId, privateReplies: traits.privateReplies }), traits),
   }),
   defineRoute({
     versions: ALL,

@@ -14,7 +14,7 @@ export const INSTAGRAM_SUBSCRIBED_FIELDS = 'messages,messaging_postbacks,messagi
  * (PARLEY_PUBLIC_URL). See docs/channels/instagram.md.
  */
 export class InstagramAdapter extends MetaMessagingAdapter {
-  readonly type = 'photonetV3';
+  readonly type: string = 'photonetV3';
   protected readonly product = 'Instagram';
   protected readonly textLimit = 1000;
 

@@ -14,7 +14,7 @@ export const PAGE_SUBSCRIBED_FIELDS = 'messages,messaging_postbacks,message_echo
  * `POST /{pageId}/message_attachments` and sent by attachment id. See docs/channels/messenger.md.
  */
 export class MessengerAdapter extends MetaMessagingAdapter {
-  readonly type = 'social1_messenger';
+  readonly type: string = 'social1_messenger';
   protected readonly product = 'Messenger';
   protected readonly textLimit = 2000;
 

@@ -3,7 +3,8 @@ import type { Deps } from '../../domain/context.js';
 import type { IngestService } from '../../domain/conversations/ingest.service.js';
 import { invalid } from '../../domain/errors.js';
 import { channelAppError } from '../../domain/integrations/channel-errors.js';
-import { findProfileBySocialId } from '../../domain/conversations/conversations.repo.js';
+import { findMessageByExternalId, findProfileBySocialId } from '../../domain/conversations/conversations.repo.js';
+import type { ProviderHistoryService } from '../../domain/conversations/provider-history.service.js';
 import { findLiveIntegrationByExternalId } from '../../domain/integrations/integrations.repo.js';
 import type { IntegrationsService } from '../../domain/integrations/integrations.service.js';
 import type { DeliveryStatusService } from '../../domain/messaging/delivery-status.service.js';
@@ -13,6 +14,9 @@ import { WhatsAppAdapter, type WhatsAppTemplate } from '../whatsapp/whatsapp-ada
 import { WhatsAppInbound } from '../whatsapp/whatsapp-inbound.js';
 import { InstagramAdapter } from '../instagram/instagram-adapter.js';
 import { MessengerAdapter } from '../messenger/messenger-adapter.js';
+import { PageCommentsAdapter } from '../messenger/page-comments-adapter.js';
+import { InstagramCommentsAdapter } from '../instagram/instagram-comments-adapter.js';
+import { MetaCommentsInbound, readFeedChange, readInstagramCommentChange } from './meta-comments-inbound.js';
 import { MetaMessagingInbound } from './meta-messaging-inbound.js';
 import { MetaWebhooks } from './meta-webhooks.js';
 
@@ -20,11 +24,13 @@ export interface MetaParts {
   ingest: Pick<IngestService, 'ingest' | 'recordEcho'>;
   integrations: Pick<IntegrationsService, 'channelIntegration' | 'get'>;
   deliveryStatuses: Pick<DeliveryStatusService, 'record' | 'recordUpTo'>;
+  history: Pick<ProviderHistoryService, 'applyEdit'>;
 }
 
 /**
  * Meta's products (WhatsApp Cloud API `msgra_business_api`, Messenger `social1_messenger`,
- * Instagram direct messages `photonetV3`): their adapters, the shared
+ * Page comments `social1_group`, Instagram direct messages `photonetV3` and comments
+ * `photonetVOff`): their adapters, the shared
  * webhook endpoint with each product plugged in by integration type, and the template listing.
  */
 export class MetaChannels {
@@ -32,6 +38,8 @@ export class MetaChannels {
   readonly whatsapp: WhatsAppAdapter;
   readonly messenger: MessengerAdapter;
   readonly instagram: InstagramAdapter;
+  readonly pageComments: PageCommentsAdapter;
+  readonly instagramComments: InstagramCommentsAdapter;
 
   constructor(
     deps: Deps,
@@ -54,10 +62,18 @@ export class MetaChannels {
     const messaging = { ...parts, knownProfile: async (integrationId: number, socialId: string) => !!(await findProfileBySocialId(deps.db.kysely, integrationId, socialId)) };
     this.webhooks.register(new MetaMessagingInbound(kit, this.messenger, ['page'], messaging));
     this.webhooks.register(new MetaMessagingInbound(kit, this.instagram, ['instagram'], messaging));
+    this.pageComments = new PageCommentsAdapter(kit, this.messenger);
+    this.instagramComments = new InstagramCommentsAdapter(kit, this.instagram);
+    const comments = {
+      ...parts,
+      knownMessage: async (integrationId: number, externalId: string) => !!(await findMessageByExternalId(deps.db.kysely, integrationId, externalId)),
+    };
+    this.webhooks.register(new MetaCommentsInbound(this.pageComments, ['page'], readFeedChange, comments));
+    this.webhooks.register(new MetaCommentsInbound(this.instagramComments, ['instagram'], readInstagramCommentChange, comments));
   }
 
   get adapters(): ChannelAdapter[] {
-    return [this.whatsapp, this.messenger, this.instagram];
+    return [this.whatsapp, this.messenger, this.instagram, this.pageComments, this.instagramComments];
   }
 
   /** Approved templates of a WhatsApp integration the caller may use (else 404; other types 400). */

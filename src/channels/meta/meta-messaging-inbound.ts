@@ -99,6 +99,10 @@ export class MetaMessagingInbound implements MetaProduct {
     return outcome;
   }
 
+  check(integration: ChannelIntegration, payload: MetaWebhookPayload): void {
+    this.plan(integration, payload, []);
+  }
+
   /** Reads the whole payload first: a malformed event refuses the delivery before anything is stored. */
   private plan(integration: ChannelIntegration, payload: MetaWebhookPayload, ignored: string[]): Step[] {
     const steps: Step[] = [];

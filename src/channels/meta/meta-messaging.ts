@@ -19,6 +19,8 @@ export const PARLEY_ECHO_METADATA = 'parley';
 
 /** Page-scoped / Instagram-scoped user ids are numbers too: nothing else goes into a Graph path. */
 export const SCOPED_ID = /^\d{1,40}$/;
+/** Comment and post ids: Page ones are `<post>_<comment>`, Instagram ones plain numbers. */
+export const COMMENT_ID = /^\d{1,40}(?:_\d{1,40})?$/;
 
 export type MetaAttachmentKind = 'image' | 'video' | 'file';
 export type OutgoingFile = NonNullable<OutgoingMessage['attachment']>;
@@ -98,6 +100,24 @@ export abstract class MetaMessagingAdapter implements ChannelAdapter {
       throw err;
     }
     return parts.length > 1 ? { externalIds: ids, texts: parts } : { externalIds: ids };
+  }
+
+  /**
+   * A private reply (https://developers.facebook.com/docs/messenger-platform/discovery/private-replies):
+   * the Send API with `recipient: {comment_id}`, from this direct-message integration. Meta answers
+   * the author's page- or Instagram-scoped id as `recipient_id`.
+   */
+  async sendPrivateReply(integration: ChannelIntegration, commentId: string, text: string): Promise<{ externalId: string; recipientId: string | undefined }> {
+    this.requireConnected(integration);
+    if (!COMMENT_ID.test(commentId)) throw new ChannelRejectedError('This comment has no id Meta can answer');
+    const answer = await this.guard(integration, () =>
+      this.api(integration).post<{ message_id?: string; recipient_id?: string }>(`${integration.externalId}/messages`, {
+        recipient: { comment_id: commentId },
+        message: { text, metadata: PARLEY_ECHO_METADATA },
+      }),
+    );
+    const recipient = answer.recipient_id === undefined ? undefined : String(answer.recipient_id);
+    return { externalId: String(answer.message_id ?? ''), recipientId: recipient && SCOPED_ID.test(recipient) ? recipient : undefined };
   }
 
   /** The customer's name and picture from the Graph user profile; null when Meta does not tell. */

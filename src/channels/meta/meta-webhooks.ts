@@ -3,7 +3,7 @@ import type { IntegrationRow } from '../../db/schema.js';
 import type { Deps } from '../../domain/context.js';
 import { AppError, invalid, notFound, unauthorized } from '../../domain/errors.js';
 import { channelAppError } from '../../domain/integrations/channel-errors.js';
-import { findLiveIntegrationById } from '../../domain/integrations/integrations.repo.js';
+import { findLiveIntegrationById, liveIntegrationsByIdentifier } from '../../domain/integrations/integrations.repo.js';
 import type { IntegrationsService } from '../../domain/integrations/integrations.service.js';
 import type { ChannelIntegration } from '../channel.js';
 import { sameSecret, type BotKit } from '../bots/bot-kit.js';
@@ -46,6 +46,8 @@ export interface MetaProduct {
    * throws MalformedWebhookError: 400, nothing stored); returns after its changes are committed.
    */
   handle(row: IntegrationRow, integration: ChannelIntegration, payload: MetaWebhookPayload): Promise<MetaWebhookOutcome>;
+  /** Reads the payload as {@link handle} would, storing nothing: throws MalformedWebhookError when it is malformed. */
+  check?(integration: ChannelIntegration, payload: MetaWebhookPayload): void;
 }
 
 export function metaSignature(appSecret: string, raw: Buffer | string): string {
@@ -111,13 +113,37 @@ export class MetaWebhooks {
     try {
       const payload = parsePayload(raw);
       if (!product.objects.includes(payload.object)) throw new MalformedWebhookError(`object "${payload.object}" is not one this integration receives`);
-      return await product.handle(row, integration, payload);
+      const siblings = await this.siblings(row, integration, payload.object);
+      for (const s of siblings) s.product.check?.(s.integration, payload);
+      const outcome = await product.handle(row, integration, payload);
+      for (const s of siblings) {
+        const more = await s.product.handle(s.row, s.integration, payload);
+        outcome.stored += more.stored;
+        outcome.duplicates += more.duplicates;
+        outcome.statuses += more.statuses;
+      }
+      return outcome;
     } catch (err) {
       // Meta failing while a media file is fetched: 502/504, and Meta delivers the webhook again.
       if (!(err instanceof MalformedWebhookError)) throw channelAppError(err);
       this.deps.log.warn({ integrationId, reason: err.message }, 'malformed Meta webhook');
       throw invalid(`Malformed webhook: ${err.message}`);
     }
+  }
+
+  /**
+   * A Meta app has one callback URL per object (`page`, `instagram`), so one address receives a
+   * Page's (or Instagram account's) direct messages and its comments: the other integration of the
+   * same account and external account (`identifier`) with the same app secret gets the delivery too,
+   * and each takes its part (`messaging[]` or `changes[]`).
+   */
+  private async siblings(row: IntegrationRow, integration: ChannelIntegration, object: string) {
+    const types = [...this.products.entries()].filter(([type, p]) => type !== row.type && p.objects.includes(object)).map(([type]) => type);
+    const rows = await liveIntegrationsByIdentifier(this.deps.db.kysely, row.account_id, types, row.identifier);
+    return rows
+      .filter((r) => r.status === 'active')
+      .map((r) => ({ row: r, integration: this.integrations.channelIntegration(r), product: this.products.get(r.type) as MetaProduct }))
+      .filter((s) => !!s.integration.credentials.appSecret && s.integration.credentials.appSecret === integration.credentials.appSecret);
   }
 
   /** A live integration of a Meta type by id, whatever its account (the URL names it); else 404. */

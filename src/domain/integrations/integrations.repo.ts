@@ -78,3 +78,17 @@ export async function markIntegrationDeleted(db: Executor, accountId: number, id
     .returningAll()
     .executeTakeFirst();
 }
+
+/** Live integrations of the account of the given types sharing an external `identifier` (one external account). */
+export function liveIntegrationsByIdentifier(db: Executor, accountId: number, types: string[], identifier: string): Promise<IntegrationRow[]> {
+  if (!types.length || !identifier) return Promise.resolve([]);
+  return db
+    .selectFrom('integrations')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('type', 'in', types)
+    .where('identifier', '=', identifier)
+    .where('deleted_at', 'is', null)
+    .orderBy('id')
+    .execute();
+}

@@ -31,6 +31,8 @@ import {
 } from './messaging.types.js';
 import { outgoingRecords, parseId, requireId, withTimeout, type OutgoingContent } from './outgoing.js';
 import { WriteFirst } from './write-first.js';
+import { PrivateReplyService } from './private-reply.js';
+import { latestIncoming } from './private-reply.repo.js';
 import { SendKeys } from './send-keys.js';
 import { releaseSendKey } from './send-keys.repo.js';
 
@@ -55,6 +57,7 @@ export class MessagingService {
   private readonly inFlight = new Map<string, Promise<unknown>>();
   private readonly writeFirst: WriteFirst;
   private readonly sendKeys: SendKeys;
+  private readonly privateReplies: PrivateReplyService;
 
   constructor(
     private readonly deps: Deps,
@@ -62,6 +65,7 @@ export class MessagingService {
   ) {
     this.writeFirst = new WriteFirst(deps, parts.ingest);
     this.sendKeys = new SendKeys(deps);
+    this.privateReplies = new PrivateReplyService(deps, parts);
   }
 
   private get db() {
@@ -103,7 +107,8 @@ export class MessagingService {
 
   /** Sends to a lead's channel (send forms A and B). Answers the stored History messages. */
   async send(auth: AuthContext, leadId: number, input: SendInput, opts: SendOptions): Promise<HistoryMessage[]> {
-    const lead = await visibleLead(this.db, await scopeOf(this.db, auth), leadId);
+    const scope = await scopeOf(this.db, auth);
+    const lead = await visibleLead(this.db, scope, leadId);
     const content = checkContent(input.message, input.template);
     const userId = await this.sender(auth, input.userId);
     const source = await this.resolveSource(lead, input.source);
@@ -118,10 +123,15 @@ export class MessagingService {
         { path: 'body.template', message: 'is not supported by this integration' },
       ]);
     }
-    const replyTo = input.replyId === undefined || input.replyId === null ? undefined : await this.replyTarget(lead, input.replyId);
+    const replyTo = input.replyId === undefined || input.replyId === null ? await this.commentAnswered(lead, source, integration) : await this.replyTarget(lead, input.replyId);
     const file = await this.resolveAttachment(auth.accountId, input.message?.attachment);
     if (file) content.attachment = file.attachment;
     const customId = input.customId || null;
+    if (input.private === true && opts.privateReplies) {
+      await this.requireActiveAccount(auth.accountId);
+      const common = { lead, source, integration, userId, text: content.text, replyTo, customId, mayUse: (id: number) => canUseIntegration(scope, id) };
+      return this.privateReplies.send({ ...common, hasAttachment: !!file, hasTemplate: !!input.template });
+    }
 
     return this.once(customId === null ? undefined : `send:${lead.id}:${customId}`, async () => {
       if (customId !== null) {
@@ -282,6 +292,15 @@ export class MessagingService {
       sources.find((s) => s.external_id === text);
     if (!found) throw invalid('source is not a channel of this lead', [{ path: 'body.source', message: 'is not a channel of this lead' }]);
     return found;
+  }
+
+  /**
+   * An answer on a comment channel that can be answered privately (Meta's comment channels) replies
+   * to the customer's latest comment there when no replyId names one.
+   */
+  private async commentAnswered(lead: LeadRow, source: SourceRow, integration: IntegrationRow): Promise<MessageRow | undefined> {
+    if (source.type === 'message' || !this.parts.channels.get(integration.type)?.privateReplies) return undefined;
+    return latestIncoming(this.db, lead.id, source.id);
   }
 
   private async replyTarget(lead: LeadRow, input: NonNullable<SendInput['replyId']>): Promise<MessageRow> {

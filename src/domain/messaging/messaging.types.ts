@@ -36,11 +36,15 @@ export interface SendInput {
   customId?: string | null;
   /** messageId of a message of this lead to quote. */
   replyId?: IdInput | null;
+  /** v1.3: answer the comment of a comment channel privately, in the direct-message integration (docs/api/messaging.md). */
+  private?: boolean | null;
 }
 
 export interface SendOptions {
   /** Whether `saId` is checked against the channel (v1.2+) or ignored (v1.1). */
   honourSaId: boolean;
+  /** Whether `private` is read (v1.3) or ignored (older versions). */
+  privateReplies?: boolean;
 }
 
 export interface PostInput {

@@ -89,7 +89,7 @@ export async function storageKeysOfAccount(db: Executor, accountId: number): Pro
 export const ACCOUNT_TABLES = [
   'users', 'refresh_tokens', 'api_keys', 'events', 'integrations', 'user_sources', 'statuses', 'payment_types', 'tags', 'lead_tags',
   'template_groups', 'templates', 'customers', 'profiles', 'sources', 'leads', 'messages', 'invitations', 'plugins', 'files',
-  'write_first_contacts', 'webhooks', 'widget_visitors', 'account_imports', 'account_exports', 'account_retention',
+  'write_first_contacts', 'webhooks', 'widget_visitors', 'account_imports', 'account_exports', 'account_retention', 'private_replies',
 ] as const;
 
 export async function countAccountRows(db: Executor, accountId: number): Promise<number> {

@@ -4382,6 +4382,7 @@ export interface operations {
                     saId?: (number | string) | null;
                     customId?: string | null;
                     replyId?: (number | string) | null;
+                    private?: boolean | null;
                 };
             };
         };

@@ -8,6 +8,8 @@ export interface Outgoing {
   text: string;
   file: File | null;
   replyTo: HistoryMessage | null;
+  /** Answer the comment `replyTo` privately, in the direct messages (docs/api/messaging.md "Private replies"). */
+  private?: boolean;
 }
 
 /**
@@ -21,8 +23,11 @@ export function Composer({
   dropped,
   onDroppedTaken,
   disabled,
+  privately = false,
 }: {
   replyTo: HistoryMessage | null;
+  /** The reply goes privately (a comment answered in the direct messages): text only. */
+  privately?: boolean;
   onCancelReply: () => void;
   onSend: (o: Outgoing) => void;
   dropped: File | null;
@@ -64,6 +69,12 @@ export function Composer({
   const submit = () => {
     const value = text.trim();
     if (disabled || (!value && !file)) return;
+    if (privately && replyTo) {
+      if (!value) return;
+      onSend({ text: value, file: null, replyTo, private: true });
+      setText('');
+      return;
+    }
     onSend({ text: value, file, replyTo });
     setText('');
     setFile(null);
@@ -104,7 +115,9 @@ export function Composer({
     <div className="composer">
       {replyTo && (
         <div className="replying">
-          <span>{t('conv.replying', { text: replyTo.message.text || replyTo.message.attachments[0]?.text || '…' })}</span>
+          <span data-private-reply={privately ? '' : undefined}>
+            {t(privately ? 'conv.replyingPrivately' : 'conv.replying', { text: replyTo.message.text || replyTo.message.attachments[0]?.text || '…' })}
+          </span>
           <button className="link small" onClick={onCancelReply} aria-label={t('conv.cancelReply')}>
             ✕
           </button>

@@ -14,6 +14,9 @@ import {
   hasMore,
   resolvePending,
   startsDay,
+  threadPost,
+  canReplyPrivately,
+  resolvePrivate,
   type ConversationState,
   type Pending,
 } from '../state/conversation';
@@ -54,6 +57,24 @@ function DeliveryTicks({ m }: { m: HistoryMessage }) {
   );
 }
 
+/** The post (or media) a comment thread is about, as its comments' `preview` shows it. */
+function PostPreview({ post }: { post: NonNullable<HistoryMessage['preview']> }) {
+  return (
+    <aside className="post-preview card-form row" aria-label={t('conv.post')} data-post-preview>
+      {post.photo && <img src={post.photo} alt="" loading="lazy" width={64} height={64} />}
+      <div className="stack small">
+        {post.owner && <strong>{post.owner}</strong>}
+        {post.description && <span>{post.description}</span>}
+        {post.url && (
+          <a href={post.url} target="_blank" rel="noreferrer">
+            {post.url}
+          </a>
+        )}
+      </div>
+    </aside>
+  );
+}
+
 function quoteText(m: { message: HistoryMessage['message'] }): string {
   return m.message.text || m.message.attachments.map((a) => a.text || a.type).join(', ');
 }
@@ -75,6 +96,8 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
   }, [leadId]);
   const [error, setError] = useState<string | null>(null);
   const [replyTo, setReplyTo] = useState<HistoryMessage | null>(null);
+  const [privately, setPrivately] = useState(false);
+  const [notice, setNotice] = useState<string | null>(null);
   const [panel, setPanel] = useState(() => window.matchMedia?.('(min-width: 1100px)').matches ?? true);
   const [dropping, setDropping] = useState(false);
   const [dropped, setDropped] = useState<File | null>(null);
@@ -185,6 +208,8 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
     retries.current.set(tempId, out);
     setConv((c) => addPending(dropPending(c, tempId), pending));
     setReplyTo(null);
+    setPrivately(false);
+    setNotice(null);
     try {
       let attachment: { type: string; media: unknown } | undefined;
       if (out.file) {
@@ -197,8 +222,12 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
         source: realId,
         message: { text: out.text || null, ...(attachment ? { attachment } : {}) },
         ...(out.replyTo ? { replyId: out.replyTo.messageId } : {}),
+        ...(out.private ? { private: true } : {}),
       });
-      setConv((c) => resolvePending(c, tempId, messages));
+      if (out.private) {
+        setConv((c) => resolvePrivate(c, tempId));
+        setNotice(t('conv.sentPrivately'));
+      } else setConv((c) => resolvePending(c, tempId, messages));
     } catch (e) {
       setConv((c) => failPending(c, tempId, (e as Error).message));
     }
@@ -230,6 +259,7 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
   };
 
   const source = sources?.find((s) => s.realId === realId) ?? null;
+  const post = source && source.type !== 'message' ? threadPost(conv.messages) : null;
   const replyWindow = serviceWindow(source, Date.now());
   // A personal account whose bridge is away (`connecting`) or logged out (`auth failure`) cannot send.
   const integrationStatus = integrations.find((i) => i.id === (listLead?.socialAccount.id ?? source?.saId))?.status;
@@ -294,7 +324,13 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
             {t('app.error', { message: error })}
           </p>
         )}
+        {notice && (
+          <p className="muted small pad" role="status">
+            {notice}
+          </p>
+        )}
         <div className="messages" ref={scroller} onScroll={onScroll} tabIndex={0} aria-label={t('conv.messages')} aria-live="polite">
+          {post && <PostPreview post={post} />}
           {conv.cursor !== null &&
             (hasMore(conv) ? (
               <button className="ghost small load-earlier" onClick={() => void loadHistory(true)}>
@@ -313,9 +349,27 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
                 <footer className="msg-meta">
                   <time dateTime={new Date(m.datetime).toISOString()}>{formatTime(m.datetime)}</time>
                   <DeliveryTicks m={m} />
-                  <button className="link small" onClick={() => setReplyTo(m)}>
+                  <button
+                    className="link small"
+                    onClick={() => {
+                      setReplyTo(m);
+                      setPrivately(false);
+                    }}
+                  >
                     {t('conv.reply')}
                   </button>
+                  {canReplyPrivately(m) && (
+                    <button
+                      className="link small"
+                      data-reply-privately
+                      onClick={() => {
+                        setReplyTo(m);
+                        setPrivately(true);
+                      }}
+                    >
+                      {t('conv.replyPrivately')}
+                    </button>
+                  )}
                 </footer>
               </article>
             </div>
@@ -355,7 +409,11 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
           <Composer
             key={leadId}
             replyTo={replyTo}
-            onCancelReply={() => setReplyTo(null)}
+            privately={privately}
+            onCancelReply={() => {
+              setReplyTo(null);
+              setPrivately(false);
+            }}
             onSend={sendTracked}
             dropped={dropped}
             onDroppedTaken={() => setDropped(null)}

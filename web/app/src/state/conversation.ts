@@ -67,3 +67,25 @@ export function startsDay(messages: HistoryMessage[], index: number): boolean {
   const b = new Date(messages[index]!.datetime);
   return a.toDateString() !== b.toDateString();
 }
+
+/** The commented post (or media) of a comment thread: the `preview` the customer's comments carry; null on message channels. */
+export function threadPost(messages: HistoryMessage[]): NonNullable<HistoryMessage['preview']> | null {
+  for (const m of messages) if (m.incoming && m.preview && (m.preview.url || m.preview.description || m.preview.photo)) return m.preview;
+  return null;
+}
+
+/** Comment integrations whose comments can be answered privately in the direct messages of the same account. */
+const PRIVATE_REPLY_TYPES = ['social1_group', 'photonetVOff'];
+
+/** Whether a message can be answered privately: a customer's comment on a Page or Instagram comment channel. */
+export function canReplyPrivately(m: HistoryMessage): boolean {
+  return m.incoming && m.source.type !== 'message' && PRIVATE_REPLY_TYPES.includes(m.sa.type);
+}
+
+/**
+ * The send answered for a private reply is stored in another lead (the direct-message one): the
+ * pending message goes, nothing joins this comment thread.
+ */
+export function resolvePrivate(state: ConversationState, tempId: string): ConversationState {
+  return dropPending(state, tempId);
+}

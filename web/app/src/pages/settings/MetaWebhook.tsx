@@ -12,8 +12,13 @@ export const WA_EMPTY = { accessToken: '', phoneNumberId: '', wabaId: '', appSec
 export const META_FIELDS = {
   msgra_business_api: ['accessToken', 'phoneNumberId', 'wabaId', 'appSecret'],
   social1_messenger: ['pageAccessToken', 'pageId', 'appSecret'],
+  // Page comments and Instagram comments take the credentials of their direct-message sibling.
+  social1_group: ['pageAccessToken', 'pageId', 'appSecret'],
   photonetV3: ['accessToken', 'appSecret'],
+  photonetVOff: ['accessToken', 'appSecret'],
 } as const;
+/** Direct-message types with the 7-day HUMAN_AGENT setting (comment types have no answer window). */
+export const HUMAN_AGENT_TYPES: readonly string[] = ['social1_messenger', 'photonetV3'];
 export type MetaType = keyof typeof META_FIELDS;
 export type MetaField = (typeof META_FIELDS)[MetaType][number];
 export const isMetaType = (type: string): type is MetaType => type in META_FIELDS;

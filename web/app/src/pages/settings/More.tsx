@@ -4,7 +4,7 @@ import type { ApiKey, Delivery, Integration, Me, PaymentType, Plugin, Tag, Tarif
 import { useCatalog } from '../../catalog';
 import { t } from '../../i18n';
 import { AddOneForm, confirmDelete, CopyButton, ErrorLine, ShownOnce, useAction, useResource } from './common';
-import { isMetaType, META_FIELDS, MetaWebhook, NUMERIC_FIELDS, SECRET_FIELDS } from './MetaWebhook';
+import { HUMAN_AGENT_TYPES, isMetaType, META_FIELDS, MetaWebhook, NUMERIC_FIELDS, SECRET_FIELDS } from './MetaWebhook';
 import { BridgeLogin, ConnectPersonal, isPersonal } from './PersonalAccounts';
 
 export function TemplateSettings() {
@@ -226,7 +226,7 @@ function WidgetSnippet({ info }: { info: WidgetInfo }) {
   );
 }
 
-const CONNECTABLE = ['msgrc_bot', 'msgrb_bot', 'social2_group', 'social3', 'social1_messenger', 'msgra_business_api', 'photonetV3'];
+const CONNECTABLE = ['msgrc_bot', 'msgrb_bot', 'social2_group', 'social3', 'social1_messenger', 'social1_group', 'msgra_business_api', 'photonetV3', 'photonetVOff'];
 /** Types whose credentials name the community besides the token (VK: `{token, groupId}`). */
 const NEEDS_GROUP_ID = new Set(['social2_group']);
 
@@ -290,7 +290,7 @@ export function IntegrationSettings() {
             : NEEDS_GROUP_ID.has(form.type)
               ? { token: form.token, groupId: form.groupId }
               : { token: form.token };
-          const settings = meta && form.type !== 'msgra_business_api' ? { humanAgent } : undefined;
+          const settings = HUMAN_AGENT_TYPES.includes(form.type) ? { humanAgent } : undefined;
           void run(() => api.post('/integrations', { type: form.type, credentials, ...(settings ? { settings } : {}) })).then((ok) => {
             if (ok) {
               setForm({ ...form, token: '', groupId: '' });
@@ -323,7 +323,7 @@ export function IntegrationSettings() {
                 />
               </label>
             ))}
-            {form.type !== 'msgra_business_api' && (
+            {HUMAN_AGENT_TYPES.includes(form.type) && (
               <label className="row">
                 <input type="checkbox" checked={humanAgent} onChange={(e) => setHumanAgent(e.target.checked)} />
                 {t('wa.humanAgent')}
