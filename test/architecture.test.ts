@@ -60,7 +60,7 @@ describe('the outbox is the one spine of side effects', () => {
 });
 
 describe('one writer per table', () => {
-  it('customers are inserted and updated only in domain/customers/customers.repo.ts', () => {
+  it('customers are inserted, updated and deleted only in domain/customers/customers.repo.ts', () => {
     const writes = filesUnder(SRC).flatMap((file) => {
       const text = readFileSync(file, 'utf8');
       const hits = [...text.matchAll(/\.(insertInto|updateTable|deleteFrom)\(\s*['"]customers['"]\s*\)/g)].map((m) => m[1]);

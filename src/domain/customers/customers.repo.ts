@@ -64,3 +64,8 @@ export async function updateCustomer(
 export async function updateProfile(db: Executor, accountId: number, id: number, patch: Updateable<ProfilesTable>): Promise<void> {
   await db.updateTable('profiles').set(patch).where('id', '=', id).where('account_id', '=', accountId).execute();
 }
+
+/** Removes a customer that no longer has profiles, channels or leads (one person merged into another). */
+export async function deleteCustomer(db: Executor, accountId: number, id: number): Promise<void> {
+  await db.deleteFrom('customers').where('account_id', '=', accountId).where('id', '=', id).execute();
+}

@@ -1,6 +1,7 @@
 import type { Executor } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { IntegrationRow, MessageRow, ProfileRow } from '../../db/schema.js';
+import { deleteCustomer } from '../customers/customers.repo.js';
 
 /** The customer's latest comment on a comment channel of a lead: what an answer there replies to. */
 export function latestIncoming(db: Executor, leadId: number, sourceId: number): Promise<MessageRow | undefined> {
@@ -79,5 +80,5 @@ export async function mergeCustomer(db: Executor, accountId: number, from: numbe
   for (const table of ['profiles', 'sources', 'leads'] as const) {
     await db.updateTable(table).set({ customer_id: into }).where('account_id', '=', accountId).where('customer_id', '=', from).execute();
   }
-  await db.deleteFrom('customers').where('account_id', '=', accountId).where('id', '=', from).execute();
+  await deleteCustomer(db, accountId, from);
 }
