@@ -22,6 +22,7 @@ interface Compiled {
  * everything else it writes is fixed. Works in a transaction as outside one.
  */
 export function prepared<R>(
+  // biome-ignore lint/suspicious/noExplicitAny: a placeholder stands where a value of any column type goes
   build: (db: Executor, arg: (index: number) => any, dialect: DialectName) => Compilable<R>,
 ): (db: Executor, ...args: unknown[]) => Promise<R[]> {
   const byDialect = new Map<DialectName, Compiled>();

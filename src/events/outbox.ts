@@ -70,7 +70,8 @@ const insertEvent = prepared((db, arg) =>
 export async function recordEvent(trx: Executor, event: NewEvent, now: number): Promise<number> {
   const payload = { type: event.type, accountId: event.accountId, ...event.payload };
   const [row] = await insertEvent(trx, event.accountId, event.type, event.leadId ?? null, JSON.stringify(payload), now);
-  const id = row!.id;
+  if (!row) throw new Error('insert into events returned no row');
+  const id = row.id;
   // Webhook deliveries are written in the same transaction: durable exactly when the event is.
   const deliveries = isInternalEvent(event.type)
     ? 0

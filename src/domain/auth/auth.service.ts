@@ -234,7 +234,7 @@ export class AuthService {
    */
   private async activeUser(claims: TokenClaims): Promise<UserRow> {
     const user = await findUser(this.deps.db.kysely, claims.accountId, claims.sub);
-    if (!user || !user.confirmed || claims.iat < user.tokens_valid_after || claims.gen !== generationOf(user)) {
+    if (!user?.confirmed || claims.iat < user.tokens_valid_after || claims.gen !== generationOf(user)) {
       throw unauthorized('Token revoked');
     }
     return user;

@@ -89,7 +89,8 @@ const insertMessageRow = prepared((db, arg) =>
 /** Stores one message (every column given; a delivery status comes later) and answers its row. */
 export async function insertMessage(db: Executor, values: Required<Omit<NewMessage, 'id' | 'delivery_status' | 'delivery_error'>>): Promise<MessageRow> {
   const [row] = await insertMessageRow(db, ...MESSAGE_COLUMNS.map((column) => values[column]));
-  return row!;
+  if (!row) throw new Error('insert into messages returned no row');
+  return row;
 }
 
 const MESSAGE_FED_COLUMNS = [

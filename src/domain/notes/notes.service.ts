@@ -46,7 +46,7 @@ export class NotesService {
 
   async create(auth: AuthContext, leadId: number, input: { text: string }): Promise<LeadNoteRow> {
     // PostgreSQL text cannot hold NUL; it never means anything in a note.
-    const text = input.text.replace(/\u0000/g, '').trim();
+    const text = input.text.replaceAll('\u0000', '').trim();
     if (!text) throw invalid('Invalid request: body.text is empty', [{ path: 'body.text', message: 'must not be blank' }]);
     const scope = await scopeOf(this.db, auth);
     return this.db.transaction().execute(async (trx) => {

@@ -73,7 +73,7 @@ export class PluginsService {
     const plugin = await findPluginByTokenHash(db, sha256(pluginToken));
     if (!plugin || plugin.revoked_at !== null) throw unauthorized(INVALID_PLUGIN);
     const user = Number.isSafeInteger(managerId) ? await findUser(db, plugin.account_id, managerId) : undefined;
-    if (!user || !user.confirmed) throw unauthorized('Unknown employee for this plugin');
+    if (!user?.confirmed) throw unauthorized('Unknown employee for this plugin');
     const issued = await this.signer.sign(user.id, plugin.account_id, 'plugin', this.deps.config.pluginTtl, {
       pluginId: plugin.id,
       gen: generationOf(user),

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { IntegrationRow, WidgetVisitorRow } from '../../db/schema.js';
-import type { Attachment, OutgoingMessage } from '../../channels/channel.js';
+import type { Attachment } from '../../channels/channel.js';
 import { recordEvent } from '../../events/outbox.js';
 import type { AuthContext } from '../auth/auth.service.js';
 import { RateLimiter } from '../auth/rate-limiter.js';
@@ -188,7 +188,7 @@ export class WidgetService {
   /** A widget by its public key, when the request's origin may use it: 404 / 403 otherwise. */
   async widgetForKey(key: string, req: VisitorRequest): Promise<{ row: IntegrationRow; settings: WidgetSettings }> {
     const row = KEY.test(key) ? await repo.findWidgetByKey(this.db, key) : undefined;
-    if (!row || row.status !== 'active') throw new AppError(404, 'unknown_widget', 'Unknown widget key');
+    if (row?.status !== 'active') throw new AppError(404, 'unknown_widget', 'Unknown widget key');
     const settings = widgetSettingsOf(parseSettings(row.settings));
     this.checkOrigin(settings, req);
     return { row, settings };
@@ -374,7 +374,7 @@ export class WidgetService {
     const page = rows.slice(0, HISTORY_PAGE);
     return {
       messages: page.reverse().map(presentVisitorMessage),
-      cursor: rows.length > HISTORY_PAGE ? page[0]!.id : -1,
+      cursor: rows.length > HISTORY_PAGE ? page[0].id : -1,
     };
   }
 
@@ -437,6 +437,7 @@ function checkProfileFields(input: SessionInput): Partial<Record<'name' | 'email
   const details: { path: string; message: string }[] = [];
   const name = input.name?.trim();
   if (name) {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: a name with control characters is refused
     if (name.length > LIMITS.name || /[\u0000-\u001f\u007f]/.test(name)) details.push({ path: 'body.name', message: 'is not a valid name' });
     else out.name = name;
   }
