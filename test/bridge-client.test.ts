@@ -13,7 +13,9 @@ let h: Harness;
 let base: string;
 let owner: SignedUp;
 
-beforeAll(async () => void ({ h, base, owner } = await openBridgeSuite(2000)));
+beforeAll(async () => {
+  ({ h, base, owner } = await openBridgeSuite(2000));
+});
 afterAll(() => h?.close());
 
 describe('the connector side of the bridge', () => {
