@@ -143,10 +143,6 @@ export async function insertInboxLead(
     .executeTakeFirstOrThrow();
 }
 
-export async function findMessage(db: Executor, accountId: number, id: number): Promise<MessageRow | undefined> {
-  return db.selectFrom('messages').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
-}
-
 export async function findProfile(db: Executor, id: number | null): Promise<ProfileRow | undefined> {
   if (id === null) return undefined;
   return db.selectFrom('profiles').selectAll().where('id', '=', id).executeTakeFirst();

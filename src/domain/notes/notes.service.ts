@@ -24,8 +24,6 @@ export function presentNote(row: LeadNoteRow) {
   };
 }
 
-export type PresentedNote = ReturnType<typeof presentNote>;
-
 /**
  * Internal notes on a lead (docs/api/leads.md "Internal notes"): employees who see the lead read
  * and write them; they never reach the customer or a channel. `@mentions` of employees are
