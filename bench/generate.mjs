@@ -148,8 +148,13 @@ async function writeBulk(w, r, meta, sizes, progress) {
   let sum = 0;
   for (let i = 0; i < sizes.leads; i++) sum += counts[i] = Math.max(1, Math.min(400, Math.round(r.exp(mean))));
   for (let i = 0; sum !== sizes.messages; i = (i + 1) % sizes.leads) {
-    if (sum < sizes.messages) (counts[i]++, sum++);
-    else if (counts[i] > 1) (counts[i]--, sum--);
+    if (sum < sizes.messages) {
+      counts[i]++;
+      sum++;
+    } else if (counts[i] > 1) {
+      counts[i]--;
+      sum--;
+    }
   }
 
   const total = sizes.customers + sizes.leads + sizes.messages;
@@ -166,7 +171,10 @@ async function writeBulk(w, r, meta, sizes, progress) {
     const roll = r.next();
     let acc = 0;
     let which = 0;
-    for (; which < INTEGRATION_SHARES.length - 1; which++) if (roll < (acc += INTEGRATION_SHARES[which])) break;
+    for (; which < INTEGRATION_SHARES.length - 1; which++) {
+      acc += INTEGRATION_SHARES[which];
+      if (roll < acc) break;
+    }
     const integration = integrations[which];
     const first = r.pick(V.FIRST_NAMES);
     const last = r.pick(V.LAST_NAMES);
@@ -198,7 +206,8 @@ async function writeBulk(w, r, meta, sizes, progress) {
     let acc = 0;
     let statusType = 'ignore';
     for (const [type, share] of STATUS_SHARES) {
-      if (roll < (acc += share)) {
+      acc += share;
+      if (roll < acc) {
         statusType = type;
         break;
       }

@@ -600,7 +600,7 @@ async function footprintScenario(ctx) {
 }
 
 /** The ingest pipeline without HTTP (bench/ingest.mjs in its own process, its own fresh database). */
-async function ingestScenario(ctx) {
+async function ingestScenario(_ctx) {
   const { execFileSync } = await import('node:child_process');
   const env = { ...process.env };
   delete env.DATABASE_URL;

@@ -99,7 +99,7 @@ const QUERY_VALUES: Array<[string, string]> = [
 const WHOLE_BODIES: Array<[string, string, string | Buffer]> = [
   ['invalid-utf8', 'application/json', Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc3, 0x28, 0x22, 0x7d])],
   ['nested-10000', 'application/json', NESTED(10_000)],
-  ['nested-objects', 'application/json', '{"a":'.repeat(5000) + '1' + '}'.repeat(5000)],
+  ['nested-objects', 'application/json', `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`],
   ['truncated', 'application/json', '{"a": [1, 2'],
   ['not-json', 'application/json', 'hello'],
   ['json-array', 'application/json', '[]'],

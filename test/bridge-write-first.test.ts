@@ -9,9 +9,13 @@ let owner: SignedUp;
 const DAY = 86_400_000;
 const silent = { info() {}, warn() {}, error() {}, debug() {} };
 
-beforeAll(async () => void ({ h, base, owner } = await openBridgeSuite(2000)));
+beforeAll(async () => {
+  ({ h, base, owner } = await openBridgeSuite(2000));
+});
 afterAll(() => h?.close());
-beforeEach(async () => void (owner = await freshLogin(h, owner)));
+beforeEach(async () => {
+  owner = await freshLogin(h, owner);
+});
 
 const db = () => h.database.db.kysely;
 let seq = 0;

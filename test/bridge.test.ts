@@ -8,9 +8,13 @@ let h: Harness;
 let base: string;
 let owner: SignedUp;
 
-beforeAll(async () => void ({ h, base, owner } = await openBridgeSuite(300)));
+beforeAll(async () => {
+  ({ h, base, owner } = await openBridgeSuite(300));
+});
 afterAll(() => h?.close());
-beforeEach(async () => void (owner = await freshLogin(h, owner)));
+beforeEach(async () => {
+  owner = await freshLogin(h, owner);
+});
 
 const db = () => h.database.db.kysely;
 const integration = (id: number) => db().selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();

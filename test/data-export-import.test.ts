@@ -149,7 +149,7 @@ describe('import: refused archives leave nothing behind', () => {
     const i = entries.findIndex(([n]) => n.startsWith('messages/'));
     const lines = entries[i]![1].toString().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     lines[0]!.lead_id = 987654321;
-    entries[i] = [entries[i]![0], Buffer.from(lines.map((l) => JSON.stringify(l)).join('\n') + '\n')];
+    entries[i] = [entries[i]![0], Buffer.from(`${lines.map((l) => JSON.stringify(l)).join('\n')}\n`)];
     await expectRefused(await writeArchive(entries), /messages names leads 987654321/);
   });
 

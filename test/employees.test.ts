@@ -327,7 +327,7 @@ describe('logins', () => {
     const notEmail = await invite(owner, { login: 'just a name' });
     expect(notEmail.statusCode).toBe(400);
     expect(notEmail.json().details[0].path).toBe('body.login');
-    expect((await invite(owner, { login: 'x'.repeat(250) + '@example.com' })).statusCode).toBe(400);
+    expect((await invite(owner, { login: `${'x'.repeat(250)}@example.com` })).statusCode).toBe(400);
 
     const taken = await invite(owner, { login: elsewhere.login.toUpperCase() });
     expect(taken.statusCode).toBe(409);

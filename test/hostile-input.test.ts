@@ -83,7 +83,7 @@ describe('body limits of the routes anyone may call', () => {
       url: '/widget/v1/messages',
       headers: { ...json, authorization: `Bearer ${session.json().token}` },
       // 4,000 characters that JSON escapes as \uXXXX: the largest message a visitor may send.
-      payload: JSON.stringify({ clientId: 'largest', text: '\u0001'.repeat(3999) + 'a' }).replace(/\\u0001/g, '\\u00e9'),
+      payload: JSON.stringify({ clientId: 'largest', text: `${'\u0001'.repeat(3999)}a` }).replace(/\\u0001/g, '\\u00e9'),
     });
     expect(say.statusCode).toBe(200);
   });

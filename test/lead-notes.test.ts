@@ -114,7 +114,7 @@ describe('POST/GET /v1.3/leads/<id>/notes', () => {
     const stops = [await listen(ann.access, 'ann'), await listen(narrow.access, 'narrow')];
     const note = (await post(leadId, { text: '@Ann look' })).json();
     await h.services.realtime.poll();
-    stops.forEach((stop) => stop());
+    for (const stop of stops) stop();
     expect(received.ann).toMatchObject({ leadId, note: { id: note.id, mentions: [ann.userId] } });
     expect(received.narrow).toBeUndefined();
   });

@@ -12,7 +12,7 @@ let h: Harness;
 let owner: SignedUp;
 let seeder: LeadSeeder;
 let statuses: StatusRow[];
-let leads: SeededLead[] = [];
+const leads: SeededLead[] = [];
 const integrations: Array<{ id: number; type: string }> = [];
 const customers: number[] = [];
 const TAGS = ['vip', 'Vip', 'wholesale', 'new year', 'b2b'];

@@ -148,7 +148,7 @@ describe('POST /auth/plugin refusals (401)', () => {
     });
 
     expect((await exchange('plg_unknown', owner.userId)).statusCode).toBe(401);
-    expect((await exchange(plugin.pluginToken + 'x', owner.userId)).statusCode).toBe(401);
+    expect((await exchange(`${plugin.pluginToken}x`, owner.userId)).statusCode).toBe(401);
     expect((await exchange(plugin.pluginToken, foreignManager.userId)).statusCode).toBe(401);
     expect((await exchange(plugin.pluginToken, other.userId)).statusCode).toBe(401);
     expect((await exchange(plugin.pluginToken, 987654321)).statusCode).toBe(401);

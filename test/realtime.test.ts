@@ -156,7 +156,10 @@ describe('realtime stream', () => {
     let ready = false;
     const subscribing = h.services.realtime
       .subscribe(auth, (m) => got.push(JSON.parse(m) as Msg), 0)
-      .then((end) => ((ready = true), end));
+      .then((end) => {
+        ready = true;
+        return end;
+      });
     // Messages land (and the hub polls) while the subscriber's catch-up is being read and sent:
     // some of them are held in its buffer and must be delivered, not re-buffered forever.
     let sent = 0;

@@ -157,7 +157,7 @@ describe('paging', () => {
       expected.unshift(r.messageId);
     }
     const seen: number[] = [];
-    let cursors: unknown = undefined;
+    let cursors: unknown;
     for (let page = 0; page < 10; page++) {
       const res = await search({ q: 'common', cursors }, other.access, 'v1.3', id);
       expect(res.statusCode).toBe(200);

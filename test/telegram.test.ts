@@ -46,7 +46,7 @@ async function connectBot(h: Harness, owner: SignedUp) {
   return { token, botId, integration: res.json() as { id: number; status: string; login: string; externalId: string; identifier: string; url: string; avatar: string } };
 }
 
-function customer(h: Harness) {
+function customer(_h: Harness) {
   const id = 900_000 + ++seq;
   tg.chats.set(String(id), { first_name: 'Ada', last_name: 'Lovelace', username: `ada${id}` });
   return id;

@@ -132,7 +132,7 @@ describe('Viber callbacks', () => {
     const body = raw(callback(subscriber(), { type: 'text', text: 'forged' }));
     expect((await post(bot.integration.id, body, undefined)).statusCode).toBe(401);
     expect((await post(bot.integration.id, body, FakeViber.sign('another-token', body))).statusCode).toBe(401);
-    expect((await post(bot.integration.id, body + ' ', FakeViber.sign(bot.token, body))).statusCode).toBe(401);
+    expect((await post(bot.integration.id, `${body} `, FakeViber.sign(bot.token, body))).statusCode).toBe(401);
     expect(await messagesOf(bot.integration.id)).toHaveLength(before);
   });
 

@@ -125,7 +125,7 @@ describe('VK Bots Long Poll', () => {
     expect(await texts(integrationId)).toEqual(['fine']);
 
     const other = await connect();
-    vk.tokens.forEach((c, token) => c === other.community && vk.tokens.delete(token));
+    for (const [token, c] of vk.tokens) if (c === other.community) vk.tokens.delete(token);
     await poller().runOnce();
     const row = await db().selectFrom('integrations').select('status').where('id', '=', other.integrationId).executeTakeFirstOrThrow();
     expect(row.status).toBe('auth failure');

@@ -62,8 +62,8 @@ describe('webhook delivery', () => {
     }
     expect(JSON.parse(r.received[2].body)).toMatchObject({ type: 'message.incoming', leadId: result.leadId, isNewLead: true, message: { incoming: true } });
     // A tampered body or another secret fails verification.
-    expect(() => verifier.verify(r.received[0].body + ' ', r.received[0].headers as Record<string, string>)).toThrow();
-    expect(() => new Webhook('whsec_' + Buffer.alloc(24, 1).toString('base64')).verify(r.received[0].body, r.received[0].headers as Record<string, string>)).toThrow();
+    expect(() => verifier.verify(`${r.received[0].body} `, r.received[0].headers as Record<string, string>)).toThrow();
+    expect(() => new Webhook(`whsec_${Buffer.alloc(24, 1).toString('base64')}`).verify(r.received[0].body, r.received[0].headers as Record<string, string>)).toThrow();
     const rows = await db().selectFrom('deliveries').selectAll().where('webhook_id', '=', hook.id).execute();
     expect(rows.every((d) => d.status === 'delivered' && d.attempts === 1 && d.last_status_code === 200)).toBe(true);
   });

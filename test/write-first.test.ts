@@ -96,7 +96,7 @@ describe('POST /messaging/post', () => {
   it('writes first with an uploaded file (photo or doc)', async () => {
     const saId = await createIntegration(h, owner.accountId, 'msgra');
     async function* pdf() {
-      yield new Uint8Array(Buffer.from('%PDF-1.4\n' + 'x'.repeat(100)));
+      yield new Uint8Array(Buffer.from(`%PDF-1.4\n${'x'.repeat(100)}`));
     }
     const file = await h.services.files.store(owner.accountId, pdf(), { filename: 'invoice.pdf', mime: 'application/pdf' });
     const media = mediaObject(file, 'type-filename-src', file.url);

@@ -36,6 +36,7 @@ export const TAGS: Record<string, string> = {
   data: 'Owning your data: account exports, the leads CSV, retention (docs/api/data-ownership.md).',
 };
 
+// biome-ignore lint/suspicious/noExplicitAny: the generated document is walked and rewritten as plain JSON
 type Json = Record<string, any>;
 
 /** The options of @fastify/swagger: document metadata, and the post-processing below. */
@@ -103,7 +104,7 @@ export function operationId(method: string, path: string): string {
     .map((s) => (s.startsWith('{') ? `By-${s.slice(1, -1)}` : s))
     .flatMap((s) => s.split(/[^A-Za-z0-9]+/))
     .filter(Boolean)
-    .map((w) => w[0]!.toUpperCase() + w.slice(1));
+    .map((w) => w[0].toUpperCase() + w.slice(1));
   const base = method.toLowerCase() + (words.join('') || 'Root');
   return version ? `${base}_${version.replace('.', '_')}` : base;
 }
@@ -122,6 +123,7 @@ function versionOf(path: string): string | undefined {
  * Replaces each schema with a `title` by a reference to `#/components/schemas/<Title>`. One title
  * whose shape differs between versions (the v1.1 History message) gets the version as a suffix.
  */
+// biome-ignore lint/suspicious/noExplicitAny: any JSON node of the document (object, array or value), rebuilt as it is walked
 function hoist(node: any, version: string | undefined, named: Map<string, { json: string; name: string }[]>, schemas: Json): any {
   if (Array.isArray(node)) return node.map((n) => hoist(n, version, named, schemas));
   if (!node || typeof node !== 'object') return node;

@@ -60,6 +60,7 @@ export interface AuthedRoute<S extends RouteSchema> extends RouteBase<S> {
   handler: (req: TypedRequest<S>, reply: FastifyReply, ctx: AuthedHandlerContext) => Promise<unknown>;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: routes of every schema share one list; defineRoute checks each against its own schema
 export type RouteDef = PublicRoute<any> | AuthedRoute<any>;
 
 /** Declares one route of the REST face, typed by its schema. Areas export arrays of these. */
@@ -96,6 +97,7 @@ export async function registerApi(app: FastifyInstance, routes: RouteDef[], serv
           if (!def.versions.includes(version)) continue;
           const schema = typeof def.schema === 'function' ? def.schema(version) : def.schema;
           const ctx: HandlerContext = { version, traits, services };
+          // biome-ignore lint/suspicious/noExplicitAny: the context is a HandlerContext or an AuthedHandlerContext, as def.auth says (checked by defineRoute)
           const handler = def.handler as (req: FastifyRequest, reply: FastifyReply, ctx: any) => Promise<unknown>;
           scope.route({
             method: def.method,

@@ -60,11 +60,11 @@ const TYPE_ALIASES: Record<string, IntegrationType> = { ok: 'social3' };
 
 /** The canonical name of a type given on input (`ok` -> `social3`); other values unchanged. */
 export function canonicalIntegrationType(value: string): string {
-  return Object.prototype.hasOwnProperty.call(TYPE_ALIASES, value) ? TYPE_ALIASES[value]! : value;
+  return Object.hasOwn(TYPE_ALIASES, value) ? TYPE_ALIASES[value] : value;
 }
 
 export function isIntegrationType(value: string): value is IntegrationType {
-  return Object.prototype.hasOwnProperty.call(INTEGRATION_TYPES, value);
+  return Object.hasOwn(INTEGRATION_TYPES, value);
 }
 
 export function integrationTypeInfo(type: string): IntegrationTypeInfo | undefined {

@@ -63,7 +63,8 @@ export async function runBridgeCli(args: string[], env: NodeJS.ProcessEnv, out: 
     !apiHash ? '--api-hash (or TELEGRAM_API_HASH) is required' : '',
     values.login !== undefined && values.login !== 'qr' && values.login !== 'phone' ? '--login must be qr or phone' : '',
   ].filter(Boolean);
-  if (problems.length) {
+  // (The second half repeats checks above, for the compiler: each of these is a problem listed.)
+  if (problems.length || !values.url || !token || !apiHash) {
     out.error(`parley: ${problems.join('; ')}\n\nUsage:\n${BRIDGE_USAGE}`);
     return 1;
   }
@@ -71,11 +72,11 @@ export async function runBridgeCli(args: string[], env: NodeJS.ProcessEnv, out: 
   const integrationId = Number(values.integration);
   out.log(
     await runTelegramConnector({
-      url: values.url!,
+      url: values.url,
       integrationId,
-      token: token!,
+      token,
       apiId: Number(apiId),
-      apiHash: apiHash!,
+      apiHash,
       session: values.session ?? `telegram-${integrationId}.session`,
       login: (values.login as 'qr' | 'phone' | undefined) ?? 'qr',
       log: (message) => out.error(`parley bridge telegram: ${message}`),

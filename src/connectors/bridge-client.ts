@@ -78,7 +78,10 @@ export class BridgeClient {
   inbound(message: Json & { id: string }): void {
     const full = { ...message, type: 'inbound' };
     const checked = parseBridgeMessage(JSON.stringify(full));
-    if (!checked.ok) return this.log(`inbound ${String(message.id)} dropped: ${checked.reason}`);
+    if (!checked.ok) {
+      this.log(`inbound ${String(message.id)} dropped: ${checked.reason}`);
+      return;
+    }
     this.unacked.set(message.id, full);
     this.send(full);
   }
@@ -149,7 +152,8 @@ export class BridgeClient {
     const work = (async (): Promise<Json> => {
       let result: RequestResult;
       try {
-        result = await this.handlers!.onRequest(m);
+        if (!this.handlers) throw new Error('the connector has not started');
+        result = await this.handlers.onRequest(m);
       } catch (err) {
         result = { ok: false, retryable: err instanceof Error ? err.message : String(err) };
       }

@@ -103,7 +103,10 @@ class StatementProfile {
       return run();
     } finally {
       let entry = this.totals.get(text);
-      if (!entry) this.totals.set(text, (entry = { calls: 0, ms: 0 }));
+      if (!entry) {
+        entry = { calls: 0, ms: 0 };
+        this.totals.set(text, entry);
+      }
       entry.calls++;
       entry.ms += performance.now() - started;
     }

@@ -17,6 +17,7 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
  * that transaction committed: what a caller was told is stored, is stored.
  */
 export class GroupCommit {
+  // biome-ignore lint/suspicious/noExplicitAny: units of every result type wait in one queue; run<T>() types each one
   private queue: Unit<any>[] = [];
   private draining = false;
   /** Transactions committed so far (each holding one or more units). */

@@ -31,7 +31,7 @@ function readOrCreate(config: Config): VapidKeys {
   fs.mkdirSync(config.dataDir, { recursive: true });
   const file = path.join(config.dataDir, 'vapid.json');
   try {
-    fs.writeFileSync(file, JSON.stringify(webpush.generateVAPIDKeys()) + '\n', { flag: 'wx', mode: 0o600 });
+    fs.writeFileSync(file, `${JSON.stringify(webpush.generateVAPIDKeys())}\n`, { flag: 'wx', mode: 0o600 });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }

@@ -86,7 +86,7 @@ export class RealtimeHub implements BackgroundWorker {
       if (lastEventId !== undefined) await this.catchUp(sub, lastEventId, seenAbove);
       // Live events that arrived during the catch-up go straight to this subscriber: dispatching
       // them would put them back in the buffer, a loop that never yields to I/O.
-      while (sub.buffer && sub.buffer.length) {
+      while (sub.buffer?.length) {
         const held = sub.buffer.splice(0);
         await this.deliver(sub, held);
       }

@@ -62,7 +62,7 @@ export class DatabaseStorage implements FileStorage {
       for (let seq = first; seq <= last; seq += CHUNKS_PER_READ) {
         const batch = await readChunks(db, key, seq, Math.min(last, seq + CHUNKS_PER_READ - 1));
         for (let i = 0; i < batch.length; i++) {
-          let data = batch[i]!;
+          let data = batch[i];
           const at = (seq + i) * CHUNK_BYTES;
           if (range) data = data.subarray(Math.max(0, range.start - at), Math.max(0, range.end + 1 - at));
           if (data.length) yield data;

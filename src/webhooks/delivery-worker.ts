@@ -306,7 +306,10 @@ export class DeliveryWorker implements BackgroundWorker {
   /** New deliveries may exist: an idle worker claims at once, a busy one within NUDGE_DELAY_MS. */
   private nudged(): void {
     this.nudges++;
-    if (!this.slots) return this.wake();
+    if (!this.slots) {
+      this.wake();
+      return;
+    }
     this.nudgeTimer ??= setTimeout(() => {
       this.nudgeTimer = undefined;
       // A claim issued after the nudge (with a finished send) has seen its deliveries already.

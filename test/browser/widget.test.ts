@@ -41,7 +41,7 @@ beforeAll(async () => {
   // "Another site": a page on a second origin embedding the widget from Parley's.
   site = http.createServer((req, res) => {
     const q = new URL(req.url ?? '/', 'http://x').searchParams;
-    const attr = (name: string, value: string | null) => (value ? ` ${name}="${value.replace(/[^A-Za-z0-9_\-]/g, '')}"` : '');
+    const attr = (name: string, value: string | null) => (value ? ` ${name}="${value.replace(/[^A-Za-z0-9_-]/g, '')}"` : '');
     res.setHeader('content-type', 'text/html; charset=utf-8');
     res.end(
       `<!doctype html><html><head><meta name="viewport" content="width=device-width,initial-scale=1"><style>button{color:green}</style></head>` +

@@ -161,7 +161,10 @@ export class FakeBridge {
 
   private onRequest(m: Json): void {
     const earlier = this.answered.get(m.requestId);
-    if (earlier) return this.send(earlier);
+    if (earlier) {
+      this.send(earlier);
+      return;
+    }
     if (this.unanswered.has(m.requestId)) return;
     this.acted.push(m);
     if ('silent' in this.mode) return void this.unanswered.set(m.requestId, m);

@@ -71,8 +71,14 @@ export class FakeMetaComments {
       return true;
     }
     if (r.method === 'POST' && (edge === 'comments' || edge === 'replies') && (object || comment)) {
-      if ((object ?? comment)!.ownerId !== account.id) return r.fail(400, 200, '(#200) Permissions error'), true;
-      if (typeof r.body.message !== 'string' && typeof r.body.attachment_url !== 'string') return r.fail(400, 100, '(#100) message is required'), true;
+      if ((object ?? comment)?.ownerId !== account.id) {
+        r.fail(400, 200, '(#200) Permissions error');
+        return true;
+      }
+      if (typeof r.body.message !== 'string' && typeof r.body.attachment_url !== 'string') {
+        r.fail(400, 100, '(#100) message is required');
+        return true;
+      }
       const id = account.kind === 'page' ? `${first!.split('_')[0]}_${880_000 + ++this.seq}` : String(17_900_000_000 + ++this.seq);
       this.replies.push({ path: r.path, body: r.body });
       r.json(200, { id });
@@ -80,9 +86,18 @@ export class FakeMetaComments {
     }
     if (r.method === 'POST' && edge === 'messages' && first === account.id && r.body.recipient?.comment_id !== undefined) {
       const target = this.comments.get(String(r.body.recipient.comment_id));
-      if (!target || target.ownerId !== account.id) return r.fail(400, 100, '(#100) No matching comment'), true;
-      if (this.now() - target.at > 7 * DAY) return r.fail(400, 10, '(#10) This message is sent outside of allowed window.', { error_subcode: 2018278 }), true;
-      if (this.privateReplies.some((p) => p.commentId === target.id)) return r.fail(400, 10, '(#10) Only one private reply can be sent per comment', { error_subcode: 2018278 }), true;
+      if (!target || target.ownerId !== account.id) {
+        r.fail(400, 100, '(#100) No matching comment');
+        return true;
+      }
+      if (this.now() - target.at > 7 * DAY) {
+        r.fail(400, 10, '(#10) This message is sent outside of allowed window.', { error_subcode: 2018278 });
+        return true;
+      }
+      if (this.privateReplies.some((p) => p.commentId === target.id)) {
+        r.fail(400, 10, '(#10) Only one private reply can be sent per comment', { error_subcode: 2018278 });
+        return true;
+      }
       const mid = `m_private${++this.seq}`;
       this.privateReplies.push({ commentId: target.id, body: r.body, mid });
       r.json(200, { recipient_id: target.dmId, message_id: mid });

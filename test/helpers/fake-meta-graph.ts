@@ -213,27 +213,32 @@ export class FakeMetaGraph {
     fail: (status: number, code: number, message: string, extra?: Record<string, unknown>) => void,
   ): void {
     if (body.messaging_product !== 'whatsapp' || typeof body.to !== 'string' || typeof body.type !== 'string') {
-      return fail(400, 100, '(#100) Invalid parameter');
+      fail(400, 100, '(#100) Invalid parameter');
+      return;
     }
     if (body.type === 'template') {
       const t = body.template ?? {};
       const known = (this.templates.get(number.wabaId) ?? []).find((x) => x.name === t.name && x.language === t.language?.code && x.status === 'APPROVED');
       if (!known) {
-        return fail(404, 132001, '(#132001) Template name does not exist in the translation', {
+        fail(404, 132001, '(#132001) Template name does not exist in the translation', {
           error_data: { messaging_product: 'whatsapp', details: `template name (${String(t.name)}) does not exist in ${String(t.language?.code)}` },
         });
+        return;
       }
     } else {
       if (!this.windows.has(`${number.phoneNumberId}:${body.to}`)) {
-        return fail(400, 131047, 'Re-engagement message', {
+        fail(400, 131047, 'Re-engagement message', {
           error_data: { messaging_product: 'whatsapp', details: 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.' },
         });
+        return;
       }
       if (body.type === 'text' && !(typeof body.text?.body === 'string' && body.text.body.length <= 4096)) {
-        return fail(400, 100, '(#100) Param text[\'body\'] must be at most 4096 characters long.');
+        fail(400, 100, '(#100) Param text[\'body\'] must be at most 4096 characters long.');
+        return;
       }
       if (['image', 'video', 'document'].includes(body.type) && !this.media.has(String(body[body.type]?.id))) {
-        return fail(400, 131053, 'Media upload error', { error_data: { details: 'Unknown media id' } });
+        fail(400, 131053, 'Media upload error', { error_data: { details: 'Unknown media id' } });
+        return;
       }
     }
     json(200, { messaging_product: 'whatsapp', contacts: [{ input: body.to, wa_id: body.to }], messages: [{ id: this.takeWamid(), message_status: 'accepted' }] });

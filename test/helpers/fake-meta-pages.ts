@@ -116,18 +116,26 @@ export class FakeMetaPages {
   private send(page: FakePage, r: GraphRoute): void {
     const to = String(r.body.recipient?.id ?? '');
     const message = r.body.message;
-    if (!to || typeof message !== 'object') return r.fail(400, 100, '(#100) recipient and message are required');
+    if (!to || typeof message !== 'object') {
+      r.fail(400, 100, '(#100) recipient and message are required');
+      return;
+    }
     const last = this.lastCustomerMessage.get(`${page.id}:${to}`);
     const age = last === undefined ? Infinity : this.now() - last;
     const humanAgent = r.body.messaging_type === 'MESSAGE_TAG' && r.body.tag === 'HUMAN_AGENT';
     if (!(age <= 24 * HOUR || (humanAgent && age <= 7 * 24 * HOUR))) {
-      return r.fail(400, 10, '(#10) This message is sent outside of allowed window.', { error_subcode: 2018278 });
+      r.fail(400, 10, '(#10) This message is sent outside of allowed window.', { error_subcode: 2018278 });
+      return;
     }
     if (message.text !== undefined && !(typeof message.text === 'string' && message.text.length <= 2000)) {
-      return r.fail(400, 100, '(#100) Length of param message[text] must be less than or equal to 2000');
+      r.fail(400, 100, '(#100) Length of param message[text] must be less than or equal to 2000');
+      return;
     }
     const attachmentId = message.attachment?.payload?.attachment_id;
-    if (attachmentId !== undefined && !this.graph.media.has(String(attachmentId))) return r.fail(400, 100, '(#100) Invalid attachment_id');
+    if (attachmentId !== undefined && !this.graph.media.has(String(attachmentId))) {
+      r.fail(400, 100, '(#100) Invalid attachment_id');
+      return;
+    }
     const mid = `m_${page.kind === 'page' ? 'fb' : 'ig'}${Date.now().toString(36)}${++this.seq}`;
     this.sent.push({ pageId: page.id, mid, body: r.body });
     r.json(200, { recipient_id: to, message_id: mid });

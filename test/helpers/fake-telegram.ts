@@ -88,7 +88,10 @@ export class FakeTelegram {
 
   private queue(token: string): Array<Record<string, unknown>> {
     let queue = this.updates.get(token);
-    if (!queue) this.updates.set(token, (queue = []));
+    if (!queue) {
+      queue = [];
+      this.updates.set(token, queue);
+    }
     return queue;
   }
 

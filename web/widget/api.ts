@@ -57,7 +57,7 @@ export class Api {
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res: Response;
     try {
-      res = await fetch(this.base + '/widget/v1' + path, {
+      res = await fetch(`${this.base}/widget/v1${path}`, {
         method,
         headers,
         body: form ?? (body === undefined ? undefined : JSON.stringify(body)),
@@ -98,6 +98,6 @@ export class Api {
   }
 
   socketUrl(): string {
-    return this.base.replace(/^http/, 'ws') + '/widget/v1/socket?token=' + encodeURIComponent(this.token || '');
+    return `${this.base.replace(/^http/, 'ws')}/widget/v1/socket?token=${encodeURIComponent(this.token || '')}`;
   }
 }

@@ -54,6 +54,12 @@ class ParleyWidget {
   private typingTimer: number | undefined;
   /** When this visitor last told the agents it is typing (0: it is not). */
   private typingSentAt = 0;
+
+  /** The widget's settings: start() loads them before anything is drawn. */
+  private get settings(): WidgetConfig {
+    if (!this.config) throw new Error('Parley widget: used before its settings were loaded');
+    return this.config;
+  }
   private pendingFile: File | undefined;
   private readonly storageKey: string;
 
@@ -101,12 +107,12 @@ class ParleyWidget {
   }
 
   private needsForm(): boolean {
-    const c = this.config!;
+    const c = this.settings;
     return c.offline || Object.values(c.preChat).some((m) => m !== 'off');
   }
 
   private render(): void {
-    const c = this.config!;
+    const c = this.settings;
     const style = h('style');
     style.textContent = css(/^#[0-9a-f]{6}$/i.test(c.color) ? c.color : '#2563eb');
     this.launcher = h('button', { class: 'launcher', type: 'button', 'aria-label': `Open chat: ${c.title}`, 'aria-expanded': 'false', 'aria-controls': 'parley-panel' });
@@ -140,7 +146,7 @@ class ParleyWidget {
     this.open = force ?? !this.open;
     this.panel.hidden = !this.open;
     this.launcher.setAttribute('aria-expanded', String(this.open));
-    this.launcher.setAttribute('aria-label', `${this.open ? 'Close' : 'Open'} chat: ${this.config!.title}`);
+    this.launcher.setAttribute('aria-label', `${this.open ? 'Close' : 'Open'} chat: ${this.settings.title}`);
     if (this.open) {
       this.unread = 0;
       this.updateBadge();
@@ -159,7 +165,7 @@ class ParleyWidget {
 
   /** The pre-chat form (or the offline form: e-mail required while offline). */
   private showForm(message?: string): void {
-    const c = this.config!;
+    const c = this.settings;
     const fields: Array<[keyof WidgetConfig['preChat'], string, string, string]> = [
       ['name', 'Your name', 'text', 'name'],
       ['email', 'E-mail', 'email', 'email'],
@@ -183,7 +189,7 @@ class ParleyWidget {
       const missing = Array.from(form.querySelectorAll('input')).filter((i) => i.required && !i.value.trim());
       if (missing.length) {
         error.textContent = 'Please fill in the required fields.';
-        missing[0]!.focus();
+        missing[0].focus();
         return;
       }
       submit.disabled = true;
@@ -231,7 +237,7 @@ class ParleyWidget {
 
   private showChat(): void {
     this.log = h('div', { class: 'log', role: 'log', 'aria-live': 'polite', 'aria-label': 'Messages' });
-    if (this.config!.greeting) this.log.append(h('div', { class: 'msg agent greeting' }, this.config!.greeting));
+    if (this.settings.greeting) this.log.append(h('div', { class: 'msg agent greeting' }, this.settings.greeting));
     this.typing = h('div', { class: 'typing', 'aria-live': 'polite' });
     this.error = h('div', { class: 'error', role: 'alert' });
     this.input = h('textarea', { rows: '1', placeholder: 'Write a message…', 'aria-label': 'Message', maxlength: '4000' });
@@ -289,7 +295,7 @@ class ParleyWidget {
    */
   private tellTyping(typing: boolean): void {
     const ws = this.socket;
-    if (!ws || ws.readyState !== 1) return;
+    if (ws?.readyState !== 1) return;
     const now = Date.now();
     if (typing ? now - this.typingSentAt < 3000 : this.typingSentAt === 0) return;
     this.typingSentAt = typing ? now : 0;
@@ -309,7 +315,8 @@ class ParleyWidget {
     this.scrollDown();
     this.input.value = '';
     this.pendingFile = undefined;
-    this.body.querySelector<HTMLElement>('.chip')!.hidden = true;
+    const chip = this.body.querySelector<HTMLElement>('.chip');
+    if (chip) chip.hidden = true;
     try {
       let fileId: string | undefined;
       if (file) fileId = (await this.api.upload(file)).file.id;
@@ -366,7 +373,8 @@ class ParleyWidget {
     try {
       ws = new WebSocket(this.api.socketUrl());
     } catch {
-      return this.reconnectLater();
+      this.reconnectLater();
+      return;
     }
     this.socket = ws;
     let ping: number | undefined;
@@ -386,7 +394,7 @@ class ParleyWidget {
         this.append(data.message, true);
       } else if (data.type === 'typing') {
         window.clearTimeout(this.typingTimer);
-        this.typing.textContent = data.typing ? `${this.config!.title} is typing…` : '';
+        this.typing.textContent = data.typing ? `${this.settings.title} is typing…` : '';
         if (data.typing) this.typingTimer = window.setTimeout(() => (this.typing.textContent = ''), 8000);
       }
     };
@@ -408,15 +416,16 @@ class ParleyWidget {
 function boot(): void {
   const script =
     (document.currentScript as HTMLScriptElement | null) ?? document.querySelector<HTMLScriptElement>('script[data-parley-key]');
-  if (!script || !script.dataset.parleyKey) {
+  const key = script?.dataset.parleyKey;
+  if (!script || !key) {
     console.warn('Parley widget: add data-parley-key to the <script> tag');
     return;
   }
   if (document.getElementById('parley-widget')) return;
   const base = new URL(script.src, location.href).origin;
-  const { parleyKey, parleyIdentifier, parleySignature } = script.dataset;
+  const { parleyIdentifier, parleySignature } = script.dataset;
   const start = () =>
-    void new ParleyWidget(base, parleyKey!, { identifier: parleyIdentifier || undefined, signature: parleySignature || undefined }).start();
+    void new ParleyWidget(base, key, { identifier: parleyIdentifier || undefined, signature: parleySignature || undefined }).start();
   if (document.body) start();
   else document.addEventListener('DOMContentLoaded', start);
 }

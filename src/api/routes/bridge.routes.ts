@@ -19,6 +19,12 @@ declare module 'fastify' {
   }
 }
 
+/** The integration onRequest authenticated the request for (without one it answered 401). */
+function authenticated(req: FastifyRequest): IntegrationRow {
+  if (!req.bridgeIntegration) throw new AppError(401, 'unauthorized', 'Wrong or missing bridge token');
+  return req.bridgeIntegration;
+}
+
 /**
  * The account bridge's endpoints (docs/channels/bridge.md), unversioned like the providers'
  * webhooks: `GET /channels/bridge/<integrationId>` upgraded to a WebSocket, and
@@ -55,7 +61,7 @@ export async function registerBridgeRoutes(app: FastifyInstance, services: Servi
         params: Params,
       },
     },
-    (socket: WebSocket, req) => serveBridge(services, socket, req.bridgeIntegration!),
+    (socket: WebSocket, req) => serveBridge(services, socket, authenticated(req)),
   );
 
   await app.register(async (scope) => {
@@ -92,7 +98,7 @@ export async function registerBridgeRoutes(app: FastifyInstance, services: Servi
         } catch {
           throw new AppError(400, 'invalid', 'X-File-Name is not URL-encoded');
         }
-        const file = await services.bridge.storeMedia(req.bridgeIntegration!, req.body as NodeJS.ReadableStream as never, {
+        const file = await services.bridge.storeMedia(authenticated(req), req.body as NodeJS.ReadableStream as never, {
           filename,
           mime: req.headers['content-type'] ?? '',
         });

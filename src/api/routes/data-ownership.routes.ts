@@ -36,7 +36,7 @@ function serializeExport(row: AccountExportRow) {
     status: row.status,
     progress: { done: Number(row.done), total: Number(row.total) },
     size: row.size === null ? null : Number(row.size),
-    createdAt: iso(row.created_at)!,
+    createdAt: new Date(Number(row.created_at)).toISOString(),
     finishedAt: iso(row.finished_at),
     expiresAt: iso(row.expires_at),
     error: row.error,

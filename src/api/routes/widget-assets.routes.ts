@@ -51,10 +51,9 @@ export function registerWidgetAssetRoutes(app: FastifyInstance, services: Servic
         .header('x-frame-options', 'DENY')
         .header('referrer-policy', 'no-referrer');
       if (!key) return reply.send(noWidgetPage(base));
-      const identity =
-        clip(q.identifier, 255) && clip(q.signature, 128)
-          ? ` data-parley-identifier="${escapeAttr(q.identifier!)}" data-parley-signature="${escapeAttr(q.signature!)}"`
-          : '';
+      const identifier = clip(q.identifier, 255);
+      const signature = clip(q.signature, 128);
+      const identity = identifier && signature ? ` data-parley-identifier="${escapeAttr(identifier)}" data-parley-signature="${escapeAttr(signature)}"` : '';
       return reply.send(demoPage(base, key, identity));
     },
   );

@@ -221,7 +221,7 @@ export async function registerWidgetVisitorRoutes(app: FastifyInstance, services
               } catch {
                 throw invalid('Malformed multipart body');
               }
-              if (!part || part.fieldname !== 'file') throw invalid('The file part "file" is missing', [{ path: 'body.file', message: 'is required' }]);
+              if (part?.fieldname !== 'file') throw invalid('The file part "file" is missing', [{ path: 'body.file', message: 'is required' }]);
               const stored = await services.widget.conversation.upload(visitor, part.file, { filename: part.filename, mime: part.mimetype }, req.ip);
               if (part.file.truncated) {
                 await services.files.remove(stored.accountId, stored.id);

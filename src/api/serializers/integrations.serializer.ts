@@ -25,5 +25,5 @@ export type WebhookOf = (row: IntegrationRow) => IntegrationWebhook | undefined;
 /** The user mapping object (docs/api/integrations.md): `default` first, then the external ids. */
 export function serializeUserMapping(mapping: UserMapping): UserMapping {
   const { default: fallback, ...rest } = mapping;
-  return { default: fallback!, ...rest };
+  return { default: fallback, ...rest };
 }

@@ -21,7 +21,7 @@ export function csvCell(value: string | number | null | undefined): string {
 }
 
 export function csvLine(cells: Array<string | number | null | undefined>): string {
-  return cells.map(csvCell).join(',') + '\r\n';
+  return `${cells.map(csvCell).join(',')}\r\n`;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -37,4 +37,4 @@ export function csvRow(entry: LeadListEntry, statusNames: Map<number, string>): 
 }
 
 /** The header line, after a UTF-8 byte order mark (Excel reads the file as UTF-8 only with it). */
-export const CSV_HEAD = '\ufeff' + csvLine([...CSV_COLUMNS]);
+export const CSV_HEAD = `\ufeff${csvLine([...CSV_COLUMNS])}`;

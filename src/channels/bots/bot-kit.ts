@@ -80,7 +80,7 @@ export async function mediaAttachment(
   try {
     const url = await source.url();
     const got = await download(url, { maxBytes: kit.config.uploadLimit, timeoutMs: kit.config.sendTimeoutMs, headers: source.headers });
-    const declared = source.mime || got.mime.split(';')[0]!.trim() || 'application/octet-stream';
+    const declared = source.mime || got.mime.split(';')[0].trim() || 'application/octet-stream';
     const file = await saveWithFallback((mime) => kit.saveFile(accountId, got.bytes, { filename: source.filename, mime }), declared);
     return { type, url: file.url, text: file.name, filesize: file.size };
   } catch (err) {

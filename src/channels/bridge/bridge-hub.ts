@@ -78,7 +78,7 @@ export class BridgeHub implements BackgroundWorker {
    */
   async request(integrationId: number, kind: RequestKind, body: Record<string, unknown>, opts: { requireActive: boolean; timeoutMs?: number }): Promise<OkResult> {
     const found = await repo.findBridge(this.db, integrationId);
-    if (!found || !found.bridge.conn_id) throw new ChannelOfflineError('No bridge is connected for this integration');
+    if (!found?.bridge.conn_id) throw new ChannelOfflineError('No bridge is connected for this integration');
     if (opts.requireActive && found.integration.status !== 'active') throw new ChannelOfflineError('The bridge of this integration is not logged in');
     await this.start();
     const timeoutMs = opts.timeoutMs ?? this.deps.config.sendTimeoutMs;

@@ -195,7 +195,6 @@ export const ErrorOut = Type.Object(
 
 export const BridgeOutbound = Type.Union([HelloOut, SendRequest, CheckRequest, ProfileRequest, LoginAnswer, Ack, ErrorOut]);
 export type BridgeOutbound = Static<typeof BridgeOutbound>;
-export type BridgeRequestMessage = Static<typeof SendRequest> | Static<typeof CheckRequest> | Static<typeof ProfileRequest> | Static<typeof LoginAnswer>;
 export type BridgeResult = Static<typeof Result>;
 
 /** Every message's schema by file name: what docs/channels/bridge-schemas/ holds. */

@@ -6,8 +6,9 @@ import type { SourceType } from '../integration-types.js';
 import { commentChannelId } from './meta-comments.js';
 import { COMMENT_ID, SCOPED_ID } from './meta-messaging.js';
 import { MalformedWebhookError, type MetaProduct, type MetaWebhookOutcome, type MetaWebhookPayload } from './meta-webhooks.js';
+import type { ProviderJson } from '../provider-json.js';
 
-const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is ProviderJson => typeof v === 'object' && v !== null && !Array.isArray(v);
 const MAX_TEXT = 64 * 1024;
 
 /** The text a removed comment keeps: Meta removed it, so does Parley (its author's wish). */
@@ -56,7 +57,7 @@ export class MetaCommentsInbound implements MetaProduct {
   constructor(
     private readonly adapter: CommentsAdapter,
     readonly objects: readonly string[],
-    private readonly read: (entry: Record<string, unknown>, change: Record<string, any>, ignored: string[]) => CommentChange | undefined,
+    private readonly read: (entry: Record<string, unknown>, change: ProviderJson, ignored: string[]) => CommentChange | undefined,
     private readonly parts: {
       ingest: Pick<IngestService, 'ingest'>;
       history: Pick<ProviderHistoryService, 'applyEdit'>;
@@ -82,8 +83,12 @@ export class MetaCommentsInbound implements MetaProduct {
         outcome.duplicates++;
         continue;
       }
-      if (!targets.has(change.objectId)) targets.set(change.objectId, this.adapter.commentTarget(integration, change.objectId, change.productType));
-      const target = await targets.get(change.objectId)!;
+      let pending = targets.get(change.objectId);
+      if (!pending) {
+        pending = this.adapter.commentTarget(integration, change.objectId, change.productType);
+        targets.set(change.objectId, pending);
+      }
+      const target = await pending;
       const incoming: IncomingMessage = {
         externalId: change.commentId,
         datetime: change.at,
@@ -118,7 +123,7 @@ export class MetaCommentsInbound implements MetaProduct {
         ignored.push(`entry ${String(entry.id)} is not this integration's account`);
         continue;
       }
-      for (const change of entry.changes as Array<Record<string, any>>) {
+      for (const change of entry.changes as Array<ProviderJson>) {
         if (!isObject(change.value) || typeof change.field !== 'string') throw new MalformedWebhookError('a change needs field and value');
         const read = this.read(entry, change, ignored);
         if (!read) continue;
@@ -150,7 +155,7 @@ function id(value: unknown, what: string, pattern: RegExp = COMMENT_ID): string 
 }
 
 /** A comment's picture or video as Facebook's feed webhook names it (a link: Meta's CDN links expire). */
-function feedAttachments(value: Record<string, any>): Attachment[] {
+function feedAttachments(value: ProviderJson): Attachment[] {
   const out: Attachment[] = [];
   if (typeof value.photo === 'string' && /^https:\/\//i.test(value.photo)) out.push({ type: 'link', url: value.photo, text: 'Photo' });
   if (typeof value.video === 'string' && /^https:\/\//i.test(value.video)) out.push({ type: 'link', url: value.video, text: 'Video' });
@@ -163,12 +168,12 @@ function feedAttachments(value: Record<string, any>): Attachment[] {
  * `parent_id` (the post, or the comment answered), `from {id, name}`, `message`, `created_time`
  * (Unix seconds). Other items (posts, reactions, shares) and verbs (hide) are left aside.
  */
-export function readFeedChange(_entry: Record<string, unknown>, change: Record<string, any>, ignored: string[]): CommentChange | undefined {
+export function readFeedChange(_entry: Record<string, unknown>, change: ProviderJson, ignored: string[]): CommentChange | undefined {
   if (change.field !== 'feed') {
     ignored.push(`field ${String(change.field).slice(0, 40)}`);
     return undefined;
   }
-  const v = change.value as Record<string, any>;
+  const v = change.value as ProviderJson;
   if (typeof v.item !== 'string' || typeof v.verb !== 'string') throw new MalformedWebhookError('a feed change needs item and verb');
   if (v.item !== 'comment') {
     ignored.push(`feed item ${v.item.slice(0, 40)}`);
@@ -210,12 +215,12 @@ export function readFeedChange(_entry: Record<string, unknown>, change: Record<s
  * `from {id, username}`, `media {id, media_product_type}`, `parent_id` for a reply. Instagram
  * sends no time with a comment: the entry's `time` (seconds or milliseconds) stands for it.
  */
-export function readInstagramCommentChange(entry: Record<string, unknown>, change: Record<string, any>, ignored: string[]): CommentChange | undefined {
+export function readInstagramCommentChange(entry: Record<string, unknown>, change: ProviderJson, ignored: string[]): CommentChange | undefined {
   if (change.field !== 'comments' && change.field !== 'live_comments') {
     ignored.push(`field ${String(change.field).slice(0, 40)}`);
     return undefined;
   }
-  const v = change.value as Record<string, any>;
+  const v = change.value as ProviderJson;
   const commentId = id(v.id, 'value.id');
   if (!isObject(v.from) || !isObject(v.media)) throw new MalformedWebhookError('a comment needs from and media');
   const author = id(v.from.id, 'from.id', SCOPED_ID);

@@ -5,8 +5,9 @@ import type { Attachment, AttachmentType, ChannelIntegration, IncomingMessage } 
 import { mapUrl, mediaAttachment, type BotKit } from '../bots/bot-kit.js';
 import { MESSAGING_WINDOW_MS, PARLEY_ECHO_METADATA, type MetaMessagingAdapter } from './meta-messaging.js';
 import { MalformedWebhookError, type MetaProduct, type MetaWebhookOutcome, type MetaWebhookPayload } from './meta-webhooks.js';
+import type { ProviderJson } from '../provider-json.js';
 
-const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is ProviderJson => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
 
 /** Attachment payloads Parley keeps a copy of (their CDN links expire). */
@@ -28,9 +29,9 @@ const LINKS: Record<string, string> = {
 };
 
 type Step =
-  | { kind: 'message'; event: Record<string, any>; customer: string }
-  | { kind: 'echo'; event: Record<string, any>; customer: string }
-  | { kind: 'postback'; event: Record<string, any>; customer: string }
+  | { kind: 'message'; event: ProviderJson; customer: string }
+  | { kind: 'echo'; event: ProviderJson; customer: string }
+  | { kind: 'postback'; event: ProviderJson; customer: string }
   | { kind: 'read' | 'delivered'; customer: string; mids: string[]; watermark: number | undefined };
 
 /**
@@ -116,7 +117,7 @@ export class MetaMessagingInbound implements MetaProduct {
         ignored.push(`entry ${String(entry.id)} is not this integration's account`);
         continue;
       }
-      for (const event of entry.messaging as Array<Record<string, any>>) {
+      for (const event of entry.messaging as Array<ProviderJson>) {
         const sender = str(event.sender?.id);
         const recipient = str(event.recipient?.id);
         if (!sender || !recipient || sender.length > 64 || recipient.length > 64 || !Number.isSafeInteger(event.timestamp) || event.timestamp < 0) {
@@ -140,7 +141,7 @@ export class MetaMessagingInbound implements MetaProduct {
           if (!str(event.postback.title) && !str(event.postback.payload)) throw new MalformedWebhookError('a postback needs title or payload');
           steps.push({ kind: 'postback', event, customer });
         } else if (isObject(event.read) || isObject(event.delivery)) {
-          const report = (event.read ?? event.delivery) as Record<string, any>;
+          const report = (event.read ?? event.delivery) as ProviderJson;
           const mids = report.mids === undefined ? (str(report.mid) ? [report.mid] : []) : report.mids;
           const watermark = report.watermark;
           if (!Array.isArray(mids) || !mids.every((m) => typeof m === 'string' && m.length <= 255) || (watermark !== undefined && !Number.isSafeInteger(watermark))) {
@@ -186,7 +187,7 @@ export class MetaMessagingInbound implements MetaProduct {
   }
 
   /** Text and attachments of a message; files are copied into Parley's storage. */
-  private async content(integration: ChannelIntegration, m: Record<string, any>): Promise<{ text: string; attachments: Attachment[] }> {
+  private async content(integration: ChannelIntegration, m: ProviderJson): Promise<{ text: string; attachments: Attachment[] }> {
     const lines: string[] = str(m.text) ? [m.text] : [];
     const attachments: Attachment[] = [];
     const story = m.reply_to?.story;
@@ -197,7 +198,7 @@ export class MetaMessagingInbound implements MetaProduct {
       if (a.type === 'location' && typeof coordinates?.lat === 'number' && typeof coordinates?.long === 'number') {
         attachments.push({ type: 'link', url: mapUrl(coordinates.lat, coordinates.long), text: str(a.title) ?? 'Location' });
       } else if (url && /^https?:\/\//i.test(url) && DOWNLOADED[a.type]) {
-        const kind = a.payload.sticker_id ? { type: 'sticker' as const, ext: 'png' } : DOWNLOADED[a.type]!;
+        const kind = a.payload.sticker_id ? { type: 'sticker' as const, ext: 'png' } : DOWNLOADED[a.type];
         attachments.push(
           await mediaAttachment(this.kit, integration.accountId, kind.type, { url: async () => url, filename: `${a.type}-${m.mid.slice(-12)}-${i}.${kind.ext}`, mime: '' }),
         );
@@ -209,7 +210,7 @@ export class MetaMessagingInbound implements MetaProduct {
   }
 }
 
-function checkMessage(m: Record<string, any>): void {
+function checkMessage(m: ProviderJson): void {
   if (!str(m.mid) || m.mid.length > 255) throw new MalformedWebhookError('a message needs mid');
   if (m.text !== undefined && typeof m.text !== 'string') throw new MalformedWebhookError('message.text must be a string');
   if (m.attachments !== undefined && !(Array.isArray(m.attachments) && m.attachments.every((a: unknown) => isObject(a) && typeof a.type === 'string'))) {

@@ -104,7 +104,8 @@ export class MetaWebhooks {
   /** `POST`: signature over the raw body, then the product's handling. */
   async deliver(integrationId: number, signature: string | undefined, raw: Buffer): Promise<MetaWebhookOutcome> {
     const row = await this.live(integrationId);
-    const product = this.products.get(row.type)!;
+    const product = this.products.get(row.type);
+    if (!product) throw notFound('Integration not found');
     const integration = this.integrations.channelIntegration(row);
     if (!metaSignatureMatches(integration.credentials.appSecret ?? '', raw, signature)) {
       this.deps.log.warn({ integrationId }, 'Meta webhook with a wrong or missing X-Hub-Signature-256');

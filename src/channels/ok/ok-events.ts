@@ -1,6 +1,7 @@
 import type { Attachment, IncomingMessage } from '../channel.js';
 import { mediaAttachment, type BotKit } from '../bots/bot-kit.js';
 import { isInt, isObject, str } from '../social/social-kit.js';
+import type { ProviderJson } from '../provider-json.js';
 
 /**
  * OK group chat notifications (webhook bodies and long-polling updates have the same shape,
@@ -17,7 +18,7 @@ export type OkNormalized = { kind: 'incoming'; incoming: IncomingMessage } | { k
 /** OK writes ids with their kind (`user:5727…`, `chat:C3ec…`); Parley keeps the id after it. */
 export const bareId = (value: string, kind: string) => (value.startsWith(`${kind}:`) ? value.slice(kind.length + 1) : value);
 
-export async function normalizeOkEvent(kit: BotKit, accountId: number, event: Record<string, any>): Promise<OkNormalized> {
+export async function normalizeOkEvent(kit: BotKit, accountId: number, event: ProviderJson): Promise<OkNormalized> {
   if (event.webhookType !== 'MESSAGE_CREATED') return { kind: 'ignored', reason: `notification ${String(event.webhookType)}` };
   const { sender, recipient, message: m } = event;
   if (!isObject(sender) || !str(sender.user_id) || !isObject(recipient) || !str(recipient.chat_id) || !isObject(m) || !str(m.mid) || !isInt(event.timestamp)) {

@@ -5,6 +5,7 @@ import type { BackgroundWorker } from '../../domain/workers.js';
 import type { Leases } from '../../domain/leases/leases.js';
 import { ChannelFailedError, ChannelRejectedError, ChannelTimeoutError } from '../channel.js';
 import { pause } from '../telegram/telegram-poller.js';
+import type { ProviderJson } from '../provider-json.js';
 
 /** How often the poller looks for integrations connected or removed meanwhile. */
 const REFRESH_MS = 5_000;
@@ -151,7 +152,7 @@ export class LongPoller implements BackgroundWorker {
  */
 export async function handleBatch(
   items: unknown[],
-  handle: (item: Record<string, any>) => Promise<unknown>,
+  handle: (item: ProviderJson) => Promise<unknown>,
   log: Logger,
   context: Record<string, unknown>,
 ): Promise<PollResult> {
@@ -159,7 +160,7 @@ export async function handleBatch(
   for (const item of items) {
     if (typeof item !== 'object' || item === null || Array.isArray(item)) continue;
     try {
-      await handle(item as Record<string, any>);
+      await handle(item as ProviderJson);
     } catch (err) {
       if (err instanceof AppError && err.statusCode === 400) {
         log.warn(context, 'malformed event skipped');

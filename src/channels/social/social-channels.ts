@@ -11,6 +11,7 @@ import { VkAdapter } from '../vk/vk-adapter.js';
 import { MalformedVkEvent, normalizeVkEvent } from '../vk/vk-events.js';
 import * as repo from './social-channels.repo.js';
 import { isObject, parseProviderJson } from './social-kit.js';
+import type { ProviderJson } from '../provider-json.js';
 
 /** How long handled event ids are remembered: VK stops redelivering long before. */
 const EVENT_IDS_KEPT_MS = 7 * 24 * 3600 * 1000;
@@ -88,11 +89,11 @@ export class SocialChannels {
   }
 
   /** One event (callback or long poll): stored, a redelivery, or ignored; malformed -> 400. */
-  async vkEvent(row: IntegrationRow, event: Record<string, any>): Promise<InboundOutcome> {
+  async vkEvent(row: IntegrationRow, event: ProviderJson): Promise<InboundOutcome> {
     return this.once(row, event.event_id, () => this.handleVkEvent(row, event));
   }
 
-  private async handleVkEvent(row: IntegrationRow, event: Record<string, any>): Promise<InboundOutcome> {
+  private async handleVkEvent(row: IntegrationRow, event: ProviderJson): Promise<InboundOutcome> {
     const integration = this.channelIntegration(row);
     let normalized;
     try {
@@ -148,12 +149,12 @@ export class SocialChannels {
   }
 
   /** One notification (webhook or long polling): stored, a redelivery (same `mid`), or ignored; malformed -> 400. */
-  async okEvent(row: IntegrationRow, event: Record<string, any>): Promise<InboundOutcome> {
+  async okEvent(row: IntegrationRow, event: ProviderJson): Promise<InboundOutcome> {
     const mid = isObject(event.message) ? event.message.mid : undefined;
     return this.once(row, mid, () => this.handleOkEvent(row, event));
   }
 
-  private async handleOkEvent(row: IntegrationRow, event: Record<string, any>): Promise<InboundOutcome> {
+  private async handleOkEvent(row: IntegrationRow, event: ProviderJson): Promise<InboundOutcome> {
     let normalized;
     try {
       normalized = await normalizeOkEvent(this.bots.kit, row.account_id, event);

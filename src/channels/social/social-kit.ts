@@ -2,6 +2,7 @@ import { rateLimited } from '../../domain/errors.js';
 import { ChannelFailedError, ChannelRejectedError } from '../channel.js';
 import { retryFits, type BotKit } from '../bots/bot-kit.js';
 import { request } from '../bots/http.js';
+import type { ProviderJson } from '../provider-json.js';
 
 /**
  * What the social network adapters (VK `social2_group`, OK `social3`) share: their HTTP calls
@@ -65,7 +66,7 @@ export async function guardCall<T>(kit: BotKit, integration: { id: number }, sta
  * name, and PostgreSQL refuses them in text columns. Throws SyntaxError when it is no JSON.
  */
 export function parseProviderJson(text: string): unknown {
-  return JSON.parse(text, (_key, value: unknown) => (typeof value === 'string' && value.includes('\u0000') ? value.replace(/\u0000/g, '') : value));
+  return JSON.parse(text, (_key, value: unknown) => (typeof value === 'string' && value.includes('\u0000') ? value.replaceAll('\u0000', '') : value));
 }
 
 /** Reads a provider's answer as JSON: a 5xx or a body that is no JSON is the provider failing (502). */
@@ -114,6 +115,6 @@ export function publicAddress(kit: Pick<BotKit, 'config'>, path: string): string
   return base ? `${base}${path}` : undefined;
 }
 
-export const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is ProviderJson => typeof v === 'object' && v !== null && !Array.isArray(v);
 export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 export const isInt = (v: unknown): v is number => Number.isSafeInteger(v);

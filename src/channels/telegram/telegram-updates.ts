@@ -2,6 +2,7 @@ import type { Attachment, AttachmentType, IncomingMessage, SenderProfile } from 
 import { ChannelRejectedError } from '../channel.js';
 import { mapUrl, mediaAttachment, type BotKit } from '../bots/bot-kit.js';
 import type { TelegramApi, TgFile } from './telegram-api.js';
+import type { ProviderJson } from '../provider-json.js';
 
 /**
  * Telegram updates (https://core.telegram.org/bots/api#update) as Parley's IncomingMessage. Only
@@ -45,7 +46,7 @@ export async function downloadAvatar(kit: BotKit, api: TelegramApi, accountId: n
   return attachment.url || undefined;
 }
 
-const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is ProviderJson => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import type { Attachment, AttachmentType, IncomingMessage } from '../channel.js';
 import { mapUrl, mediaAttachment, sameSecret, type BotKit } from '../bots/bot-kit.js';
 import { parseJsonKeepingIds } from '../bots/http.js';
+import type { ProviderJson } from '../provider-json.js';
 
 /**
  * Viber callbacks (https://developers.viber.com/docs/api/rest-bot-api/#callbacks): `message`
@@ -22,10 +23,10 @@ export function signatureMatches(token: string, raw: Buffer, header: string | un
   return !!token && sameSecret(header?.toLowerCase(), viberSignature(token, raw));
 }
 
-const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is ProviderJson => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
-export function parseEvent(raw: Buffer): Record<string, any> {
+export function parseEvent(raw: Buffer): ProviderJson {
   let parsed: unknown;
   try {
     parsed = parseJsonKeepingIds(raw.toString('utf8'), ['message_token']);
@@ -36,7 +37,7 @@ export function parseEvent(raw: Buffer): Record<string, any> {
   return parsed;
 }
 
-export async function normalizeEvent(kit: BotKit, integration: { accountId: number }, event: Record<string, any>): Promise<NormalizedEvent> {
+export async function normalizeEvent(kit: BotKit, integration: { accountId: number }, event: ProviderJson): Promise<NormalizedEvent> {
   if (event.event !== 'message') return { kind: 'ignored', event: event.event, reason: `event ${event.event}` };
   const { message: m, sender } = event;
   const token = str(event.message_token);

@@ -1,6 +1,7 @@
 import type { Attachment } from '../channel.js';
 import { mediaAttachment, type BotKit } from '../bots/bot-kit.js';
 import { isInt, isObject, str } from '../social/social-kit.js';
+import type { ProviderJson } from '../provider-json.js';
 
 /**
  * VK message and comment attachments (https://dev.vk.com/en/reference/objects/attachments-message)
@@ -12,11 +13,11 @@ import { isInt, isObject, str } from '../social/social-kit.js';
 const VK = 'https://vk.com';
 
 /** The largest of VK's photo sizes (`sizes[]` with width/height, or lettered types). */
-export function largestPhoto(photo: Record<string, any>): string | undefined {
+export function largestPhoto(photo: ProviderJson): string | undefined {
   const sizes = Array.isArray(photo.sizes) ? photo.sizes.filter((s: unknown) => isObject(s) && typeof s.url === 'string') : [];
   if (!sizes.length) return str(photo.photo_604) ?? str(photo.photo_130) ?? str(photo.url);
   const area = (s: { width?: number; height?: number }) => (s.width ?? 0) * (s.height ?? 0);
-  return sizes.reduce((best: any, s: any) => (area(s) >= area(best) ? s : best)).url;
+  return sizes.reduce((best: ProviderJson, s: ProviderJson) => (area(s) >= area(best) ? s : best)).url;
 }
 
 /** The last (largest) image of a list VK gives as `[{url, width, height}]`. */
@@ -27,7 +28,7 @@ export async function vkAttachments(kit: BotKit, accountId: number, list: unknow
   const out: Attachment[] = [];
   for (const item of list) {
     if (!isObject(item) || typeof item.type !== 'string' || !isObject(item[item.type])) continue;
-    const a = item[item.type] as Record<string, any>;
+    const a = item[item.type] as ProviderJson;
     const ref = `${a.owner_id ?? a.from_id ?? ''}_${a.id ?? ''}`;
     const download = (type: Attachment['type'], url: string | undefined, filename: string, mime: string, size?: number) =>
       url && /^https?:\/\//i.test(url)

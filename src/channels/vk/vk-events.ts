@@ -4,6 +4,7 @@ import type { BotKit } from '../bots/bot-kit.js';
 import { isInt, isObject, ProviderRefusal, str } from '../social/social-kit.js';
 import type { VkApi } from './vk-api.js';
 import { largestPhoto, vkAttachments } from './vk-attachments.js';
+import type { ProviderJson } from '../provider-json.js';
 
 /**
  * VK community events (Callback API and Bots Long Poll deliver the same objects,
@@ -70,16 +71,16 @@ export async function normalizeVkEvent(ctx: VkEventContext, type: string, object
   return { kind: 'ignored', reason: `event ${type}` };
 }
 
-function checkMessage(m: Record<string, any>): Record<string, any> {
+function checkMessage(m: ProviderJson): ProviderJson {
   if (!isInt(m.id) || !isInt(m.date) || !isInt(m.peer_id) || !isInt(m.from_id)) throw new MalformedVkEvent('a message needs id, date, peer_id and from_id');
   return m;
 }
 
 /** Community messages have a community-wide `id`; in group chats it is 0 and the chat's own number tells. */
-const messageId = (m: Record<string, any>) => (m.id > 0 ? String(m.id) : `${m.peer_id}_${m.conversation_message_id ?? 0}`);
+const messageId = (m: ProviderJson) => (m.id > 0 ? String(m.id) : `${m.peer_id}_${m.conversation_message_id ?? 0}`);
 
 /** The text with forwarded messages quoted under it. */
-function messageText(m: Record<string, any>): string {
+function messageText(m: ProviderJson): string {
   const lines = [str(m.text) ?? ''];
   if (Array.isArray(m.fwd_messages)) {
     for (const f of m.fwd_messages.filter(isObject)) if (str(f.text)) lines.push(`> ${f.text}`);
@@ -87,7 +88,7 @@ function messageText(m: Record<string, any>): string {
   return lines.filter(Boolean).join('\n');
 }
 
-async function incomingMessage(ctx: VkEventContext, object: Record<string, any>): Promise<VkNormalized> {
+async function incomingMessage(ctx: VkEventContext, object: ProviderJson): Promise<VkNormalized> {
   const m = checkMessage(object);
   const socialId = String(m.from_id);
   const attachments = await vkAttachments(ctx.kit, ctx.integration.accountId, m.attachments);
@@ -109,7 +110,7 @@ async function incomingMessage(ctx: VkEventContext, object: Record<string, any>)
   };
 }
 
-async function outgoingMessage(ctx: VkEventContext, object: Record<string, any>): Promise<VkNormalized> {
+async function outgoingMessage(ctx: VkEventContext, object: ProviderJson): Promise<VkNormalized> {
   const m = checkMessage(object);
   // Parley's own sends (and other apps') come back too: they have no admin author. Parley stored its
   // own when VK accepted them; only what an administrator wrote in VK's interface is new here.
@@ -130,7 +131,7 @@ async function outgoingMessage(ctx: VkEventContext, object: Record<string, any>)
 async function comment(
   ctx: VkEventContext,
   kind: (typeof COMMENT_EVENTS)[keyof typeof COMMENT_EVENTS],
-  c: Record<string, any>,
+  c: ProviderJson,
 ): Promise<VkNormalized> {
   const owner = c[kind.owner];
   const item = c[kind.item];
@@ -181,14 +182,14 @@ async function previewOf(ctx: VkEventContext, prefix: keyof typeof OBJECT_URL, o
     url: OBJECT_URL[prefix](owner, item),
   };
   const ref = `${owner}_${item}`;
-  const first = (answer: unknown): Record<string, any> | undefined => {
+  const first = (answer: unknown): ProviderJson | undefined => {
     const list = Array.isArray(answer) ? answer : isObject(answer) && Array.isArray(answer.items) ? answer.items : [];
     return list.find(isObject);
   };
   try {
     if (prefix === 'wall') {
       const post = first(await ctx.api.call('wall.getById', { posts: ref }));
-      const photo = Array.isArray(post?.attachments) ? post.attachments.find((a: any) => a?.type === 'photo')?.photo : undefined;
+      const photo = Array.isArray(post?.attachments) ? post.attachments.find((a: unknown) => isObject(a) && a.type === 'photo')?.photo : undefined;
       preview.description = str(post?.text) ?? '';
       preview.photo = (isObject(photo) && largestPhoto(photo)) || '';
     } else if (prefix === 'photo') {

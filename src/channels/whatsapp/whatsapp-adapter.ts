@@ -170,6 +170,6 @@ function templateBody(template: Record<string, unknown>): Record<string, unknown
   return {
     name: template.name,
     language: { policy: language.policy ?? 'deterministic', code: language.code },
-    ...(components && components.length ? { components } : {}),
+    ...(components?.length ? { components } : {}),
   };
 }

@@ -6,16 +6,17 @@ import { ChannelRejectedError, type Attachment, type AttachmentType, type Channe
 import { mapUrl, mediaAttachment, type BotKit } from '../bots/bot-kit.js';
 import { MalformedWebhookError, type MetaProduct, type MetaWebhookOutcome, type MetaWebhookPayload } from '../meta/meta-webhooks.js';
 import type { WhatsAppAdapter } from './whatsapp-adapter.js';
+import type { ProviderJson } from '../provider-json.js';
 
 /** The customer-service window: free-form messages may follow a customer's message for 24 hours. */
 export const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /** What a `messages` change asks for, checked before anything is stored or downloaded. */
 type Step =
-  | { kind: 'message'; message: Record<string, any>; name: string | undefined }
+  | { kind: 'message'; message: ProviderJson; name: string | undefined }
   | { kind: 'status'; report: DeliveryReport };
 
-const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is ProviderJson => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 const MEDIA_KINDS: Record<string, { type: AttachmentType; ext: string }> = {
@@ -138,7 +139,7 @@ export class WhatsAppInbound implements MetaProduct {
   }
 
   /** One checked message as Parley stores it; media fetched with the token into Parley's storage. */
-  private async incoming(integration: ChannelIntegration, m: Record<string, any>, name: string | undefined): Promise<IncomingMessage | undefined> {
+  private async incoming(integration: ChannelIntegration, m: ProviderJson, name: string | undefined): Promise<IncomingMessage | undefined> {
     const lines: string[] = [];
     const attachments: Attachment[] = [];
     let replyTo = str(m.context?.id);
@@ -159,7 +160,7 @@ export class WhatsAppInbound implements MetaProduct {
         }
         case 'contacts':
           for (const c of Array.isArray(m.contacts) ? m.contacts : []) {
-            const phones = (Array.isArray(c?.phones) ? c.phones : []).map((p: any) => str(p?.phone)).filter(Boolean);
+            const phones = (Array.isArray(c?.phones) ? c.phones : []).map((p: unknown) => str(isObject(p) ? p.phone : undefined)).filter(Boolean);
             lines.push(`Contact: ${[str(c?.name?.formatted_name), ...phones].filter(Boolean).join(', ')}`);
           }
           break;
@@ -193,13 +194,14 @@ export class WhatsAppInbound implements MetaProduct {
   }
 
   /** `GET /{media-id}` for the URL, then the download with the same token (Meta requires it). */
-  private download(integration: ChannelIntegration, body: Record<string, any>, type: AttachmentType, fallbackName: string): Promise<Attachment> {
+  private download(integration: ChannelIntegration, body: ProviderJson, type: AttachmentType, fallbackName: string): Promise<Attachment> {
     const api = this.adapter.api(integration);
     return mediaAttachment(this.kit, integration.accountId, type, {
       url: async () => {
         const info = await api.get<{ url?: string }>(body.id);
-        if (!str(info.url) || !/^https?:\/\//i.test(info.url!)) throw new ChannelRejectedError(`media ${body.id} has no URL`);
-        return info.url!;
+        const url = str(info.url);
+        if (!url || !/^https?:\/\//i.test(url)) throw new ChannelRejectedError(`media ${body.id} has no URL`);
+        return url;
       },
       filename: str(body.filename) || fallbackName,
       mime: str(body.mime_type)?.split(';')[0]?.trim() ?? '',
@@ -208,20 +210,20 @@ export class WhatsAppInbound implements MetaProduct {
   }
 }
 
-function list(value: unknown, name: string): Array<Record<string, any>> {
+function list(value: unknown, name: string): Array<ProviderJson> {
   if (value === undefined) return [];
   if (!Array.isArray(value) || !value.every(isObject)) throw new MalformedWebhookError(`value.${name} must be an array of objects`);
   return value;
 }
 
-function checkMessage(m: Record<string, any>): void {
+function checkMessage(m: ProviderJson): void {
   if (!str(m.id) || !str(m.from) || !str(m.type) || !/^\d{1,12}$/.test(String(m.timestamp ?? ''))) {
     throw new MalformedWebhookError('a message needs id, from, type and timestamp');
   }
   if (m.id.length > 255 || m.from.length > 64) throw new MalformedWebhookError('message id or sender too long');
 }
 
-function statusReport(s: Record<string, any>): DeliveryReport {
+function statusReport(s: ProviderJson): DeliveryReport {
   const report: DeliveryReport = { externalId: s.id, status: s.status as DeliveryStatus };
   if (s.status === 'failed') {
     const e = Array.isArray(s.errors) && isObject(s.errors[0]) ? s.errors[0] : {};

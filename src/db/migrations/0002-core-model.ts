@@ -1,3 +1,4 @@
+import type { ColumnDefinitionBuilder } from 'kysely';
 import type { ParleyMigration } from './helpers.js';
 
 /**
@@ -7,7 +8,7 @@ import type { ParleyMigration } from './helpers.js';
 export const coreModel: ParleyMigration = {
   async up(db, kit) {
     const { bigint } = kit;
-    const account = (c: any) => c.notNull().references('accounts.id').onDelete('cascade');
+    const account = (c: ColumnDefinitionBuilder) => c.notNull().references('accounts.id').onDelete('cascade');
 
     await kit
       .id(db.schema.createTable('integrations'))

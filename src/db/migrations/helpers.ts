@@ -22,5 +22,6 @@ export function migrationKit(dialect: DialectName): MigrationKit {
 }
 
 export interface ParleyMigration {
+  // biome-ignore lint/suspicious/noExplicitAny: a migration sees the schema of its own time, not today's Database type (Kysely's advice)
   up(db: Kysely<any>, kit: MigrationKit): Promise<void>;
 }

@@ -105,7 +105,7 @@ export class AccountsService {
   /** Sets a new owner password and ends every session and token the owner had (its sockets close). */
   async resetOwnerPassword(login: string, pass: string, db: Executor = this.deps.db.kysely): Promise<UserRow> {
     const user = await findUserByLogin(db, normalizeLogin(login));
-    if (!user || user.role !== 'owner') throw notFound('No owner with this login');
+    if (user?.role !== 'owner') throw notFound('No owner with this login');
     const hash = await hashPassword(pass);
     const now = this.deps.clock.now();
     const change = async (trx: Executor) => {

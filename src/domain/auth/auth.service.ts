@@ -3,7 +3,7 @@ import type { UserRow } from '../../db/schema.js';
 import type { Deps } from '../context.js';
 import { forbidden, notFound, rateLimited, unauthorized } from '../errors.js';
 import { findUser, findUserByLogin } from '../users/users.repo.js';
-import { normalizeLogin, type Role } from '../users/users.types.js';
+import { normalizeLogin } from '../users/users.types.js';
 import type { AccountsService, NewAccountInput } from '../accounts/accounts.service.js';
 import { verifyPassword } from './passwords.js';
 import { RateLimiter } from './rate-limiter.js';
@@ -224,7 +224,7 @@ export class AuthService {
    */
   private async activeUser(claims: TokenClaims): Promise<UserRow> {
     const user = await findUser(this.deps.db.kysely, claims.accountId, claims.sub);
-    if (!user || !user.confirmed || claims.iat < user.tokens_valid_after || claims.gen !== generationOf(user)) {
+    if (!user?.confirmed || claims.iat < user.tokens_valid_after || claims.gen !== generationOf(user)) {
       throw unauthorized('Token revoked');
     }
     return user;

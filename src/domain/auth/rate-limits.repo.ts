@@ -17,7 +17,7 @@ export async function hitCounter(db: Executor, key: string, windowMs: number, no
       count = case when rate_limits.reset_at <= ${now} then 1 else rate_limits.count + 1 end,
       reset_at = case when rate_limits.reset_at <= ${now} then ${now + windowMs} else rate_limits.reset_at end
     returning count, reset_at`.execute(db);
-  return { count: Number(rows[0]!.count), resetAt: Number(rows[0]!.reset_at) };
+  return { count: Number(rows[0].count), resetAt: Number(rows[0].reset_at) };
 }
 
 export async function readCounter(db: Executor, key: string, now: number): Promise<Counter | undefined> {

@@ -12,7 +12,7 @@ export function loadOrCreateSecret(configured: string | undefined, dataDir: stri
   const location = path.join(dataDir, file);
   try {
     const fresh = crypto.randomBytes(48).toString('base64url');
-    fs.writeFileSync(location, fresh + '\n', { flag: 'wx', mode: 0o600 });
+    fs.writeFileSync(location, `${fresh}\n`, { flag: 'wx', mode: 0o600 });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }

@@ -143,6 +143,6 @@ export function sha256(text: string): string {
  */
 export function tokenFromHeader(header: string | undefined): string | undefined {
   if (!header) return undefined;
-  const match = /^\s*(?:(?:bearer|jwt)\s+)?([A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+)\s*$/i.exec(header);
+  const match = /^\s*(?:(?:bearer|jwt)\s+)?([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)\s*$/i.exec(header);
   return match?.[1];
 }

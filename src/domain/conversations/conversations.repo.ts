@@ -92,7 +92,8 @@ const insertMessageRow = prepared((db, p: MessageValues) =>
 /** Stores one message (every column given; a delivery status comes later) and answers its row. */
 export async function insertMessage(db: Executor, values: MessageValues): Promise<MessageRow> {
   const [row] = await insertMessageRow(db, values);
-  return row!;
+  if (!row) throw new Error('insert into messages returned no row');
+  return row;
 }
 
 const MESSAGE_FED_COLUMNS = [
@@ -143,10 +144,6 @@ export async function insertInboxLead(
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-}
-
-export async function findMessage(db: Executor, accountId: number, id: number): Promise<MessageRow | undefined> {
-  return db.selectFrom('messages').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
 }
 
 export async function findProfile(db: Executor, id: number | null): Promise<ProfileRow | undefined> {

@@ -353,7 +353,7 @@ export class IngestService {
  * Returns the same object when there is none (the common case allocates nothing).
  */
 export function withoutNul<T>(value: T): T {
-  if (typeof value === 'string') return (value.includes('\u0000') ? value.replace(/\u0000/g, '') : value) as T;
+  if (typeof value === 'string') return (value.includes('\u0000') ? value.replaceAll('\u0000', '') : value) as T;
   if (Array.isArray(value)) {
     const items = value.map(withoutNul);
     return (items.some((item, i) => item !== value[i]) ? items : value) as T;
@@ -362,7 +362,10 @@ export function withoutNul<T>(value: T): T {
     let copy: Record<string, unknown> | undefined;
     for (const [key, item] of Object.entries(value)) {
       const clean = withoutNul(item);
-      if (clean !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = clean;
+      if (clean !== item) {
+        copy ??= { ...(value as Record<string, unknown>) };
+        copy[key] = clean;
+      }
     }
     return (copy ?? value) as T;
   }
@@ -371,7 +374,7 @@ export function withoutNul<T>(value: T): T {
 
 function validateIncoming(integration: IntegrationRow, incoming: IncomingMessage): void {
   const info = integrationTypeInfo(integration.type);
-  if (!info || !info.sourceTypes.includes(incoming.channel.type)) {
+  if (!info?.sourceTypes.includes(incoming.channel.type)) {
     throw invalid(`Channels of type ${incoming.channel.type} do not exist for ${integration.type}`);
   }
   if (!incoming.externalId || !incoming.sender.socialId || !incoming.channel.externalId) {

@@ -16,11 +16,6 @@ export async function listUserDevices(db: Executor, accountId: number, userId: n
   return db.selectFrom('devices').selectAll().where('account_id', '=', accountId).where('user_id', '=', userId).orderBy('id').execute();
 }
 
-export async function listDevicesOfUsers(db: Executor, accountId: number, userIds: number[]): Promise<DeviceRow[]> {
-  if (!userIds.length) return [];
-  return db.selectFrom('devices').selectAll().where('account_id', '=', accountId).where('user_id', 'in', userIds).orderBy('id').execute();
-}
-
 export async function deleteUserDevice(db: Executor, accountId: number, userId: number, id: number): Promise<boolean> {
   const result = await db.deleteFrom('devices').where('id', '=', id).where('account_id', '=', accountId).where('user_id', '=', userId).executeTakeFirst();
   return Number(result.numDeletedRows) === 1;

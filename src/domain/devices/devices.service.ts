@@ -43,6 +43,7 @@ export class DevicesService {
       address = input.subscription.endpoint;
       keys = JSON.stringify({ p256dh: input.subscription.keys.p256dh, auth: input.subscription.keys.auth });
     } else {
+      // biome-ignore lint/style/noNonNullAssertion: checked above: a device other than web takes a token
       address = input.token!;
     }
     const row = await repo.upsertDevice(this.deps.db.kysely, {
@@ -99,9 +100,9 @@ export class DevicesService {
     }
     if (base64urlBytes(sub.keys.auth) !== 16) details.push({ path: '/subscription/keys/auth', message: 'must be 16 bytes, base64url' });
     if (details.length) throw invalid('Invalid push subscription', details);
-    if (!allowPrivate) {
+    if (url && !allowPrivate) {
       try {
-        await checkHost(url!.hostname);
+        await checkHost(url.hostname);
       } catch (err) {
         const message = err instanceof BlockedAddressError ? 'must not point to a private address' : 'host does not resolve';
         throw invalid('Invalid push subscription', [{ path: '/subscription/endpoint', message }]);

@@ -237,7 +237,11 @@ export class EmployeesService {
  */
 function normalizeSources(sources: SourceInput[]): SourceInput[] {
   const seen = new Set<number | null>();
-  const unique = sources.filter((s) => (seen.has(s.saId) ? false : (seen.add(s.saId), true)));
+  const unique = sources.filter((s) => {
+    if (seen.has(s.saId)) return false;
+    seen.add(s.saId);
+    return true;
+  });
   if (unique.length > 1 && seen.has(null)) {
     throw invalid('A record with saId null (no integration) must be the only one', [
       { path: 'body.sources', message: 'mixes saId null with integrations' },

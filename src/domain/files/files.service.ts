@@ -225,7 +225,8 @@ export class FilesService {
       return { integrationId: row.id, shape: shapeOf(row.type) };
     }
 
-    const key = source!;
+    const key = source;
+    if (key === undefined) throw invalid('Give exactly one of source or said', [{ path: 'body.source', message: 'is required when said is absent' }]);
     if (key.length > 255) throw invalid('source is too long', [{ path: 'body.source', message: 'is too long' }]);
     let channel = /^\d{1,15}$/.test(key)
       ? await repo.findChannelForUpload(this.db, auth.accountId, { realId: Number(key) }, scope.integrations)
@@ -311,6 +312,7 @@ async function* guarded(source: Readable | AsyncIterable<Uint8Array>, check: (he
 export function cleanFilename(raw: string | undefined, mime: string): string {
   let name = (raw ?? '')
     .normalize('NFC')
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control and bidi characters are what this removes from file names
     .replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '')
     .replace(/[\\/]/g, '_')
     .trim();

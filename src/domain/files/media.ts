@@ -69,7 +69,7 @@ export function fileRefOf(media: unknown, depth = 0): FileRef | undefined {
     const value = media[key];
     if (typeof value !== 'string' || value.length > 4096) continue;
     const match = FILE_URL.exec(value);
-    if (match) return { id: match[1]! };
+    if (match) return { id: match[1] };
   }
   const { id } = media;
   if (typeof id === 'string' && FILE_ID.test(id)) return { id };

@@ -76,12 +76,12 @@ const FAMILIES: Record<string, Family> = {
   ogg: { test: (b) => asciiAt(b, 0, 'OggS'), mimes: ['audio/ogg', 'video/ogg', 'application/ogg', 'audio/opus'] },
   mp3: {
     // An ID3v2 tag, or an MPEG audio frame sync (11 set bits).
-    test: (b) => asciiAt(b, 0, 'ID3') || (b.length >= 2 && b[0] === 0xff && (b[1]! & 0xe0) === 0xe0),
+    test: (b) => asciiAt(b, 0, 'ID3') || (b.length >= 2 && b[0] === 0xff && (b[1] & 0xe0) === 0xe0),
     mimes: ['audio/mpeg', 'audio/mp3', 'audio/mpeg3', 'audio/x-mpeg-3', 'audio/x-mp3'],
   },
   aac: {
     // ADTS frames (sync 0xFFF, layer 0), possibly after an ID3 tag.
-    test: (b) => asciiAt(b, 0, 'ID3') || (b.length >= 2 && b[0] === 0xff && (b[1]! & 0xf6) === 0xf0),
+    test: (b) => asciiAt(b, 0, 'ID3') || (b.length >= 2 && b[0] === 0xff && (b[1] & 0xf6) === 0xf0),
     mimes: ['audio/aac', 'audio/x-aac', 'audio/aacp'],
   },
   wav: { test: riff('WAVE'), mimes: ['audio/wav', 'audio/x-wav', 'audio/wave', 'audio/vnd.wave'] },
@@ -152,7 +152,7 @@ const MIME_SYNTAX = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-
 
 /** The lower-cased essence of a Content-Type (`image/PNG; x=y` -> `image/png`); undefined when malformed. */
 export function mimeEssence(contentType: string): string | undefined {
-  const essence = contentType.split(';', 1)[0]!.trim().toLowerCase();
+  const essence = contentType.split(';', 1)[0].trim().toLowerCase();
   return MIME_SYNTAX.test(essence) ? essence : undefined;
 }
 
@@ -162,7 +162,7 @@ export function isForbiddenMime(mime: string): boolean {
 
 /** The type the leading bytes show, when they match a known format; never throws. */
 export function detectMime(head: Uint8Array): string | undefined {
-  if (FAMILIES.isobmff!.test(head)) return isobmffMime(head);
+  if (FAMILIES.isobmff.test(head)) return isobmffMime(head);
   for (const family of Object.values(FAMILIES)) {
     if (family === FAMILIES.aac) continue; // its ID3 test would shadow mp3's
     if (family.test(head)) return family.mimes[0];

@@ -2,7 +2,7 @@ import type { Updateable } from 'kysely';
 import type { LeadRow, LeadsTable } from '../../db/schema.js';
 import { invalid, type ErrorDetail } from '../errors.js';
 import { presentLead } from './lead-presenter.js';
-import type { CustomFieldValue, LeadFieldsInput, LeadItem } from './leads.types.js';
+import type { CustomFieldValue, LeadFieldsInput } from './leads.types.js';
 
 /**
  * The editable fields of a lead: checks that do not need the database, and the column values
@@ -123,5 +123,3 @@ export function changedLeadFields(before: LeadRow, after: LeadRow): string[] {
   const b = presentLead(after) as Record<string, unknown>;
   return Object.keys(b).filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
 }
-
-export type { LeadItem };

@@ -53,7 +53,7 @@ function values(query: RawQuery, name: string): string[] | undefined {
   const list = repeatedParam(query, name);
   if (list && list.length > MAX_VALUES) throw bad(name, `must not carry more than ${MAX_VALUES} values`);
   // `types=` with nothing in it filters nothing.
-  return list && list.length ? list : undefined;
+  return list?.length ? list : undefined;
 }
 
 function ids(query: RawQuery, name: string): number[] | undefined {

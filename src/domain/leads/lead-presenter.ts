@@ -26,5 +26,3 @@ export function presentLead(lead: LeadRow) {
     items: JSON.parse(lead.items) as unknown[],
   };
 }
-
-export type PresentedLead = ReturnType<typeof presentLead>;

@@ -59,6 +59,6 @@ function normalize(key: unknown): number | string | null {
 export function median(sorted: number[]): number | null {
   if (!sorted.length) return null;
   const mid = Math.floor((sorted.length - 1) / 2);
-  const middle = sorted.length % 2 ? [sorted[mid]!] : [sorted[mid]!, sorted[mid + 1]!];
+  const middle = sorted.length % 2 ? [sorted[mid]] : [sorted[mid], sorted[mid + 1]];
   return Math.round(middle.reduce((a, b) => a + b, 0) / middle.length);
 }

@@ -1,6 +1,5 @@
 import type { Attachment } from '../../channels/channel.js';
 import type { LeadRow, LeadStatusType, StatusRow } from '../../db/schema.js';
-import type { TagRow } from '../tags/tags.types.js';
 
 /** The lead lists of docs/api/leads.md, plus `leads` (`GET /v1.3/leads`) and the funnel. */
 export type LeadList = 'inbox' | 'active' | 'completed' | 'all' | 'leads';
@@ -147,5 +146,3 @@ export interface NewLeadInput extends LeadFieldsInput {
   customerId?: number;
   customer?: { name: string; phone?: string | null; email?: string | null; address?: string | null };
 }
-
-export type { TagRow };

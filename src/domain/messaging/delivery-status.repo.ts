@@ -101,5 +101,5 @@ export async function outgoingUpTo(
     .orderBy('messages.id')
     .limit(500)
     .execute();
-  return rows.map((r) => r.external_id!).filter(Boolean);
+  return rows.flatMap((r) => (r.external_id ? [r.external_id] : []));
 }

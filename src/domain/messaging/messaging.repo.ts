@@ -172,7 +172,8 @@ const pageBefore = prepared((db, p: { leadId: number; sourceId: number; before: 
 /** The senders' profiles of a history page, by id (usually one: the customer's). */
 export async function profilesByIds(db: Executor, ids: number[]): Promise<Map<number, ProfilePart>> {
   if (!ids.length) return new Map();
-  const rows = ids.length === 1 ? await profileById(db, { profileId: ids[0]! }) : await profilesQuery(db).where('id', 'in', ids).execute();
+  const [only] = ids;
+  const rows = ids.length === 1 && only !== undefined ? await profileById(db, { profileId: only }) : await profilesQuery(db).where('id', 'in', ids).execute();
   return new Map(rows.map((p) => [p.id, p]));
 }
 

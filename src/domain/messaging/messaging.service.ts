@@ -263,7 +263,7 @@ export class MessagingService {
     // Speaking for another employee is an owner's power: an app needs the owner's `admin` consent.
     requireScope(auth, 'admin');
     const user = await findUser(this.db, auth.accountId, userId);
-    if (!user || !user.confirmed) {
+    if (!user?.confirmed) {
       throw invalid('userId is not a confirmed employee of this account', [{ path: 'body.userId', message: 'is not a confirmed employee' }]);
     }
     return userId;
@@ -383,7 +383,11 @@ export class MessagingService {
   /** Messages stored by an earlier send, presented again (an idempotent repeat). */
   private async presentStored(rows: MessageRow[], integration: IntegrationRow): Promise<HistoryMessage[]> {
     const sources = await repo.sourcesByIds(this.db, [...new Set(rows.map((m) => m.source_id))]);
-    return rows.map((m) => presentHistoryMessage(m, sources.get(m.source_id)!, integration, undefined));
+    return rows.map((m) => {
+      const source = sources.get(m.source_id);
+      if (!source) throw new Error(`message ${m.id} names source ${m.source_id}, which is gone`);
+      return presentHistoryMessage(m, source, integration, undefined);
+    });
   }
 
   /** Runs `work` once per key at a time: a repeat that arrives while the first runs gets its answer. */

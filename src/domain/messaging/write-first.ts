@@ -90,7 +90,7 @@ export class WriteFirst {
       if (!isUniqueViolation(err)) throw err;
     }
     const found = await claims.findPostClaim(this.db, integration.id, destination, customId);
-    if (!found || found.state !== 'done' || found.lead_id === null) {
+    if (found?.state !== 'done' || found.lead_id === null) {
       throw conflict('A post with this customId is under way; repeat it when it has been answered', 'in_progress');
     }
     const ids = JSON.parse(found.message_ids ?? '[]') as number[];

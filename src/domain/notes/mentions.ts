@@ -22,7 +22,7 @@ export function resolveMentions(text: string, employees: readonly Mentionable[])
   // Lower-casing may change lengths in a few scripts; matching on the lowered text keeps indexes consistent.
   const out: number[] = [];
   for (let at = lower.indexOf('@'); at !== -1; at = lower.indexOf('@', at + 1)) {
-    if (at > 0 && WORD_CHAR.test(lower[at - 1]!)) continue;
+    if (at > 0 && WORD_CHAR.test(lower[at - 1])) continue;
     const rest = lower.slice(at + 1);
     const hit = candidates.find((c) => rest.startsWith(c.key) && !WORD_CHAR.test(rest.charAt(c.key.length)));
     if (hit && !out.includes(hit.id)) out.push(hit.id);

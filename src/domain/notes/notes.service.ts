@@ -24,8 +24,6 @@ export function presentNote(row: LeadNoteRow) {
   };
 }
 
-export type PresentedNote = ReturnType<typeof presentNote>;
-
 /**
  * Internal notes on a lead (docs/api/leads.md "Internal notes"): employees who see the lead read
  * and write them; they never reach the customer or a channel. `@mentions` of employees are
@@ -46,7 +44,7 @@ export class NotesService {
 
   async create(auth: AuthContext, leadId: number, input: { text: string }): Promise<LeadNoteRow> {
     // PostgreSQL text cannot hold NUL; it never means anything in a note.
-    const text = input.text.replace(/\u0000/g, '').trim();
+    const text = input.text.replaceAll('\u0000', '').trim();
     if (!text) throw invalid('Invalid request: body.text is empty', [{ path: 'body.text', message: 'must not be blank' }]);
     const scope = await scopeOf(this.db, auth);
     return this.db.transaction().execute(async (trx) => {

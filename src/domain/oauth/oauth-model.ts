@@ -216,7 +216,7 @@ export class OAuthModel {
   private async clientAndUser(grant: { id: number; app_id: number; user_id: number; account_id: number }) {
     const app = await repo.findApp(this.db, grant.app_id);
     const user = await findUser(this.db, grant.account_id, grant.user_id);
-    if (!app || !user || !user.confirmed) return undefined;
+    if (!app || !user?.confirmed) return undefined;
     return { client: toClient(app), user: { id: user.id, accountId: user.account_id, role: user.role, grantId: grant.id, generation: Number(user.token_generation) } satisfies OAuthUser };
   }
 }

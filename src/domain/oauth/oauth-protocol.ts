@@ -68,7 +68,7 @@ export class OAuthProtocol {
     if (params.response_type !== 'code') throw oauthInvalid('unsupported_response_type', 'response_type must be "code"');
     const client = await this.clientOf(params);
     if (!client || client.accountId !== auth.accountId) throw oauthInvalid('invalid_client', 'Unknown client_id');
-    const redirectUri = params.redirect_uri ?? client.redirectUris[0]!;
+    const redirectUri = params.redirect_uri ?? client.redirectUris[0];
     if (!client.redirectUris.includes(redirectUri)) throw oauthInvalid('invalid_redirect_uri', 'redirect_uri is not registered for this app');
     const scopes = grantableScopes(auth.role, params.scope?.split(' ').filter(Boolean));
     if (!scopes) throw oauthInvalid('invalid_scope', `scope must be among ${OAUTH_SCOPES.join(', ')}; admin only for the owner`);
@@ -98,7 +98,9 @@ export class OAuthProtocol {
     } catch (err) {
       if (!(err instanceof OAuthError) || !response.headers?.location) throw err instanceof OAuthError ? oauthInvalid(err.name, err.message) : err;
     }
-    return { redirectTo: String(response.headers!.location) };
+    const location = response.headers?.location;
+    if (!location) throw new Error('the authorization server answered without a redirect');
+    return { redirectTo: String(location) };
   }
 
   /** The token endpoint: authorization_code and refresh_token grants. */
@@ -202,7 +204,7 @@ function clientCredentials(req: ProtocolRequest): { clientId?: string; clientSec
   const header = req.headers.authorization;
   const basic = typeof header === 'string' ? /^\s*basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header) : null;
   if (basic) {
-    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+    const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon > 0) {
       try {

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { PluginRow } from '../../db/schema.js';
-import { type TokenObject } from '../auth/auth.service.js';
+import type { TokenObject } from '../auth/auth.service.js';
 import { generationOf, type AuthContext } from '../auth/auth-context.js';
 import { sha256, type TokenSigner } from '../auth/token-signer.js';
 import type { Deps } from '../context.js';
@@ -74,7 +74,7 @@ export class PluginsService {
     const plugin = await findPluginByTokenHash(db, sha256(pluginToken));
     if (!plugin || plugin.revoked_at !== null) throw unauthorized(INVALID_PLUGIN);
     const user = Number.isSafeInteger(managerId) ? await findUser(db, plugin.account_id, managerId) : undefined;
-    if (!user || !user.confirmed) throw unauthorized('Unknown employee for this plugin');
+    if (!user?.confirmed) throw unauthorized('Unknown employee for this plugin');
     const issued = await this.signer.sign(user.id, plugin.account_id, 'plugin', this.deps.config.pluginTtl, {
       pluginId: plugin.id,
       gen: generationOf(user),

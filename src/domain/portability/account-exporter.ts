@@ -45,7 +45,7 @@ export async function exportAccount(
     counts[spec.name] = await repo.countRows(db, spec, accountId, bound);
   }
   // Each file counts twice toward the total: its record and its bytes.
-  const total = Object.values(counts).reduce((a, b) => a + b, 0) + counts.files!;
+  const total = Object.values(counts).reduce((a, b) => a + b, 0) + counts.files;
   const manifest: Manifest = {
     format: FORMAT_NAME,
     version: FORMAT_VERSION,
@@ -68,6 +68,8 @@ export async function exportAccount(
   try {
     await addEntry('manifest.json', Buffer.from(JSON.stringify(manifest, null, 2)));
     for (const spec of SECTIONS) {
+      const bound = bounds.get(spec.name);
+      if (bound === undefined) throw new Error(`no id bound for section ${spec.name}`);
       let part = 0;
       let lines: string[] = [];
       let bytes = 0;
@@ -81,9 +83,9 @@ export async function exportAccount(
       const fileRows: ArchiveRecord[] = [];
       let after: repo.PageKey;
       for (;;) {
-        const rows = await repo.readPage(db, spec, accountId, after, bounds.get(spec.name)!, PAGE);
+        const rows = await repo.readPage(db, spec, accountId, after, bound, PAGE);
         for (const row of rows) {
-          const line = JSON.stringify(normalize(row)) + '\n';
+          const line = `${JSON.stringify(normalize(row))}\n`;
           lines.push(line);
           bytes += line.length;
           if (lines.length >= PART_RECORDS || bytes >= PART_BYTES) await flush();
@@ -93,7 +95,7 @@ export async function exportAccount(
         progress(done, total);
         if (spec.name === 'files') fileRows.push(...rows);
         if (rows.length < PAGE) break;
-        const last = rows[rows.length - 1]!;
+        const last = rows[rows.length - 1];
         after = spec.hasId ? { id: last.id as number | string } : { lead_id: Number(last.lead_id), tag_id: Number(last.tag_id) };
         // Files' bytes follow their records part by part, so the file list never grows unbounded.
         if (spec.name === 'files' && fileRows.length >= PART_RECORDS) {

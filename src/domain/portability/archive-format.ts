@@ -128,9 +128,9 @@ export function entryKind(name: string): EntryKind {
   if (name === 'manifest.json') return { kind: 'manifest' };
   if (name === END_ENTRY) return { kind: 'end' };
   const part = PART.exec(name);
-  const spec = part && SECTION_BY_NAME.get(part[1]!);
+  const spec = part && SECTION_BY_NAME.get(part[1]);
   if (spec) return { kind: 'part', section: spec };
   const file = FILE_ENTRY.exec(name);
-  if (file) return { kind: 'file', id: file[1]! };
+  if (file) return { kind: 'file', id: file[1] };
   return { kind: 'unknown' };
 }

@@ -14,7 +14,7 @@ export class IdMap {
 
   /** False when `oldId` is not above the last one added (the archive is out of order). */
   add(oldId: number, newId: number): boolean {
-    if (this.n && oldId <= this.olds[this.n - 1]!) return false;
+    if (this.n && oldId <= this.olds[this.n - 1]) return false;
     if (this.n === this.olds.length) {
       this.olds = grow(this.olds);
       this.news = grow(this.news);
@@ -29,7 +29,7 @@ export class IdMap {
     let hi = this.n - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
-      const v = this.olds[mid]!;
+      const v = this.olds[mid];
       if (v === oldId) return this.news[mid];
       if (v < oldId) lo = mid + 1;
       else hi = mid - 1;

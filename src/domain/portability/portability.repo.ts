@@ -61,21 +61,22 @@ export async function allocateIds(db: Executor, dialect: 'sqlite' | 'postgres', 
     const rows = await sql<{ id: number }>`select nextval(pg_get_serial_sequence(${table}, 'id')) as id from generate_series(1, ${sql.lit(n)})`.execute(db);
     return rows.rows.map((r) => Number(r.id)).sort((a, b) => a - b);
   }
-  let start = next.get(table);
-  if (start === undefined) {
-    const row = await sql<{ m: number | null }>`select max(id) as m from ${sql.table(table)}`.execute(db);
-    // AUTOINCREMENT never reuses an id, even of a deleted last row: continue after its record too.
-    const seq = await sql<{ seq: number }>`select seq from sqlite_sequence where name = ${table}`.execute(db);
-    start = Math.max(Number(row.rows[0]?.m ?? 0), Number(seq.rows[0]?.seq ?? 0)) + 1;
-  }
+  const start = next.get(table) ?? (await firstFreeSqliteId(db, table));
   next.set(table, start + n);
-  return Array.from({ length: n }, (_, i) => start! + i);
+  return Array.from({ length: n }, (_, i) => start + i);
+}
+
+async function firstFreeSqliteId(db: Executor, table: string): Promise<number> {
+  const row = await sql<{ m: number | null }>`select max(id) as m from ${sql.table(table)}`.execute(db);
+  // AUTOINCREMENT never reuses an id, even of a deleted last row: continue after its record too.
+  const seq = await sql<{ seq: number }>`select seq from sqlite_sequence where name = ${table}`.execute(db);
+  return Math.max(Number(row.rows[0]?.m ?? 0), Number(seq.rows[0]?.seq ?? 0)) + 1;
 }
 
 export async function insertRows(db: Executor, table: TableName, rows: Record<string, unknown>[]): Promise<void> {
   if (!rows.length) return;
   // Parameters per statement stay under SQLite's and PostgreSQL's limits (32766 / 65535).
-  const width = Object.keys(rows[0]!).length;
+  const width = Object.keys(rows[0]).length;
   const chunk = Math.max(1, Math.floor(30000 / width));
   for (let i = 0; i < rows.length; i += chunk) {
     await db.insertInto(table).values(rows.slice(i, i + chunk) as never).execute();
@@ -89,8 +90,8 @@ export async function setLastMessages(db: Executor, pairs: number[]): Promise<vo
     const cases: ReturnType<typeof sql>[] = [];
     const ids: number[] = [];
     for (let j = 0; j < slice.length; j += 2) {
-      cases.push(sql`when ${sql.lit(slice[j]!)} then ${sql.lit(slice[j + 1]!)}`);
-      ids.push(slice[j]!);
+      cases.push(sql`when ${sql.lit(slice[j])} then ${sql.lit(slice[j + 1])}`);
+      ids.push(slice[j]);
     }
     await sql`update leads set last_message_id = case id ${sql.join(cases, sql` `)} end where id in (${sql.join(ids)})`.execute(db);
   }

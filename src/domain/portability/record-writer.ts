@@ -4,7 +4,7 @@ import type { DialectName, Executor } from '../../db/database.js';
 import type { FileStorage } from '../../storage/storage.js';
 import { FileTooLargeError } from '../../storage/storage.js';
 import { AppError } from '../errors.js';
-import { SECTIONS, type ArchiveRecord, type SectionSpec } from './archive-format.js';
+import { SECTION_BY_NAME, SECTIONS, type ArchiveRecord, type SectionSpec } from './archive-format.js';
 import type { Progress } from './account-exporter.js';
 import { IdMap } from './id-map.js';
 import { ImportError } from './import-error.js';
@@ -20,6 +20,13 @@ export interface ImportCounters {
 }
 
 const BATCH = 1000;
+
+function sectionNamed(name: string): SectionSpec {
+  const spec = SECTION_BY_NAME.get(name);
+  if (!spec) throw new Error(`archive-format.ts has no section ${name}`);
+  return spec;
+}
+const FILES_SECTION = sectionNamed('files');
 /** References that may name a record the source no longer held (a removed employee): set to null. */
 const OPTIONAL_REFS = new Set(['user_id', 'status_id', 'payment_type_id', 'profile_id']);
 /** A file id in attachments and URLs: 22 base64url characters standing alone. */
@@ -55,7 +62,7 @@ export class RecordWriter {
 
   async part(spec: SectionSpec, name: string, body: Buffer): Promise<void> {
     const index = SECTIONS.indexOf(spec);
-    if (index < this.sectionIndex) throw new ImportError(`The archive is out of order: ${name} comes after ${SECTIONS[this.sectionIndex]!.name}`);
+    if (index < this.sectionIndex) throw new ImportError(`The archive is out of order: ${name} comes after ${SECTIONS[this.sectionIndex].name}`);
     if (index > this.sectionIndex) {
       await this.endSection();
       this.sectionIndex = index;
@@ -83,7 +90,8 @@ export class RecordWriter {
   }
 
   async file(id: string, stream: Readable, size: number): Promise<void> {
-    if (this.current()?.name === 'files') await this.flush(this.current()!);
+    const current = this.current();
+    if (current?.name === 'files') await this.flush(current);
     const record = this.pendingFiles.get(id);
     if (!record) throw new ImportError(`The archive holds the bytes of file ${id} without its record`);
     this.pendingFiles.delete(id);
@@ -105,8 +113,8 @@ export class RecordWriter {
     const messages = this.maps.get('messages') ?? new IdMap();
     const pairs: number[] = [];
     for (let i = 0; i < this.lastMessages.length; i += 2) {
-      const id = messages.get(this.lastMessages[i + 1]!);
-      if (id !== undefined) pairs.push(this.lastMessages[i]!, id);
+      const id = messages.get(this.lastMessages[i + 1]);
+      if (id !== undefined) pairs.push(this.lastMessages[i], id);
     }
     await repo.setLastMessages(this.db, pairs);
   }
@@ -132,7 +140,7 @@ export class RecordWriter {
   private async insertFile(oldId: string, record: ArchiveRecord, storageKey: string): Promise<void> {
     const id = crypto.randomBytes(16).toString('base64url');
     this.fileIds.set(oldId, id);
-    const row = { id, account_id: this.accountId, storage_key: storageKey, ...pick(record, SECTIONS.find((s) => s.name === 'files')!.columns) };
+    const row = { id, account_id: this.accountId, storage_key: storageKey, ...pick(record, FILES_SECTION.columns) };
     await this.insert('files', 'files', [row]);
   }
 
@@ -152,11 +160,14 @@ export class RecordWriter {
       return;
     }
     let map = this.maps.get(spec.name);
-    if (!map && spec.hasId) this.maps.set(spec.name, (map = new IdMap()));
+    if (!map && spec.hasId) {
+      map = new IdMap();
+      this.maps.set(spec.name, map);
+    }
     const ids = spec.hasId ? await repo.allocateIds(this.db, this.dialect, spec.table, records.length, this.nextIds) : [];
     records.forEach((r, i) => {
       if (!map) return;
-      if (!Number.isSafeInteger(r.id) || !map.add(r.id as number, ids[i]!)) throw new ImportError(`The archive is corrupt: ${spec.name} ids are missing or out of order`);
+      if (!Number.isSafeInteger(r.id) || !map.add(r.id as number, ids[i])) throw new ImportError(`The archive is corrupt: ${spec.name} ids are missing or out of order`);
     });
     const rows = records.map((r, i) => this.row(spec, r, ids[i]));
     await this.insert(spec.name, spec.table, rows);
@@ -179,8 +190,8 @@ export class RecordWriter {
     // A new secret: the archive never holds one (receivers get the new one from the owner).
     if (spec.name === 'webhooks') row.secret = newSecret();
     if (spec.name === 'integrations') row.user_mappings = this.remapMapping(row.user_mappings);
-    if (spec.name === 'leads' && typeof row.last_message_id === 'number') {
-      this.lastMessages.push(id!, row.last_message_id);
+    if (spec.name === 'leads' && id !== undefined && typeof row.last_message_id === 'number') {
+      this.lastMessages.push(id, row.last_message_id);
       row.last_message_id = null;
     }
     if (spec.name === 'messages' && this.fileIds.size) {

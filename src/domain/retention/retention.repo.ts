@@ -82,7 +82,7 @@ export async function countMessages(db: Executor, accountId: number): Promise<nu
 export async function storageKeysOfAccount(db: Executor, accountId: number): Promise<string[]> {
   const files = await db.selectFrom('files').select('storage_key').where('account_id', '=', accountId).execute();
   const exports = await db.selectFrom('account_exports').select('storage_key').where('account_id', '=', accountId).where('storage_key', 'is not', null).execute();
-  return [...files.map((r) => r.storage_key), ...exports.map((r) => r.storage_key!)].filter((k) => k !== '');
+  return [...files.map((r) => r.storage_key), ...exports.map((r) => r.storage_key ?? '')].filter((k) => k !== '');
 }
 
 /** Tables whose rows carry account_id: counted before deletion for the operator's report. */

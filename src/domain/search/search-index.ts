@@ -23,6 +23,7 @@ export interface SearchIndex {
    * first. SQLite joins its FTS table and walks it in rowid order, so a page stops after its rows
    * instead of sorting every match of the integration (a 1M-message account: ~2 ms, not ~200 ms).
    */
+  // biome-ignore lint/suspicious/noExplicitAny: any select over `messages as m`, whatever else it joins or selects
   newestMessages<QB extends SelectQueryBuilder<any, any, any>>(query: QB, terms: string[]): QB;
 }
 
@@ -33,6 +34,7 @@ const sqliteIndex: SearchIndex = {
   customerIds: (alternatives) => sql<{ id: number }>`select rowid as id from customers_fts where customers_fts match ${fts5AnyQuery(alternatives)}`,
   newestMessages: (query, terms) =>
     query
+      // biome-ignore lint/suspicious/noExplicitAny: the join builder of a generic QB has no nameable type
       .innerJoin(sql`messages_fts`.as('f'), (join: any) => join.on(sql<SqlBool>`f.rowid = m.id`))
       .where(sql<SqlBool>`messages_fts match ${fts5Query(terms)}`)
       .orderBy(sql`f.rowid`, 'desc') as typeof query,

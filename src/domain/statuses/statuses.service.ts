@@ -105,7 +105,11 @@ export class StatusesService {
       const to = next ? { statusId: next.id, statusType: next.type } : { statusId: null, statusType: 'inbox' as const };
       const before = new Map((await repo.leadsInStatus(trx, auth.accountId, id)).map((l) => [l.id, l]));
       const moved = await repo.moveLeadsOfStatus(trx, auth.accountId, id, to, now);
-      for (const after of moved) await recordLeadChange(trx, before.get(after.id)!, after, ['statusId'], now);
+      for (const after of moved) {
+        const was = before.get(after.id);
+        if (!was) throw new Error(`lead ${after.id} moved without being read first`);
+        await recordLeadChange(trx, was, after, ['statusId'], now);
+      }
       await repo.deleteStatus(trx, auth.accountId, id);
       return { movedLeadIds: moved.map((l) => l.id), to };
     });

@@ -134,7 +134,8 @@ export class WebhooksService {
     }
     outboxSignal.emit('recorded', 0);
     const [view] = (await this.deliveries(auth, id, { limit: 1, before: deliveryId + 1 })).filter((d) => d.id === deliveryId);
-    return view!;
+    if (!view) throw notFound('Delivery not found');
+    return view;
   }
 
   /** docs/api/webhooks.md: http(s) only, no credentials, no private addresses (unless configured). */

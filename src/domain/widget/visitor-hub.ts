@@ -15,7 +15,10 @@ export class VisitorHub {
   add(integrationId: number, visitorId: string, send: (message: string) => void): () => void {
     const key = VisitorHub.keyOf(integrationId, visitorId);
     let set = this.sockets.get(key);
-    if (!set) this.sockets.set(key, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.sockets.set(key, set);
+    }
     set.add(send);
     return () => {
       set.delete(send);

@@ -100,7 +100,7 @@ export class WidgetConversation {
     const page = rows.slice(0, HISTORY_PAGE);
     return {
       messages: page.reverse().map(presentVisitorMessage),
-      cursor: rows.length > HISTORY_PAGE ? page[0]!.id : -1,
+      cursor: rows.length > HISTORY_PAGE ? (page[0]?.id ?? -1) : -1,
     };
   }
 

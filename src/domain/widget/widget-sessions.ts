@@ -62,7 +62,7 @@ export class WidgetSessions {
   /** A widget by its public key, when the request's origin may use it: 404 / 403 otherwise. */
   async widgetForKey(key: string, req: VisitorRequest): Promise<{ row: IntegrationRow; settings: WidgetSettings }> {
     const row = KEY.test(key) ? await repo.findWidgetByKey(this.db, key) : undefined;
-    if (!row || row.status !== 'active') throw new AppError(404, 'unknown_widget', 'Unknown widget key');
+    if (row?.status !== 'active') throw new AppError(404, 'unknown_widget', 'Unknown widget key');
     const settings = widgetSettingsOf(parseSettings(row.settings));
     this.checkOrigin(settings, req);
     return { row, settings };
@@ -194,6 +194,7 @@ function checkProfileFields(input: SessionInput): Partial<Record<'name' | 'email
   const details: { path: string; message: string }[] = [];
   const name = input.name?.trim();
   if (name) {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: a name with control characters is refused
     if (name.length > LIMITS.name || /[\u0000-\u001f\u007f]/.test(name)) details.push({ path: 'body.name', message: 'is not a valid name' });
     else out.name = name;
   }

@@ -1,4 +1,4 @@
-import { lazy, Suspense, useEffect, useState, useSyncExternalStore } from 'react';
+import { lazy, type ReactNode, Suspense, useEffect, useState, useSyncExternalStore } from 'react';
 import { getSession, onSessionChange, setTokens } from './api/client';
 import { realtime } from './api/realtime';
 import { registerPushDevice } from './api/push';
@@ -31,8 +31,8 @@ export function App() {
           {error ? (
             <>
               <p>{t('app.error', { message: error })}</p>
-              <button onClick={retry}>{t('app.retry')}</button>
-              <button className="link" onClick={() => setTokens(null)}>{t('nav.logout')}</button>
+              <button type="button" onClick={retry}>{t('app.retry')}</button>
+              <button type="button" className="link" onClick={() => setTokens(null)}>{t('nav.logout')}</button>
             </>
           ) : (
             t('app.loading')
@@ -92,7 +92,7 @@ function Shell({ path }: { path: string }) {
 
   const section = path.split('/')[1] ?? '';
   const leadMatch = /^\/leads\/(\d+)$/.exec(path);
-  let page;
+  let page: ReactNode;
   if (section === 'inbox' || leadMatch) page = <InboxPage leadId={leadMatch ? Number(leadMatch[1]) : null} />;
   else if (section === 'funnel') page = <FunnelPage />;
   else if (section === 'search') page = <SearchPage />;
@@ -128,6 +128,7 @@ function Shell({ path }: { path: string }) {
         )}
         {notifyPermission === 'default' && (
           <button
+            type="button"
             className="ghost small"
             onClick={() => void Notification.requestPermission().then((p) => setNotifyPermission(p))}
           >
@@ -138,6 +139,7 @@ function Shell({ path }: { path: string }) {
           {catalog.me.user?.name}
         </span>
         <button
+          type="button"
           className="ghost small"
           onClick={() => {
             realtime.stop();

@@ -64,7 +64,9 @@ export function CatalogProvider({ children, fallback }: { children: ReactNode; f
     setData((d) => {
       if (!d) return d;
       const next = { ...d } as Record<string, unknown>;
-      keys.forEach((k, i) => (next[k] = values[i]));
+      keys.forEach((k, i) => {
+        next[k] = values[i];
+      });
       return next as unknown as Data;
     });
   }, []);

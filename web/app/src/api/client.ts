@@ -104,7 +104,7 @@ export async function request<T>(method: string, path: string, opts: Options = {
     res = await send();
   }
   const text = await res.text();
-  let data: unknown = undefined;
+  let data: unknown;
   if (text) {
     try {
       data = JSON.parse(text);

@@ -28,16 +28,3 @@ export function needsRefresh(session: Session, nowSeconds: number): boolean {
 export function isExpired(session: Session, nowSeconds: number): boolean {
   return !session.refresh || session.refreshExp <= nowSeconds;
 }
-
-/** The user id in a JWT's `sub` (no verification: the server verifies; this only picks defaults). */
-export function tokenUserId(token: string): number | null {
-  try {
-    const part = token.split('.')[1];
-    if (!part) return null;
-    const json = JSON.parse(atob(part.replace(/-/g, '+').replace(/_/g, '/'))) as { sub?: unknown };
-    const id = Number(json.sub);
-    return Number.isInteger(id) ? id : null;
-  } catch {
-    return null;
-  }
-}

@@ -22,13 +22,9 @@ export interface TokenPair {
 export type Status = Schemas['LeadStatus'];
 export type StatusType = Status['type'];
 
-export type MessageData = Schemas['LeadLastMessage']['data'];
-export type Attachment = MessageData['attachments'][number];
-
 export type LeadItem = Schemas['GoodsItem'];
 /** A lead as the lists answer it. */
 export type Lead = Schemas['LeadListItem'];
-export type LeadCustomer = Lead['customer'];
 /** A lead as GET /leads/<id> answers it. */
 export type SingleLead = Schemas['Lead'];
 

@@ -51,23 +51,23 @@ export function BulkBar({ ids, onSelectPage, onClear, onDone }: { ids: number[];
   const tagValue = tag.trim();
 
   return (
-    <div className="bulk" aria-label={t('bulk.selected', { count: ids.length })} role="region">
+    <section className="bulk" aria-label={t('bulk.selected', { count: ids.length })}>
       <div className="bulk-bar small">
         <strong aria-live="polite">{t('bulk.selected', { count: ids.length })}</strong>
-        <button className="small ghost" onClick={onSelectPage}>
+        <button type="button" className="small ghost" onClick={onSelectPage}>
           {t('bulk.selectPage')}
         </button>
-        <button className="small ghost" onClick={onClear} disabled={!ids.length}>
+        <button type="button" className="small ghost" onClick={onClear} disabled={!ids.length}>
           {t('bulk.clear')}
         </button>
-        <button className="small" disabled={!ids.length || busy} onClick={() => void run({ kind: 'read' })}>
+        <button type="button" className="small" disabled={!ids.length || busy} onClick={() => void run({ kind: 'read' })}>
           {t('bulk.markRead')}
         </button>
-        <button className="small" disabled={!ids.length || busy} onClick={() => void run({ kind: 'unread' })}>
+        <button type="button" className="small" disabled={!ids.length || busy} onClick={() => void run({ kind: 'unread' })}>
           {t('bulk.markUnread')}
         </button>
         {userId !== null && (
-          <button className="small" disabled={!ids.length || busy} onClick={() => void run({ kind: 'accept' })}>
+          <button type="button" className="small" disabled={!ids.length || busy} onClick={() => void run({ kind: 'accept' })}>
             {t('bulk.accept')}
           </button>
         )}
@@ -92,10 +92,10 @@ export function BulkBar({ ids, onSelectPage, onClear, onDone }: { ids: number[];
           <EmployeeOptions employees={employees} />
         </select>
         <input value={tag} onChange={(e) => setTag(e.target.value)} aria-label={t('bulk.tagValue')} placeholder={t('bulk.tagValue')} maxLength={100} />
-        <button className="small" disabled={!ids.length || busy || !tagValue} onClick={() => void run({ kind: 'tag', tag: tagValue })}>
+        <button type="button" className="small" disabled={!ids.length || busy || !tagValue} onClick={() => void run({ kind: 'tag', tag: tagValue })}>
           {t('bulk.tag')}
         </button>
-        <button className="small" disabled={!ids.length || busy || !tagValue} onClick={() => void run({ kind: 'untag', tag: tagValue })}>
+        <button type="button" className="small" disabled={!ids.length || busy || !tagValue} onClick={() => void run({ kind: 'untag', tag: tagValue })}>
           {t('bulk.untag')}
         </button>
       </div>
@@ -124,6 +124,6 @@ export function BulkBar({ ids, onSelectPage, onClear, onDone }: { ids: number[];
         </div>
       )}
       {!ids.length && !progress && <p className="muted small pad">{t('bulk.hint')}</p>}
-    </div>
+    </section>
   );
 }

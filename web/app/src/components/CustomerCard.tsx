@@ -65,7 +65,7 @@ export function CustomerCard({ customerId, leadId }: { customerId: number; leadI
       <h3 id={`card-${customerId}`}>{t('card.title')}</h3>
       <div className="card-avatar">
         <Avatar name={customer.name || customer.login} url={customer.avatar} />
-        <button className="small ghost" onClick={() => void refresh()}>
+        <button type="button" className="small ghost" onClick={() => void refresh()}>
           {t('card.refreshAvatar')}
         </button>
         {note && (

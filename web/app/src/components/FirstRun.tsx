@@ -27,6 +27,7 @@ export function FirstRun() {
       setBusy(false);
     }
   };
+  const snippet = widget?.widget?.snippet ?? '';
   return (
     <section className="first-run" aria-labelledby="first-run-title">
       <h2 id="first-run-title">{t('firstRun.title')}</h2>
@@ -39,10 +40,10 @@ export function FirstRun() {
             <code>{widget.widget.snippet}</code>
           </pre>
           <div className="row">
-            <button className="small" onClick={() => void navigator.clipboard?.writeText(widget.widget!.snippet)}>
+            <button type="button" className="small" onClick={() => void navigator.clipboard?.writeText(snippet)}>
               {t('app.copy')}
             </button>
-            <button className="small primary" onClick={() => void reload(['integrations'])}>
+            <button type="button" className="small primary" onClick={() => void reload(['integrations'])}>
               {t('app.close')}
             </button>
           </div>
@@ -50,7 +51,7 @@ export function FirstRun() {
       ) : (
         <>
           <p>{t('firstRun.intro')}</p>
-          <button className="primary" onClick={() => void connect()} disabled={busy}>
+          <button type="button" className="primary" onClick={() => void connect()} disabled={busy}>
             {t('firstRun.widget')}
           </button>
           <p className="muted small">

@@ -45,7 +45,7 @@ export function LeadHeaderTools({ lead, onChange }: { lead: SingleLead; onChange
   return (
     <div className="conv-header-tools small">
       {canAccept && (
-        <button className="primary small" onClick={() => void accept()}>
+        <button type="button" className="primary small" onClick={() => void accept()}>
           {t('lead.accept')}
         </button>
       )}

@@ -18,6 +18,7 @@ export function LeadNotes({ leadId }: { leadId: number }) {
   const box = useRef<HTMLTextAreaElement>(null);
   // The caret after inserting a mention, placed before the browser paints (and before the next key).
   const caret = useRef<number | null>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs after each change of the text, which is when a mention was inserted
   useLayoutEffect(() => {
     if (caret.current !== null && box.current) box.current.setSelectionRange(caret.current, caret.current);
     caret.current = null;
@@ -97,13 +98,10 @@ export function LeadNotes({ leadId }: { leadId: number }) {
                 <time dateTime={n.createdAt}>{formatTime(Date.parse(n.createdAt))}</time>
               </div>
               {splitMentions(n.text, employees.filter((e) => n.mentions.includes(e.id))).map((part, i) =>
-                part.userId ? (
-                  <span key={i} className="mention">
-                    {part.text}
-                  </span>
-                ) : (
-                  <span key={i}>{part.text}</span>
-                ),
+                // biome-ignore lint/suspicious/noArrayIndexKey: the parts of one stored note, in text order: they never move
+                <span key={i} className={part.userId ? 'mention' : undefined}>
+                  {part.text}
+                </span>
               )}
             </li>
           ))}
@@ -117,11 +115,14 @@ export function LeadNotes({ leadId }: { leadId: number }) {
         }}
       >
         {candidates.length > 0 && (
+          // biome-ignore lint/a11y/noNoninteractiveElementToInteractiveRole: ARIA in HTML allows listbox/option on ul/li; focus stays in the text box (aria-activedescendant), so options are not focusable by design
           <ul className="mention-list" role="listbox" id={`mentions-${leadId}`} aria-label={t('notes.suggestions')}>
             {candidates.map((c, i) => (
+              // biome-ignore lint/a11y/useFocusableInteractive: ARIA in HTML allows listbox/option on ul/li; focus stays in the text box (aria-activedescendant), so options are not focusable by design
               <li
                 key={c.id}
                 id={`mention-${leadId}-${c.id}`}
+                // biome-ignore lint/a11y/noNoninteractiveElementToInteractiveRole: ARIA in HTML allows listbox/option on ul/li; focus stays in the text box (aria-activedescendant), so options are not focusable by design
                 role="option"
                 aria-selected={i === pick}
                 onMouseDown={(e) => {

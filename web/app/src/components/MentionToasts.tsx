@@ -46,6 +46,7 @@ export function MentionToasts() {
           <p className="small">{n.text.length > 160 ? `${n.text.slice(0, 160)}…` : n.text}</p>
           <div className="row">
             <button
+              type="button"
               className="small primary"
               onClick={() => {
                 dismiss(n.id);
@@ -54,7 +55,7 @@ export function MentionToasts() {
             >
               {t('notes.open')}
             </button>
-            <button className="small ghost" onClick={() => dismiss(n.id)}>
+            <button type="button" className="small ghost" onClick={() => dismiss(n.id)}>
               {t('notes.dismiss')}
             </button>
           </div>

@@ -123,6 +123,7 @@ export function ShortcutsHelp() {
     (returnTo.current as HTMLElement | null)?.focus?.();
   };
   return (
+    // biome-ignore lint/a11y/noStaticElementInteractions: a click on the backdrop closes the dialog; keyboard users close it with Escape inside the dialog
     <div className="overlay" onMouseDown={(e) => e.target === e.currentTarget && close()}>
       <div
         className="dialog"
@@ -158,7 +159,7 @@ export function ShortcutsHelp() {
             </div>
           ))}
         </dl>
-        <button ref={closeButton} className="primary" onClick={close}>
+        <button type="button" ref={closeButton} className="primary" onClick={close}>
           {t('keys.close')}
         </button>
       </div>

@@ -83,6 +83,8 @@ export function VirtualList<T>({ items, rowHeight, keyOf, renderRow, onEndReache
 
   const cursorItem = items[Math.min(cursor, items.length - 1)];
   return (
+    // biome-ignore lint/a11y/noStaticElementInteractions: the role is a listbox whenever there are items (set just below; the rule cannot see a computed role)
+    // biome-ignore lint/a11y/useAriaPropsSupportedByRole: as above: listbox and group both take aria-label
     <div
       ref={ref}
       className="vlist"
@@ -100,6 +102,8 @@ export function VirtualList<T>({ items, rowHeight, keyOf, renderRow, onEndReache
         {items.slice(start, end).map((item, k) => {
           const i = start + k;
           return (
+            // biome-ignore lint/a11y/useKeyWithClickEvents: the listbox takes the keys (arrows, Enter, Space) for its options through aria-activedescendant
+            // biome-ignore lint/a11y/useFocusableInteractive: focus stays on the listbox (aria-activedescendant), so options are not focusable by design
             <div
               key={keyOf(item)}
               id={`${idPrefix}-${keyOf(item)}`}

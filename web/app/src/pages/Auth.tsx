@@ -74,6 +74,7 @@ export function AuthPage({ mode, next }: { mode: 'login' | 'setup'; next?: strin
         )}
         <label>
           {t('auth.login.email')}
+          {/* biome-ignore lint/a11y/noAutofocus: the sign-in page exists for this form: focus in its first field is what a keyboard or screen-reader user expects */}
           <input name="login" type="email" value={login} onChange={(e) => setLogin(e.target.value)} required maxLength={254} autoComplete="username" autoFocus />
         </label>
         <label>
@@ -122,6 +123,7 @@ export function InvitePage({ token }: { token: string }) {
       <form onSubmit={submit} className="stack" aria-label={t('auth.invite.title')}>
         <label>
           {t('auth.setup.name')}
+          {/* biome-ignore lint/a11y/noAutofocus: the invitation page exists for this form: focus in its first field is what a keyboard or screen-reader user expects */}
           <input name="name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} autoComplete="name" autoFocus />
         </label>
         <label>

@@ -58,6 +58,7 @@ export function Composer({
     if (replyTo) box.current?.focus();
   }, [replyTo]);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the pick goes back to the first template whenever the typed query changes
   useEffect(() => setPick(0), [slash]);
 
   const insert = (phrase: string) => {
@@ -89,7 +90,7 @@ export function Composer({
       }
       if (e.key === 'Enter' || e.key === 'Tab') {
         e.preventDefault();
-        insert(matches[Math.min(pick, matches.length - 1)]!.template);
+        insert(matches[Math.min(pick, matches.length - 1)].template);
         return;
       }
     }
@@ -118,7 +119,7 @@ export function Composer({
           <span data-private-reply={privately ? '' : undefined}>
             {t(privately ? 'conv.replyingPrivately' : 'conv.replying', { text: replyTo.message.text || replyTo.message.attachments[0]?.text || '…' })}
           </span>
-          <button className="link small" onClick={onCancelReply} aria-label={t('conv.cancelReply')}>
+          <button type="button" className="link small" onClick={onCancelReply} aria-label={t('conv.cancelReply')}>
             ✕
           </button>
         </div>
@@ -126,17 +127,20 @@ export function Composer({
       {file && (
         <div className="replying">
           <span>+ {file.name}</span>
-          <button className="link small" onClick={() => setFile(null)} aria-label={t('conv.removeAttachment')}>
+          <button type="button" className="link small" onClick={() => setFile(null)} aria-label={t('conv.removeAttachment')}>
             ✕
           </button>
         </div>
       )}
       {menuOpen && (
+        // biome-ignore lint/a11y/noNoninteractiveElementToInteractiveRole: ARIA in HTML allows listbox/option on ul/li; focus stays in the text box (aria-activedescendant), so options are not focusable by design
         <ul className="template-menu" role="listbox" aria-label={t('conv.templates')}>
           {matches.length === 0 && <li className="muted">{t('conv.noTemplates')}</li>}
           {matches.map((p, i) => (
+            // biome-ignore lint/a11y/useFocusableInteractive: ARIA in HTML allows listbox/option on ul/li; focus stays in the text box (aria-activedescendant), so options are not focusable by design
             <li
               key={p.id}
+              // biome-ignore lint/a11y/noNoninteractiveElementToInteractiveRole: ARIA in HTML allows listbox/option on ul/li; focus stays in the text box (aria-activedescendant), so options are not focusable by design
               role="option"
               aria-selected={i === pick}
               className={i === pick ? 'picked' : ''}
@@ -152,7 +156,7 @@ export function Composer({
         </ul>
       )}
       <div className="composer-row">
-        <button className="ghost icon" onClick={() => fileInput.current?.click()} aria-label={t('conv.attach')} title={t('conv.attach')} disabled={disabled}>
+        <button type="button" className="ghost icon" onClick={() => fileInput.current?.click()} aria-label={t('conv.attach')} title={t('conv.attach')} disabled={disabled}>
           <svg width="18" height="18" viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth="2" aria-hidden="true">
             <path d="M21 11.5l-8.6 8.6a5.5 5.5 0 01-7.8-7.8l9.2-9.2a3.7 3.7 0 015.2 5.2l-9.2 9.2a1.8 1.8 0 01-2.6-2.6l8.5-8.5" />
           </svg>
@@ -167,6 +171,7 @@ export function Composer({
           }}
         />
         <button
+          type="button"
           className="ghost icon"
           onClick={() => setShowTemplates((v) => !v)}
           aria-label={t('conv.templates')}
@@ -187,7 +192,7 @@ export function Composer({
           onKeyDown={onKeyDown}
           disabled={disabled}
         />
-        <button className="primary" onClick={submit} disabled={disabled || (!text.trim() && !file)}>
+        <button type="button" className="primary" onClick={submit} disabled={disabled || (!text.trim() && !file)}>
           {t('conv.send')}
         </button>
       </div>

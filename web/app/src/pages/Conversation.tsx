@@ -29,17 +29,15 @@ import { LeadHeaderTools } from '../components/LeadHeaderTools';
 function Attachments({ m }: { m: HistoryMessage['message'] }) {
   return (
     <>
-      {m.attachments.map((a, i) =>
-        a.type === 'photo' || a.type === 'sticker' ? (
-          <a key={i} href={a.url} target="_blank" rel="noreferrer" className="att-img">
-            <img src={a.url} alt={a.text || t('conv.file')} loading="lazy" />
+      {m.attachments.map((a, i) => {
+        const image = a.type === 'photo' || a.type === 'sticker';
+        return (
+          // biome-ignore lint/suspicious/noArrayIndexKey: the attachments of one stored message, in their order: they never move
+          <a key={i} href={a.url} target="_blank" rel="noreferrer" className={image ? 'att-img' : 'att-file'}>
+            {image ? <img src={a.url} alt={a.text || t('conv.file')} loading="lazy" /> : <>↓ {a.text || a.url.split('/').pop() || t('conv.file')}</>}
           </a>
-        ) : (
-          <a key={i} href={a.url} target="_blank" rel="noreferrer" className="att-file">
-            ↓ {a.text || a.url.split('/').pop() || t('conv.file')}
-          </a>
-        ),
-      )}
+        );
+      })}
     </>
   );
 }
@@ -50,7 +48,7 @@ function DeliveryTicks({ m }: { m: HistoryMessage }) {
   if (!tick) return null;
   const label = tick.kind === 'failed' ? t('wa.status.failed', { reason: m.error?.message || m.error?.title || '' }) : t(`wa.status.${tick.kind as 'sent' | 'delivered' | 'read'}`);
   return (
-    <span className={`ticks ${tick.kind}`} title={label} aria-label={label} data-status={tick.kind}>
+    <span className={`ticks ${tick.kind}`} title={label} role="img" aria-label={label} data-status={tick.kind}>
       {tick.mark}
       {tick.kind === 'failed' && <span className="error small"> {label}</span>}
     </span>
@@ -150,6 +148,7 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
   }, [realId, loadHistory]);
 
   // Keep the view where it was when earlier messages are added above; follow new ones at the bottom.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs after each change of the conversation, before the browser paints it
   useLayoutEffect(() => {
     const el = scroller.current;
     if (!el) return;
@@ -180,11 +179,12 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
           clearTimeout(typingTimer.current);
           setVisitorTyping(false);
         }
-        if (e.message && (e.type === 'message.incoming' || e.type === 'message.outgoing' || e.type === 'message.status')) {
+        const message = e.message;
+        if (message && (e.type === 'message.incoming' || e.type === 'message.outgoing' || e.type === 'message.status')) {
           // A customer message moves the channel's window: refresh the sources' `expires`.
           if (e.type === 'message.incoming') void api.get<Source[]>(`/messaging/${leadId}/sources`).then(setSources, () => undefined);
-          if (e.message.source.realId === ctx.current.realId) setConv((c) => addMessages(c, [e.message!]));
-          else if (e.type !== 'message.incoming' && !sources?.some((s) => s.realId === e.message!.source.realId))
+          if (message.source.realId === ctx.current.realId) setConv((c) => addMessages(c, [message]));
+          else if (e.type !== 'message.incoming' && !sources?.some((s) => s.realId === message.source.realId))
             void api.get<Source[]>(`/messaging/${leadId}/sources`).then(setSources, () => undefined);
         } else if (e.type.startsWith('lead.')) void reloadLead().catch(() => undefined);
       }),
@@ -283,7 +283,7 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
         onDrop={onDrop}
       >
         <header className="conv-head">
-          <button className="ghost icon back" onClick={onBack} aria-label={t('conv.back')}>
+          <button type="button" className="ghost icon back" onClick={onBack} aria-label={t('conv.back')}>
             ←
           </button>
           <div className="conv-title">
@@ -315,7 +315,7 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
               </select>
             </label>
           )}
-          <button className="ghost small" aria-expanded={panel} onClick={() => setPanel((p) => !p)}>
+          <button type="button" className="ghost small" aria-expanded={panel} onClick={() => setPanel((p) => !p)}>
             {t('conv.details')}
           </button>
         </header>
@@ -329,11 +329,12 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
             {notice}
           </p>
         )}
-        <div className="messages" ref={scroller} onScroll={onScroll} tabIndex={0} aria-label={t('conv.messages')} aria-live="polite">
+        {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus so keyboard users can scroll it (axe: scrollable-region-focusable) */}
+        <div className="messages" ref={scroller} onScroll={onScroll} tabIndex={0} role="log" aria-label={t('conv.messages')} aria-live="polite">
           {post && <PostPreview post={post} />}
           {conv.cursor !== null &&
             (hasMore(conv) ? (
-              <button className="ghost small load-earlier" onClick={() => void loadHistory(true)}>
+              <button type="button" className="ghost small load-earlier" onClick={() => void loadHistory(true)}>
                 {t('conv.loadEarlier')}
               </button>
             ) : (
@@ -350,6 +351,7 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
                   <time dateTime={new Date(m.datetime).toISOString()}>{formatTime(m.datetime)}</time>
                   <DeliveryTicks m={m} />
                   <button
+                    type="button"
                     className="link small"
                     onClick={() => {
                       setReplyTo(m);
@@ -360,6 +362,7 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
                   </button>
                   {canReplyPrivately(m) && (
                     <button
+                      type="button"
                       className="link small"
                       data-reply-privately
                       onClick={() => {
@@ -383,10 +386,10 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
                 {p.error ? (
                   <span className="error" role="alert">
                     {t('conv.failed', { reason: p.error })}{' '}
-                    <button className="link small" onClick={() => void send(retries.current.get(p.tempId) ?? { text: p.text, file: null, replyTo: p.replyTo }, p)}>
+                    <button type="button" className="link small" onClick={() => void send(retries.current.get(p.tempId) ?? { text: p.text, file: null, replyTo: p.replyTo }, p)}>
                       {t('app.retry')}
                     </button>{' '}
-                    <button className="link small" onClick={() => setConv((c) => dropPending(c, p.tempId))}>
+                    <button type="button" className="link small" onClick={() => setConv((c) => dropPending(c, p.tempId))}>
                       {t('conv.discard')}
                     </button>
                   </span>

@@ -107,6 +107,7 @@ export default function FunnelPage() {
     }
   };
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: listens while a drag is on (drag !== null), reading the drag from dragRef; not again on each pointer move
   useEffect(() => {
     if (!drag) return;
     const onMove = (e: PointerEvent) => {
@@ -132,7 +133,6 @@ export default function FunnelPage() {
       window.removeEventListener('pointerup', onUp);
       window.removeEventListener('pointercancel', onCancel);
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [drag !== null]);
 
   const startDrag = (e: ReactPointerEvent, lead: Lead, status: number) => {

@@ -65,7 +65,7 @@ function LeadRow({ lead, picking }: { lead: Lead; picking?: boolean }) {
         <div className="lead-row-bottom">
           <span className="lead-preview">{preview(lead)}</span>
           {unread > 0 && (
-            <span className="badge" aria-label={t('lists.unread', { count: unread })}>
+            <span className="badge" role="img" aria-label={t('lists.unread', { count: unread })}>
               {unread}
             </span>
           )}
@@ -123,17 +123,19 @@ export function InboxPage({ leadId }: { leadId: number | null }) {
     }
   }, []);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new list or new filters start the list again (loadPage reads them through ctx)
   useEffect(() => {
     setState(emptyList);
     void loadPage(true);
     void loadCounts();
   }, [list, filters, loadPage, loadCounts]);
 
-  // Keep the open lead read.
+  // Keep the open lead read (again when more leads arrive: the open one may be among them).
+  // biome-ignore lint/correctness/useExhaustiveDependencies: state.items.length is the trigger; the lead is read through ctx
   useEffect(() => {
     if (leadId === null) return;
     const lead = ctx.current.state.items.find((l) => l.id === leadId);
-    if (lead && lead.read && !lead.message?.unread) return;
+    if (lead?.read && !lead.message?.unread) return;
     setState((s) => markRead(s, leadId));
     void api.put(`/leads/${leadId}/read`).then(loadCounts, () => undefined);
   }, [leadId, state.items.length, loadCounts]);
@@ -169,7 +171,8 @@ export function InboxPage({ leadId }: { leadId: number | null }) {
       if ((e.type === 'message.incoming' || e.type === 'message.outgoing') && e.message) {
         const held = ctx.current.state.items.some((l) => l.id === e.leadId);
         if (held) {
-          setState((s) => applyMessage(s, e.leadId!, e.message!, ctx.current.leadId));
+          const { leadId: eventLead, message } = e;
+          setState((s) => applyMessage(s, eventLead, message, ctx.current.leadId));
           if (e.message.incoming && ctx.current.leadId === e.leadId && !document.hidden) void api.put(`/leads/${e.leadId}/read`).catch(() => undefined);
         } else void refetch(e.leadId);
       } else if (e.type.startsWith('lead.') && e.type !== 'lead.note.created') void refetch(e.leadId);
@@ -191,6 +194,7 @@ export function InboxPage({ leadId }: { leadId: number | null }) {
   };
 
   const order = state.items.map((l) => l.id);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: state.items is the trigger (the selection keeps only shown leads); they are read through ctx
   useEffect(() => setSelection((sel) => keepShown(sel, ctx.current.state.items.map((l) => l.id))), [state.items]);
   const step = (by: number) => {
     const { state, leadId } = ctx.current;
@@ -217,17 +221,18 @@ export function InboxPage({ leadId }: { leadId: number | null }) {
       <section className="inbox-list" aria-label={t('lists.label')}>
         <div className="tabs" role="tablist" aria-label={t('lists.label')}>
           {LISTS.map((l) => (
-            <button key={l} role="tab" aria-selected={list === l} className="tab" onClick={() => selectList(l)} data-list={l}>
+            <button type="button" key={l} role="tab" aria-selected={list === l} className="tab" onClick={() => selectList(l)} data-list={l}>
               {t(`lists.${l}`)}
               {counts && <span className="count">{counts[l]}</span>}
             </button>
           ))}
         </div>
         <div className="list-tools">
-          <button className="ghost small" aria-expanded={showFilters} onClick={() => setShowFilters((v) => !v)}>
+          <button type="button" className="ghost small" aria-expanded={showFilters} onClick={() => setShowFilters((v) => !v)}>
             {nFilters ? t('filters.count', { count: nFilters }) : t('filters.title')}
           </button>
           <button
+            type="button"
             className="ghost small"
             aria-pressed={picking}
             onClick={() => {
@@ -253,7 +258,7 @@ export function InboxPage({ leadId }: { leadId: number | null }) {
         {showFilters && <FilterBar list={list} value={filters} onChange={setFilters} statuses={statuses} />}
         {error && (
           <p className="error" role="alert">
-            {t('app.error', { message: error })} <button onClick={() => void loadPage(true)}>{t('app.retry')}</button>
+            {t('app.error', { message: error })} <button type="button" onClick={() => void loadPage(true)}>{t('app.retry')}</button>
           </p>
         )}
         <VirtualList

@@ -45,6 +45,7 @@ function Field({
     onBlur: () => void save(),
   };
   return (
+    // biome-ignore lint/a11y/noLabelWithoutControl: the label wraps its control, a textarea or an input chosen just below
     <label className="field">
       {label}
       {multiline ? (
@@ -128,7 +129,7 @@ export function LeadPanel({ lead, listLead, onChange, onClose }: { lead: SingleL
     <aside className="lead-panel" aria-label={t('conv.details')}>
       <header className="panel-head">
         <h2>{t('lead.title', { id: lead.id })}</h2>
-        <button className="ghost icon" onClick={onClose} aria-label={t('app.close')}>
+        <button type="button" className="ghost icon" onClick={onClose} aria-label={t('app.close')}>
           ✕
         </button>
       </header>
@@ -139,7 +140,7 @@ export function LeadPanel({ lead, listLead, onChange, onClose }: { lead: SingleL
       )}
       <LeadNotes leadId={lead.id} />
       {lead.statusId === null && userId !== null && (
-        <button className="primary wide" onClick={() => run(api.put<SingleLead>(`/leads/${lead.id}/accept`, { userId }).then(onChange))}>
+        <button type="button" className="primary wide" onClick={() => run(api.put<SingleLead>(`/leads/${lead.id}/accept`, { userId }).then(onChange))}>
           {t('lead.accept')}
         </button>
       )}
@@ -162,7 +163,7 @@ export function LeadPanel({ lead, listLead, onChange, onClose }: { lead: SingleL
           {tags.map((tag) => (
             <li key={tag} className="tag">
               {tag}
-              <button className="link small" onClick={() => void removeTag(tag)} aria-label={t('lead.removeTag', { tag })}>
+              <button type="button" className="link small" onClick={() => void removeTag(tag)} aria-label={t('lead.removeTag', { tag })}>
                 ✕
               </button>
             </li>
@@ -222,6 +223,7 @@ export function LeadPanel({ lead, listLead, onChange, onClose }: { lead: SingleL
       </Section>
       <Section title={t('lead.items')}>
         {items.map((item, i) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: items have no ids (the API keeps them as an ordered list); the inputs are controlled, so a row never shows another's value
           <div className="row" key={i}>
             <input
               value={item.title}
@@ -239,12 +241,12 @@ export function LeadPanel({ lead, listLead, onChange, onClose }: { lead: SingleL
               onChange={(e) => setItems(items.map((x, j) => (j === i ? { ...x, count: Math.trunc(Number(e.target.value) || 0) } : x)))}
               onBlur={() => run(update({ items }))}
             />
-            <button className="link small" onClick={() => run(update({ items: items.filter((_, j) => j !== i) }))} aria-label={t('app.delete')}>
+            <button type="button" className="link small" onClick={() => run(update({ items: items.filter((_, j) => j !== i) }))} aria-label={t('app.delete')}>
               ✕
             </button>
           </div>
         ))}
-        <button className="small" onClick={() => setItems([...items, { title: '', count: 1 }])}>
+        <button type="button" className="small" onClick={() => setItems([...items, { title: '', count: 1 }])}>
           {t('lead.addItem')}
         </button>
       </Section>

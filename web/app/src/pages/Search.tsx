@@ -68,6 +68,7 @@ export function SearchPage() {
   return (
     <div className="page search-page">
       <h1>{t('search.title')}</h1>
+      {/* biome-ignore lint/a11y/useSemanticElements: the <search> element is newer than the browsers the app supports; role=search on the form says the same */}
       <form onSubmit={search} className="row search-form" role="search">
         <input
           type="search"
@@ -76,6 +77,7 @@ export function SearchPage() {
           placeholder={t('search.placeholder')}
           aria-label={t('search.placeholder')}
           maxLength={200}
+          // biome-ignore lint/a11y/noAutofocus: the page exists for this one field: focus there is what a keyboard or screen-reader user expects on opening it
           autoFocus
         />
         <button type="submit" className="primary" disabled={busy}>
@@ -108,7 +110,7 @@ export function SearchPage() {
               ))}
             </ul>
             {cursor !== -1 && (
-              <button className="small" onClick={() => void moreCustomers()}>
+              <button type="button" className="small" onClick={() => void moreCustomers()}>
                 {t('search.more')}
               </button>
             )}
@@ -132,7 +134,7 @@ export function SearchPage() {
             {hits
               .filter((h) => h.cursors.some((c) => String(c.cursor) !== '-1'))
               .map((h) => (
-                <button key={h.integrationId} className="small" onClick={() => void moreMessages(h)}>
+                <button type="button" key={h.integrationId} className="small" onClick={() => void moreMessages(h)}>
                   {t('search.more')} (#{h.integrationId})
                 </button>
               ))}

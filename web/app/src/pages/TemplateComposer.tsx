@@ -50,7 +50,7 @@ export function TemplateComposer({ saId, onSend, disabled }: { saId: number; onS
                 setValues([]);
               }}
             >
-              {templates!.map((x, i) => (
+              {(templates ?? []).map((x, i) => (
                 <option key={`${x.name}:${x.language}`} value={i}>
                   {x.name} ({x.language})
                 </option>
@@ -59,6 +59,7 @@ export function TemplateComposer({ saId, onSend, disabled }: { saId: number; onS
           </label>
           {Array.from({ length: count }, (_, i) => (
             <input
+              // biome-ignore lint/suspicious/noArrayIndexKey: the position is the parameter ({{1}}, {{2}}, ...)
               key={i}
               required
               maxLength={1024}

@@ -63,8 +63,8 @@ export function dropPending(state: ConversationState, tempId: string): Conversat
 /** Day separators: true where a message starts a new local day. */
 export function startsDay(messages: HistoryMessage[], index: number): boolean {
   if (index === 0) return true;
-  const a = new Date(messages[index - 1]!.datetime);
-  const b = new Date(messages[index]!.datetime);
+  const a = new Date(messages[index - 1].datetime);
+  const b = new Date(messages[index].datetime);
   return a.toDateString() !== b.toDateString();
 }
 

@@ -30,6 +30,6 @@ export function reorder<T>(list: T[], from: number, to: number): T[] {
   if (from === to || from < 0 || to < 0 || from >= list.length || to >= list.length) return list;
   const next = list.slice();
   const [x] = next.splice(from, 1);
-  next.splice(to, 0, x!);
+  next.splice(to, 0, x);
   return next;
 }

@@ -5,7 +5,7 @@ export function mentionAt(text: string, caret: number): { start: number; query: 
   const before = text.slice(0, caret);
   const m = /(^|[^\p{L}\p{N}_])@([^\s@]{0,40})$/u.exec(before);
   if (!m) return null;
-  return { start: caret - m[2]!.length - 1, query: m[2]! };
+  return { start: caret - m[2].length - 1, query: m[2] };
 }
 
 /** Employees whose name or login starts with the query (without case), names first. */
@@ -34,7 +34,7 @@ export function splitMentions(text: string, mentioned: readonly Employee[]): Arr
   const lower = text.toLocaleLowerCase();
   let plain = 0;
   for (let at = lower.indexOf('@'); at !== -1; at = lower.indexOf('@', at + 1)) {
-    if (at > 0 && /[\p{L}\p{N}_]/u.test(lower[at - 1]!)) continue;
+    if (at > 0 && /[\p{L}\p{N}_]/u.test(lower[at - 1])) continue;
     const rest = lower.slice(at + 1);
     const hit = keys.find((k) => rest.startsWith(k.key) && !/[\p{L}\p{N}_]/u.test(rest.charAt(k.key.length)));
     if (!hit) continue;

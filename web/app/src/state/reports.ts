@@ -16,8 +16,8 @@ export function formatDuration(ms: number | null): string {
 /** Every UTC day from `from` to `to` (YYYY-MM-DD, inclusive) with its count; missing days are 0. */
 export function fillDays(points: Array<{ date: string; count: number }>, from?: string, to?: string): Array<{ date: string; count: number }> {
   if (!points.length && (!from || !to)) return [];
-  const start = Date.parse(`${from ?? points[0]!.date}T00:00:00Z`);
-  const end = Date.parse(`${to ?? points[points.length - 1]!.date}T00:00:00Z`);
+  const start = Date.parse(`${from ?? points[0].date}T00:00:00Z`);
+  const end = Date.parse(`${to ?? points[points.length - 1].date}T00:00:00Z`);
   if (!(end >= start)) return points;
   const counts = new Map(points.map((p) => [p.date, p.count]));
   const out: Array<{ date: string; count: number }> = [];
@@ -47,7 +47,7 @@ export function csvField(v: string | number | null): string {
 }
 
 export function toCsv(rows: Array<Array<string | number | null>>): string {
-  return rows.map((r) => r.map(csvField).join(',')).join('\r\n') + '\r\n';
+  return `${rows.map((r) => r.map(csvField).join(',')).join('\r\n')}\r\n`;
 }
 
 /** The report as one CSV: a `section` column keeps the tables apart in one sheet. */

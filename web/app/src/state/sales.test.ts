@@ -142,7 +142,7 @@ describe('mentions in the note box', () => {
     expect(mentionAt('hi @an', 6)).toEqual({ start: 3, query: 'an' });
     expect(mentionAt('mail@an', 7)).toBeNull();
     expect(mentionCandidates(staff, 'ann').map((e: { id: number }) => e.id)).toEqual([1, 2]);
-    expect(insertMention('hi @an!', 3, 6, staff[1]!)).toEqual({ text: 'hi @Ann Lee !', caret: 12 });
+    expect(insertMention('hi @an!', 3, 6, staff[1])).toEqual({ text: 'hi @Ann Lee !', caret: 12 });
     expect(splitMentions('cc @ann lee, @Ann.', staff)).toEqual([
       { text: 'cc ' },
       { text: '@ann lee', userId: 2 },

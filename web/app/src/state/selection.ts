@@ -23,7 +23,7 @@ export function selectRange(sel: Selection, order: readonly number[], id: number
   if (to === -1) return sel;
   if (from === -1) return toggle(sel, id);
   const ids = new Set(sel.ids);
-  for (let i = Math.min(from, to); i <= Math.max(from, to); i++) ids.add(order[i]!);
+  for (let i = Math.min(from, to); i <= Math.max(from, to); i++) ids.add(order[i]);
   return { ids, anchor: id };
 }
 
@@ -58,7 +58,7 @@ export async function runBulk(
   let next = 0;
   const worker = async () => {
     while (next < ids.length) {
-      const id = ids[next++]!;
+      const id = ids[next++];
       try {
         await action(id);
       } catch (e) {

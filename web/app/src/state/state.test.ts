@@ -60,17 +60,17 @@ describe('lead lists', () => {
     const s = appendPage(emptyList, [lead(3, 300), lead(2, 200), lead(1, 100)], 3, 50);
     const moved = applyMessage(s, 1, msg('9', 400), null);
     expect(moved.items.map((l) => l.id)).toEqual([1, 3, 2]);
-    expect(moved.items[0]!.message).toMatchObject({ unread: 1, incoming: true, timestamp: iso(400) });
-    expect(moved.items[0]!.read).toBe(false);
+    expect(moved.items[0].message).toMatchObject({ unread: 1, incoming: true, timestamp: iso(400) });
+    expect(moved.items[0].read).toBe(false);
     expect(moved.total).toBe(3);
     const open = applyMessage(s, 1, msg('9', 400), 1);
-    expect(open.items[0]!.message!.unread).toBe(0);
+    expect(open.items[0].message!.unread).toBe(0);
     expect(applyMessage(s, 42, msg('9', 400), null)).toBe(s);
   });
 
   it('an outgoing message keeps the unread count', () => {
     const s = appendPage(emptyList, [lead(1, 100, { read: false, message: { ...lead(1, 100).message!, unread: 2 } })], 1, 50);
-    expect(applyMessage(s, 1, msg('9', 400, false), null).items[0]!.message).toMatchObject({ unread: 2, incoming: false });
+    expect(applyMessage(s, 1, msg('9', 400, false), null).items[0].message).toMatchObject({ unread: 2, incoming: false });
   });
 
   it('inserts new leads in order, counts them, and leaves ones older than the loaded pages out', () => {
@@ -121,7 +121,7 @@ describe('conversation', () => {
     const p = { tempId: 't1', text: 'hello', datetime: 1, replyTo: null, error: null };
     let s = addPending(emptyConversation, p);
     const failed = failPending(s, 't1', 'channel refused');
-    expect(failed.pending[0]!.error).toBe('channel refused');
+    expect(failed.pending[0].error).toBe('channel refused');
     s = resolvePending(s, 't1', [msg('10', 500, false)]);
     expect(s.pending).toEqual([]);
     expect(s.messages.map((m) => m.messageId)).toEqual(['10']);
@@ -175,8 +175,8 @@ describe('funnel', () => {
   it('moves a lead between columns, keeping order, and ignores unknown targets', () => {
     const cols = [col(1, [lead(1, 100), lead(2, 50)]), col(2, [lead(3, 75)])];
     const moved = moveLead(cols, 1, 2);
-    expect(moved[0]!.leads.map((l) => l.id)).toEqual([2]);
-    expect(moved[1]!.leads.map((l) => [l.id, l.statusId])).toEqual([
+    expect(moved[0].leads.map((l) => l.id)).toEqual([2]);
+    expect(moved[1].leads.map((l) => [l.id, l.statusId])).toEqual([
       [1, 2],
       [3, null],
     ]);

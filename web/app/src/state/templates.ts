@@ -54,7 +54,7 @@ export function phraseForKey(phrases: TemplatePhrase[], e: KeyLike): TemplatePhr
 /** The `/` search: the composer holds "/word" (nothing else) -> "word"; otherwise null. */
 export function slashQuery(text: string): string | null {
   const m = /^\/(\S*)$/.exec(text);
-  return m ? m[1]! : null;
+  return m ? m[1] : null;
 }
 
 /** Phrases matching a search, best first: group name or hotkey prefix, then text containing it. */

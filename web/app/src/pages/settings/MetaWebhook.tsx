@@ -2,9 +2,6 @@ import type { Integration } from '../../api/types';
 import { t } from '../../i18n';
 import { CopyButton } from './common';
 
-/** The four credentials of a WhatsApp Cloud API number (docs/channels/whatsapp-cloud.md). */
-export const WA_EMPTY = { accessToken: '', phoneNumberId: '', wabaId: '', appSecret: '' };
-
 /**
  * The credentials each Meta integration type asks for (docs/channels/whatsapp-cloud.md,
  * messenger.md, instagram.md); `humanAgent` is the Messenger/Instagram setting for 7-day answers.
@@ -20,7 +17,6 @@ export const META_FIELDS = {
 /** Direct-message types with the 7-day HUMAN_AGENT setting (comment types have no answer window). */
 export const HUMAN_AGENT_TYPES: readonly string[] = ['social1_messenger', 'photonetV3'];
 export type MetaType = keyof typeof META_FIELDS;
-export type MetaField = (typeof META_FIELDS)[MetaType][number];
 export const isMetaType = (type: string): type is MetaType => type in META_FIELDS;
 export const SECRET_FIELDS: readonly string[] = ['accessToken', 'appSecret', 'pageAccessToken'];
 export const NUMERIC_FIELDS: readonly string[] = ['phoneNumberId', 'wabaId', 'pageId'];

@@ -26,7 +26,7 @@ export function TemplateSettings() {
                 maxLength={100}
                 onBlur={(e) => e.target.value.trim() && e.target.value !== g.key && void run(() => api.put('/templates', { key: g.key, newKey: e.target.value.trim() })).then(refresh)}
               />
-              <button className="ghost small danger" onClick={() => confirmDelete(g.key) && void run(() => api.del(`/templates/group?id=${g.id}`)).then(refresh)}>
+              <button type="button" className="ghost small danger" onClick={() => confirmDelete(g.key) && void run(() => api.del(`/templates/group?id=${g.id}`)).then(refresh)}>
                 {t('app.delete')}
               </button>
             </div>
@@ -47,7 +47,7 @@ export function TemplateSettings() {
                     maxLength={30}
                     onBlur={(e) => e.target.value !== p.hotkey && void run(() => api.put(`/templates/${g.id}/${p.id}`, { template: p.template, hotkey: e.target.value || null, userId: p.userId })).then(refresh)}
                   />
-                  <button className="ghost small danger" onClick={() => void run(() => api.del(`/templates/${g.id}/${p.id}`)).then(refresh)}>
+                  <button type="button" className="ghost small danger" onClick={() => void run(() => api.del(`/templates/${g.id}/${p.id}`)).then(refresh)}>
                     {t('app.delete')}
                   </button>
                 </li>
@@ -112,7 +112,7 @@ export function PaymentTypeSettings() {
         {paymentTypes.map((p: PaymentType) => (
           <li key={p.id} className="row">
             <input aria-label={t('paymentTypes.title')} defaultValue={p.title} maxLength={100} onBlur={(e) => e.target.value.trim() && e.target.value !== p.title && void run(() => api.put(`/payment-types/${p.id}`, { title: e.target.value.trim() })).then(refresh)} />
-            <button className="ghost small danger" onClick={() => confirmDelete(p.title) && void run(() => api.del(`/payment-types/${p.id}`)).then(refresh)}>
+            <button type="button" className="ghost small danger" onClick={() => confirmDelete(p.title) && void run(() => api.del(`/payment-types/${p.id}`)).then(refresh)}>
               {t('app.delete')}
             </button>
           </li>
@@ -142,7 +142,7 @@ function Deliveries({ hook }: { hook: Webhook }) {
               <td>{t('webhooks.attempts', { count: d.attempts })}</td>
               <td>{d.lastStatusCode ?? d.lastError ?? ''}</td>
               <td>
-                <button className="small" onClick={() => void run(() => api.post(`/webhooks/${hook.id}/deliveries/${d.id}/retry`)).then(reload)}>
+                <button type="button" className="small" onClick={() => void run(() => api.post(`/webhooks/${hook.id}/deliveries/${d.id}/retry`)).then(reload)}>
                   {t('webhooks.retry')}
                 </button>
               </td>
@@ -174,13 +174,13 @@ export function WebhookSettings() {
               {t('webhooks.secret')}: <code>{w.secret}</code> <CopyButton text={w.secret} />
             </div>
             <div className="row wrap">
-              <button className="small" aria-expanded={open === w.id} onClick={() => setOpen(open === w.id ? null : w.id)}>
+              <button type="button" className="small" aria-expanded={open === w.id} onClick={() => setOpen(open === w.id ? null : w.id)}>
                 {t('webhooks.deliveries')}
               </button>
-              <button className="small" onClick={() => void run(() => api.put(`/webhooks/${w.id}`, { url: w.url, status: w.status ? 0 : 1 })).then(reload)}>
+              <button type="button" className="small" onClick={() => void run(() => api.put(`/webhooks/${w.id}`, { url: w.url, status: w.status ? 0 : 1 })).then(reload)}>
                 {w.status ? t('webhooks.disable') : t('webhooks.enable')}
               </button>
-              <button className="ghost small danger" onClick={() => confirmDelete(w.url) && void run(() => api.del(`/webhooks/${w.id}`)).then(reload)}>
+              <button type="button" className="ghost small danger" onClick={() => confirmDelete(w.url) && void run(() => api.del(`/webhooks/${w.id}`)).then(reload)}>
                 {t('app.delete')}
               </button>
             </div>
@@ -233,7 +233,7 @@ const NEEDS_GROUP_ID = new Set(['social2_group']);
 export function IntegrationSettings() {
   const { integrations, reload, isOwner } = useCatalog();
   const [snippets, setSnippets] = useState<Record<number, WidgetInfo>>({});
-  const [form, setForm] = useState({ type: CONNECTABLE[0]!, token: '', groupId: '' });
+  const [form, setForm] = useState({ type: CONNECTABLE[0], token: '', groupId: '' });
   const [wa, setWa] = useState<Record<string, string>>({});
   const [humanAgent, setHumanAgent] = useState(false);
   const { run, error } = useAction();
@@ -243,11 +243,13 @@ export function IntegrationSettings() {
     <div className="stack">
       <ErrorLine error={error} />
       <button
+        type="button"
         className="primary"
         onClick={() =>
           void run(async () => {
             const created = await api.post<Integration>('/integrations', { type: 'widget' });
-            if (created.widget) setSnippets((s) => ({ ...s, [created.id]: created.widget! }));
+            const widget = created.widget;
+            if (widget) setSnippets((s) => ({ ...s, [created.id]: widget }));
             refresh();
           })
         }
@@ -266,15 +268,15 @@ export function IntegrationSettings() {
             </div>
             <div className="row wrap">
               {i.type === 'widget' && !snippets[i.id] && (
-                <button className="small" onClick={() => showSnippet(i.id)}>
+                <button type="button" className="small" onClick={() => showSnippet(i.id)}>
                   {t('integrations.showSnippet')}
                 </button>
               )}
-              <button className="ghost small danger" onClick={() => confirmDelete(i.login || i.type) && void run(() => api.del(`/integrations/${i.id}`)).then(refresh)}>
+              <button type="button" className="ghost small danger" onClick={() => confirmDelete(i.login || i.type) && void run(() => api.del(`/integrations/${i.id}`)).then(refresh)}>
                 {t('integrations.disconnect')}
               </button>
             </div>
-            {snippets[i.id] && <WidgetSnippet info={snippets[i.id]!} />}
+            {snippets[i.id] && <WidgetSnippet info={snippets[i.id]} />}
             {i.webhook && <MetaWebhook webhook={i.webhook} />}
             {isPersonal(i.type) && <BridgeLogin integrationId={i.id} isOwner={isOwner} />}
           </li>
@@ -360,7 +362,7 @@ export function ApiKeySettings() {
         {data?.map((k) => (
           <li key={k.id} className="row">
             <strong>{k.name}</strong>
-            <button className="ghost small danger" onClick={() => confirmDelete(k.name) && void run(() => api.del(`/account/me/api-keys/${k.id}`)).then(reload)}>
+            <button type="button" className="ghost small danger" onClick={() => confirmDelete(k.name) && void run(() => api.del(`/account/me/api-keys/${k.id}`)).then(reload)}>
               {t('apiKeys.revoke')}
             </button>
           </li>
@@ -393,7 +395,7 @@ export function PluginSettings() {
             <span className="chip-type">{p.type}</span>
             <strong>{p.name}</strong>
             <span className="tag">{p.status}</span>
-            <button className="ghost small danger" onClick={() => confirmDelete(p.name || p.type) && void run(() => api.del(`/plugins/${p.id}`)).then(reload)}>
+            <button type="button" className="ghost small danger" onClick={() => confirmDelete(p.name || p.type) && void run(() => api.del(`/plugins/${p.id}`)).then(reload)}>
               {t('app.delete')}
             </button>
           </li>

@@ -14,7 +14,7 @@ const POLL_MS = 2000;
 
 /** Connects a personal account: the bridge token (shown once), the connector command, then the login. */
 export function ConnectPersonal({ onConnected }: { onConnected: () => void }) {
-  const [type, setType] = useState(PERSONAL_TYPES[0]!);
+  const [type, setType] = useState(PERSONAL_TYPES[0]);
   const [created, setCreated] = useState<{ id: number; bridge: BridgeConnectInfo } | null>(null);
   const { run, error } = useAction();
   return (
@@ -30,6 +30,7 @@ export function ConnectPersonal({ onConnected }: { onConnected: () => void }) {
           </select>
         </label>
         <button
+          type="button"
           onClick={() =>
             void run(async () => {
               const integration = await api.post<Integration>('/integrations', { type });
@@ -117,7 +118,7 @@ export function BridgeLogin({ integrationId, isOwner }: { integrationId: number;
         </form>
       )}
       {isOwner && (
-        <button className="ghost small" onClick={() => void run(async () => setRotated(await api.post<BridgeConnectInfo>(`/integrations/${integrationId}/bridge/token`, {})))}>
+        <button type="button" className="ghost small" onClick={() => void run(async () => setRotated(await api.post<BridgeConnectInfo>(`/integrations/${integrationId}/bridge/token`, {})))}>
           {t('bridge.rotate')}
         </button>
       )}
@@ -130,7 +131,11 @@ export function BridgeLogin({ integrationId, isOwner }: { integrationId: number;
 export function QrCode({ data }: { data: string }) {
   const { size, data: modules } = encode(data, { border: 2 });
   const cells: string[] = [];
-  modules.forEach((row, y) => row.forEach((on, x) => on && cells.push(`M${x} ${y}h1v1h-1z`)));
+  modules.forEach((row, y) => {
+    row.forEach((on, x) => {
+      if (on) cells.push(`M${x} ${y}h1v1h-1z`);
+    });
+  });
   return (
     <svg className="qr" role="img" aria-label={t('bridge.qrScan')} viewBox={`0 0 ${size} ${size}`} width={Math.max(200, size * 6)} height={Math.max(200, size * 6)} shapeRendering="crispEdges">
       <rect width={size} height={size} fill="#fff" />

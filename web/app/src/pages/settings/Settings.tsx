@@ -32,7 +32,7 @@ const EVERYONE = new Set(['connected-apps']);
 export default function SettingsPage({ section }: { section: string }) {
   const { isOwner } = useCatalog();
   const sections = isOwner ? SECTIONS : SECTIONS.filter(([s]) => EVERYONE.has(s));
-  const current = sections.find(([s]) => s === section)?.[0] ?? sections[0]![0];
+  const [current, title] = sections.find(([s]) => s === section) ?? sections[0];
   const body: Record<string, ReactNode> = {
     statuses: <StatusSettings />,
     employees: <EmployeeSettings />,
@@ -47,7 +47,6 @@ export default function SettingsPage({ section }: { section: string }) {
     'connected-apps': <ConnectedAppSettings />,
     account: <AccountSettings />,
   };
-  const title = SECTIONS.find(([s]) => s === current)![1];
   return (
     <div className="settings">
       <nav className="settings-nav" aria-label={t('settings.title')}>
@@ -138,13 +137,13 @@ function StatusSettings() {
                     ⋮⋮
                   </span>
                   <StatusRow key={`${s.id}-${s.name}-${s.color}`} status={s} onSaved={refresh} />
-                  <button className="ghost icon" disabled={i === 0} onClick={() => move(list, i, i - 1)} aria-label={t('statuses.up', { name: s.name })}>
+                  <button type="button" className="ghost icon" disabled={i === 0} onClick={() => move(list, i, i - 1)} aria-label={t('statuses.up', { name: s.name })}>
                     ↑
                   </button>
-                  <button className="ghost icon" disabled={i === list.length - 1} onClick={() => move(list, i, i + 1)} aria-label={t('statuses.down', { name: s.name })}>
+                  <button type="button" className="ghost icon" disabled={i === list.length - 1} onClick={() => move(list, i, i + 1)} aria-label={t('statuses.down', { name: s.name })}>
                     ↓
                   </button>
-                  <button className="ghost small danger" onClick={() => confirmDelete(s.name) && void run(() => api.del(`/statuses/${s.id}`)).then(refresh)}>
+                  <button type="button" className="ghost small danger" onClick={() => confirmDelete(s.name) && void run(() => api.del(`/statuses/${s.id}`)).then(refresh)}>
                     {t('app.delete')}
                   </button>
                 </li>
@@ -196,7 +195,7 @@ function EmployeeCard({ e, all }: { e: Employee; all: Employee[] }) {
   const { run, error } = useAction();
   const refresh = () => void reload(['employees']);
   const allIntegrations = e.sources.length === 0;
-  const none = e.sources.length === 1 && e.sources[0]!.saId === null;
+  const none = e.sources.length === 1 && e.sources[0].saId === null;
   const reach = new Set(e.sources.map((s) => s.saId));
   const setSources = (ids: number[] | 'all') =>
     void run(() => api.put(`/managers/${e.id}`, { sources: ids === 'all' ? [] : ids.length ? ids.map((saId) => ({ saId })) : [{ saId: null }] })).then(refresh);
@@ -256,7 +255,7 @@ function EmployeeCard({ e, all }: { e: Employee; all: Employee[] }) {
                 </label>
               ))}
           </fieldset>
-          <button className="ghost small danger" onClick={() => confirmDelete(e.login) && void run(() => api.del(`/managers/${e.id}`)).then(refresh)}>
+          <button type="button" className="ghost small danger" onClick={() => confirmDelete(e.login) && void run(() => api.del(`/managers/${e.id}`)).then(refresh)}>
             {t('employees.remove')}
           </button>
         </div>

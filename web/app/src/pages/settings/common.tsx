@@ -5,6 +5,7 @@ import { t } from '../../i18n';
 export function useResource<T>(load: () => Promise<T>) {
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState<string | null>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: callers pass a new inline loader each render; the first one is the resource's
   const reload = useCallback(async () => {
     try {
       setData(await load());
@@ -12,7 +13,6 @@ export function useResource<T>(load: () => Promise<T>) {
     } catch (e) {
       setError((e as Error).message);
     }
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
   useEffect(() => {
     void reload();
