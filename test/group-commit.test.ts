@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GroupCommit } from '../src/db/group-commit.js';
-import { createTestDatabase, DIALECT, type TestDatabase } from './helpers/database.js';
+import { createTestDatabase, type TestDatabase } from './helpers/database.js';
 
 let t: TestDatabase;
 let accountId: number;
@@ -53,74 +53,5 @@ describe('GroupCommit batching', () => {
     const split = new GroupCommit(t.db.kysely, 7);
     await Promise.all(Array.from({ length: 30 }, (_, i) => addTag(split, `split-${i}`)));
     expect(split.batches).toBe(5);
-  });
-});
-
-describe('GroupCommit on a busy database', () => {
-  it('runs a unit that met a concurrent transaction again in a later one, and the others of its batch commit once', async () => {
-    const conflict = Object.assign(new Error('deadlock detected'), { code: '40P01' });
-    const group = new GroupCommit(t.db.kysely, { retryable: (e) => (e as { code?: string }).code === '40P01' });
-    let runs = 0;
-    const flaky = group.run(async (trx) => {
-      runs++;
-      await trx.insertInto('tags').values({ account_id: accountId, tag: `retry-${runs}`, tag_key: `retry-${runs}`, created_at: 0 }).execute();
-      if (runs === 1) throw conflict;
-      return runs;
-    });
-    const results = await Promise.all([flaky, addTag(group, 'retry-other')]);
-    expect(results[0]).toBe(2);
-    expect(group.batches).toBe(2);
-    // The first run's write was rolled back with its savepoint; the second run's was committed.
-    expect((await tags()).filter((n) => n.startsWith('retry-'))).toEqual(['retry-2', 'retry-other']);
-  });
-
-  it('gives up after the allowed runs, and never retries other errors', async () => {
-    const conflict = Object.assign(new Error('deadlock detected'), { code: '40P01' });
-    const group = new GroupCommit(t.db.kysely, { retryable: (e) => (e as { code?: string }).code === '40P01', runs: 2 });
-    let conflicting = 0;
-    let failing = 0;
-    const results = await Promise.allSettled([
-      group.run(async () => {
-        conflicting++;
-        throw conflict;
-      }),
-      group.run(async () => {
-        failing++;
-        throw new Error('bad input');
-      }),
-    ]);
-    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
-    expect([conflicting, failing]).toEqual([2, 1]);
-  });
-
-  it('with several lanes on PostgreSQL, starts another transaction while one is still open; SQLite keeps one lane', async () => {
-    const group = new GroupCommit(t.db.kysely, { lanes: 2 });
-    if (DIALECT === 'postgres') {
-      let release!: () => void;
-      const second = new Promise<void>((resolve) => (release = resolve));
-      // The first unit waits for the second, which can only run in a transaction of its own.
-      const first = group.run(async () => {
-        await second;
-        return 'first';
-      });
-      await new Promise((resolve) => setImmediate(resolve));
-      const other = group.run(async () => {
-        release();
-        return 'second';
-      });
-      expect(await Promise.all([first, other])).toEqual(['first', 'second']);
-    } else {
-      // One connection: the unit queued while the first transaction is open runs after its commit.
-      const order: string[] = [];
-      const first = group.run(async () => {
-        await new Promise((resolve) => setImmediate(resolve));
-        order.push('first');
-      });
-      await new Promise((resolve) => setImmediate(resolve));
-      const other = group.run(async () => void order.push('second'));
-      await Promise.all([first, other]);
-      expect(order).toEqual(['first', 'second']);
-    }
-    expect(group.batches).toBe(2);
   });
 });

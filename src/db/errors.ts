@@ -5,16 +5,6 @@ export function isUniqueViolation(err: unknown): boolean {
 }
 
 /**
- * True for the errors a statement meets only because another transaction ran beside it: a unique
- * violation (a concurrent insert won), a deadlock (40P01) or a serialization failure (40001).
- * Running the same work again in a later transaction finds the winner's rows.
- */
-export function isConcurrencyConflict(err: unknown): boolean {
-  const e = err as { code?: string } | null;
-  return isUniqueViolation(err) || (!!e && (e.code === '40P01' || e.code === '40001'));
-}
-
-/**
  * True for PostgreSQL's refusals of a value itself: a NUL character in text (22021) or JSON
  * (22P05), a number out of its column's range (22003). Input validation refuses these first; this
  * is the safety net that keeps one that slipped through a 400 rather than a 500 (SQLite stores them).

@@ -1,5 +1,5 @@
 import type { Executor } from '../../db/database.js';
-import { isConcurrencyConflict } from '../../db/errors.js';
+import { isUniqueViolation } from '../../db/errors.js';
 import { GroupCommit } from '../../db/group-commit.js';
 import type { IntegrationRow, LeadRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
 import type { Attachment, IncomingMessage, SenderProfile } from '../../channels/channel.js';
@@ -35,8 +35,6 @@ export interface OutgoingRecord {
 }
 
 const MAX_TEXT = 64 * 1024;
-/** PostgreSQL: ingest transactions in flight at once per process (a few of the pool's connections). */
-const PG_LANES = 4;
 
 /**
  * The ingest pipeline: a normalized incoming message becomes customer, profile, channel, lead and
@@ -44,18 +42,11 @@ const PG_LANES = 4;
  * `ingest` returns, the message is committed: channels acknowledge providers only after it.
  */
 export class IngestService {
-  /**
-   * Concurrent ingests share transactions (see GroupCommit): SQLite one at a time; PostgreSQL a few
-   * at once, and a message that met a concurrent transaction (another process created the same
-   * customer first, or two batches deadlocked) runs again in a later one.
-   */
-  private readonly group: GroupCommit;
+  /** SQLite: concurrent ingests share one transaction (see GroupCommit). */
+  private readonly group: GroupCommit | undefined;
 
   constructor(private readonly deps: Deps) {
-    this.group =
-      deps.db.dialect === 'sqlite'
-        ? new GroupCommit(deps.db.kysely)
-        : new GroupCommit(deps.db.kysely, { lanes: PG_LANES, retryable: isConcurrencyConflict });
+    this.group = deps.db.dialect === 'sqlite' ? new GroupCommit(deps.db.kysely) : undefined;
   }
 
   async ingest(integration: IntegrationRow, incoming: IncomingMessage): Promise<IngestResult> {
@@ -68,7 +59,17 @@ export class IngestService {
   private async commit(integration: IntegrationRow, given: IncomingMessage): Promise<IngestResult> {
     const incoming = withoutNul(given);
     validateIncoming(integration, incoming);
-    return this.group.run((trx) => this.ingestIn(trx, integration, incoming));
+    if (this.group) return this.group.run((trx) => this.ingestIn(trx, integration, incoming));
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.deps.db.kysely.transaction().execute((trx) => this.ingestIn(trx, integration, incoming));
+      } catch (err) {
+        // A concurrent transaction created the same profile, channel or message first: run again
+        // and find its rows.
+        if (attempt < 2 && isUniqueViolation(err)) continue;
+        throw err;
+      }
+    }
   }
 
   private async ingestIn(trx: Executor, integration: IntegrationRow, incoming: IncomingMessage): Promise<IngestResult> {
