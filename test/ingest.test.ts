@@ -5,6 +5,7 @@ import { createIntegration } from './helpers/fixtures.js';
 import type { IncomingMessage } from '../src/channels/channel.js';
 import type { IntegrationRow, StatusType } from '../src/db/schema.js';
 import { afterIncoming, afterOutgoing } from '../src/domain/conversations/lead-lifecycle.js';
+import { IngestService } from '../src/domain/conversations/ingest.service.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -130,6 +131,20 @@ describe('ingest', () => {
     const leads = await db().selectFrom('leads').selectAll().where('integration_id', '=', integration.id).execute();
     expect(leads).toHaveLength(1);
     expect(leads[0].unread_count).toBe(6);
+  });
+
+  it('keeps one customer and lead when two processes ingest a new customer\'s messages at once, storing every message', async () => {
+    const { integration } = await setup();
+    // A second pipeline stands for another process: its own transactions, the same database.
+    const other = new IngestService(h.services.deps);
+    const messages = Array.from({ length: 8 }, () => incoming('erin'));
+    const results = await Promise.all(messages.map((m, i) => (i % 2 ? other : h.services.ingest).ingest(integration, m)));
+    expect(results.filter((r) => r.duplicate)).toHaveLength(0);
+    const customers = await db().selectFrom('profiles').select('customer_id').where('integration_id', '=', integration.id).execute();
+    expect(customers).toHaveLength(1);
+    const leads = await db().selectFrom('leads').selectAll().where('integration_id', '=', integration.id).execute();
+    expect(leads).toHaveLength(1);
+    expect(leads[0].unread_count).toBe(8);
   });
 
   it('joins the open lead, and the lead in an active status', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../src/db/database.js';
+import { foldEndedReadVersions, leadReadVersion } from '../src/domain/leads/leads.repo.js';
 import { LeadsService } from '../src/domain/leads/leads.service.js';
 import { parseLeadQuery } from '../src/domain/leads/lead-filters.js';
 import { LeadReadCache } from '../src/domain/leads/read-cache.js';
@@ -9,8 +10,8 @@ import { createIntegration, createLead } from './helpers/fixtures.js';
 
 /**
  * The read cache of lead lists (read-cache.ts) on both dialects: an answer is reused only while
- * nothing was committed, by this process or any other (a second connection to the same database
- * stands for another Parley process).
+ * nothing of its account was committed, by this process or any other (a second connection to the
+ * same database stands for another Parley process), and writes to other accounts leave it alone.
  */
 
 let h: Harness;
@@ -40,20 +41,24 @@ const inbox = async () => {
 };
 
 describe('lead read cache', () => {
-  it('remembers per version: reuses while the version holds, recomputes when it moved', async () => {
+  it('remembers per account and version: reuses while the version holds, recomputes when it moved', async () => {
     const cache = new LeadReadCache(DIALECT);
     const db = h.database.db.kysely;
     let computed = 0;
     const compute = async () => ({ n: ++computed });
-    const first = await cache.viewAt('v1', db).get('k', compute);
-    expect(await cache.viewAt('v1', db).get('k', compute)).toBe(first);
+    const first = await cache.viewAt(1, 1, db).get('k', compute);
+    expect(await cache.viewAt(1, 1, db).get('k', compute)).toBe(first);
     expect(computed).toBe(1);
-    expect(await cache.viewAt('v2', db).get('k', compute)).toEqual({ n: 2 });
-    // A value computed for a version that another read has moved past is not remembered.
-    const stale = cache.viewAt('v2', db);
-    cache.viewAt('v3', db);
-    await stale.get('k', compute);
-    expect(await cache.viewAt('v3', db).get('k', compute)).toEqual({ n: 4 });
+    // The same key of another account is another answer.
+    expect(await cache.viewAt(2, 1, db).get('k', compute)).toEqual({ n: 2 });
+    expect(await cache.viewAt(1, 1, db).get('k', compute)).toBe(first);
+    expect(await cache.viewAt(1, 2, db).get('k', compute)).toEqual({ n: 3 });
+    // A value computed for a version older than one already remembered does not replace it.
+    const stale = cache.viewAt(1, 2, db);
+    await cache.viewAt(1, 3, db).get('k', compute);
+    await stale.get('j', compute);
+    await cache.viewAt(1, 2, db).get('k', compute);
+    expect(await cache.viewAt(1, 3, db).get('k', compute)).toEqual({ n: 4 });
   });
 
   it('pages and totals follow commits of another process, and ignore its rolled-back writes', async () => {
@@ -93,37 +98,84 @@ describe('lead read cache', () => {
     expect(after.details).toContain('moved elsewhere');
   });
 
-  it('answers a repeated page and total with the version probe alone while nothing was committed', async () => {
+  it('answers a repeated page and total with the version probe alone while nothing of the account was committed', async () => {
     await createLead(h, owner.accountId, integration);
-    let queries = 0;
-    const versions: string[] = [];
-    const counting = h.database.db.kysely.withPlugin({
-      transformQuery: (args) => args.node,
-      transformResult: async (args) => {
-        queries++;
-        const row = args.result.rows[0] as { v?: unknown } | undefined;
-        if (args.result.rows.length === 1 && typeof row?.v === 'string') versions.push(row.v);
-        return args.result;
-      },
-    });
-    const service = new LeadsService({ ...h.services.deps, db: { ...h.database.db, kysely: counting } });
-    const user = await h.database.db.kysely.selectFrom('users').selectAll().where('id', '=', owner.userId).executeTakeFirstOrThrow();
-    const auth = { accountId: owner.accountId, userId: owner.userId, role: 'owner' as const, typ: 'access' as const, user };
-    const query = parseLeadQuery({}, { list: 'all', extended: true, clampLimit: false });
-    const first = await service.list(auth, 'all', query);
-    const full = queries;
-    queries = 0;
-    const again = await service.list(auth, 'all', query);
-    expect(again).toEqual(first);
-    // On PostgreSQL the version is the server's snapshot: a commit by any client of the server (the
-    // other test files) moves it, and then the page is read again (in a transaction of its own,
-    // after the probe that found the snapshot moved), as it must be.
-    if (versions[0] === versions[1]) {
-      expect(versions).toHaveLength(2);
-      expect(queries).toBe(1);
-    } else {
-      expect(DIALECT).toBe('postgres');
-      expect(queries).toBe(full + 1);
-    }
+    const lists = countingLists(owner);
+    const first = await lists.list();
+    expect(lists.queries()).toBeGreaterThan(1);
+    expect(await lists.list()).toEqual(first);
+    expect(lists.queries()).toBe(1);
+  });
+
+  it('keeps answers through writes to another account, in this process and another one, and drops them on a write to the account', async () => {
+    const stranger = await h.signUp();
+    const strangerIntegration = await createIntegration(h, stranger.accountId);
+    const lists = countingLists(owner);
+    const first = await lists.list();
+    // Another account's writes: through the API of this process, and through another connection.
+    const theirs = await createLead(h, stranger.accountId, strangerIntegration);
+    const res = await h.request({ method: 'PUT', url: `/v1.3/leads/${theirs.leadId}`, token: stranger.access, body: { details: 'theirs' } });
+    expect(res.statusCode).toBe(200);
+    await other.kysely.updateTable('leads').set({ details: 'theirs, elsewhere' }).where('id', '=', theirs.leadId).execute();
+    await other.kysely.updateTable('customers').set({ name: 'Someone else' }).where('account_id', '=', stranger.accountId).execute();
+    expect(await lists.list()).toEqual(first);
+    expect(lists.queries()).toBe(1);
+    // A write to the account through another connection (another process): read again, and seen.
+    const [entry] = first.entries;
+    if (!entry) throw new Error('the account has leads');
+    const mine = entry.lead.id;
+    await other.kysely.updateTable('customers').set({ name: 'Renamed elsewhere' }).where('id', '=', entry.customer.id).execute();
+    const renamed = await lists.list();
+    expect(lists.queries()).toBeGreaterThan(1);
+    expect(renamed.entries.find((e) => e.lead.id === mine)?.customer.name).toBe('Renamed elsewhere');
+    expect(await lists.list()).toEqual(renamed);
+    expect(lists.queries()).toBe(1);
+    // And through this process's API: a new tag on the lead.
+    const tagged = await h.request({ method: 'POST', url: `/v1.3/tags/${mine}/vip`, token: owner.access });
+    expect(tagged.statusCode).toBeLessThan(300);
+    const after = await lists.list();
+    expect(after.entries.find((e) => e.lead.id === mine)?.tags).toEqual(['vip']);
+  });
+
+  it("folds the version rows of ended connections without changing any account's version", async () => {
+    const db = h.database.db.kysely;
+    const version = () => leadReadVersion(db, owner.accountId);
+    const before = await version();
+    expect(before).toBeGreaterThan(0);
+    // A row of a backend that ended (no live process has this pid).
+    if (DIALECT === 'postgres') await db.insertInto('lead_read_versions').values({ account_id: owner.accountId, backend: 0x7ffffffe, version: 5 }).execute();
+    const withEnded = await version();
+    expect(await foldEndedReadVersions(db, DIALECT)).toBe(DIALECT === 'postgres' ? 1 : 0);
+    expect(await version()).toBe(withEnded);
+    const rows = await db.selectFrom('lead_read_versions').select('backend').where('account_id', '=', owner.accountId).execute();
+    expect(rows.map((r) => r.backend)).not.toContain(0x7ffffffe);
   });
 });
+
+/** The `all` list of `who` through a LeadsService of its own that counts its statements. */
+function countingLists(who: SignedUp) {
+  let queries = 0;
+  const counting = h.database.db.kysely.withPlugin({
+    transformQuery: (args) => args.node,
+    transformResult: async (args) => {
+      queries++;
+      return args.result;
+    },
+  });
+  const service = new LeadsService({ ...h.services.deps, db: { ...h.database.db, kysely: counting } });
+  const query = parseLeadQuery({}, { list: 'all', extended: true, clampLimit: false });
+  return {
+    /** Statements run since the last call. */
+    queries: () => {
+      const n = queries;
+      queries = 0;
+      return n;
+    },
+    list: async () => {
+      const user = await h.database.db.kysely.selectFrom('users').selectAll().where('id', '=', who.userId).executeTakeFirstOrThrow();
+      const auth = { accountId: who.accountId, userId: who.userId, role: 'owner' as const, typ: 'access' as const, user };
+      queries = 0;
+      return service.list(auth, 'all', query);
+    },
+  };
+}

@@ -29,6 +29,7 @@ import { privateReplies } from './migrations/0065-private-replies.js';
 import { sharedCoordination } from './migrations/0040-shared-coordination.js';
 import { fileChunks } from './migrations/0041-file-chunks.js';
 import { retention } from './migrations/0042-retention.js';
+import { leadReadVersions } from './migrations/0043-lead-read-versions.js';
 
 /**
  * The ordered list of migrations. Names sort in the order they run; a migration is never edited
@@ -63,6 +64,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0040-shared-coordination': sharedCoordination,
   '0041-file-chunks': fileChunks,
   '0042-retention': retention,
+  '0043-lead-read-versions': leadReadVersions,
 };
 
 /** The migration names in the order they run. */

@@ -58,6 +58,14 @@ export interface Database {
   send_keys: SendKeysTable;
   leases: LeasesTable;
   file_chunks: FileChunksTable;
+  lead_read_versions: LeadReadVersionsTable;
+}
+
+/** Per-account versions of what lead lists read, bumped by triggers (migration 0043). */
+export interface LeadReadVersionsTable {
+  account_id: number;
+  backend: number;
+  version: number;
 }
 
 /** Stored file bytes in chunks, when files are kept in the database (migration 0041). */

@@ -1,6 +1,7 @@
 import type { Deps } from '../domain/context.js';
 import type { Leases } from '../domain/leases/leases.js';
 import type { BackgroundWorker } from '../domain/workers.js';
+import { foldEndedReadVersions } from '../domain/leads/leads.repo.js';
 import { pruneDeliveries, pruneEnded, pruneEvents } from './retention.repo.js';
 
 const DAY = 24 * 3600 * 1000;
@@ -13,7 +14,8 @@ const EVERY_MS = 3600 * 1000;
  * Deletes delivered history after PARLEY_EVENT_RETENTION_DAYS: finished webhook deliveries (with
  * their attempts), then events no delivery refers to any more — a pending delivery keeps its
  * event whatever its age. In batches of PRUNE_BATCH, one short transaction each. With several
- * processes one of them prunes at a time (lease `prune`).
+ * processes one of them prunes at a time (lease `prune`). It also folds the lead read versions of
+ * ended PostgreSQL connections (migration 0043).
  */
 export class HistoryPruner implements BackgroundWorker {
   readonly name = 'history-pruner';
@@ -51,6 +53,7 @@ export class HistoryPruner implements BackgroundWorker {
     for (let n = batch; n === batch && !this.stopped; ) out.deliveries += n = await pruneDeliveries(db, cutoff, batch);
     for (let n = batch; n === batch && !this.stopped; ) out.events += n = await pruneEvents(db, cutoff, batch);
     await pruneEnded(db, now);
+    await foldEndedReadVersions(db, this.deps.db.dialect);
     return out;
   }
 

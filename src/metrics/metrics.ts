@@ -48,6 +48,13 @@ export class ParleyMetrics {
     registers: [this.registry],
   });
 
+  readonly leadReadCache = new Counter({
+    name: 'parley_lead_read_cache_total',
+    help: 'Lead list and funnel reads by whether the read cache answered them all (hit) or read the database (miss)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
   readonly queryDuration = new Histogram({
     name: 'parley_db_query_duration_seconds',
     help: 'Time of one database statement',

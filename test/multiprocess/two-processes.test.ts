@@ -5,6 +5,7 @@ import { call, withTimeout } from '../helpers/server-process.js';
 import { register, SocketClient, startCluster, widgetConversation, wsUrl, type Cluster } from './cluster.js';
 
 const REFRESH_TTL_S = 8;
+const METRICS_TOKEN = 'multi-process-metrics-token-0123456789';
 let c: Cluster;
 let tg: FakeTelegram;
 beforeAll(async () => {
@@ -16,6 +17,7 @@ beforeAll(async () => {
     PARLEY_TELEGRAM_POLL_TIMEOUT: '1',
     // Refresh tokens rotate after half their life (the servers read the real clock).
     PARLEY_REFRESH_TTL: String(REFRESH_TTL_S),
+    PARLEY_METRICS_TOKEN: METRICS_TOKEN,
   });
 }, 120_000);
 afterAll(async () => {
@@ -154,5 +156,36 @@ describe('two processes on one PostgreSQL database', () => {
       expect((await call(c.a, 'POST', '/v1.3/auth/tokens', { body: { refreshToken: successor } })).status).toBe(401);
     };
     await Promise.all(Array.from({ length: 5 }, race));
+  });
+
+  it("11. A's cached lead lists outlive writes to other accounts through B, and follow B's writes to their own", async () => {
+    const mine = await register(c.a);
+    const theirs = await register(c.a);
+    const myChat = await widgetConversation(c, mine);
+    const theirChat = await widgetConversation(c, theirs);
+    const inbox = async () => {
+      const res = await call(c.a, 'GET', '/v1.3/leads/inbox', { token: mine.access });
+      expect(res.status).toBe(200);
+      return (res.body as Array<{ id: number; details: string }>).map((l) => `${l.id}:${l.details}`);
+    };
+    const cacheOfA = async () => {
+      const res = await fetch(`${c.a}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+      const text = await res.text();
+      const count = (result: string) => Number(new RegExp(`^parley_lead_read_cache_total\\{result="${result}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+      return { hit: count('hit'), miss: count('miss') };
+    };
+    const first = await inbox();
+    expect(first).toEqual([`${myChat.leadId}:`]);
+    const before = await cacheOfA();
+    // The other account changes through B: its lead, and a new message of its visitor.
+    expect((await call(c.b, 'PUT', `/v1.3/leads/${theirChat.leadId}`, { token: theirs.access, body: { details: 'theirs' } })).status).toBe(200);
+    const said = await call(c.b, 'POST', '/widget/v1/messages', { token: theirChat.visitorToken, body: { clientId: crypto.randomUUID(), text: 'more' } });
+    expect(said.status).toBe(200);
+    expect(await inbox()).toEqual(first);
+    expect(await cacheOfA()).toEqual({ hit: before.hit + 1, miss: before.miss });
+    // The account's own lead changes through B: A reads it again and answers the change.
+    expect((await call(c.b, 'PUT', `/v1.3/leads/${myChat.leadId}`, { token: mine.access, body: { details: 'through B' } })).status).toBe(200);
+    expect(await inbox()).toEqual([`${myChat.leadId}:through B`]);
+    expect(await cacheOfA()).toEqual({ hit: before.hit + 1, miss: before.miss + 1 });
   });
 });

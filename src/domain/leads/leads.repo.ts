@@ -181,22 +181,38 @@ export async function countLeads(db: Executor, where: RawBuilder<SqlBool>): Prom
 }
 
 /**
- * SQLite only: a value that changes whenever the database changes, through this connection
- * (`total_changes()`, rolled-back writes included) or any other one (`data_version`).
+ * The account's read version (migration 0043): the sum of its per-backend counters, which the
+ * database bumps in every transaction writing what lead lists read. Inside a REPEATABLE READ
+ * transaction it is the version of that transaction's snapshot.
  */
-export async function sqliteDataVersion(db: Executor): Promise<string> {
-  const { rows } = await sql<{ v: string }>`select total_changes() || '.' || (select data_version from pragma_data_version) as v`.execute(db);
-  return String(rows[0]?.v);
+export async function leadReadVersion(db: Executor, accountId: number): Promise<number> {
+  const row = await db
+    .selectFrom('lead_read_versions')
+    .select(sql<string | number>`coalesce(sum(version), 0)`.as('v'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return Number(row?.v ?? 0);
 }
 
 /**
- * PostgreSQL only: the snapshot of the current transaction (xmin:xmax:in-progress ids), which
- * names exactly which commits it sees. Inside a REPEATABLE READ transaction every later statement
- * reads that same snapshot.
+ * PostgreSQL: folds the version rows of backends that ended into the account's row 0, in one
+ * statement, so every account's sum, hence its version, stays what it was (rows of pooled
+ * connections that come and go would pile up otherwise). SQLite has only row 0. Answers the rows
+ * folded.
  */
-export async function postgresSnapshot(db: Executor): Promise<string> {
-  const { rows } = await sql<{ v: string }>`select pg_current_snapshot()::text as v`.execute(db);
-  return String(rows[0]?.v);
+export async function foldEndedReadVersions(db: Executor, dialect: DialectName): Promise<number> {
+  if (dialect !== 'postgres') return 0;
+  const { rows } = await sql<{ n: string }>`with gone as (
+      delete from lead_read_versions
+      where backend <> 0 and backend not in (select pid from pg_stat_activity where pid is not null)
+      returning account_id, version
+    ), folded as (
+      insert into lead_read_versions (account_id, backend, version)
+      select account_id, 0, sum(version) from gone group by account_id
+      on conflict (account_id, backend) do update set version = lead_read_versions.version + excluded.version
+    )
+    select count(*) as n from gone`.execute(db);
+  return Number(rows[0]?.n ?? 0);
 }
 
 /** Ids of the funnel page: per status, its `offset`..`offset+limit` leads in list order. */

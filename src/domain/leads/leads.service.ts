@@ -43,7 +43,7 @@ const DAY_MS = 86_400_000;
  * creation and statistics. Every read and write goes through the caller's visibility (policy.ts);
  * a lead the caller may not see is "not found". Each change records its events in its own
  * transaction, from one place (`recordLeadChange`). List pages and totals go through the read cache
- * (read-cache.ts), which reuses an answer only while the database is unchanged.
+ * (read-cache.ts), which reuses an answer only while the account's data is unchanged.
  */
 export class LeadsService {
   private readonly cache: LeadReadCache;
@@ -60,7 +60,7 @@ export class LeadsService {
     const scope = await scopeOf(this.db, auth);
     const where = repo.leadConditions(scope, statusTypesOf(list, filters), filters);
     const compiled = repo.countQuery(this.db, where).compile();
-    return this.cache.read(this.db, async (cache) => {
+    return this.cache.read(this.db, auth.accountId, async (cache) => {
       const [entries, total] = await Promise.all([
         cache.get(queryKey(`page:${page.offset}:${page.limit}`, compiled), (db) => repo.listEntries(db, where, page)),
         cache.get(queryKey('count', compiled), (db) => repo.countLeads(db, where)),
@@ -94,7 +94,7 @@ export class LeadsService {
       .sort(compareStatuses);
     const where = repo.leadConditions(scope, 'any', { ...filters, statuses: statuses.map((s) => s.id) });
     const compiled = repo.countQuery(this.db, where).compile();
-    return this.cache.read(this.db, async (cache) => {
+    return this.cache.read(this.db, auth.accountId, async (cache) => {
       const [entries, total] = await Promise.all([
         cache.get(queryKey(`funnel:${page.offset}:${page.limit}`, compiled), async (db) =>
           repo.entriesByIds(db, await repo.funnelPageIds(db, where, page)),

@@ -1,25 +1,27 @@
 import type { DialectName, Executor } from '../../db/database.js';
-import { postgresSnapshot, sqliteDataVersion } from './leads.repo.js';
+import { metrics } from '../../metrics/metrics.js';
+import { leadReadVersion } from './leads.repo.js';
 
 /**
- * Answers of lead reads (list pages, totals) remembered while the database has not changed.
+ * Answers of lead reads (list pages, totals) remembered while the account's data has not changed.
  * Agents poll the same lists far more often than leads change, and a total costs one step per
- * matching index entry. A cheap probe tells whether anything at all was committed since, by this
- * process or any other one, so an answer is reused only while it is exactly what the query would
- * return:
- * - SQLite: `total_changes()` and `data_version` (rolled-back writes of this connection included);
- * - PostgreSQL: the snapshot of a read-only REPEATABLE READ transaction (`pg_current_snapshot()`:
- *   xmin, xmax and the transactions in progress). Two equal snapshots see exactly the same rows,
- *   since every commit or rollback of a writing transaction, in any database of the server, moves
- *   xmax or leaves the in-progress list. The reads of a miss run in that same transaction, so what
- *   is remembered is what that snapshot sees (and a page and its total agree). A hit needs no
- *   transaction: one statement's snapshot equal to the remembered one is enough.
+ * matching index entry. Each answer is remembered with the version of its account (migration
+ * 0043: counters the database bumps in the transaction of every write to the tables a list reads,
+ * by this process or any other one), and reused only while that version holds, so it is exactly
+ * what the query would return. Writes to other accounts leave an account's answers alone.
+ *
+ * On PostgreSQL the reads of a miss run in one read-only REPEATABLE READ transaction that first
+ * reads the version: what is remembered is what that snapshot sees (and a page and its total
+ * agree). A hit needs no transaction: one statement reading the same version is enough. SQLite
+ * has one connection whose transactions exclude other statements, so the version read just before
+ * the reads cannot be older than what they see.
  *
  * Cached values are shared between requests: callers must not mutate them.
  */
 export class LeadReadCache {
-  private version = '';
-  private readonly values = new Map<string, unknown>();
+  private readonly entries = new Map<string, { accountId: number; version: number; value: unknown }>();
+  /** Entries remembered per account: with none, a read goes straight to its transaction. */
+  private readonly perAccount = new Map<number, number>();
 
   constructor(
     private readonly dialect: DialectName,
@@ -27,57 +29,77 @@ export class LeadReadCache {
   ) {}
 
   /**
-   * Runs `body` with a view that answers each read from what was remembered for the database as it
-   * is now, or computes it (the compute function gets the executor to use) and remembers it.
-   * `body` reads the database only through the view.
+   * Runs `body` with a view that answers each read from what was remembered for the account's data
+   * as it is now, or computes it (the compute function gets the executor to use) and remembers it.
+   * `body` reads the database only through the view, and only data of `accountId`.
    */
-  async read<T>(db: Executor, body: (cache: CacheView) => Promise<T>): Promise<T> {
-    if (this.dialect !== 'postgres') return body(this.viewAt(await sqliteDataVersion(db), db));
-    // One statement's snapshot equal to the remembered one: every read can be answered from
-    // memory, without the three statements of a transaction (most list polls, while nothing changes).
-    if (this.values.size) {
-      const seen = await postgresSnapshot(db);
-      if (seen === this.version) {
-        try {
-          return await body(this.rememberedAt(seen));
-        } catch (err) {
-          if (err !== MISS) throw err;
-        }
+  async read<T>(db: Executor, accountId: number, body: (cache: CacheView) => Promise<T>): Promise<T> {
+    const misses = { n: 0 };
+    if (this.dialect !== 'postgres') {
+      return this.counted(misses, await body(this.viewAt(accountId, await leadReadVersion(db, accountId), db, misses)));
+    }
+    // One statement reading a version that every read of `body` was remembered for: answered from
+    // memory, without the three statements of a transaction (most list polls).
+    if (this.perAccount.has(accountId)) {
+      const seen = await leadReadVersion(db, accountId);
+      try {
+        return this.counted(misses, await body(this.rememberedAt(accountId, seen)));
+      } catch (err) {
+        if (err !== MISS) throw err;
       }
     }
-    return db
+    const answer = await db
       .transaction()
       .setIsolationLevel('repeatable read')
       .setAccessMode('read only')
-      .execute(async (trx) => body(this.viewAt(await postgresSnapshot(trx), trx)));
+      .execute(async (trx) => body(this.viewAt(accountId, await leadReadVersion(trx, accountId), trx, misses)));
+    return this.counted(misses, answer);
   }
 
-  /** A view for the database version `seen` (what the probe answered), computing through `db`. */
-  viewAt(seen: string, db: Executor): CacheView {
-    if (seen !== this.version) {
-      this.values.clear();
-      this.version = seen;
-    }
+  /** Counts one read: a hit when every part of it came from memory. */
+  private counted<T>(misses: { n: number }, answer: T): T {
+    metrics.leadReadCache.inc({ result: misses.n ? 'miss' : 'hit' });
+    return answer;
+  }
+
+  /** A view for the account's version `seen` (what the probe answered), computing through `db`. */
+  viewAt(accountId: number, seen: number, db: Executor, misses = { n: 0 }): CacheView {
     return {
       get: async <V>(key: string, compute: (db: Executor) => Promise<V>): Promise<V> => {
-        if (this.version === seen && this.values.has(key)) return this.values.get(key) as V;
+        const full = `${accountId}\u0000${key}`;
+        const entry = this.entries.get(full);
+        if (entry?.version === seen) return entry.value as V;
+        misses.n++;
         const value = await compute(db);
-        // Another request may have seen another version meanwhile: then this value may be outdated.
-        if (this.version === seen) {
-          if (this.values.size >= this.maxEntries) this.values.clear();
-          this.values.set(key, value);
+        // Another request may have remembered a newer version meanwhile: keep the newer one.
+        const now = this.entries.get(full);
+        if (!now || now.version <= seen) {
+          this.forget(full);
+          if (this.entries.size >= this.maxEntries) this.forget(this.entries.keys().next().value as string);
+          this.entries.set(full, { accountId, version: seen, value });
+          this.perAccount.set(accountId, (this.perAccount.get(accountId) ?? 0) + 1);
         }
         return value;
       },
     };
   }
 
+  private forget(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    const left = (this.perAccount.get(entry.accountId) ?? 1) - 1;
+    if (left) this.perAccount.set(entry.accountId, left);
+    else this.perAccount.delete(entry.accountId);
+  }
+
   /** A view that answers only what is remembered for `seen`, and throws MISS for anything else. */
-  private rememberedAt(seen: string): CacheView {
+  private rememberedAt(accountId: number, seen: number): CacheView {
     return {
       get: async <V>(key: string): Promise<V> => {
-        if (this.version === seen && this.values.has(key)) return this.values.get(key) as V;
-        throw MISS;
+        const entry = this.entries.get(`${accountId}\u0000${key}`);
+        if (entry?.version !== seen) throw MISS;
+        return entry.value as V;
       },
     };
   }
