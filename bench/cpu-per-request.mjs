@@ -92,7 +92,7 @@ try {
     const before = ticks(pid);
     const load = await runLoad({ base, next, duration: DURATION, connections: CONNECTIONS });
     const after = ticks(pid);
-    const us = (t) => Math.round(((t * 1e6) / USER_HZ) / Math.max(1, load.requests));
+    const us = (t) => Math.round((t * 1e6) / USER_HZ / Math.max(1, load.requests));
     const user = us(after.user - before.user);
     const system = us(after.system - before.system);
     return { ...load, cpu: user + system, user, system };
@@ -102,7 +102,11 @@ try {
   console.log(`server CPU per request, ${DURATION} s, ${CONNECTIONS} connections, load average ${os.loadavg()[0].toFixed(1)}`);
   for (const name of names) {
     const r = await measure(server.pid, server.base, streams[name]());
-    const row = [name.padEnd(15), `${Math.round(r.rps)} req/s`.padStart(11), `p50 ${r.p50.toFixed(1)} p99 ${r.p99.toFixed(1)} ms`.padEnd(24)];
+    const row = [
+      name.padEnd(15),
+      `${Math.round(r.rps)} req/s`.padStart(11),
+      `p50 ${r.p50.toFixed(1)} p99 ${r.p99.toFixed(1)} ms`.padEnd(24),
+    ];
     console.log(`${row.join('  ')}  server CPU ${r.cpu} us/request (user ${r.user}, system ${r.system}), errors ${r.errors}`);
     if (bare) {
       const sample = streams[name]()();
@@ -115,7 +119,9 @@ try {
       await fetch(`${bare.url}/__body/${name}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body });
       const inner = streams[name]();
       const c = await measure(bare.pid, bare.url, () => ({ ...inner(), path: `/bare/${name}` }));
-      console.log(`${'  ceiling'.padEnd(15)}  ${`${Math.round(c.rps)} req/s`.padStart(11)}  ${`(${body.length} B answer)`.padEnd(24)}  CPU ${c.cpu} us/request`);
+      console.log(
+        `${'  ceiling'.padEnd(15)}  ${`${Math.round(c.rps)} req/s`.padStart(11)}  ${`(${body.length} B answer)`.padEnd(24)}  CPU ${c.cpu} us/request`,
+      );
     }
   }
   if (!server.alive()) throw new Error('the server exited during the run: the figures are not its own');

@@ -14,7 +14,9 @@ import { parseArgs } from 'node:util';
 import { ensureBuilt, root } from '../scripts/ensure-built.mjs';
 import { progressReporter } from './lib/progress.mjs';
 
-const { values: opts } = parseArgs({ options: { scale: { type: 'string' }, smoke: { type: 'boolean' }, seed: { type: 'string' }, keep: { type: 'boolean' } } });
+const { values: opts } = parseArgs({
+  options: { scale: { type: 'string' }, smoke: { type: 'boolean' }, seed: { type: 'string' }, keep: { type: 'boolean' } },
+});
 ensureBuilt();
 const { generate, sizesFor } = await import('./generate.mjs');
 const sizes = sizesFor({ smoke: Boolean(opts.smoke), scale: Number(opts.scale ?? 1) });
@@ -28,14 +30,22 @@ try {
   const meta = await generate({ dataDir: source, seed: Number(opts.seed ?? 1), sizes, progress: bar.update });
   bar.done();
   const { accountId } = meta;
-  console.log(`data set: ${sizes.leads} leads, ${sizes.messages} messages (account ${accountId}); ${os.cpus().length} CPUs, Node ${process.version}`);
+  console.log(
+    `data set: ${sizes.leads} leads, ${sizes.messages} messages (account ${accountId}); ${os.cpus().length} CPUs, Node ${process.version}`,
+  );
   const exp = runCli(source, ['export', '--account', String(accountId), '--out', archive]);
-  console.log(`export: ${exp.seconds.toFixed(1)} s, peak RSS ${exp.maxRssMb} MB, archive ${(fs.statSync(archive).size / 1e6).toFixed(1)} MB`);
+  console.log(
+    `export: ${exp.seconds.toFixed(1)} s, peak RSS ${exp.maxRssMb} MB, archive ${(fs.statSync(archive).size / 1e6).toFixed(1)} MB`,
+  );
   const imp = runCli(target, ['import', archive]);
   console.log(`import: ${imp.seconds.toFixed(1)} s, peak RSS ${imp.maxRssMb} MB`);
   console.log(imp.out.split('\n')[0]);
   const limit = 300;
-  for (const [name, r] of [['export', exp], ['import', imp]]) if (r.maxRssMb >= limit) console.log(`WARNING: ${name} peak RSS ${r.maxRssMb} MB is not under ${limit} MB`);
+  for (const [name, r] of [
+    ['export', exp],
+    ['import', imp],
+  ])
+    if (r.maxRssMb >= limit) console.log(`WARNING: ${name} peak RSS ${r.maxRssMb} MB is not under ${limit} MB`);
 } finally {
   if (!opts.keep) fs.rmSync(work, { recursive: true, force: true });
   else console.log(`kept ${work}`);

@@ -40,7 +40,15 @@ export function sizesFor({ smoke = false, scale = 1 } = {}) {
 
 const requireRoot = createRequire(path.join(root, 'package.json'));
 const dist = (p) => import(pathToFileURL(path.join(root, 'dist', p)).href);
-const silent = { info() {}, warn() {}, error() {}, debug() {}, child() { return silent; } };
+const silent = {
+  info() {},
+  warn() {},
+  error() {},
+  debug() {},
+  child() {
+    return silent;
+  },
+};
 
 /**
  * Fills `dataDir` (SQLite: parley.db there; PostgreSQL: the schema `databaseUrl` selects, secrets in
@@ -57,7 +65,12 @@ export async function generate({ dataDir, databaseUrl, seed = 1, sizes, progress
   // msgra_business_api and social1_messenger check their tokens with Meta's Graph API when connected:
   // a local stand-in answers.
   const graph = await graphStandIn();
-  const config = loadConfig({ PARLEY_DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PARLEY_SIGNUP: 'open', PARLEY_META_GRAPH_URL: graph.url });
+  const config = loadConfig({
+    PARLEY_DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    PARLEY_SIGNUP: 'open',
+    PARLEY_META_GRAPH_URL: graph.url,
+  });
   const { db, services } = await openCore(config, silent);
   let meta;
   try {
@@ -66,12 +79,22 @@ export async function generate({ dataDir, databaseUrl, seed = 1, sizes, progress
     const owner = await k.selectFrom('users').selectAll().where('login', '=', OWNER_LOGIN).executeTakeFirstOrThrow();
     const accountId = owner.account_id;
     const auth = { accountId, userId: owner.id, role: 'owner', typ: 'access', user: owner };
-    const widget = await services.integrations.connect(auth, services.widget.connectInput({ type: 'widget', settings: { title: 'Bench shop' } }));
+    const widget = await services.integrations.connect(
+      auth,
+      services.widget.connectInput({ type: 'widget', settings: { title: 'Bench shop' } }),
+    );
     const others = [];
-    others.push(await services.integrations.connect(auth, { type: 'msgra2', login: 'bench-msgra2', credentials: { token: 'token-msgra2' } }));
+    others.push(
+      await services.integrations.connect(auth, { type: 'msgra2', login: 'bench-msgra2', credentials: { token: 'token-msgra2' } }),
+    );
     const page = { pageAccessToken: 'bench-page-token', pageId: '104790852323232', appSecret: 'bench-app-secret' };
     others.push(await services.integrations.connect(auth, { type: 'social1_messenger', credentials: page }));
-    const whatsapp = { accessToken: 'bench-graph-token', phoneNumberId: '106540352242922', wabaId: '102290129340398', appSecret: 'bench-app-secret' };
+    const whatsapp = {
+      accessToken: 'bench-graph-token',
+      phoneNumberId: '106540352242922',
+      wabaId: '102290129340398',
+      appSecret: 'bench-app-secret',
+    };
     others.push(await services.integrations.connect(auth, { type: 'msgra_business_api', credentials: whatsapp }));
     const employees = [owner.id];
     for (let e = 1; e < sizes.employees; e++) {
@@ -94,7 +117,11 @@ export async function generate({ dataDir, databaseUrl, seed = 1, sizes, progress
     }
     const tagIds = [];
     for (const tag of V.TAGS) {
-      const row = await k.insertInto('tags').values({ account_id: accountId, tag, tag_key: tag, created_at: END - 300 * DAY }).returning('id').executeTakeFirstOrThrow();
+      const row = await k
+        .insertInto('tags')
+        .values({ account_id: accountId, tag, tag_key: tag, created_at: END - 300 * DAY })
+        .returning('id')
+        .executeTakeFirstOrThrow();
       tagIds.push(row.id);
     }
     const statuses = await k.selectFrom('statuses').select(['id', 'type']).where('account_id', '=', accountId).orderBy('id').execute();
@@ -179,7 +206,10 @@ async function writeBulk(w, r, meta, sizes, progress) {
     const first = r.pick(V.FIRST_NAMES);
     const last = r.pick(V.LAST_NAMES);
     const name = `${first} ${last}`;
-    const login = `${first}.${last}${r.int(1000)}`.toLowerCase().normalize('NFD').replace(/[^a-z0-9.]/g, '');
+    const login = `${first}.${last}${r.int(1000)}`
+      .toLowerCase()
+      .normalize('NFD')
+      .replace(/[^a-z0-9.]/g, '');
     const email = r.chance(0.4) ? `${login}@${r.pick(V.EMAIL_DOMAINS)}` : null;
     const phone = r.chance(0.35) ? `+1 555 ${String(r.int(1000)).padStart(3, '0')} ${String(r.int(10000)).padStart(4, '0')}` : null;
     const created = END - Math.floor(r.next() * 360 * DAY);
@@ -187,8 +217,19 @@ async function writeBulk(w, r, meta, sizes, progress) {
     const socialId = isWidget ? `v_${r.id(16)}` : String(380_000_000 + c);
     w.row('customers', [id, accountId, name, login, `https://avatars.example.com/${id}.png`, email, phone, created, created]);
     w.row('profiles', [id, accountId, id, integration.id, integration.type, socialId, login, name, '', created]);
-    w.row('sources', [id, accountId, integration.id, id, isWidget ? socialId : `chat-${c}`, 'message', isWidget ? name : null, socialId, created]);
-    if (isWidget) w.row('widget_visitors', [visitorId++, accountId, integration.id, socialId, name, email ?? '', phone ?? '', created, created]);
+    w.row('sources', [
+      id,
+      accountId,
+      integration.id,
+      id,
+      isWidget ? socialId : `chat-${c}`,
+      'message',
+      isWidget ? name : null,
+      socialId,
+      created,
+    ]);
+    if (isWidget)
+      w.row('widget_visitors', [visitorId++, accountId, integration.id, socialId, name, email ?? '', phone ?? '', created, created]);
     customers.push({ id, integration: integration.id, widget: isWidget, created });
     if ((c & 1023) === 1023) {
       await w.flushIfFull();
@@ -257,13 +298,42 @@ async function writeBulk(w, r, meta, sizes, progress) {
       unreadCount += rows[m].unread;
     }
     w.row('leads', [
-      id, accountId, customer.integration, customer.id, userId, status?.id ?? null, statusType, r.chance(0.3) ? `Order ${10_000 + r.int(90_000)}` : '',
-      r.chance(0.4) ? r.int(50_000) : 0, unreadCount, lastId, lastAt, lastIncoming, lastIncoming ? awaiting : null, responseTime, created, lastAt,
+      id,
+      accountId,
+      customer.integration,
+      customer.id,
+      userId,
+      status?.id ?? null,
+      statusType,
+      r.chance(0.3) ? `Order ${10_000 + r.int(90_000)}` : '',
+      r.chance(0.4) ? r.int(50_000) : 0,
+      unreadCount,
+      lastId,
+      lastAt,
+      lastIncoming,
+      lastIncoming ? awaiting : null,
+      responseTime,
+      created,
+      lastAt,
     ]);
     const profile = customer.id;
     const agent = userId ?? meta.ownerId;
     for (const m of rows) {
-      w.row('messages', [m.id, accountId, id, customer.id, customer.integration, `m${m.id}`, m.incoming, m.text, m.attachments, m.incoming ? profile : null, m.incoming ? null : agent, m.unread, m.at]);
+      w.row('messages', [
+        m.id,
+        accountId,
+        id,
+        customer.id,
+        customer.integration,
+        `m${m.id}`,
+        m.incoming,
+        m.text,
+        m.attachments,
+        m.incoming ? profile : null,
+        m.incoming ? null : agent,
+        m.unread,
+        m.at,
+      ]);
     }
     const tags = new Set();
     if (r.chance(0.2)) tags.add(meta.tags.vip);
@@ -288,19 +358,91 @@ async function writeBulk(w, r, meta, sizes, progress) {
 // ---- Writers ---------------------------------------------------------------------------------
 
 const COLUMNS = {
-  customers: [['id', 'int8'], ['account_id', 'int8'], ['name', 'text'], ['login', 'text'], ['avatar', 'text'], ['email', 'text'], ['phone', 'text'], ['created_at', 'int8'], ['updated_at', 'int8']],
-  profiles: [['id', 'int8'], ['account_id', 'int8'], ['customer_id', 'int8'], ['integration_id', 'int8'], ['type', 'text'], ['social_id', 'text'], ['login', 'text'], ['name', 'text'], ['avatar', 'text'], ['created_at', 'int8']],
-  sources: [['id', 'int8'], ['account_id', 'int8'], ['integration_id', 'int8'], ['customer_id', 'int8'], ['external_id', 'text'], ['type', 'text'], ['name', 'text'], ['sender', 'text'], ['created_at', 'int8']],
-  widget_visitors: [['id', 'int8'], ['account_id', 'int8'], ['integration_id', 'int8'], ['public_id', 'text'], ['name', 'text'], ['email', 'text'], ['phone', 'text'], ['created_at', 'int8'], ['last_seen_at', 'int8']],
+  customers: [
+    ['id', 'int8'],
+    ['account_id', 'int8'],
+    ['name', 'text'],
+    ['login', 'text'],
+    ['avatar', 'text'],
+    ['email', 'text'],
+    ['phone', 'text'],
+    ['created_at', 'int8'],
+    ['updated_at', 'int8'],
+  ],
+  profiles: [
+    ['id', 'int8'],
+    ['account_id', 'int8'],
+    ['customer_id', 'int8'],
+    ['integration_id', 'int8'],
+    ['type', 'text'],
+    ['social_id', 'text'],
+    ['login', 'text'],
+    ['name', 'text'],
+    ['avatar', 'text'],
+    ['created_at', 'int8'],
+  ],
+  sources: [
+    ['id', 'int8'],
+    ['account_id', 'int8'],
+    ['integration_id', 'int8'],
+    ['customer_id', 'int8'],
+    ['external_id', 'text'],
+    ['type', 'text'],
+    ['name', 'text'],
+    ['sender', 'text'],
+    ['created_at', 'int8'],
+  ],
+  widget_visitors: [
+    ['id', 'int8'],
+    ['account_id', 'int8'],
+    ['integration_id', 'int8'],
+    ['public_id', 'text'],
+    ['name', 'text'],
+    ['email', 'text'],
+    ['phone', 'text'],
+    ['created_at', 'int8'],
+    ['last_seen_at', 'int8'],
+  ],
   leads: [
-    ['id', 'int8'], ['account_id', 'int8'], ['integration_id', 'int8'], ['customer_id', 'int8'], ['user_id', 'int8'], ['status_id', 'int8'], ['status_type', 'text'], ['details', 'text'],
-    ['amount', 'int8'], ['unread_count', 'int4'], ['last_message_id', 'int8'], ['last_message_at', 'int8'], ['last_message_incoming', 'int4'], ['awaiting_since', 'int8'], ['response_time', 'int8'], ['created_at', 'int8'], ['updated_at', 'int8'],
+    ['id', 'int8'],
+    ['account_id', 'int8'],
+    ['integration_id', 'int8'],
+    ['customer_id', 'int8'],
+    ['user_id', 'int8'],
+    ['status_id', 'int8'],
+    ['status_type', 'text'],
+    ['details', 'text'],
+    ['amount', 'int8'],
+    ['unread_count', 'int4'],
+    ['last_message_id', 'int8'],
+    ['last_message_at', 'int8'],
+    ['last_message_incoming', 'int4'],
+    ['awaiting_since', 'int8'],
+    ['response_time', 'int8'],
+    ['created_at', 'int8'],
+    ['updated_at', 'int8'],
   ],
   messages: [
-    ['id', 'int8'], ['account_id', 'int8'], ['lead_id', 'int8'], ['source_id', 'int8'], ['integration_id', 'int8'], ['external_id', 'text'], ['incoming', 'int4'], ['text', 'text'], ['attachments', 'text'],
-    ['profile_id', 'int8'], ['user_id', 'int8'], ['unread', 'int4'], ['created_at', 'int8'],
+    ['id', 'int8'],
+    ['account_id', 'int8'],
+    ['lead_id', 'int8'],
+    ['source_id', 'int8'],
+    ['integration_id', 'int8'],
+    ['external_id', 'text'],
+    ['incoming', 'int4'],
+    ['text', 'text'],
+    ['attachments', 'text'],
+    ['profile_id', 'int8'],
+    ['user_id', 'int8'],
+    ['unread', 'int4'],
+    ['created_at', 'int8'],
   ],
-  lead_tags: [['account_id', 'int8'], ['lead_id', 'int8'], ['tag_id', 'int8'], ['created_at', 'int8']],
+  lead_tags: [
+    ['account_id', 'int8'],
+    ['lead_id', 'int8'],
+    ['tag_id', 'int8'],
+    ['created_at', 'int8'],
+  ],
 };
 /** Foreign keys first. */
 const ORDER = ['customers', 'profiles', 'sources', 'widget_visitors', 'leads', 'messages', 'lead_tags'];
@@ -315,7 +457,10 @@ async function sqliteWriter(file) {
   // The customer search triggers call this function; the server registers the same one (db/database.ts).
   sqlite.function('parley_digits', { deterministic: true }, (v) => (typeof v === 'string' ? v.replace(/[^0-9]/g, '') : ''));
   const statements = Object.fromEntries(
-    ORDER.map((t) => [t, sqlite.prepare(`insert into ${t} (${COLUMNS[t].map((c) => c[0]).join(', ')}) values (${COLUMNS[t].map(() => '?').join(', ')})`)]),
+    ORDER.map((t) => [
+      t,
+      sqlite.prepare(`insert into ${t} (${COLUMNS[t].map((c) => c[0]).join(', ')}) values (${COLUMNS[t].map(() => '?').join(', ')})`),
+    ]),
   );
   let pending = 0;
   sqlite.exec('begin');
@@ -399,10 +544,18 @@ async function pgWriter(url) {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const { parseArgs } = await import('node:util');
   const { values } = parseArgs({
-    options: { out: { type: 'string' }, db: { type: 'string', default: 'sqlite' }, seed: { type: 'string', default: '1' }, scale: { type: 'string', default: '1' }, smoke: { type: 'boolean', default: false } },
+    options: {
+      out: { type: 'string' },
+      db: { type: 'string', default: 'sqlite' },
+      seed: { type: 'string', default: '1' },
+      scale: { type: 'string', default: '1' },
+      smoke: { type: 'boolean', default: false },
+    },
   });
   if (!values.out) {
-    console.error('usage: node bench/generate.mjs --out <folder> [--seed 1] [--scale 1 | --smoke] (SQLite; the suite also makes PostgreSQL schemas)');
+    console.error(
+      'usage: node bench/generate.mjs --out <folder> [--seed 1] [--scale 1 | --smoke] (SQLite; the suite also makes PostgreSQL schemas)',
+    );
     process.exit(2);
   }
   const { ensureBuilt } = await import('../scripts/ensure-built.mjs');

@@ -15,7 +15,11 @@ import { generate, OWNER_LOGIN, PASSWORD, sizesFor } from './generate.mjs';
 import { startServer } from './lib/processes.mjs';
 
 const { values: opts } = parseArgs({
-  options: { scale: { type: 'string', default: '1' }, smoke: { type: 'boolean', default: false }, target: { type: 'string', default: '10000' } },
+  options: {
+    scale: { type: 'string', default: '1' },
+    smoke: { type: 'boolean', default: false },
+    target: { type: 'string', default: '10000' },
+  },
 });
 const sizes = sizesFor({ smoke: opts.smoke, scale: Number(opts.scale) });
 ensureBuilt();
@@ -23,7 +27,11 @@ const dataDir = path.join(root, 'bench', '.data', `paint-${sizes.leads}`);
 if (!fs.existsSync(path.join(dataDir, '.complete'))) {
   fs.rmSync(dataDir, { recursive: true, force: true });
   const t0 = performance.now();
-  await generate({ dataDir, sizes, progress: (phase, done, total) => process.stdout.write(`\rgenerating ${phase}: ${done} / ${total}   `) });
+  await generate({
+    dataDir,
+    sizes,
+    progress: (phase, done, total) => process.stdout.write(`\rgenerating ${phase}: ${done} / ${total}   `),
+  });
   fs.writeFileSync(path.join(dataDir, '.complete'), '');
   console.log(`\ngenerated ${sizes.leads} leads in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 }
@@ -77,16 +85,31 @@ try {
     }
     frames.sort((a, b) => a - b);
     const pick = (q) => frames[Math.min(frames.length - 1, Math.floor(q * frames.length))];
-    return { ms: performance.now() - t0, frames: frames.length, p50: pick(0.5), p95: pick(0.95), max: frames[frames.length - 1], long: frames.filter((f) => f > 50).length, domRows: document.querySelectorAll('.inbox-list [role=option]').length };
+    return {
+      ms: performance.now() - t0,
+      frames: frames.length,
+      p50: pick(0.5),
+      p95: pick(0.95),
+      max: frames[frames.length - 1],
+      long: frames.filter((f) => f > 50).length,
+      domRows: document.querySelectorAll('.inbox-list [role=option]').length,
+    };
   }, target);
   const firstRows = paints.map((p) => Math.round(p.firstRow));
-  console.log(`inbox first paint (${sizes.leads} leads, All list of ${total}): first lead row at ${firstRows.join(' / ')} ms after navigation (FCP ${paints.map((p) => Math.round(p.fcp ?? -1)).join(' / ')} ms); target < 1000 ms`);
+  console.log(
+    `inbox first paint (${sizes.leads} leads, All list of ${total}): first lead row at ${firstRows.join(' / ')} ms after navigation (FCP ${paints.map((p) => Math.round(p.fcp ?? -1)).join(' / ')} ms); target < 1000 ms`,
+  );
   console.log(
     scroll.timedOut
       ? 'scroll: timed out'
       : `scroll to lead ${target}: ${(scroll.ms / 1000).toFixed(1)} s over ${scroll.frames} frames (${target / 50} pages); frame p50 ${scroll.p50.toFixed(0)} ms, p95 ${scroll.p95.toFixed(0)} ms, max ${scroll.max.toFixed(0)} ms, ${scroll.long} frames > 50 ms; ${scroll.domRows} rows in the DOM at the end`,
   );
-  console.log(`load average during the run: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} (${os.cpus().length} cores, shared)`);
+  console.log(
+    `load average during the run: ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} (${os.cpus().length} cores, shared)`,
+  );
 } finally {
   await context.close();
   fs.rmSync(profile, { recursive: true, force: true });

@@ -48,7 +48,11 @@ if (databaseUrl?.startsWith('postgres')) {
     await admin.close();
   };
 }
-const config = loadConfig({ PARLEY_DATA_DIR: dataDir, PARLEY_JWT_SECRET: 'bench-secret-bench-secret-bench-secret', DATABASE_URL: databaseUrl });
+const config = loadConfig({
+  PARLEY_DATA_DIR: dataDir,
+  PARLEY_JWT_SECRET: 'bench-secret-bench-secret-bench-secret',
+  DATABASE_URL: databaseUrl,
+});
 const db = await openDatabase({ databaseUrl, dataDir });
 await migrateToLatest(db);
 const quiet = { info() {}, warn() {}, error() {}, debug() {} };

@@ -56,7 +56,9 @@ const json = async (method, url, { token, body } = {}) => {
 let seq = 0;
 /** An account with a widget and `visitors` visitors who each wrote once: their tokens. */
 async function account(visitors) {
-  const owner = await json('POST', '/v1.3/auth/register', { body: { login: `lists-${process.pid}-${++seq}@example.com`, pass: 'lists beside ingest', name: `Shop ${seq}` } });
+  const owner = await json('POST', '/v1.3/auth/register', {
+    body: { login: `lists-${process.pid}-${++seq}@example.com`, pass: 'lists beside ingest', name: `Shop ${seq}` },
+  });
   const token = owner.accessToken.token;
   const widget = await json('POST', '/v1.3/integrations', { token, body: { type: 'widget' } });
   const tokens = [];
@@ -78,14 +80,28 @@ try {
     let i = 0;
     return () => {
       const token = visitors[i++ % visitors.length];
-      return { method: 'POST', path: '/widget/v1/messages', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ clientId: `w${++seq}`, text: 'more' }) };
+      return {
+        method: 'POST',
+        path: '/widget/v1/messages',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ clientId: `w${++seq}`, text: 'more' }),
+      };
     };
   };
   await read(); // warm-up
   const quiet = await read();
-  const besideOther = await Promise.all([read(), runPaced({ base: server.base, next: writes(other.visitors), duration: DURATION, rate: RATE, connections: 4 })]);
-  const besideSame = await Promise.all([read(), runPaced({ base: server.base, next: writes(reader.visitors), duration: DURATION, rate: RATE, connections: 4 })]);
-  const line = (name, r, w) => console.log(`${name.padEnd(44)} ${r.rps.toFixed(0).padStart(6)} req/s  p99 ${r.p99.toFixed(1)} ms${w ? `  (writes ${w.rps.toFixed(1)}/s, errors ${w.errors})` : ''}`);
+  const besideOther = await Promise.all([
+    read(),
+    runPaced({ base: server.base, next: writes(other.visitors), duration: DURATION, rate: RATE, connections: 4 }),
+  ]);
+  const besideSame = await Promise.all([
+    read(),
+    runPaced({ base: server.base, next: writes(reader.visitors), duration: DURATION, rate: RATE, connections: 4 }),
+  ]);
+  const line = (name, r, w) =>
+    console.log(
+      `${name.padEnd(44)} ${r.rps.toFixed(0).padStart(6)} req/s  p99 ${r.p99.toFixed(1)} ms${w ? `  (writes ${w.rps.toFixed(1)}/s, errors ${w.errors})` : ''}`,
+    );
   console.log(`lead list (inbox, 50 of 60 leads), ${opts.db}, ${connections} connections, ${DURATION} s; writes ${RATE}/s`);
   line('quiet', quiet);
   line('beside writes to another account', ...besideOther);

@@ -21,15 +21,24 @@ const byFunction = new Map();
 const byArea = new Map();
 for (const [id, us] of self) {
   const { callFrame: f } = byId.get(id);
-  const where = f.url.replace(/^file:\/\//, '').replace(/.*node_modules\//, 'npm:').replace(/.*\/dist\//, 'dist/');
+  const where = f.url
+    .replace(/^file:\/\//, '')
+    .replace(/.*node_modules\//, 'npm:')
+    .replace(/.*\/dist\//, 'dist/');
   const key = `${f.functionName || '(anonymous)'} ${where}:${f.lineNumber + 1}`;
   byFunction.set(key, (byFunction.get(key) ?? 0) + us);
-  const area = where.startsWith('npm:') ? where.split('/').slice(0, where.startsWith('npm:@') ? 2 : 1).join('/') : where || f.functionName;
+  const area = where.startsWith('npm:')
+    ? where
+        .split('/')
+        .slice(0, where.startsWith('npm:@') ? 2 : 1)
+        .join('/')
+    : where || f.functionName;
   byArea.set(area, (byArea.get(area) ?? 0) + us);
 }
 const print = (title, map) => {
   console.log(`\n${title}`);
-  for (const [k, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${((us / total) * 100).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${k}`);
+  for (const [k, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top))
+    console.log(`${((us / total) * 100).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${k}`);
 };
 console.log(`${file}: ${(total / 1000).toFixed(0)} ms sampled`);
 print('self time by package / file', byArea);

@@ -63,14 +63,26 @@ const SCENARIOS = [
   { name: 'send', kind: 'http' },
   { name: 'widget-visitor', kind: 'http', target: '>= 5000 messages/s', check: (r) => r.rps >= 5000 },
   // Meta's signed webhook posts, one WhatsApp text each, answered once committed; after widget-visitor.
-  { name: 'whatsapp-inbound', kind: 'http', target: '>= 0.8 x widget-visitor', check: (r) => r.rps >= 0.8 * (rows.find((x) => x.scenario === 'widget-visitor')?.rps ?? Infinity) },
+  {
+    name: 'whatsapp-inbound',
+    kind: 'http',
+    target: '>= 0.8 x widget-visitor',
+    check: (r) => r.rps >= 0.8 * (rows.find((x) => x.scenario === 'widget-visitor')?.rps ?? Infinity),
+  },
   { name: 'webhooks', kind: 'webhooks', target: '>= 5000 deliveries/s, p99 < 100 ms', check: (r) => r.rps >= 5000 && r.p99 < 100 },
   { name: 'footprint', kind: 'footprint', target: 'idle RSS < 150 MB' },
   { name: 'ingest', kind: 'ingest', target: '(pipeline, no HTTP)' },
 ];
 
 if (opts.help) {
-  console.log(fs.readFileSync(new URL(import.meta.url), 'utf8').split('\n').filter((l) => l.startsWith('//')).map((l) => l.slice(3)).join('\n'));
+  console.log(
+    fs
+      .readFileSync(new URL(import.meta.url), 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('//'))
+      .map((l) => l.slice(3))
+      .join('\n'),
+  );
   console.log(`\nscenarios: ${SCENARIOS.map((s) => s.name).join(', ')}`);
   process.exit(0);
 }
@@ -127,7 +139,9 @@ try {
 process.exit(failed ? 1 : 0);
 
 async function main() {
-  console.log(`Parley bench: ${opts.db}${PROCESSES > 1 ? ` x${PROCESSES} processes` : ''}, ${sizes.customers} customers, ${sizes.leads} leads, ${sizes.messages} messages; ${os.cpus().length} cores, node ${process.version}; ${DURATION} s per run, ${CONNECTIONS} connections, ${RUNS} run(s) per scenario (median); server node flags: ${NODE_FLAGS.join(' ') || 'none'}`);
+  console.log(
+    `Parley bench: ${opts.db}${PROCESSES > 1 ? ` x${PROCESSES} processes` : ''}, ${sizes.customers} customers, ${sizes.leads} leads, ${sizes.messages} messages; ${os.cpus().length} cores, node ${process.version}; ${DURATION} s per run, ${CONNECTIONS} connections, ${RUNS} run(s) per scenario (median); server node flags: ${NODE_FLAGS.join(' ') || 'none'}`,
+  );
   const { meta, databaseUrl } = await prepareData();
   const ctx = { meta, databaseUrl, dataDir: runDir };
 
@@ -341,7 +355,8 @@ async function requestsOf(ctx, name) {
     case 'send': {
       const next = cycle(meta.samples.widgetLeads);
       let n = 0;
-      return () => json('POST', `/v1.3/messaging/${next()}/send`, { message: { text: `Thanks for waiting, your order ships today (${++n})` } });
+      return () =>
+        json('POST', `/v1.3/messaging/${next()}/send`, { message: { text: `Thanks for waiting, your order ships today (${++n})` } });
     }
     case 'widget-visitor':
       return widgetVisitorRequests(ctx, 'w');
@@ -358,7 +373,12 @@ async function widgetVisitorRequests(ctx, prefix) {
   const count = Math.max(20, Math.min(400, CONNECTIONS * 4));
   const tokens = [];
   for (let v = 0; v < count; v++) {
-    const text = await call(server.base, { method: 'POST', path: '/widget/v1/sessions', headers: {}, body: JSON.stringify({ key: meta.widget.key, name: `Bench visitor ${v}` }) });
+    const text = await call(server.base, {
+      method: 'POST',
+      path: '/widget/v1/sessions',
+      headers: {},
+      body: JSON.stringify({ key: meta.widget.key, name: `Bench visitor ${v}` }),
+    });
     tokens.push(JSON.parse(text).token);
   }
   const next = cycle(tokens);
@@ -389,12 +409,30 @@ async function whatsappInboundRequests(ctx) {
     const from = String(4915100000000 + (i % 400));
     const body = JSON.stringify({
       object: 'whatsapp_business_account',
-      entry: [{ id: '102290129340398', changes: [{ field: 'messages', value: {
-        messaging_product: 'whatsapp',
-        metadata: { display_phone_number: '15550100000', phone_number_id: phoneNumberId },
-        contacts: [{ profile: { name: `Bench customer ${i % 400}` }, wa_id: from }],
-        messages: [{ from, id: `wamid.bench${run}${i}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: `Hello, is the blue hoodie in stock in size M? (${i})` } }],
-      } }] }],
+      entry: [
+        {
+          id: '102290129340398',
+          changes: [
+            {
+              field: 'messages',
+              value: {
+                messaging_product: 'whatsapp',
+                metadata: { display_phone_number: '15550100000', phone_number_id: phoneNumberId },
+                contacts: [{ profile: { name: `Bench customer ${i % 400}` }, wa_id: from }],
+                messages: [
+                  {
+                    from,
+                    id: `wamid.bench${run}${i}`,
+                    timestamp: String(Math.floor(Date.now() / 1000)),
+                    type: 'text',
+                    text: { body: `Hello, is the blue hoodie in stock in size M? (${i})` },
+                  },
+                ],
+              },
+            },
+          ],
+        },
+      ],
     });
     const signature = `sha256=${createHmac('sha256', appSecret).update(body).digest('hex')}`;
     return { method: 'POST', path: `/channels/meta/${id}`, headers: { 'x-hub-signature-256': signature }, body };
@@ -446,7 +484,9 @@ async function httpScenario(ctx, s) {
 }
 
 function progressLine(name, r) {
-  console.log(`  ${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50?.toFixed(1)} ms, p95 ${r.p95?.toFixed(1)} ms, p99 ${r.p99?.toFixed(1)} ms, errors ${r.errors}${r.ceiling ? `, ceiling ${r.ceiling.toFixed(0)} req/s, ratio ${r.ratio.toFixed(2)}` : ''}`);
+  console.log(
+    `  ${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50?.toFixed(1)} ms, p95 ${r.p95?.toFixed(1)} ms, p99 ${r.p99?.toFixed(1)} ms, errors ${r.errors}${r.ceiling ? `, ceiling ${r.ceiling.toFixed(0)} req/s, ratio ${r.ratio.toFixed(2)}` : ''}`,
+  );
 }
 
 /** Start-up to the first 200 of GET /health: on the data set, and on an empty data folder / schema. */
@@ -505,7 +545,12 @@ async function webhooksScenario(ctx) {
   cleanups.push(() => probe.close());
   const hooks = [];
   for (let i = 0; i < 5; i++) {
-    const text = await call(ctx.server.base, { method: 'POST', path: '/v1.3/webhooks', headers: ctx.headers, body: JSON.stringify({ url: `${receiver.endpoints[i]}/hook/${i}`, name: `bench ${i}` }) });
+    const text = await call(ctx.server.base, {
+      method: 'POST',
+      path: '/v1.3/webhooks',
+      headers: ctx.headers,
+      body: JSON.stringify({ url: `${receiver.endpoints[i]}/hook/${i}`, name: `bench ${i}` }),
+    });
     hooks.push(JSON.parse(text).id);
   }
   try {
@@ -526,7 +571,10 @@ async function webhooksScenario(ctx) {
       const events = await probe.all(`select id, created_at from events where id >= ${firstEvent}`);
       const createdAt = new Map(events.map((e) => [`msg_${e.id}`, e.created_at]));
       const dead = (await probe.all(`select count(*) as n from deliveries where event_id >= ${firstEvent} and status = 'dead'`))[0].n;
-      const latencies = arrivals.filter(([id]) => createdAt.has(id)).map(([id, at]) => at - createdAt.get(id)).sort((a, b) => a - b);
+      const latencies = arrivals
+        .filter(([id]) => createdAt.has(id))
+        .map(([id, at]) => at - createdAt.get(id))
+        .sort((a, b) => a - b);
       const last = arrivals.reduce((m, a) => Math.max(m, a[1]), started);
       const seconds = (last - started) / 1000;
       // The backlog left when the load was over, delivered with no ingest beside it: the worker's own pace.
@@ -545,11 +593,17 @@ async function webhooksScenario(ctx) {
         ingest,
         afterLoad: { deliveries: tail, seconds: tailSeconds, deliveriesPerSecond: tail >= 1000 ? tail / tailSeconds : undefined },
       };
-      const afterLoad = r.afterLoad.deliveriesPerSecond ? ` (the last ${tail} after the load: ${r.afterLoad.deliveriesPerSecond.toFixed(0)}/s)` : '';
-      console.log(`  webhooks ${label}: ${r.events} events (${ingest.requests} visitor messages, ${ingest.rps.toFixed(0)}/s) -> ${r.deliveries} deliveries in ${seconds.toFixed(1)} s = ${r.deliveriesPerSecond.toFixed(0)}/s${afterLoad}; event -> delivery p50 ${r.p50} ms, p99 ${r.p99} ms`);
+      const afterLoad = r.afterLoad.deliveriesPerSecond
+        ? ` (the last ${tail} after the load: ${r.afterLoad.deliveriesPerSecond.toFixed(0)}/s)`
+        : '';
+      console.log(
+        `  webhooks ${label}: ${r.events} events (${ingest.requests} visitor messages, ${ingest.rps.toFixed(0)}/s) -> ${r.deliveries} deliveries in ${seconds.toFixed(1)} s = ${r.deliveriesPerSecond.toFixed(0)}/s${afterLoad}; event -> delivery p50 ${r.p50} ms, p99 ${r.p99} ms`,
+      );
       return r;
     };
-    const throughput = await phase('throughput', () => runLoad({ base: ctx.server.base, next, duration: DURATION, connections: CONNECTIONS }));
+    const throughput = await phase('throughput', () =>
+      runLoad({ base: ctx.server.base, next, duration: DURATION, connections: CONNECTIONS }),
+    );
     const eventsPerMessage = throughput.events / Math.max(1, throughput.ingest.requests);
     const rate = Math.max(10, Math.floor((throughput.deliveriesPerSecond * 0.5) / 5 / Math.max(1, eventsPerMessage)));
     // A steady rate (runPaced): autocannon's overallRate sends each second's requests in a burst.
@@ -571,7 +625,8 @@ async function webhooksScenario(ctx) {
   } finally {
     // Later scenarios must not pay for the fan-out (and no delivery is in flight when it goes).
     await drain(probe, 0);
-    for (const id of hooks) await call(ctx.server.base, { method: 'DELETE', path: `/v1.3/webhooks/${id}`, headers: ctx.headers }).catch(() => {});
+    for (const id of hooks)
+      await call(ctx.server.base, { method: 'DELETE', path: `/v1.3/webhooks/${id}`, headers: ctx.headers }).catch(() => {});
   }
 }
 
@@ -610,9 +665,21 @@ async function ingestScenario(_ctx) {
     env.DATABASE_URL = await createSchema(schema);
   }
   try {
-    const out = execFileSync(process.execPath, [path.join(benchDir, 'ingest.mjs'), '--json', '--no-build', ...(SMOKE ? ['--smoke'] : [])], { cwd: root, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    const out = execFileSync(process.execPath, [path.join(benchDir, 'ingest.mjs'), '--json', '--no-build', ...(SMOKE ? ['--smoke'] : [])], {
+      cwd: root,
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const r = JSON.parse(out.trim().split('\n').at(-1));
-    rows.push({ scenario: 'ingest', rps: r.messagesPerSecond, p50: r.p50ms, p99: r.p99ms, errors: 0, note: `${r.messages} messages, ${r.concurrency} concurrent, each committed (no HTTP)` });
+    rows.push({
+      scenario: 'ingest',
+      rps: r.messagesPerSecond,
+      p50: r.p50ms,
+      p99: r.p99ms,
+      errors: 0,
+      note: `${r.messages} messages, ${r.concurrency} concurrent, each committed (no HTTP)`,
+    });
     console.log(`  ingest: ${rows.at(-1).note}: ${r.messagesPerSecond}/s`);
   } finally {
     if (schema) await dropSchema(schema);
@@ -660,7 +727,15 @@ function writeResults(ctx) {
     durationSeconds: DURATION,
     connections: CONNECTIONS,
     runsPerScenario: RUNS,
-    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memoryMb: Math.round(os.totalmem() / 1048576), loadavgAtStart: loadAtStart, loadavgAtEnd: os.loadavg(), node: process.version, serverNodeFlags: NODE_FLAGS },
+    machine: {
+      cpus: os.cpus().length,
+      model: os.cpus()[0]?.model,
+      memoryMb: Math.round(os.totalmem() / 1048576),
+      loadavgAtStart: loadAtStart,
+      loadavgAtEnd: os.loadavg(),
+      node: process.version,
+      serverNodeFlags: NODE_FLAGS,
+    },
     rows,
   };
   fs.writeFileSync(file, JSON.stringify(result, null, 2));

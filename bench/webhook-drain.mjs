@@ -49,11 +49,24 @@ async function run() {
     await migrateToLatest(db);
     const k = db.kysely;
     const now = Date.now();
-    const { id: accountId } = await k.insertInto('accounts').values({ name: 'drain', plan: '{}', created_at: now }).returning('id').executeTakeFirstOrThrow();
+    const { id: accountId } = await k
+      .insertInto('accounts')
+      .values({ name: 'drain', plan: '{}', created_at: now })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     const hooks = [];
     for (let i = 0; i < ENDPOINTS; i++) {
       const secret = `whsec_${Buffer.alloc(24, i + 1).toString('base64')}`;
-      const row = { account_id: accountId, url: `${receiver.endpoints[i]}/hook/${i}`, name: `drain ${i}`, status: 1, events: null, secret, api_version: 'v1.3', created_at: now };
+      const row = {
+        account_id: accountId,
+        url: `${receiver.endpoints[i]}/hook/${i}`,
+        name: `drain ${i}`,
+        status: 1,
+        events: null,
+        secret,
+        api_version: 'v1.3',
+        created_at: now,
+      };
       hooks.push((await k.insertInto('webhooks').values(row).returning('id').executeTakeFirstOrThrow()).id);
     }
     const message = { id: 1, incoming: true, text: 'Hello, is the blue hoodie in stock in size M? (1234)', datetime: now, attachments: [] };
@@ -61,10 +74,23 @@ async function run() {
       for (let i = 0; i < EVENTS; i++) {
         const leadId = 1 + (i % LEADS);
         const payload = JSON.stringify({ type: 'message.incoming', accountId, leadId, isNewLead: false, message });
-        const { id } = await trx.insertInto('events').values({ account_id: accountId, type: 'message.incoming', lead_id: leadId, payload, created_at: now }).returning('id').executeTakeFirstOrThrow();
+        const { id } = await trx
+          .insertInto('events')
+          .values({ account_id: accountId, type: 'message.incoming', lead_id: leadId, payload, created_at: now })
+          .returning('id')
+          .executeTakeFirstOrThrow();
         await trx
           .insertInto('deliveries')
-          .values(hooks.map((h) => ({ webhook_id: h, event_id: id, message_id: `msg_${id}`, lead_id: leadId, next_attempt_at: now, created_at: now })))
+          .values(
+            hooks.map((h) => ({
+              webhook_id: h,
+              event_id: id,
+              message_id: `msg_${id}`,
+              lead_id: leadId,
+              next_attempt_at: now,
+              created_at: now,
+            })),
+          )
           .execute();
       }
     });
@@ -90,7 +116,11 @@ async function run() {
     const cpu = process.cpuUsage(cpu0);
     const receiverCpu = cpuOf(receiver.pid) - receiverCpu0;
     await worker.stop();
-    const pending = await k.selectFrom('deliveries').select((eb) => eb.fn.countAll().as('n')).where('status', '!=', 'delivered').executeTakeFirstOrThrow();
+    const pending = await k
+      .selectFrom('deliveries')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('status', '!=', 'delivered')
+      .executeTakeFirstOrThrow();
     console.log(
       `${total} deliveries in ${(ms / 1000).toFixed(2)} s = ${((total / ms) * 1000).toFixed(0)}/s; CPU per delivery: worker ` +
         `${((cpu.user + cpu.system) / total).toFixed(0)} µs, receiver ${(receiverCpu / total).toFixed(0)} µs; ` +

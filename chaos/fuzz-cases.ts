@@ -153,7 +153,8 @@ export function casesFor(op: OpenApiOperation, validId: string): FuzzCase[] {
   }
   if (destructive && op.pathParams.length) return cases;
   for (const { name } of op.queryParams) {
-    for (const [label, value] of QUERY_VALUES) cases.push({ label: `query ${name}=${label}`, path: basePath, query: `${encodeURIComponent(name)}=${value}` });
+    for (const [label, value] of QUERY_VALUES)
+      cases.push({ label: `query ${name}=${label}`, path: basePath, query: `${encodeURIComponent(name)}=${value}` });
     cases.push({ label: `query ${name} repeated`, path: basePath, query: `${name}=1&${name}=2` });
   }
   if (op.body) {
@@ -173,7 +174,8 @@ export function casesFor(op: OpenApiOperation, validId: string): FuzzCase[] {
     }
   }
   if (op.multipart) {
-    for (const [label, contentType, payload] of WHOLE_BODIES) cases.push({ label: `upload ${label}`, path: basePath, query: '', contentType, payload });
+    for (const [label, contentType, payload] of WHOLE_BODIES)
+      cases.push({ label: `upload ${label}`, path: basePath, query: '', contentType, payload });
   }
   return cases;
 }

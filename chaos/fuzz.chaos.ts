@@ -55,7 +55,11 @@ async function tokenOf(actor: 'owner' | 'manager'): Promise<string> {
   const who = actor === 'owner' ? owner : manager;
   const me = await h.request({ method: 'GET', url: '/v1.3/account/me', token: who.access });
   if (me.statusCode === 200) return who.access;
-  const login = await h.request({ method: 'POST', url: '/v1.3/auth/login', payload: { login: who.login, pass: actor === 'owner' ? owner.pass : 'manager password' } });
+  const login = await h.request({
+    method: 'POST',
+    url: '/v1.3/auth/login',
+    payload: { login: who.login, pass: actor === 'owner' ? owner.pass : 'manager password' },
+  });
   if (login.statusCode === 200) who.access = login.json().accessToken.token;
   return who.access;
 }
@@ -85,7 +89,8 @@ it('answers no fuzzed request with a 5xx', async () => {
         payload: c.payload,
       });
       requests++;
-      if (res.statusCode >= 500) failures.push(`${actor} ${op.method} ${urlOf(op, c).slice(0, 120)} [${c.label}] -> ${res.statusCode} ${res.body.slice(0, 200)}`);
+      if (res.statusCode >= 500)
+        failures.push(`${actor} ${op.method} ${urlOf(op, c).slice(0, 120)} [${c.label}] -> ${res.statusCode} ${res.body.slice(0, 200)}`);
     }
   }
   figure('fuzz', 'operations', ops.length);

@@ -58,7 +58,10 @@ afterAll(async () => {
 async function call(method: string, url: string, body?: unknown, token?: string): Promise<{ status: number; json: any }> {
   const res = await fetch(server.base + url, {
     method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(10_000),
   });
@@ -146,7 +149,9 @@ it('keeps every acknowledged message exactly once and delivers each, across SIGK
   await until('every acknowledged message to be delivered', () => acked.every((t) => arrived().has(t)));
 
   const rows = (
-    await sql<{ text: string; n: number }>`select text, count(*) as n from messages where text like 'chaos %' group by text`.execute(database.db.kysely)
+    await sql<{ text: string; n: number }>`select text, count(*) as n from messages where text like 'chaos %' group by text`.execute(
+      database.db.kysely,
+    )
   ).rows;
   const stored = new Map(rows.map((r) => [r.text, Number(r.n)]));
   const lost = acked.filter((t) => !stored.has(t));

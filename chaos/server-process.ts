@@ -92,7 +92,11 @@ export class ChaosReceiver {
         }
         const event = JSON.parse(body) as { type: string; leadId?: number; message?: { message?: { text?: string } } };
         if (event.type === 'message.incoming') {
-          this.arrivals.push({ webhookId: String(req.headers['webhook-id']), leadId: event.leadId ?? 0, text: event.message?.message?.text ?? '' });
+          this.arrivals.push({
+            webhookId: String(req.headers['webhook-id']),
+            leadId: event.leadId ?? 0,
+            text: event.message?.message?.text ?? '',
+          });
         }
         res.end('ok');
       });

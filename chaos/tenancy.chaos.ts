@@ -16,7 +16,26 @@ import { figure, FULL, rng, SEED } from './support.js';
 const MARKER = 'zqxmark';
 const NOWHERE = 999_999_937;
 /** Tables whose rows belong to an account (`account_id`) and have integer ids. */
-const TABLES = ['users', 'api_keys', 'integrations', 'statuses', 'payment_types', 'tags', 'template_groups', 'templates', 'customers', 'profiles', 'sources', 'leads', 'messages', 'plugins', 'webhooks', 'deliveries', 'events', 'invitations'] as const;
+const TABLES = [
+  'users',
+  'api_keys',
+  'integrations',
+  'statuses',
+  'payment_types',
+  'tags',
+  'template_groups',
+  'templates',
+  'customers',
+  'profiles',
+  'sources',
+  'leads',
+  'messages',
+  'plugins',
+  'webhooks',
+  'deliveries',
+  'events',
+  'invitations',
+] as const;
 const ID_FIELD = /^(id|ids|said|saId|customer|manager|realId)$|Ids?$/;
 /** Routes that take no employee token: capability URLs and provider webhooks are tested elsewhere. */
 const PUBLIC = /^\/(widget\/v1|channels|files)\//;
@@ -59,7 +78,12 @@ async function seedVictim(): Promise<SignedUp> {
   await call('POST', '/v1.3/account/me/api-keys', { name: `${MARKER} key` });
   await call('POST', `/v1.3/tags/${lead.leadId}/${MARKER}`, {});
   const session = await h.request({ method: 'POST', url: '/widget/v1/sessions', payload: { key: widget.key } });
-  const say = await h.request({ method: 'POST', url: '/widget/v1/messages', headers: { authorization: `Bearer ${session.json().token}` }, payload: { clientId: 'seed', text: `${MARKER} hello` } });
+  const say = await h.request({
+    method: 'POST',
+    url: '/widget/v1/messages',
+    headers: { authorization: `Bearer ${session.json().token}` },
+    payload: { clientId: 'seed', text: `${MARKER} hello` },
+  });
   if (say.statusCode !== 200) throw new Error(`seeding a message: ${say.body}`);
   return owner;
 }
@@ -68,23 +92,42 @@ async function seedVictim(): Promise<SignedUp> {
 async function victimRows(): Promise<Record<string, unknown[]>> {
   const out: Record<string, unknown[]> = {};
   for (const table of TABLES) {
-    out[table] = (await sql`select * from ${sql.id(table)} where account_id = ${aId.accountId} order by id`.execute(h.database.db.kysely).catch(() => ({ rows: [] }))).rows;
+    out[table] = (
+      await sql`select * from ${sql.id(table)} where account_id = ${aId.accountId} order by id`
+        .execute(h.database.db.kysely)
+        .catch(() => ({ rows: [] }))
+    ).rows;
   }
   return out;
 }
 
 beforeAll(async () => {
-  h = await createHarness({ env: { PARLEY_API_RATE_LIMIT: '0', PARLEY_WEBHOOK_ALLOW_PRIVATE: '1', PARLEY_WIDGET_SESSIONS_PER_IP: '100000' } });
+  h = await createHarness({
+    env: { PARLEY_API_RATE_LIMIT: '0', PARLEY_WEBHOOK_ALLOW_PRIVATE: '1', PARLEY_WIDGET_SESSIONS_PER_IP: '100000' },
+  });
   const bOwner = await h.signUp();
   const bWidget = await connectWidget(h, bOwner);
   const bLead = await createLead(h, bOwner.accountId, bWidget.id);
-  b = { owner: bOwner, manager: await createManager(h, bOwner, { sources: [null] }), lead: bLead.leadId, integration: bWidget.id, customer: bLead.customerId };
+  b = {
+    owner: bOwner,
+    manager: await createManager(h, bOwner, { sources: [null] }),
+    lead: bLead.leadId,
+    integration: bWidget.id,
+    customer: bLead.customerId,
+  };
   await separateIdSpaces();
   aId = await seedVictim();
   for (const table of TABLES) {
     // Tables without account_id (their rows hang off an account's row) are reached through it.
-    const rows = (await sql<{ id: number }>`select id from ${sql.id(table)} where account_id = ${aId.accountId}`.execute(h.database.db.kysely).catch(() => ({ rows: [] as Array<{ id: number }> }))).rows;
-    aIds.set(table, rows.map((r) => Number(r.id)));
+    const rows = (
+      await sql<{ id: number }>`select id from ${sql.id(table)} where account_id = ${aId.accountId}`
+        .execute(h.database.db.kysely)
+        .catch(() => ({ rows: [] as Array<{ id: number }> }))
+    ).rows;
+    aIds.set(
+      table,
+      rows.map((r) => Number(r.id)),
+    );
   }
 });
 afterAll(() => h?.close());
@@ -117,13 +160,16 @@ it("never answers account B's employees with account A's rows", async () => {
     });
   const judge = (label: string, res: { statusCode: number; body: string }, allowed: (s: number) => boolean) => {
     probes++;
-    if (!allowed(res.statusCode) || res.body.toLowerCase().includes(MARKER)) leaks.push(`${label} -> ${res.statusCode} ${res.body.slice(0, 160)}`);
+    if (!allowed(res.statusCode) || res.body.toLowerCase().includes(MARKER))
+      leaks.push(`${label} -> ${res.statusCode} ${res.body.slice(0, 160)}`);
   };
 
   for (const op of ops) {
     const idFields = [
       ...op.queryParams.filter((p) => ID_FIELD.test(p.name)).map((p) => ({ in: 'query' as const, name: p.name })),
-      ...Object.keys(op.body?.properties ?? {}).filter((n) => ID_FIELD.test(n)).map((n) => ({ in: 'body' as const, name: n })),
+      ...Object.keys(op.body?.properties ?? {})
+        .filter((n) => ID_FIELD.test(n))
+        .map((n) => ({ in: 'body' as const, name: n })),
     ];
     if (!op.pathParams.length && !idFields.length) continue;
     routes++;
@@ -134,7 +180,11 @@ it("never answers account B's employees with account A's rows", async () => {
         const nowhere = await ask(op, token, NOWHERE, '', body);
         for (const { table, id } of pick(ids, 3)) {
           const res = await ask(op, token, id, '', body);
-          judge(`${actor} ${op.method} ${op.path} path=${table}:${id}`, res, (s) => s === 403 || s === 404 || (s === 400 && nowhere.statusCode === 400));
+          judge(
+            `${actor} ${op.method} ${op.path} path=${table}:${id}`,
+            res,
+            (s) => s === 403 || s === 404 || (s === 400 && nowhere.statusCode === 400),
+          );
         }
       }
       for (const field of idFields) {
@@ -148,7 +198,11 @@ it("never answers account B's employees with account A's rows", async () => {
         for (const { table, id } of pick(ids, 3)) {
           const res = await probe(id);
           const same = res.statusCode === nowhere.statusCode;
-          judge(`${actor} ${op.method} ${op.path} ${field.in}.${field.name}=${table}:${id} (nowhere: ${nowhere.statusCode})`, res, () => same);
+          judge(
+            `${actor} ${op.method} ${op.path} ${field.in}.${field.name}=${table}:${id} (nowhere: ${nowhere.statusCode})`,
+            res,
+            () => same,
+          );
         }
       }
     }

@@ -26,13 +26,24 @@ const env = {
 };
 const started = Date.now();
 const vitest = path.join(root, 'node_modules', 'vitest', 'vitest.mjs');
-const run = spawnSync(process.execPath, [vitest, 'run', '--config', 'chaos/vitest.config.ts', ...positionals], { cwd: root, env, stdio: 'inherit' });
+const run = spawnSync(process.execPath, [vitest, 'run', '--config', 'chaos/vitest.config.ts', ...positionals], {
+  cwd: root,
+  env,
+  stdio: 'inherit',
+});
 
 const dialect = /^postgres(ql)?:/.test(process.env.DATABASE_URL ?? '') ? 'PostgreSQL' : 'SQLite';
 const figures = fs.existsSync(figuresFile)
-  ? fs.readFileSync(figuresFile, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line))
+  ? fs
+      .readFileSync(figuresFile, 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line))
   : [];
-console.log(`\nchaos figures (${env.CHAOS_MODE} mode, ${dialect}, seed ${env.CHAOS_SEED ?? 1}, ${Math.round((Date.now() - started) / 1000)} s):`);
+console.log(
+  `\nchaos figures (${env.CHAOS_MODE} mode, ${dialect}, seed ${env.CHAOS_SEED ?? 1}, ${Math.round((Date.now() - started) / 1000)} s):`,
+);
 for (const f of figures) console.log(`  ${f.suite.padEnd(8)} ${String(f.name).padEnd(26)} ${f.value}`);
 fs.rmSync(path.dirname(figuresFile), { recursive: true, force: true });
 process.exit(run.status ?? 1);

@@ -62,6 +62,8 @@ function onlyPaths(doc, prefix) {
   };
   visit(paths);
   const kept = Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name)));
-  const tags = (doc.tags ?? []).filter((t) => Object.values(paths).some((item) => Object.values(item).some((op) => op.tags?.includes(t.name))));
+  const tags = (doc.tags ?? []).filter((t) =>
+    Object.values(paths).some((item) => Object.values(item).some((op) => op.tags?.includes(t.name))),
+  );
   return { ...doc, tags, paths, components: { ...doc.components, schemas: kept } };
 }

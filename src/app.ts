@@ -102,7 +102,11 @@ export async function buildApp({ services, logger, routes = API_ROUTES, onRoute 
   await registerChannelWebhookRoutes(app, services);
   await registerBridgeRoutes(app, services);
   await registerOAuthProtocolRoutes(app, services);
-  await registerApi(app, routes.filter((r) => !takesFiles(r)), services);
+  await registerApi(
+    app,
+    routes.filter((r) => !takesFiles(r)),
+    services,
+  );
   // The multipart parser exists only in the scope of the routes that take files (upload).
   await app.register(async (scope) => {
     await registerMultipart(scope, config);

@@ -50,7 +50,9 @@ export const DATA_COMMANDS: Record<string, DataCommand> = {
     } finally {
       progress.end();
     }
-    const counts = Object.entries(summary.counts).map(([k, v]) => `${k} ${v}`).join(', ');
+    const counts = Object.entries(summary.counts)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
     const missing = summary.missingFiles ? `; ${summary.missingFiles} files had no stored bytes` : '';
     return `exported account ${accountId} to ${file} (${fs.statSync(file).size} bytes) in ${seconds(started)} s: ${counts}; ${summary.files} files${missing}`;
   },
@@ -64,19 +66,27 @@ export const DATA_COMMANDS: Record<string, DataCommand> = {
     const progress = bar('import', out);
     let report;
     try {
-      report = await importAccount(services.deps.db.kysely, services.files.storage, fs.createReadStream(file), services.deps.clock, progress.update);
+      report = await importAccount(
+        services.deps.db.kysely,
+        services.files.storage,
+        fs.createReadStream(file),
+        services.deps.clock,
+        progress.update,
+      );
     } finally {
       progress.end();
     }
     if (report.alreadyImported) {
       return `archive ${report.exportId} was imported before, as account ${report.accountId}: nothing changed`;
     }
-    const counts = Object.entries(report.counts).map(([k, v]) => `${k} ${v}`).join(', ');
+    const counts = Object.entries(report.counts)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
     return [
       `imported archive ${report.exportId} (account ${report.sourceAccountId} there) as account ${report.accountId} in ${seconds(started)} s`,
       `records: ${counts}; files ${report.files}${report.filesWithoutBytes ? `, ${report.filesWithoutBytes} without bytes` : ''}`,
       ...(report.referencesCleared ? [`references to records the archive did not hold, set to none: ${report.referencesCleared}`] : []),
-      'employees have no password: set the owner\'s with `parley password:reset`; integrations need their credentials again and webhooks have new secrets',
+      "employees have no password: set the owner's with `parley password:reset`; integrations need their credentials again and webhooks have new secrets",
     ].join('\n');
   },
 

@@ -31,7 +31,6 @@ ${DATA_USAGE}  help                        this text
 
 type Command = (services: Services, args: string[], out: CliOutput) => Promise<string>;
 
-
 const COMMANDS: Record<string, Command> = {
   ...DATA_COMMANDS,
   worker: (services) => runWorkersUntilSignal(services),

@@ -118,7 +118,9 @@ export function createServices(deps: Deps): Services {
   const mailer = createMailer(deps.config, deps.log);
   const ingest = new IngestService(deps);
   const storage =
-    deps.config.fileStorage === 'database' ? new DatabaseStorage(deps.db.kysely) : new LocalDiskStorage(path.join(deps.config.dataDir, 'files'));
+    deps.config.fileStorage === 'database'
+      ? new DatabaseStorage(deps.db.kysely)
+      : new LocalDiskStorage(path.join(deps.config.dataDir, 'files'));
   const files = new FilesService(deps, storage);
   const widget = new WidgetService(deps, { integrations, ingest, files });
   channels.register(new WidgetAdapter(widget.sessions));

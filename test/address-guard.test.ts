@@ -79,8 +79,12 @@ describe('the SSRF address guard', () => {
       fc.property(publicV4, publicV4, (v4, server) => {
         const [hi, lo] = words(v4);
         const [shi, slo] = words(server);
-        for (const text of [`64:ff9b::${v4.join('.')}`, `2002:${hex(hi)}:${hex(lo)}::1`, `::ffff:${v4.join('.')}`,
-          `2001:0:${hex(shi)}:${hex(slo)}:0:0:${hex(hi ^ 0xffff)}:${hex(lo ^ 0xffff)}`]) {
+        for (const text of [
+          `64:ff9b::${v4.join('.')}`,
+          `2002:${hex(hi)}:${hex(lo)}::1`,
+          `::ffff:${v4.join('.')}`,
+          `2001:0:${hex(shi)}:${hex(slo)}:0:0:${hex(hi ^ 0xffff)}:${hex(lo ^ 0xffff)}`,
+        ]) {
           expect(isBlockedAddress(text), text).toBe(false);
         }
       }),
@@ -120,7 +124,13 @@ describe('webhook registration', () => {
 
   it('refuses URLs whose IPv6 literal embeds a private IPv4 address, and stores nothing', async () => {
     const owner = await h.signUp();
-    for (const host of ['[2002:7f00:1::]', '[2001:0:4136:e378:8000:63bf:80ff:fffe]', '[64:ff9b::10.0.0.1]', '[::127.0.0.1]', '[::ffff:0:a9fe:a9fe]']) {
+    for (const host of [
+      '[2002:7f00:1::]',
+      '[2001:0:4136:e378:8000:63bf:80ff:fffe]',
+      '[64:ff9b::10.0.0.1]',
+      '[::127.0.0.1]',
+      '[::ffff:0:a9fe:a9fe]',
+    ]) {
       const res = await h.request({ method: 'POST', url: '/v1.3/webhooks', token: owner.access, payload: { url: `http://${host}/hook` } });
       expect(res.statusCode, host).toBe(400);
     }

@@ -21,7 +21,14 @@ function filesUnder(dir: string): string[] {
 /** The modules a file imports (static, re-exports and dynamic `import()`), resolved to paths under src/. */
 function importsOf(file: string, text = readFileSync(file, 'utf8')): string[] {
   const specifiers = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g)].map((m) => m[1] ?? '');
-  return specifiers.filter((s) => s.startsWith('.')).map((s) => path.relative(SRC, path.resolve(path.dirname(file), s)).split(path.sep).join('/'));
+  return specifiers
+    .filter((s) => s.startsWith('.'))
+    .map((s) =>
+      path
+        .relative(SRC, path.resolve(path.dirname(file), s))
+        .split(path.sep)
+        .join('/'),
+    );
 }
 
 function violations(folder: string, forbidden: string[]): string[] {
@@ -41,7 +48,12 @@ describe('the outbox is the one spine of side effects', () => {
 
   for (const consumer of CONSUMERS) {
     it(`${consumer}/ imports no other consumer of the outbox`, () => {
-      expect(violations(consumer, CONSUMERS.filter((c) => c !== consumer))).toEqual([]);
+      expect(
+        violations(
+          consumer,
+          CONSUMERS.filter((c) => c !== consumer),
+        ),
+      ).toEqual([]);
     });
   }
 

@@ -14,8 +14,7 @@ afterAll(() => h.close());
 
 const login = (body: object, remoteAddress?: string) =>
   h.request({ method: 'POST', url: '/v1.3/auth/login', payload: body, remoteAddress });
-const refresh = (token: string) =>
-  h.request({ method: 'POST', url: '/v1.3/auth/tokens', headers: { authorization: `Bearer ${token}` } });
+const refresh = (token: string) => h.request({ method: 'POST', url: '/v1.3/auth/tokens', headers: { authorization: `Bearer ${token}` } });
 const me = (token: string) => h.request({ method: 'GET', url: '/v1.3/account/me', token });
 
 describe('login', () => {
@@ -94,7 +93,13 @@ describe('per-IP login limit', () => {
 describe('Authorization header forms', () => {
   it('accepts Bearer in any case, JWT, and the bare token', async () => {
     const owner = await h.signUp();
-    for (const header of [`Bearer ${owner.access}`, `bearer ${owner.access}`, `BEARER ${owner.access}`, `JWT ${owner.access}`, owner.access]) {
+    for (const header of [
+      `Bearer ${owner.access}`,
+      `bearer ${owner.access}`,
+      `BEARER ${owner.access}`,
+      `JWT ${owner.access}`,
+      owner.access,
+    ]) {
       const res = await h.request({ method: 'GET', url: '/v1.3/account/me', headers: { authorization: header } });
       expect(res.statusCode, header.slice(0, 8)).toBe(200);
     }
@@ -202,7 +207,9 @@ describe('registration', () => {
         closed.request({ method: 'POST', url: '/v1.3/auth/register', payload: { login, pass: 'password123', name: 'N' } });
       const first = await register('first@example.com');
       expect(first.statusCode).toBe(200);
-      expect((await closed.request({ method: 'GET', url: '/v1.3/account/me', token: first.json().accessToken.token })).json().user.role).toBe('owner');
+      expect(
+        (await closed.request({ method: 'GET', url: '/v1.3/account/me', token: first.json().accessToken.token })).json().user.role,
+      ).toBe('owner');
       const second = await register('second@example.com');
       expect(second.statusCode).toBe(403);
       expect(second.json().code).toBe('signup_closed');

@@ -41,7 +41,8 @@ describe('the connector side of the bridge', () => {
     const code = prompter.ask('code');
     const state = () => h.request({ method: 'GET', url: `/v1.3/integrations/${id}/bridge`, token: owner.access });
     await vi.waitFor(async () => expect((await state()).json().prompt).toMatchObject({ kind: 'code' }));
-    const answer = (kind: string, value: string) => h.request({ method: 'POST', url: `/v1.3/integrations/${id}/bridge/login`, token: owner.access, payload: { kind, value } });
+    const answer = (kind: string, value: string) =>
+      h.request({ method: 'POST', url: `/v1.3/integrations/${id}/bridge/login`, token: owner.access, payload: { kind, value } });
     const wrongKind = await answer('password', 'x');
     expect(wrongKind.statusCode).toBe(422);
     expect(wrongKind.json().error).toMatch(/waits for the code/);
@@ -49,7 +50,9 @@ describe('the connector side of the bridge', () => {
     expect(await code).toBe('12345');
     prompter.rejectLast('The password is not valid');
     const password = prompter.ask('password');
-    await vi.waitFor(async () => expect((await state()).json().prompt).toMatchObject({ kind: 'password', error: 'The password is not valid' }));
+    await vi.waitFor(async () =>
+      expect((await state()).json().prompt).toMatchObject({ kind: 'password', error: 'The password is not valid' }),
+    );
     expect((await answer('password', 'secret')).statusCode).toBe(200);
     expect(await password).toBe('secret');
 
@@ -63,12 +66,26 @@ describe('the connector side of the bridge', () => {
     client.inbound({ id: '77:0', chatId: '77', datetime: h.clock.now(), sender: { socialId: '77', name: 'x'.repeat(300) } });
     client.inbound({ id: '77:1', chatId: '77', datetime: h.clock.now(), sender: { socialId: '77', name: 'Ann' }, text: 'hello' });
     await vi.waitFor(async () => {
-      const row = await h.database.db.kysely.selectFrom('messages').select('lead_id').where('integration_id', '=', id).where('external_id', '=', '77:1').executeTakeFirst();
+      const row = await h.database.db.kysely
+        .selectFrom('messages')
+        .select('lead_id')
+        .where('integration_id', '=', id)
+        .where('external_id', '=', '77:1')
+        .executeTakeFirst();
       expect(row).toBeDefined();
     });
-    const lead = await h.database.db.kysely.selectFrom('messages').select('lead_id').where('external_id', '=', '77:1').executeTakeFirstOrThrow();
+    const lead = await h.database.db.kysely
+      .selectFrom('messages')
+      .select('lead_id')
+      .where('external_id', '=', '77:1')
+      .executeTakeFirstOrThrow();
     expect(await h.database.db.kysely.selectFrom('messages').select('id').where('external_id', '=', '77:0').execute()).toEqual([]);
-    const sent = await h.request({ method: 'POST', url: `/v1.3/messaging/${lead.lead_id}/send`, token: owner.access, payload: { message: { text: 'hi Ann' } } });
+    const sent = await h.request({
+      method: 'POST',
+      url: `/v1.3/messaging/${lead.lead_id}/send`,
+      token: owner.access,
+      payload: { message: { text: 'hi Ann' } },
+    });
     expect(sent.statusCode, sent.body).toBe(200);
     expect(requests).toEqual([expect.objectContaining({ type: 'send', chatId: '77', text: 'hi Ann' })]);
 

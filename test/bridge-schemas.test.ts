@@ -19,9 +19,17 @@ if (process.env.PARLEY_WRITE_BRIDGE_SCHEMAS === '1') {
 
 describe('bridge protocol JSON Schemas', () => {
   it('the committed files are exactly the TypeBox source, one per message, no others', () => {
-    const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
-    expect(files).toEqual(Object.keys(BRIDGE_SCHEMAS).map((n) => `${n}.json`).sort());
-    for (const name of Object.keys(BRIDGE_SCHEMAS)) expect(fs.readFileSync(path.join(dir, `${name}.json`), 'utf8'), name).toBe(printed(name));
+    const files = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .sort();
+    expect(files).toEqual(
+      Object.keys(BRIDGE_SCHEMAS)
+        .map((n) => `${n}.json`)
+        .sort(),
+    );
+    for (const name of Object.keys(BRIDGE_SCHEMAS))
+      expect(fs.readFileSync(path.join(dir, `${name}.json`), 'utf8'), name).toBe(printed(name));
   });
 
   it('the documented examples are valid by the committed files and by the parser', () => {
@@ -37,7 +45,10 @@ describe('bridge protocol JSON Schemas', () => {
       ['in.login.prompt', { type: 'login.prompt', kind: 'password', hint: 'pet' }],
       ['in.session', { type: 'session', state: 'lost', reason: 'AUTH_KEY_UNREGISTERED' }],
       ['in.identity', { type: 'identity', login: 'shop', externalId: '1001' }],
-      ['in.inbound', { type: 'inbound', id: '55', chatId: '77', datetime: 1767225600000, sender: { socialId: '77', name: 'Ann' }, text: 'hi' }],
+      [
+        'in.inbound',
+        { type: 'inbound', id: '55', chatId: '77', datetime: 1767225600000, sender: { socialId: '77', name: 'Ann' }, text: 'hi' },
+      ],
       ['in.result', { type: 'result', requestId: 3, ok: true, externalIds: ['56'] }],
       ['in.result', { type: 'result', requestId: 4, ok: false, refused: 'USER_IS_BLOCKED' }],
       ['in.status', { type: 'status', messageId: '56', status: 'read' }],

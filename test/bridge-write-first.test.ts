@@ -25,7 +25,13 @@ const counted = (id: number) => db().selectFrom('write_first_contacts').selectAl
 
 async function useQuota(integrationId: number, used: number) {
   const day = Math.floor(h.clock.now() / DAY);
-  const rows = Array.from({ length: used }, (_, i) => ({ account_id: owner.accountId, integration_id: integrationId, social_id: `seed-${day}-${i}`, day, created_at: h.clock.now() }));
+  const rows = Array.from({ length: used }, (_, i) => ({
+    account_id: owner.accountId,
+    integration_id: integrationId,
+    social_id: `seed-${day}-${i}`,
+    day,
+    created_at: h.clock.now(),
+  }));
   if (rows.length) await db().insertInto('write_first_contacts').values(rows).execute();
 }
 
@@ -37,7 +43,12 @@ describe('write first through the bridge', () => {
       const destination = phone();
       const res = await post({ saId: id, destination, message: { text: 'Your parcel is ready' } });
       expect(res.statusCode, res.body).toBe(200);
-      expect(res.json()[0]).toMatchObject({ incoming: false, leadId: expect.any(Number), source: { id: destination }, message: { text: 'Your parcel is ready' } });
+      expect(res.json()[0]).toMatchObject({
+        incoming: false,
+        leadId: expect.any(Number),
+        source: { id: destination },
+        message: { text: 'Your parcel is ready' },
+      });
       expect(bridge.acted).toEqual([expect.objectContaining({ type: 'send', chatId: destination, text: 'Your parcel is ready' })]);
       expect((await counted(id)).map((r) => r.social_id)).toEqual([destination]);
       await bridge.close();
@@ -63,12 +74,14 @@ describe('write first through the bridge', () => {
     expect(JSON.parse(JSON.stringify(repeat.map(({ customId: _, ...m }) => m)))).toEqual(answered.json());
     expect(bridge.acted).toHaveLength(1);
     const claims = await db().selectFrom('write_first_posts').selectAll().where('integration_id', '=', id).execute();
-    expect(claims).toEqual([expect.objectContaining({ custom_id: 'order-77', destination: 'buyer_login', state: 'done', lead_id: answered.json()[0].leadId })]);
+    expect(claims).toEqual([
+      expect.objectContaining({ custom_id: 'order-77', destination: 'buyer_login', state: 'done', lead_id: answered.json()[0].leadId }),
+    ]);
     await other.hub.stop();
     await bridge.close();
   });
 
-  it('a refusal gives the customId and the day\'s place back; with no bridge: 502 channel_offline, nothing counted', async () => {
+  it("a refusal gives the customId and the day's place back; with no bridge: 502 channel_offline, nothing counted", async () => {
     const { id, token } = await connectPersonal(h, owner);
     const bridge = await activeBridge(h, base, id, token);
     const input = { saId: id, destination: phone(), message: { text: 'hi' }, customId: 'c-1' };

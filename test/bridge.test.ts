@@ -27,14 +27,23 @@ const send = (leadId: number, text: string) =>
 async function leadVia(bridge: FakeBridge, integrationId: number, chatId = 'chat-1'): Promise<number> {
   const id = `in-${chatId}-${Math.random()}`;
   await bridge.inbound({ id, chatId, sender: { socialId: chatId } });
-  const row = await db().selectFrom('messages').select('lead_id').where('integration_id', '=', integrationId).where('external_id', '=', id).executeTakeFirstOrThrow();
+  const row = await db()
+    .selectFrom('messages')
+    .select('lead_id')
+    .where('integration_id', '=', integrationId)
+    .where('external_id', '=', id)
+    .executeTakeFirstOrThrow();
   return row.lead_id;
 }
 
 describe('connecting a personal account', () => {
   it('is `connecting` with a bridge token shown once (stored hashed), and a bridge URL', async () => {
     const { id, token, body } = await connectPersonal(h, owner);
-    expect(body).toMatchObject({ type: 'msgrb_personal', status: 'connecting', bridge: { url: expect.stringMatching(new RegExp(`/channels/bridge/${id}$`)) } });
+    expect(body).toMatchObject({
+      type: 'msgrb_personal',
+      status: 'connecting',
+      bridge: { url: expect.stringMatching(new RegExp(`/channels/bridge/${id}$`)) },
+    });
     expect(token).toMatch(/^pbt_[A-Za-z0-9_-]{43}$/);
     const stored = await db().selectFrom('bridges').selectAll().where('integration_id', '=', id).executeTakeFirstOrThrow();
     expect(stored.token_hash).not.toContain(token);
@@ -43,15 +52,21 @@ describe('connecting a personal account', () => {
     expect((await bridgeState(id)).json()).toEqual({ protocol: 1, status: 'connecting', online: false, prompt: null });
   });
 
-  it('refuses a wrong token before the upgrade (401), and another integration\'s token', async () => {
+  it("refuses a wrong token before the upgrade (401), and another integration's token", async () => {
     const a = await connectPersonal(h, owner);
     const b = await connectPersonal(h, owner, 'msgra');
     await expect(FakeBridge.connect(base, a.id, 'pbt_wrong')).rejects.toThrow('401');
     await expect(FakeBridge.connect(base, a.id, b.token)).rejects.toThrow('401');
     await expect(FakeBridge.connect(base, 999_999, a.token)).rejects.toThrow('401');
-    const media = await fetch(`${base}/channels/bridge/${a.id}/media`, { method: 'POST', headers: { authorization: `Bearer ${b.token}`, 'content-type': 'image/png' }, body: 'x' });
+    const media = await fetch(`${base}/channels/bridge/${a.id}/media`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${b.token}`, 'content-type': 'image/png' },
+      body: 'x',
+    });
     expect(media.status).toBe(401);
-    expect((await db().selectFrom('bridges').select('conn_id').where('integration_id', '=', a.id).executeTakeFirstOrThrow()).conn_id).toBeNull();
+    expect(
+      (await db().selectFrom('bridges').select('conn_id').where('integration_id', '=', a.id).executeTakeFirstOrThrow()).conn_id,
+    ).toBeNull();
     expect(await db().selectFrom('files').selectAll().execute()).toHaveLength(0);
   });
 
@@ -60,15 +75,25 @@ describe('connecting a personal account', () => {
     const bridge = await FakeBridge.connect(base, id, token);
     const expiresAt = h.clock.now() + 30_000;
     bridge.send({ type: 'login.qr', data: 'tg://login?token=abc', expiresAt });
-    await vi.waitFor(async () => expect((await bridgeState(id)).json().prompt).toEqual({ kind: 'qr', data: 'tg://login?token=abc', expiresAt, expired: false }));
+    await vi.waitFor(async () =>
+      expect((await bridgeState(id)).json().prompt).toEqual({ kind: 'qr', data: 'tg://login?token=abc', expiresAt, expired: false }),
+    );
     expect((await bridgeState(id)).json().online).toBe(true);
     h.clock.advance(30_000);
     expect((await bridgeState(id)).json().prompt.expired).toBe(true);
 
     bridge.send({ type: 'login.prompt', kind: 'password', hint: 'pet name' });
-    await vi.waitFor(async () => expect((await bridgeState(id)).json().prompt).toEqual({ kind: 'password', hint: 'pet name', expired: false }));
+    await vi.waitFor(async () =>
+      expect((await bridgeState(id)).json().prompt).toEqual({ kind: 'password', hint: 'pet name', expired: false }),
+    );
     bridge.loginCheck = (answer) => (answer.value === 'rex' ? undefined : 'PASSWORD_HASH_INVALID');
-    const answer = (value: string) => h.request({ method: 'POST', url: `/v1.3/integrations/${id}/bridge/login`, token: owner.access, payload: { kind: 'password', value } });
+    const answer = (value: string) =>
+      h.request({
+        method: 'POST',
+        url: `/v1.3/integrations/${id}/bridge/login`,
+        token: owner.access,
+        payload: { kind: 'password', value },
+      });
     const wrong = await answer('cat');
     expect(wrong.statusCode).toBe(422);
     expect(wrong.json()).toMatchObject({ code: 'channel_rejected', error: 'PASSWORD_HASH_INVALID' });
@@ -83,14 +108,24 @@ describe('connecting a personal account', () => {
     expect((await integration(id)).status).toBe('connecting');
     await bridge.login({ login: 'alice', externalId: '777', avatar: 'https://cdn.example/a.jpg' });
     await waitForStatus(h, id, 'active');
-    expect(await integration(id)).toMatchObject({ login: 'alice', external_id: '777', identifier: '777', avatar: 'https://cdn.example/a.jpg' });
+    expect(await integration(id)).toMatchObject({
+      login: 'alice',
+      external_id: '777',
+      identifier: '777',
+      avatar: 'https://cdn.example/a.jpg',
+    });
     expect((await bridgeState(id)).json()).toMatchObject({ status: 'active', online: true, prompt: null });
 
     // A manager sees the state but cannot answer prompts or rotate tokens.
     const manager = await createManager(h, owner, {});
     expect((await h.request({ method: 'GET', url: `/v1.3/integrations/${id}/bridge`, token: manager.access })).statusCode).toBe(200);
     for (const url of [`/v1.3/integrations/${id}/bridge/login`, `/v1.3/integrations/${id}/bridge/token`]) {
-      const res = await h.request({ method: 'POST', url, token: manager.access, payload: url.endsWith('login') ? { kind: 'code', value: '1' } : {} });
+      const res = await h.request({
+        method: 'POST',
+        url,
+        token: manager.access,
+        payload: url.endsWith('login') ? { kind: 'code', value: '1' } : {},
+      });
       expect(res.statusCode, url).toBe(403);
     }
     bridge.send({ type: 'session', state: 'lost', reason: 'AUTH_KEY_UNREGISTERED' });
@@ -224,7 +259,8 @@ describe('sends through the bridge', () => {
     const { id, token } = await connectPersonal(h, owner);
     const bridge = await activeBridge(h, base, id, token);
     bridge.contacts.add('+380501234567');
-    const check = (chatId: string) => h.request({ method: 'POST', url: '/v1.3/messaging/check-contact', token: owner.access, payload: { saId: id, chatId } });
+    const check = (chatId: string) =>
+      h.request({ method: 'POST', url: '/v1.3/messaging/check-contact', token: owner.access, payload: { saId: id, chatId } });
     expect((await check('+380501234567')).json()).toEqual({ exists: true });
     expect((await check('+380500000000')).statusCode).toBe(404);
     expect(bridge.acted.map((m) => [m.type, m.contact])).toEqual([
@@ -239,9 +275,24 @@ describe('bad input from a bridge', () => {
   const cases: Array<[string, (bridge: FakeBridge, id: number) => void, number, RegExp]> = [
     ['not JSON', (b) => b.send('{nope'), 4400, /not JSON/],
     ['an unknown message', (b) => b.send({ type: 'inbound', id: 'x' }), 4400, /not a valid bridge message/],
-    ['a NUL character', (b) => b.send({ type: 'inbound', id: 'n-1', chatId: 'c', datetime: 1, sender: { socialId: 'u' }, text: 'a\u0000b' }), 4400, /NUL/],
-    ['a message over 64 KiB', (b) => b.send({ type: 'inbound', id: 'big', chatId: 'c', datetime: 1, sender: { socialId: 'u' }, text: 'x'.repeat(70_000) }), 1009, /^(|Max payload size exceeded)$/],
-    ["another integration's message", (b, id) => b.send({ type: 'inbound', integrationId: id + 1, id: 'o-1', chatId: 'c', datetime: 1, sender: { socialId: 'u' } }), 4403, /another integration/],
+    [
+      'a NUL character',
+      (b) => b.send({ type: 'inbound', id: 'n-1', chatId: 'c', datetime: 1, sender: { socialId: 'u' }, text: 'a\u0000b' }),
+      4400,
+      /NUL/,
+    ],
+    [
+      'a message over 64 KiB',
+      (b) => b.send({ type: 'inbound', id: 'big', chatId: 'c', datetime: 1, sender: { socialId: 'u' }, text: 'x'.repeat(70_000) }),
+      1009,
+      /^(|Max payload size exceeded)$/,
+    ],
+    [
+      "another integration's message",
+      (b, id) => b.send({ type: 'inbound', integrationId: id + 1, id: 'o-1', chatId: 'c', datetime: 1, sender: { socialId: 'u' } }),
+      4403,
+      /another integration/,
+    ],
   ];
   for (const [what, act, code, reason] of cases) {
     it(`closes on ${what} with a reason; nothing stored`, async () => {

@@ -62,7 +62,9 @@ describe('parley export / import', () => {
   });
 
   it('refuses an unknown account and a missing file with a message', async () => {
-    expect((await cli('export', '--account', '99999999', '--out', path.join(work, 'x.tar.gz'))).err).toBe('parley: Account 99999999 does not exist');
+    expect((await cli('export', '--account', '99999999', '--out', path.join(work, 'x.tar.gz'))).err).toBe(
+      'parley: Account 99999999 does not exist',
+    );
     expect(fs.existsSync(path.join(work, 'x.tar.gz'))).toBe(false);
     expect((await cli('import', path.join(work, 'missing.tar.gz'))).err).toMatch(/does not exist/);
     expect((await cli('export', '--account', 'abc', '--out', 'y')).err).toMatch(/--account must be an integer/);
@@ -73,7 +75,9 @@ describe('parley backup and the restore procedure of docs/operations.md', () => 
   it('backs up while the app serves; extracting the backup into an empty data folder restores the installation', async () => {
     const file = path.join(work, 'backup.tar.gz');
     // The app keeps serving while the backup runs.
-    const writes = Promise.all(Array.from({ length: 20 }, () => h.request({ method: 'GET', url: '/v1.3/account/me', token: owner.access })));
+    const writes = Promise.all(
+      Array.from({ length: 20 }, () => h.request({ method: 'GET', url: '/v1.3/account/me', token: owner.access })),
+    );
     const run = await cli('backup', '--out', file);
     await writes;
     expect(run.code, run.err).toBe(0);
@@ -86,7 +90,9 @@ describe('parley backup and the restore procedure of docs/operations.md', () => 
     execFileSync('tar', ['-xzf', file, '-C', restored]);
     const listing = fs.readdirSync(restored).sort();
     // The JWT secret comes from the environment here, so the folder holds none to copy.
-    expect(listing).toEqual(DIALECT === 'sqlite' ? ['backup.json', 'encryption-key', 'files', 'parley.db'] : ['backup.json', 'encryption-key', 'files']);
+    expect(listing).toEqual(
+      DIALECT === 'sqlite' ? ['backup.json', 'encryption-key', 'files', 'parley.db'] : ['backup.json', 'encryption-key', 'files'],
+    );
     if (DIALECT === 'postgres') {
       // The database part of a PostgreSQL backup is pg_dump's (docs/operations.md); the files and secrets are here.
       expect(run.out).toContain('backup written');
@@ -94,7 +100,10 @@ describe('parley backup and the restore procedure of docs/operations.md', () => 
     }
     {
       const restoredEnv = { ...env, PARLEY_DATA_DIR: restored };
-      const list = await runCli(['account:list'], restoredEnv, { log: (t: string) => expect(t).toContain(owner.login), error: () => {} } as unknown as Console);
+      const list = await runCli(['account:list'], restoredEnv, {
+        log: (t: string) => expect(t).toContain(owner.login),
+        error: () => {},
+      } as unknown as Console);
       expect(list).toBe(0);
       const { openCore } = await import('../src/boot.js');
       const { loadConfig } = await import('../src/config.js');
@@ -119,7 +128,9 @@ describe('parley account:delete', () => {
     await seedAccount(h, other);
     const victim = await h.signUp();
     const { fileId } = await seedAccount(h, victim);
-    const storageKey = (await h.database.db.kysely.selectFrom('files').select('storage_key').where('id', '=', fileId).executeTakeFirstOrThrow()).storage_key;
+    const storageKey = (
+      await h.database.db.kysely.selectFrom('files').select('storage_key').where('id', '=', fileId).executeTakeFirstOrThrow()
+    ).storage_key;
     const blob = path.join(h.dataDir, 'files', storageKey.slice(0, 2), storageKey);
     expect(fs.existsSync(blob)).toBe(true);
     const countOther = await rowsOf(other.accountId);
@@ -141,7 +152,12 @@ describe('progress', () => {
   it('draws a bar in place on a terminal, at most every 100 ms, and ends its line', () => {
     let text = '';
     let t = 0;
-    const bar = progressReporter('export', { isTTY: true, write: (s: string) => (text += s) }, () => {}, () => t);
+    const bar = progressReporter(
+      'export',
+      { isTTY: true, write: (s: string) => (text += s) },
+      () => {},
+      () => t,
+    );
     bar.update(1, 4);
     t = 50;
     bar.update(2, 4);

@@ -109,7 +109,13 @@ describe('account:list', () => {
     expect(lines[0]).toMatch(/^id\tname\towner\tstatus\tplan$/);
     const row = lines.find((l) => l.startsWith(`${account.id}\t`));
     expect(row, run.out).toBeDefined();
-    expect(row!.split('\t')).toEqual([String(account.id), `Shop ${seq}`, account.login, 'active', expect.stringMatching(/^expires \d{4}-/)]);
+    expect(row!.split('\t')).toEqual([
+      String(account.id),
+      `Shop ${seq}`,
+      account.login,
+      'active',
+      expect.stringMatching(/^expires \d{4}-/),
+    ]);
     expect(lines.length - 1).toBe(await accountCount());
   });
 });
@@ -137,7 +143,20 @@ describe('plan:set', () => {
     const account = await createAccount();
     const token = (await login(account.login, account.pass)).json().accessToken.token;
     const before = (await tariff(token)).json();
-    const run = await cli('plan:set', String(account.id), '--trial', 'true', '--value', '19.90', '--currency', 'EUR', '--period', '12', '--price', '1990');
+    const run = await cli(
+      'plan:set',
+      String(account.id),
+      '--trial',
+      'true',
+      '--value',
+      '19.90',
+      '--currency',
+      'EUR',
+      '--period',
+      '12',
+      '--price',
+      '1990',
+    );
     expect(run.code).toBe(0);
     expect((await tariff(token)).json()).toEqual({
       ...before,

@@ -42,7 +42,11 @@ async function snapshot() {
   };
 }
 
-async function customerOf(owner: Pick<SignedUp, 'accountId'>, opts: Parameters<typeof createLead>[3] = {}, type = 'widget'): Promise<LeadFixture> {
+async function customerOf(
+  owner: Pick<SignedUp, 'accountId'>,
+  opts: Parameters<typeof createLead>[3] = {},
+  type = 'widget',
+): Promise<LeadFixture> {
   return createLead(h, owner.accountId, await createIntegration(h, owner.accountId, type), opts);
 }
 
@@ -78,7 +82,9 @@ describe('role matrix', () => {
   it('answers 404 for a customer that does not exist; v1.3 400 and v1.1/v1.2 404 for a non-integer id', async () => {
     for (const v of API_VERSIONS) {
       expect((await get(actors.owner.access, 999999, v)).statusCode).toBe(404);
-      expect((await h.request({ method: 'GET', url: `/${v}/customers/abc`, token: actors.owner.access })).statusCode).toBe(v === 'v1.3' ? 400 : 404);
+      expect((await h.request({ method: 'GET', url: `/${v}/customers/abc`, token: actors.owner.access })).statusCode).toBe(
+        v === 'v1.3' ? 400 : 404,
+      );
     }
   });
 });
@@ -87,13 +93,24 @@ describe('GET /customers/<id>', () => {
   it('answers the Customer with its profiles, the same shape under every version', async () => {
     const owner = await h.signUp();
     const lead = await customerOf(owner, { customerName: 'Olga' }, 'msgrb_bot');
-    await db().updateTable('customers').set({ email: 'olga@example.com', avatar: 'https://cdn.example/o.jpg' }).where('id', '=', lead.customerId).execute();
+    await db()
+      .updateTable('customers')
+      .set({ email: 'olga@example.com', avatar: 'https://cdn.example/o.jpg' })
+      .where('id', '=', lead.customerId)
+      .execute();
     for (const v of API_VERSIONS) {
       const res = await get(owner.access, lead.customerId, v);
       expect(res.statusCode).toBe(200);
       const body = res.json();
       expect(Object.keys(body).sort()).toEqual(CUSTOMER_KEYS);
-      expect(body).toMatchObject({ id: lead.customerId, name: 'Olga', email: 'olga@example.com', phone: null, address: null, avatar: 'https://cdn.example/o.jpg' });
+      expect(body).toMatchObject({
+        id: lead.customerId,
+        name: 'Olga',
+        email: 'olga@example.com',
+        phone: null,
+        address: null,
+        avatar: 'https://cdn.example/o.jpg',
+      });
       expect(body.profiles).toHaveLength(1);
       expect(Object.keys(body.profiles[0]).sort()).toEqual(PROFILE_KEYS);
       expect(body.profiles[0]).toMatchObject({ id: lead.profileId, type: 'msgrb_bot', socialId: body.login, profileUrl: '' });
@@ -154,11 +171,21 @@ describe('manager visibility (through the leads it sees)', () => {
     const lead = await createLead(h, owner.accountId, a, {});
     await db()
       .insertInto('profiles')
-      .values({ account_id: owner.accountId, customer_id: lead.customerId, integration_id: b, type: 'msgrb_bot', social_id: 'tg-1', created_at: h.clock.now() })
+      .values({
+        account_id: owner.accountId,
+        customer_id: lead.customerId,
+        integration_id: b,
+        type: 'msgrb_bot',
+        social_id: 'tg-1',
+        created_at: h.clock.now(),
+      })
       .execute();
     const onlyA = await createManager(h, owner, { sources: [a] });
     expect((await get(onlyA.access, lead.customerId)).json().profiles.map((p: { type: string }) => p.type)).toEqual(['widget']);
-    expect((await get(owner.access, lead.customerId)).json().profiles.map((p: { type: string }) => p.type)).toEqual(['widget', 'msgrb_bot']);
+    expect((await get(owner.access, lead.customerId)).json().profiles.map((p: { type: string }) => p.type)).toEqual([
+      'widget',
+      'msgrb_bot',
+    ]);
   });
 });
 
@@ -175,7 +202,12 @@ describe('PUT /customers/<id>', () => {
 
     const changed = await events(owner.accountId);
     expect(changed).toHaveLength(1);
-    expect(JSON.parse(changed[0]!.payload)).toEqual({ type: 'customer.changed', accountId: owner.accountId, customerId: lead.customerId, customer: body });
+    expect(JSON.parse(changed[0]!.payload)).toEqual({
+      type: 'customer.changed',
+      accountId: owner.accountId,
+      customerId: lead.customerId,
+      customer: body,
+    });
     expect(changed[0]!.created_at).toBe(h.clock.now());
   });
 
@@ -206,9 +238,19 @@ describe('PUT /customers/<id>', () => {
     const owner = await h.signUp();
     const lead = await customerOf(owner);
     const before = await customerRow(lead.customerId);
-    const res = await put(owner.access, lead.customerId, { id: 5, avatar: 'https://evil.example/x.png', login: 'changed', name: 'New name' });
+    const res = await put(owner.access, lead.customerId, {
+      id: 5,
+      avatar: 'https://evil.example/x.png',
+      login: 'changed',
+      name: 'New name',
+    });
     expect(res.statusCode).toBe(200);
-    expect(await customerRow(lead.customerId)).toMatchObject({ id: before.id, avatar: before.avatar, login: before.login, name: 'New name' });
+    expect(await customerRow(lead.customerId)).toMatchObject({
+      id: before.id,
+      avatar: before.avatar,
+      login: before.login,
+      name: 'New name',
+    });
   });
 
   it('refuses bad input with 400 and the field in details, writing nothing, under every version', async () => {
@@ -257,7 +299,11 @@ describe('POST /customers/<id>/update', () => {
       fetched.push({ token: integration.credentials.token!, socialId });
       if (mode === 'refuse') throw new ChannelRejectedError('user blocked the bot');
       if (mode === 'fail') throw new ChannelFailedError('provider down');
-      return { avatar: `https://cdn.provider.example/${socialId}.jpg`, login: `@${socialId}`, profileUrl: `https://provider.example/${socialId}` };
+      return {
+        avatar: `https://cdn.provider.example/${socialId}.jpg`,
+        login: `@${socialId}`,
+        profileUrl: `https://provider.example/${socialId}`,
+      };
     },
     async send() {
       throw new Error('not used here');

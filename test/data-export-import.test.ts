@@ -31,9 +31,11 @@ afterAll(async () => {
   await fresh?.close();
 });
 
-const importInto = (h: Harness, bytes: Buffer) => importAccount(h.database.db.kysely, h.services.files.storage, Readable.from([bytes]), h.clock);
+const importInto = (h: Harness, bytes: Buffer) =>
+  importAccount(h.database.db.kysely, h.services.files.storage, Readable.from([bytes]), h.clock);
 const accountCount = async (h: Harness) => (await h.database.db.kysely.selectFrom('accounts').select('id').execute()).length;
-const rowCount = async (h: Harness, table: 'messages' | 'users' | 'files') => (await h.database.db.kysely.selectFrom(table).select('account_id').execute()).length;
+const rowCount = async (h: Harness, table: 'messages' | 'users' | 'files') =>
+  (await h.database.db.kysely.selectFrom(table).select('account_id').execute()).length;
 
 describe('export', () => {
   it('writes the manifest, every section of the account and the files, and only that account', async () => {
@@ -47,7 +49,20 @@ describe('export', () => {
     expect(a.sections.get('messages')).toHaveLength(9);
     expect(a.sections.get('leads')).toHaveLength(3);
     expect(a.sections.get('lead_tags')).toHaveLength(2);
-    for (const s of ['integrations', 'employee_integrations', 'statuses', 'payment_types', 'tags', 'template_groups', 'templates', 'customers', 'profiles', 'files', 'channels', 'webhooks']) {
+    for (const s of [
+      'integrations',
+      'employee_integrations',
+      'statuses',
+      'payment_types',
+      'tags',
+      'template_groups',
+      'templates',
+      'customers',
+      'profiles',
+      'files',
+      'channels',
+      'webhooks',
+    ]) {
       expect(a.sections.get(s)?.length, s).toBeGreaterThan(0);
     }
     expect(a.sections.get('files')![0]!.id).toBe(seeded.fileId);
@@ -58,7 +73,10 @@ describe('export', () => {
   });
 
   it('leaves secrets out: password hashes, credentials, webhook secrets', async () => {
-    const text = [...(await readArchive(archive)).entries].filter(([n]) => !n.startsWith('files/')).map(([, b]) => b.toString()).join('\n');
+    const text = [...(await readArchive(archive)).entries]
+      .filter(([n]) => !n.startsWith('files/'))
+      .map(([, b]) => b.toString())
+      .join('\n');
     expect(text).not.toContain('SEALED-CREDENTIALS');
     expect(text).not.toContain('whsec_');
     expect(text).not.toContain('$argon2');
@@ -69,7 +87,13 @@ describe('export', () => {
 describe('import', () => {
   it('round trip: export -> import into a fresh installation -> export gives the same records and files', async () => {
     const report = await importInto(target, archive);
-    expect(report).toMatchObject({ alreadyImported: false, sourceAccountId: owner.accountId, files: 1, filesWithoutBytes: 0, referencesCleared: 0 });
+    expect(report).toMatchObject({
+      alreadyImported: false,
+      sourceAccountId: owner.accountId,
+      files: 1,
+      filesWithoutBytes: 0,
+      referencesCleared: 0,
+    });
     expect(report.counts.messages).toBe(9);
     const again = await readArchive(await exportToBuffer(target, report.accountId));
     const first = await readArchive(archive);
@@ -85,39 +109,67 @@ describe('import', () => {
   });
 
   it('is idempotent: importing the same archive again changes nothing and says so', async () => {
-    const before = { accounts: await accountCount(target), messages: await rowCount(target, 'messages'), blobs: storedBlobs(target).length };
+    const before = {
+      accounts: await accountCount(target),
+      messages: await rowCount(target, 'messages'),
+      blobs: storedBlobs(target).length,
+    };
     const report = await importInto(target, archive);
     expect(report.alreadyImported).toBe(true);
-    expect({ accounts: await accountCount(target), messages: await rowCount(target, 'messages'), blobs: storedBlobs(target).length }).toEqual(before);
+    expect({
+      accounts: await accountCount(target),
+      messages: await rowCount(target, 'messages'),
+      blobs: storedBlobs(target).length,
+    }).toEqual(before);
   });
 
   it('imported employees have no password until one is set; the owner can then sign in', async () => {
     const report = await importInto(target, archive);
-    const users = await target.database.db.kysely.selectFrom('users').select(['login', 'password_hash', 'role']).where('account_id', '=', report.accountId).execute();
+    const users = await target.database.db.kysely
+      .selectFrom('users')
+      .select(['login', 'password_hash', 'role'])
+      .where('account_id', '=', report.accountId)
+      .execute();
     expect(users.every((u) => u.password_hash === null)).toBe(true);
     await target.services.accounts.resetOwnerPassword(owner.login, 'a new password 123');
-    const login = await target.request({ method: 'POST', url: '/v1.3/auth/login', payload: { login: owner.login, pass: 'a new password 123' } });
+    const login = await target.request({
+      method: 'POST',
+      url: '/v1.3/auth/login',
+      payload: { login: owner.login, pass: 'a new password 123' },
+    });
     expect(login.statusCode, login.body).toBe(200);
   });
 });
 
 describe('import: refused archives leave nothing behind', () => {
   async function expectRefused(bytes: Buffer, message: RegExp, h: Harness = fresh): Promise<void> {
-    const before = { accounts: await accountCount(h), users: await rowCount(h, 'users'), files: await rowCount(h, 'files'), blobs: storedBlobs(h).length };
+    const before = {
+      accounts: await accountCount(h),
+      users: await rowCount(h, 'users'),
+      files: await rowCount(h, 'files'),
+      blobs: storedBlobs(h).length,
+    };
     await expect(importInto(h, bytes)).rejects.toThrow(message);
-    expect({ accounts: await accountCount(h), users: await rowCount(h, 'users'), files: await rowCount(h, 'files'), blobs: storedBlobs(h).length }).toEqual(before);
+    expect({
+      accounts: await accountCount(h),
+      users: await rowCount(h, 'users'),
+      files: await rowCount(h, 'files'),
+      blobs: storedBlobs(h).length,
+    }).toEqual(before);
   }
 
   const entriesOf = async () => [...(await readArchive(archive)).entries];
   const withManifest = async (change: (m: Record<string, unknown>) => void) =>
-    writeArchive((await entriesOf()).map(([n, b]) => {
-      if (n !== 'manifest.json') return [n, b];
-      const m = JSON.parse(b.toString()) as Record<string, unknown>;
-      change(m);
-      return [n, Buffer.from(JSON.stringify(m))];
-    }));
+    writeArchive(
+      (await entriesOf()).map(([n, b]) => {
+        if (n !== 'manifest.json') return [n, b];
+        const m = JSON.parse(b.toString()) as Record<string, unknown>;
+        change(m);
+        return [n, Buffer.from(JSON.stringify(m))];
+      }),
+    );
 
-  it('into the installation it came from: the employees\' logins are taken', async () => {
+  it("into the installation it came from: the employees' logins are taken", async () => {
     await expectRefused(archive, /logins already used.*@example\.com/, source);
   });
 
@@ -141,20 +193,28 @@ describe('import: refused archives leave nothing behind', () => {
   });
 
   it('a newer format version', async () => {
-    await expectRefused(await withManifest((m) => (m.version = FORMAT_VERSION + 1)), new RegExp(`format version ${FORMAT_VERSION + 1}.*upgrade Parley`));
+    await expectRefused(
+      await withManifest((m) => (m.version = FORMAT_VERSION + 1)),
+      new RegExp(`format version ${FORMAT_VERSION + 1}.*upgrade Parley`),
+    );
   });
 
   it('a record referring to something the archive does not hold (after files were stored)', async () => {
     const entries = await withFreshId(await entriesOf());
     const i = entries.findIndex(([n]) => n.startsWith('messages/'));
-    const lines = entries[i]![1].toString().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = entries[i]![1].toString()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     lines[0]!.lead_id = 987654321;
     entries[i] = [entries[i]![0], Buffer.from(`${lines.map((l) => JSON.stringify(l)).join('\n')}\n`)];
     await expectRefused(await writeArchive(entries), /messages names leads 987654321/);
   });
 
   it('a file whose bytes do not match its record', async () => {
-    const entries = (await withFreshId(await entriesOf())).map(([n, b]): [string, Buffer] => (n.startsWith('files/') && !n.endsWith('.ndjson') ? [n, Buffer.alloc(b.length, 1)] : [n, b]));
+    const entries = (await withFreshId(await entriesOf())).map(([n, b]): [string, Buffer] =>
+      n.startsWith('files/') && !n.endsWith('.ndjson') ? [n, Buffer.alloc(b.length, 1)] : [n, b],
+    );
     await expectRefused(await writeArchive(entries), /do not match its size and MD5/);
   });
 
@@ -175,4 +235,3 @@ async function withFreshId(entries: Array<[string, Buffer]>): Promise<Array<[str
     return [n, Buffer.from(JSON.stringify(m))];
   });
 }
-

@@ -26,7 +26,9 @@ describe('POST /v1.3/account/me/exports', () => {
     expect(job).toMatchObject({ status: 'queued', progress: { done: 0, total: 0 }, downloadUrl: null });
     // One at a time.
     expect((await h.request({ method: 'POST', url: '/v1.3/account/me/exports', token: owner.access })).statusCode).toBe(409);
-    expect((await h.request({ method: 'GET', url: `/v1.3/account/me/exports/${job.id}/download`, token: owner.access })).json()).toMatchObject({ code: 'export_not_ready' });
+    expect(
+      (await h.request({ method: 'GET', url: `/v1.3/account/me/exports/${job.id}/download`, token: owner.access })).json(),
+    ).toMatchObject({ code: 'export_not_ready' });
 
     expect(await h.services.exports.runPending()).toBe(1);
     const ready = (await h.request({ method: 'GET', url: `/v1.3/account/me/exports/${job.id}`, token: owner.access })).json();
@@ -53,12 +55,15 @@ describe('POST /v1.3/account/me/exports', () => {
     expect(await h.services.exports.expire()).toBe(1);
     // Back to the tokens' lifetime.
     h.clock.set(now);
-    expect((await h.request({ method: 'GET', url: `/v1.3/account/me/exports/${job.id}`, token: owner.access })).json()).toMatchObject({ status: 'expired', downloadUrl: null });
+    expect((await h.request({ method: 'GET', url: `/v1.3/account/me/exports/${job.id}`, token: owner.access })).json()).toMatchObject({
+      status: 'expired',
+      downloadUrl: null,
+    });
     const gone = await h.request({ method: 'GET', url: `/v1.3/account/me/exports/${job.id}/download`, token: owner.access });
     expect(gone.statusCode).toBe(410);
   });
 
-  it('is the owner\'s alone: managers get 403, another account\'s export id is not found', async () => {
+  it("is the owner's alone: managers get 403, another account's export id is not found", async () => {
     const manager = await createManager(h, owner);
     expect((await h.request({ method: 'POST', url: '/v1.3/account/me/exports', token: manager.access })).statusCode).toBe(403);
     expect((await h.request({ method: 'GET', url: '/v1.3/account/me/exports', token: manager.access })).statusCode).toBe(403);
@@ -80,7 +85,10 @@ describe('GET /v1.3/leads/export.csv', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
     expect(res.headers['content-disposition']).toBe('attachment; filename="leads.csv"');
-    const lines = res.body.replace(/^\ufeff/, '').trim().split('\r\n');
+    const lines = res.body
+      .replace(/^\ufeff/, '')
+      .trim()
+      .split('\r\n');
     expect(lines[0]).toMatch(/^"id","createdAt",/);
     const row = lines.find((l) => l.startsWith(`${lead.leadId},`))!;
     expect(row).toContain(`"'=HYPERLINK(""http://evil.example"",""x"")"`);
@@ -89,7 +97,11 @@ describe('GET /v1.3/leads/export.csv', () => {
     expect(lines).toHaveLength(1 + 4);
 
     // The list filters apply: one integration's leads of one status.
-    const completed = await h.request({ method: 'GET', url: `/v1.3/leads/export.csv?sa=${seeded.integrationId}&customer=${lead.customerId}`, token: owner.access });
+    const completed = await h.request({
+      method: 'GET',
+      url: `/v1.3/leads/export.csv?sa=${seeded.integrationId}&customer=${lead.customerId}`,
+      token: owner.access,
+    });
     expect(completed.body.trim().split('\r\n')).toHaveLength(2);
     expect((await h.request({ method: 'GET', url: '/v1.3/leads/export.csv?unread=maybe', token: owner.access })).statusCode).toBe(400);
   });
@@ -98,26 +110,56 @@ describe('GET /v1.3/leads/export.csv', () => {
     const manager = await createManager(h, owner, { sources: [seeded.integrationId] });
     const mine = await createLead(h, owner.accountId, seeded.integrationId, { userId: manager.userId });
     const res = await h.request({ method: 'GET', url: '/v1.3/leads/export.csv', token: manager.access });
-    const ids = res.body.replace(/^\ufeff/, '').trim().split('\r\n').slice(1).map((l) => Number(l.split(',')[0]));
+    const ids = res.body
+      .replace(/^\ufeff/, '')
+      .trim()
+      .split('\r\n')
+      .slice(1)
+      .map((l) => Number(l.split(',')[0]));
     expect(ids).toContain(mine.leadId);
     // Leads of other employees are not hers to see.
-    const others = await h.database.db.kysely.selectFrom('leads').select('id').where('account_id', '=', owner.accountId).where('user_id', 'is not', null).where('user_id', '!=', manager.userId).execute();
+    const others = await h.database.db.kysely
+      .selectFrom('leads')
+      .select('id')
+      .where('account_id', '=', owner.accountId)
+      .where('user_id', 'is not', null)
+      .where('user_id', '!=', manager.userId)
+      .execute();
     for (const o of others) expect(ids).not.toContain(o.id);
     const otherAccount = await h.request({ method: 'GET', url: '/v1.3/leads/export.csv', token: other.access });
-    expect(otherAccount.body.replace(/^\ufeff/, '').trim().split('\r\n')).toHaveLength(1);
+    expect(
+      otherAccount.body
+        .replace(/^\ufeff/, '')
+        .trim()
+        .split('\r\n'),
+    ).toHaveLength(1);
   });
 });
 
 describe('retention', () => {
   it('is forever by default; the owner sets days; bad values are refused with nothing changed', async () => {
-    expect((await h.request({ method: 'GET', url: '/v1.3/account/me/retention', token: other.access })).json()).toEqual({ messagesDays: null, filesDays: null });
+    expect((await h.request({ method: 'GET', url: '/v1.3/account/me/retention', token: other.access })).json()).toEqual({
+      messagesDays: null,
+      filesDays: null,
+    });
     const bad = await h.request({ method: 'PUT', url: '/v1.3/account/me/retention', token: other.access, payload: { messagesDays: 0 } });
     expect(bad.statusCode).toBe(400);
-    const huge = await h.request({ method: 'PUT', url: '/v1.3/account/me/retention', token: other.access, payload: { messagesDays: 1e300 } });
+    const huge = await h.request({
+      method: 'PUT',
+      url: '/v1.3/account/me/retention',
+      token: other.access,
+      payload: { messagesDays: 1e300 },
+    });
     expect(huge.statusCode).toBe(400);
     const manager = await createManager(h, other);
-    expect((await h.request({ method: 'PUT', url: '/v1.3/account/me/retention', token: manager.access, payload: { messagesDays: 5 } })).statusCode).toBe(403);
-    expect((await h.request({ method: 'GET', url: '/v1.3/account/me/retention', token: other.access })).json()).toEqual({ messagesDays: null, filesDays: null });
+    expect(
+      (await h.request({ method: 'PUT', url: '/v1.3/account/me/retention', token: manager.access, payload: { messagesDays: 5 } }))
+        .statusCode,
+    ).toBe(403);
+    expect((await h.request({ method: 'GET', url: '/v1.3/account/me/retention', token: other.access })).json()).toEqual({
+      messagesDays: null,
+      filesDays: null,
+    });
     const set = await h.request({ method: 'PUT', url: '/v1.3/account/me/retention', token: other.access, payload: { messagesDays: 30 } });
     expect(set.json()).toEqual({ messagesDays: 30, filesDays: null });
   });
@@ -128,13 +170,31 @@ describe('retention', () => {
     const { fileId } = await seedAccount(h, account);
     const fresh = await seedAccount(h, await h.signUp());
     void fresh;
-    const countMessages = async (id: number) => (await db.selectFrom('messages').select('id').where('account_id', '=', id).execute()).length;
+    const countMessages = async (id: number) =>
+      (await db.selectFrom('messages').select('id').where('account_id', '=', id).execute()).length;
     const othersBefore = (await db.selectFrom('messages').select('id').where('account_id', '!=', account.accountId).execute()).length;
     // Three of its messages are old; the rest new.
     const old = await db.selectFrom('messages').select('id').where('account_id', '=', account.accountId).orderBy('id').limit(3).execute();
-    await db.updateTable('messages').set({ created_at: h.clock.now() - 40 * 24 * HOUR }).where('id', 'in', old.map((r) => r.id)).execute();
-    await db.updateTable('files').set({ created_at: h.clock.now() - 40 * 24 * HOUR }).where('id', '=', fileId).execute();
-    await h.request({ method: 'PUT', url: '/v1.3/account/me/retention', token: account.access, payload: { messagesDays: 30, filesDays: 30 } });
+    await db
+      .updateTable('messages')
+      .set({ created_at: h.clock.now() - 40 * 24 * HOUR })
+      .where(
+        'id',
+        'in',
+        old.map((r) => r.id),
+      )
+      .execute();
+    await db
+      .updateTable('files')
+      .set({ created_at: h.clock.now() - 40 * 24 * HOUR })
+      .where('id', '=', fileId)
+      .execute();
+    await h.request({
+      method: 'PUT',
+      url: '/v1.3/account/me/retention',
+      token: account.access,
+      payload: { messagesDays: 30, filesDays: 30 },
+    });
 
     const result = await h.services.retention.sweep();
     expect(result).toMatchObject({ messages: 3, files: 1 });

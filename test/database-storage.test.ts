@@ -21,7 +21,14 @@ async function read(stream: Readable | undefined): Promise<Buffer> {
 }
 
 const chunkCount = async () =>
-  Number((await h.database.db.kysely.selectFrom('file_chunks').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  Number(
+    (
+      await h.database.db.kysely
+        .selectFrom('file_chunks')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('files in the database', () => {
   it('streams whole files in chunks, reads ranges across chunk borders, keeps nothing of failed puts', async () => {
@@ -32,7 +39,12 @@ describe('files in the database', () => {
     const put = await storage.put(Readable.from(pieces), { name: 'x.bin', mime: 'application/octet-stream' });
     expect(put).toMatchObject({ size: data.length, md5: crypto.createHash('md5').update(data).digest('hex') });
     expect(Buffer.compare(await read(await storage.open(put.key)), data)).toBe(0);
-    for (const [start, end] of [[0, 0], [CHUNK_BYTES - 2, CHUNK_BYTES + 2], [5, CHUNK_BYTES * 2 + 100], [data.length - 3, data.length - 1]] as const) {
+    for (const [start, end] of [
+      [0, 0],
+      [CHUNK_BYTES - 2, CHUNK_BYTES + 2],
+      [5, CHUNK_BYTES * 2 + 100],
+      [data.length - 3, data.length - 1],
+    ] as const) {
       expect(Buffer.compare(await read(await storage.open(put.key, { start, end })), data.subarray(start, end + 1))).toBe(0);
     }
     const empty = await storage.put(Readable.from([]), { name: 'e', mime: 'text/plain' });
@@ -41,7 +53,9 @@ describe('files in the database', () => {
 
     const before = await chunkCount();
     const big = Buffer.alloc(CHUNK_BYTES * 2);
-    await expect(storage.put(Readable.from([big]), { name: 'x', mime: 'text/plain', maxBytes: CHUNK_BYTES + 1 })).rejects.toBeInstanceOf(FileTooLargeError);
+    await expect(storage.put(Readable.from([big]), { name: 'x', mime: 'text/plain', maxBytes: CHUNK_BYTES + 1 })).rejects.toBeInstanceOf(
+      FileTooLargeError,
+    );
     const failing = (async function* () {
       yield Buffer.alloc(CHUNK_BYTES + 5);
       throw new Error('client went away');
@@ -58,7 +72,10 @@ describe('files in the database', () => {
     const owner = await h.signUp();
     const widget = await createIntegration(h, owner.accountId, 'widget');
     const data = crypto.randomBytes(3000);
-    const res = await postForm(h, '/v1.3/messaging/upload', owner.access, [['said', String(widget)], ['media', { data, type: 'application/octet-stream', filename: 'a.bin' }]]);
+    const res = await postForm(h, '/v1.3/messaging/upload', owner.access, [
+      ['said', String(widget)],
+      ['media', { data, type: 'application/octet-stream', filename: 'a.bin' }],
+    ]);
     expect(res.statusCode, res.body).toBe(200);
     const got = await h.request({ method: 'GET', url: res.json().media.path });
     expect(got.statusCode).toBe(200);

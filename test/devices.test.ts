@@ -7,7 +7,11 @@ let h: Harness;
 let owner: SignedUp;
 const P256 = Buffer.concat([Buffer.from([4]), Buffer.alloc(64, 7)]).toString('base64url');
 const AUTH = Buffer.alloc(16, 9).toString('base64url');
-const web = (endpoint = 'https://push.example.com/send/abc', keys = { p256dh: P256, auth: AUTH }) => ({ platform: 'web', subscription: { endpoint, keys }, name: 'Laptop' });
+const web = (endpoint = 'https://push.example.com/send/abc', keys = { p256dh: P256, auth: AUTH }) => ({
+  platform: 'web',
+  subscription: { endpoint, keys },
+  name: 'Laptop',
+});
 
 beforeAll(async () => {
   h = await createHarness({ env: { PARLEY_WEBHOOK_ALLOW_PRIVATE: '1' } });
@@ -18,7 +22,8 @@ afterAll(async () => {
   await h.close();
 });
 
-const register = (payload: unknown, token = owner.access) => h.request({ method: 'POST', url: '/v1.3/devices', token, payload: payload as object });
+const register = (payload: unknown, token = owner.access) =>
+  h.request({ method: 'POST', url: '/v1.3/devices', token, payload: payload as object });
 const count = async () => (await h.database.db.kysely.selectFrom('devices').select('id').execute()).length;
 
 describe('devices', () => {
@@ -76,7 +81,7 @@ describe('devices', () => {
     }
   });
 
-  it('keeps devices to their employee: another employee\'s id is not found', async () => {
+  it("keeps devices to their employee: another employee's id is not found", async () => {
     const manager = await createManager(h, owner);
     const mine = await register(web('https://push.example.com/send/manager'), manager.access);
     expect((await h.request({ method: 'DELETE', url: `/v1.3/devices/${mine.json().id}`, token: owner.access })).statusCode).toBe(404);
@@ -89,14 +94,14 @@ describe('devices', () => {
     expect(left).toEqual([]);
   });
 
-  it('signing out everywhere (a password reset) removes the employee\'s devices', async () => {
+  it("signing out everywhere (a password reset) removes the employee's devices", async () => {
     await register(web('https://push.example.com/send/reset'));
     await h.services.accounts.resetOwnerPassword(owner.login, 'a brand new password');
     const left = await h.database.db.kysely.selectFrom('devices').select('id').where('user_id', '=', owner.userId).execute();
     expect(left).toEqual([]);
   });
 
-  it('signing out everywhere (DELETE /auth/sessions) removes the employee\'s devices', async () => {
+  it("signing out everywhere (DELETE /auth/sessions) removes the employee's devices", async () => {
     const manager = await createManager(h, owner);
     await register(web('https://push.example.com/send/sessions'), manager.access);
     expect((await h.request({ method: 'DELETE', url: '/v1.3/auth/sessions', token: manager.access })).statusCode).toBe(200);
@@ -105,7 +110,11 @@ describe('devices', () => {
   });
 
   it('answers the VAPID public key, generated once into the data folder', async () => {
-    const login = await h.request({ method: 'POST', url: '/v1.3/auth/login', payload: { login: owner.login, pass: 'a brand new password' } });
+    const login = await h.request({
+      method: 'POST',
+      url: '/v1.3/auth/login',
+      payload: { login: owner.login, pass: 'a brand new password' },
+    });
     const token = login.json().accessToken.token;
     const first = await h.request({ method: 'GET', url: '/v1.3/devices/vapid-key', token });
     expect(Buffer.from(first.json().publicKey, 'base64url')).toHaveLength(65);

@@ -58,12 +58,7 @@ async function userCount(): Promise<number> {
 }
 
 async function sourcesOf(userId: number) {
-  return h.database.db.kysely
-    .selectFrom('user_sources')
-    .select(['id', 'sa_id'])
-    .where('user_id', '=', userId)
-    .orderBy('id')
-    .execute();
+  return h.database.db.kysely.selectFrom('user_sources').select(['id', 'sa_id']).where('user_id', '=', userId).orderBy('id').execute();
 }
 
 /** The id of the employee with this login, from the v1.3 list. */
@@ -81,12 +76,24 @@ describe('role matrix of the employee routes', () => {
       const other = await h.signUp();
       const target = async () => (await createManager(h, owner)).userId;
 
-      type Case = { method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: (id: number) => string; body?: () => object; idRoute: boolean; managerStatus: number };
+      type Case = {
+        method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+        url: (id: number) => string;
+        body?: () => object;
+        idRoute: boolean;
+        managerStatus: number;
+      };
       const cases: Case[] = [
         { method: 'GET', url: () => '/managers', idRoute: false, managerStatus: 200 },
         { method: 'POST', url: () => '/managers', body: () => ({ login: uniqueLogin(), sources: [] }), idRoute: false, managerStatus: 403 },
         { method: 'PUT', url: (id) => `/managers/${id}`, body: () => ({ sources: [] }), idRoute: true, managerStatus: 403 },
-        { method: 'PUT', url: (id) => `/managers/users-access/${id}`, body: () => ({ allowedUsers: [] }), idRoute: true, managerStatus: 403 },
+        {
+          method: 'PUT',
+          url: (id) => `/managers/users-access/${id}`,
+          body: () => ({ allowedUsers: [] }),
+          idRoute: true,
+          managerStatus: 403,
+        },
         { method: 'DELETE', url: (id) => `/managers/${id}`, idRoute: true, managerStatus: 403 },
       ];
       for (const c of cases) {
@@ -278,7 +285,12 @@ describe('employee objects per version', () => {
       const list = (await listEmployees(owner.access, version)).json();
       const expected = version === 'v1.3' ? FULL : BASE;
       for (const e of list) expect(Object.keys(e).sort(), version).toEqual(expected);
-      const put = await h.request({ method: 'PUT', url: `/${version}/managers/${manager.userId}`, payload: { allowAllDeals: true }, token: owner.access });
+      const put = await h.request({
+        method: 'PUT',
+        url: `/${version}/managers/${manager.userId}`,
+        payload: { allowAllDeals: true },
+        token: owner.access,
+      });
       expect(Object.keys(put.json()).sort(), version).toEqual(expected);
       const access = await h.request({
         method: 'PUT',
@@ -376,7 +388,7 @@ describe('sources', () => {
     expect(reached === 'all' ? reached : [...reached].sort((x, y) => x - y)).toEqual([a, b].sort((x, y) => x - y));
   });
 
-  it('refuses an unknown saId, another account\'s integration, a disconnected one, and null mixed with ids (400, nothing created)', async () => {
+  it("refuses an unknown saId, another account's integration, a disconnected one, and null mixed with ids (400, nothing created)", async () => {
     const owner = await h.signUp();
     const other = await h.signUp();
     const mine = await createIntegration(h, owner.accountId);
@@ -400,7 +412,11 @@ describe('sources', () => {
 
   it('PUT replaces the records, keeps the id of a named record, and [] / [null] mean all / none', async () => {
     const owner = await h.signUp();
-    const [a, b, c] = [await createIntegration(h, owner.accountId), await createIntegration(h, owner.accountId), await createIntegration(h, owner.accountId)];
+    const [a, b, c] = [
+      await createIntegration(h, owner.accountId),
+      await createIntegration(h, owner.accountId),
+      await createIntegration(h, owner.accountId),
+    ];
     const manager = await createManager(h, owner, { sources: [a, b] });
     const put = (body: object) => h.request({ method: 'PUT', url: `/v1.3/managers/${manager.userId}`, payload: body, token: owner.access });
     const [recA, recB] = await sourcesOf(manager.userId);
@@ -443,7 +459,11 @@ describe('sources', () => {
     });
     expect(res.statusCode).toBe(400);
     expect(await sourcesOf(manager.userId)).toEqual(before);
-    const row = await h.database.db.kysely.selectFrom('users').select('allow_all_deals').where('id', '=', manager.userId).executeTakeFirstOrThrow();
+    const row = await h.database.db.kysely
+      .selectFrom('users')
+      .select('allow_all_deals')
+      .where('id', '=', manager.userId)
+      .executeTakeFirstOrThrow();
     expect(row.allow_all_deals).toBe(0);
   });
 });
@@ -474,7 +494,11 @@ describe('allowedUsers', () => {
     }
     expect((await put(['x'])).statusCode).toBe(400);
     expect((await put(null)).statusCode).toBe(400);
-    const row = await h.database.db.kysely.selectFrom('users').select('allowed_users').where('id', '=', m1.userId).executeTakeFirstOrThrow();
+    const row = await h.database.db.kysely
+      .selectFrom('users')
+      .select('allowed_users')
+      .where('id', '=', m1.userId)
+      .executeTakeFirstOrThrow();
     expect(JSON.parse(row.allowed_users!)).toEqual([m2.userId]);
 
     res = await put([]);
@@ -520,7 +544,11 @@ describe('deleting a manager', () => {
       .returning('id')
       .executeTakeFirstOrThrow();
     const inboxLead = await createLead(h, owner.accountId, integration, { userId: leaving.userId });
-    const workingLead = await createLead(h, owner.accountId, integration, { userId: leaving.userId, statusId: status.id, statusType: 'active' });
+    const workingLead = await createLead(h, owner.accountId, integration, {
+      userId: leaving.userId,
+      statusId: status.id,
+      statusType: 'active',
+    });
     const othersLead = await createLead(h, owner.accountId, integration, { userId: staying.userId });
     const loggedIn = (await login(leaving.login, 'manager password')).json();
     const eventsBefore = (await db.selectFrom('events').select('id').where('account_id', '=', owner.accountId).execute()).length;

@@ -29,7 +29,10 @@ afterAll(() => h.close());
 
 /** Uploads through the API (v1.3, widget: `{mime, name, path}`) and answers the file's path. */
 async function uploaded(data: Uint8Array | string, type: string, filename: string): Promise<string> {
-  const res = await postForm(h, '/v1.3/messaging/upload', owner.access, [['said', String(widget)], ['media', { data, type, filename }]]);
+  const res = await postForm(h, '/v1.3/messaging/upload', owner.access, [
+    ['said', String(widget)],
+    ['media', { data, type, filename }],
+  ]);
   expect(res.statusCode, res.body).toBe(200);
   return res.json().media.path;
 }
@@ -57,8 +60,11 @@ describe('GET /files/<id>/<name>', () => {
 
   it('documents download as attachment, with an RFC 5987 filename* for any name', async () => {
     // Stored directly: a browser's FormData would send the quotes as %22.
-    const name = "Счёт №5 \"final\" (v2)'s*.pdf";
-    const file = await h.services.files.store(owner.accountId, Readable.from([Buffer.from(sample('pdf'))]), { filename: name, mime: 'application/pdf' });
+    const name = 'Счёт №5 "final" (v2)\'s*.pdf';
+    const file = await h.services.files.store(owner.accountId, Readable.from([Buffer.from(sample('pdf'))]), {
+      filename: name,
+      mime: 'application/pdf',
+    });
     const url = file.url;
     expect(url).toContain(encodeURIComponent(name));
     const res = await get(url);
@@ -176,7 +182,10 @@ describe('file URLs', () => {
 
   it('without it: a path in the stored file; the answer adds the request origin', async () => {
     const integrationId = await createIntegration(h, owner.accountId, 'msgra');
-    const { body, contentType } = await multipartBody([['said', String(integrationId)], ['media', { data: 'x', type: 'text/plain', filename: 'n.txt' }]]);
+    const { body, contentType } = await multipartBody([
+      ['said', String(integrationId)],
+      ['media', { data: 'x', type: 'text/plain', filename: 'n.txt' }],
+    ]);
     const res = await h.request({
       method: 'POST',
       url: '/v1.3/messaging/upload',
@@ -205,7 +214,10 @@ describe('FilesService', () => {
   const SHAPES: UploadShape[] = ['id-url', 'type-filename-src', 'parts', 'mime-name-url', 'mime-name-path'];
 
   it('resolveMedia: every shape, absolute or not, and the v1.1 nesting, back to the file', async () => {
-    const file = await h.services.files.store(owner.accountId, Readable.from([Buffer.from('resolve me')]), { filename: 'r.txt', mime: 'text/plain' });
+    const file = await h.services.files.store(owner.accountId, Readable.from([Buffer.from('resolve me')]), {
+      filename: 'r.txt',
+      mime: 'text/plain',
+    });
     for (const shape of SHAPES) {
       for (const url of [file.url, `https://elsewhere.example${file.url}`]) {
         const media = mediaObject(file, shape, url);
@@ -219,12 +231,27 @@ describe('FilesService', () => {
   });
 
   it("resolveMedia: undefined for another account's file and for garbage", async () => {
-    const file = await h.services.files.store(owner.accountId, Readable.from([Buffer.from('mine')]), { filename: 'm.txt', mime: 'text/plain' });
+    const file = await h.services.files.store(owner.accountId, Readable.from([Buffer.from('mine')]), {
+      filename: 'm.txt',
+      mime: 'text/plain',
+    });
     const stranger = await h.signUp();
     for (const shape of SHAPES) {
       expect(await h.services.files.resolveMedia(stranger.accountId, mediaObject(file, shape, file.url))).toBeUndefined();
     }
-    for (const garbage of [null, undefined, 42, 'str', [], {}, { id: -1 }, { id: 1.5 }, { url: '/files/short/x' }, { fileId: 7 }, { media: { media: { fileId: file.id } } }]) {
+    for (const garbage of [
+      null,
+      undefined,
+      42,
+      'str',
+      [],
+      {},
+      { id: -1 },
+      { id: 1.5 },
+      { url: '/files/short/x' },
+      { fileId: 7 },
+      { media: { media: { fileId: file.id } } },
+    ]) {
       expect(await h.services.files.resolveMedia(owner.accountId, garbage)).toBeUndefined();
     }
   });
@@ -240,7 +267,10 @@ describe('FilesService', () => {
   });
 
   it('attachmentOf gives the History message attachment', async () => {
-    const file = await h.services.files.store(owner.accountId, Readable.from([Buffer.from(sample('png'))]), { filename: 'p.png', mime: 'image/png' });
+    const file = await h.services.files.store(owner.accountId, Readable.from([Buffer.from(sample('png'))]), {
+      filename: 'p.png',
+      mime: 'image/png',
+    });
     expect(h.services.files.attachmentOf(file, 'photo')).toEqual({ type: 'photo', url: file.url, text: 'p.png', filesize: 200 });
   });
 
@@ -248,10 +278,14 @@ describe('FilesService', () => {
     const small = await createHarness({ env: { PARLEY_UPLOAD_LIMIT: '10' } });
     try {
       const o = await small.signUp();
-      await expect(small.services.files.store(o.accountId, Readable.from([Buffer.alloc(11, 0x61)]), { mime: 'text/plain' })).rejects.toMatchObject({
+      await expect(
+        small.services.files.store(o.accountId, Readable.from([Buffer.alloc(11, 0x61)]), { mime: 'text/plain' }),
+      ).rejects.toMatchObject({
         statusCode: 413,
       });
-      await expect(small.services.files.store(o.accountId, Readable.from([Buffer.from('not a png')]), { mime: 'image/png' })).rejects.toMatchObject({
+      await expect(
+        small.services.files.store(o.accountId, Readable.from([Buffer.from('not a png')]), { mime: 'image/png' }),
+      ).rejects.toMatchObject({
         statusCode: 400,
       });
       expect(await fileRows(small)).toEqual([]);
@@ -272,7 +306,9 @@ describe('LocalDiskStorage', () => {
     try {
       const storage = new LocalDiskStorage(root);
       for (let i = 0; i < 30; i++) {
-        await expect(storage.put(Readable.from([Buffer.alloc(100)]), { name: 'x', mime: 'text/plain', maxBytes: 50 })).rejects.toBeInstanceOf(FileTooLargeError);
+        await expect(
+          storage.put(Readable.from([Buffer.alloc(100)]), { name: 'x', mime: 'text/plain', maxBytes: 50 }),
+        ).rejects.toBeInstanceOf(FileTooLargeError);
         const failing = (async function* () {
           yield Buffer.from('partial');
           throw new Error('client went away');
@@ -339,7 +375,14 @@ describe('the sniffer', () => {
     expect(mimeEssence('Image/PNG; charset=x')).toBe('image/png');
     expect(mimeEssence('nonsense')).toBeUndefined();
     expect(mimeEssence('')).toBeUndefined();
-    for (const t of ['text/html', 'image/svg+xml', 'text/javascript', 'application/x-javascript', 'multipart/related', 'application/x-msdownload']) {
+    for (const t of [
+      'text/html',
+      'image/svg+xml',
+      'text/javascript',
+      'application/x-javascript',
+      'multipart/related',
+      'application/x-msdownload',
+    ]) {
       expect(isForbiddenMime(t), t).toBe(true);
     }
     for (const t of ['image/png', 'text/plain', 'application/pdf', 'application/json']) expect(isForbiddenMime(t), t).toBe(false);

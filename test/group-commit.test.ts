@@ -6,14 +6,22 @@ let t: TestDatabase;
 let accountId: number;
 beforeAll(async () => {
   t = await createTestDatabase();
-  const row = await t.db.kysely.insertInto('accounts').values({ name: 'a', plan: '{}', created_at: 0 }).returning('id').executeTakeFirstOrThrow();
+  const row = await t.db.kysely
+    .insertInto('accounts')
+    .values({ name: 'a', plan: '{}', created_at: 0 })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   accountId = row.id;
 });
 afterAll(() => t.drop());
 
 const addTag = (group: GroupCommit, tag: string, fail = false) =>
   group.run(async (trx) => {
-    const row = await trx.insertInto('tags').values({ account_id: accountId, tag, tag_key: tag, created_at: 0 }).returning('id').executeTakeFirstOrThrow();
+    const row = await trx
+      .insertInto('tags')
+      .values({ account_id: accountId, tag, tag_key: tag, created_at: 0 })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     if (fail) throw new Error(`unit ${tag} failed after writing`);
     return row.id;
   });

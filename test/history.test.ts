@@ -50,15 +50,22 @@ async function thread(): Promise<Thread> {
 async function outgoing(t: Thread, text: string) {
   const lead = await db().selectFrom('leads').selectAll().where('id', '=', t.leadId).executeTakeFirstOrThrow();
   h.clock.advance(1000);
-  await db().transaction().execute((trx) =>
-    h.services.ingest.recordOutgoing(trx, { integration, source: t.source, lead, userId: owner.userId }, [
-      { externalId: `o-${++seq}`, text, attachments: [], replyTo: undefined, customId: `cid-${seq}`, at: h.clock.now() },
-    ]),
-  );
+  await db()
+    .transaction()
+    .execute((trx) =>
+      h.services.ingest.recordOutgoing(trx, { integration, source: t.source, lead, userId: owner.userId }, [
+        { externalId: `o-${++seq}`, text, attachments: [], replyTo: undefined, customId: `cid-${seq}`, at: h.clock.now() },
+      ]),
+    );
 }
 
 const history = (leadId: number, realId: number, payload?: object, version = 'v1.3', token: string | undefined = owner.access) =>
-  h.request({ method: 'POST', url: `/${version}/messaging/${leadId}/history/${realId}`, token, ...(payload === undefined ? {} : { payload }) });
+  h.request({
+    method: 'POST',
+    url: `/${version}/messaging/${leadId}/history/${realId}`,
+    token,
+    ...(payload === undefined ? {} : { payload }),
+  });
 
 /** Every page from the newest on: the ids in order and the page sizes. */
 async function pageThrough(leadId: number, realId: number) {
@@ -81,25 +88,43 @@ async function pageThrough(leadId: number, realId: number) {
 describe('POST /messaging/<leadId>/history/<realId>', () => {
   it('pages through any history newest first, 50 at a time, with no gap or repeat (property)', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: 180 }), fc.array(fc.boolean(), { minLength: 180, maxLength: 180 }), async (count, kinds) => {
-        const t = await thread();
-        // The thread's first message is part of the history; `count` more follow, incoming or
-        // outgoing, and the same customer writes meanwhile on another channel of the same lead.
-        for (let i = 0; i < count; i++) {
-          if (kinds[i]) await incoming(t.socialId, t.source.external_id, `m${i}`);
-          else await outgoing(t, `a${i}`);
-          if (i % 40 === 0) await incoming(t.socialId, `other-${t.socialId}`, 'elsewhere');
-        }
-        const expected = (
-          await db().selectFrom('messages').select('id').where('lead_id', '=', t.leadId).where('source_id', '=', t.source.id).orderBy('id', 'desc').execute()
-        ).map((r) => r.id);
-        expect(expected).toHaveLength(count + 1);
-        const { ids, sizes } = await pageThrough(t.leadId, t.source.id);
-        expect(ids).toEqual(expected);
-        expect(sizes.slice(0, -1).every((n) => n === 50)).toBe(true);
-        expect(sizes.at(-1)).toBe((count + 1) % 50 === 0 ? 50 : (count + 1) % 50);
-      }),
-      { numRuns: 8, examples: [[0, Array(180).fill(true)], [49, Array(180).fill(false)], [99, Array(180).fill(true)], [180, Array(180).fill(true)]] },
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 180 }),
+        fc.array(fc.boolean(), { minLength: 180, maxLength: 180 }),
+        async (count, kinds) => {
+          const t = await thread();
+          // The thread's first message is part of the history; `count` more follow, incoming or
+          // outgoing, and the same customer writes meanwhile on another channel of the same lead.
+          for (let i = 0; i < count; i++) {
+            if (kinds[i]) await incoming(t.socialId, t.source.external_id, `m${i}`);
+            else await outgoing(t, `a${i}`);
+            if (i % 40 === 0) await incoming(t.socialId, `other-${t.socialId}`, 'elsewhere');
+          }
+          const expected = (
+            await db()
+              .selectFrom('messages')
+              .select('id')
+              .where('lead_id', '=', t.leadId)
+              .where('source_id', '=', t.source.id)
+              .orderBy('id', 'desc')
+              .execute()
+          ).map((r) => r.id);
+          expect(expected).toHaveLength(count + 1);
+          const { ids, sizes } = await pageThrough(t.leadId, t.source.id);
+          expect(ids).toEqual(expected);
+          expect(sizes.slice(0, -1).every((n) => n === 50)).toBe(true);
+          expect(sizes.at(-1)).toBe((count + 1) % 50 === 0 ? 50 : (count + 1) % 50);
+        },
+      ),
+      {
+        numRuns: 8,
+        examples: [
+          [0, Array(180).fill(true)],
+          [49, Array(180).fill(false)],
+          [99, Array(180).fill(true)],
+          [180, Array(180).fill(true)],
+        ],
+      },
     );
   });
 
@@ -112,7 +137,13 @@ describe('POST /messaging/<leadId>/history/<realId>', () => {
     const t = await thread();
     const requests = [
       h.request({ method: 'POST', url: `/v1.3/messaging/${t.leadId}/history/${t.source.id}`, token: owner.access }),
-      h.request({ method: 'POST', url: `/v1.3/messaging/${t.leadId}/history/${t.source.id}`, token: owner.access, headers: { 'content-type': 'application/json' }, body: '' }),
+      h.request({
+        method: 'POST',
+        url: `/v1.3/messaging/${t.leadId}/history/${t.source.id}`,
+        token: owner.access,
+        headers: { 'content-type': 'application/json' },
+        body: '',
+      }),
       history(t.leadId, t.source.id, {}),
       history(t.leadId, t.source.id, { cursor: null }),
       history(t.leadId, t.source.id, {}, 'v1.1'),
@@ -194,7 +225,11 @@ describe('POST /messaging/<leadId>/history/<realId>', () => {
         replyTo: null,
         preview: null,
       });
-      expect(answer).toMatchObject({ incoming: false, message: { text: 'our answer' }, sender: { id: integration.external_id, userId: owner.userId } });
+      expect(answer).toMatchObject({
+        incoming: false,
+        message: { text: 'our answer' },
+        sender: { id: integration.external_id, userId: owner.userId },
+      });
       expect(answer).not.toHaveProperty('customId');
       expect(answer.datetime).toBeGreaterThan(question.datetime);
     }

@@ -35,7 +35,11 @@ const json = { 'content-type': 'application/json' };
 describe('JSON nesting depth', () => {
   it('is measured like the parser would, strings and escapes included (property)', () => {
     const depthOf = (v: unknown): number =>
-      Array.isArray(v) ? 1 + Math.max(0, ...v.map(depthOf)) : v && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v).map(depthOf)) : 0;
+      Array.isArray(v)
+        ? 1 + Math.max(0, ...v.map(depthOf))
+        : v && typeof v === 'object'
+          ? 1 + Math.max(0, ...Object.values(v).map(depthOf))
+          : 0;
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 8 }), fc.integer({ min: 0, max: 9 }), (value, max) => {
         expect(exceedsJsonDepth(JSON.stringify(value), max)).toBe(depthOf(value) > max);
@@ -45,7 +49,12 @@ describe('JSON nesting depth', () => {
   });
 
   it('is refused with 400 beyond 64 levels, before authentication costs anything', async () => {
-    const ok = await h.request({ method: 'POST', url: '/v1.3/auth/login', headers: json, payload: `{"login":${nested(MAX_JSON_DEPTH - 1)}}` });
+    const ok = await h.request({
+      method: 'POST',
+      url: '/v1.3/auth/login',
+      headers: json,
+      payload: `{"login":${nested(MAX_JSON_DEPTH - 1)}}`,
+    });
     expect(ok.statusCode).toBe(400);
     expect(ok.json().code).toBe('validation_failed');
     const started = performance.now();
@@ -65,8 +74,12 @@ describe('JSON nesting depth', () => {
 describe('body limits of the routes anyone may call', () => {
   const big = (bytes: number) => JSON.stringify({ login: 'x'.repeat(bytes), pass: 'y' });
   it('answer 413 above what they take', async () => {
-    expect((await h.request({ method: 'POST', url: '/v1.3/auth/login', headers: json, payload: big(AUTH_BODY_LIMIT) })).statusCode).toBe(413);
-    expect((await h.request({ method: 'POST', url: '/v1.3/auth/tokens', headers: json, payload: big(AUTH_BODY_LIMIT) })).statusCode).toBe(413);
+    expect((await h.request({ method: 'POST', url: '/v1.3/auth/login', headers: json, payload: big(AUTH_BODY_LIMIT) })).statusCode).toBe(
+      413,
+    );
+    expect((await h.request({ method: 'POST', url: '/v1.3/auth/tokens', headers: json, payload: big(AUTH_BODY_LIMIT) })).statusCode).toBe(
+      413,
+    );
     const session = JSON.stringify({ key: widgetKey, name: 'n'.repeat(VISITOR_BODY_LIMIT) });
     expect((await h.request({ method: 'POST', url: '/widget/v1/sessions', headers: json, payload: session })).statusCode).toBe(413);
     const integration = await createIntegration(h, owner.accountId, 'msgrb_bot', 'bot');
@@ -119,7 +132,8 @@ describe('uploads with a declared Content-Length over the limit', () => {
     });
     expect(answer).toMatch(/^HTTP\/1\.1 413/);
     expect(answer.toLowerCase()).toContain('connection: close');
-    const token = (await h.request({ method: 'POST', url: '/widget/v1/sessions', headers: json, payload: { key: widgetKey } })).json().token;
+    const token = (await h.request({ method: 'POST', url: '/widget/v1/sessions', headers: json, payload: { key: widgetKey } })).json()
+      .token;
     const visitor = await headersOnly('/widget/v1/uploads', {
       authorization: `Bearer ${token}`,
       'content-type': 'multipart/form-data; boundary=x',
@@ -129,7 +143,10 @@ describe('uploads with a declared Content-Length over the limit', () => {
   });
 
   it('still answer 401 first without a token', async () => {
-    const answer = await headersOnly('/v1.3/messaging/upload', { 'content-type': 'multipart/form-data; boundary=x', 'content-length': '999999999' });
+    const answer = await headersOnly('/v1.3/messaging/upload', {
+      'content-type': 'multipart/form-data; boundary=x',
+      'content-length': '999999999',
+    });
     expect(answer).toMatch(/^HTTP\/1\.1 401/);
   });
 });
@@ -137,10 +154,16 @@ describe('uploads with a declared Content-Length over the limit', () => {
 describe('NUL characters and numbers beyond bigint', () => {
   it('answer 400 on anonymous routes, widget messages and authenticated ones, storing nothing', async () => {
     const before = await widgetSnapshot(h);
-    const login = await h.request({ method: 'POST', url: '/v1.3/auth/login', headers: json, payload: JSON.stringify({ login: 'a\u0000b@example.com', pass: 'x' }) });
+    const login = await h.request({
+      method: 'POST',
+      url: '/v1.3/auth/login',
+      headers: json,
+      payload: JSON.stringify({ login: 'a\u0000b@example.com', pass: 'x' }),
+    });
     expect(login.statusCode).toBe(400);
     expect(login.json().details[0].path).toBe('body.login');
-    const token = (await h.request({ method: 'POST', url: '/widget/v1/sessions', headers: json, payload: { key: widgetKey } })).json().token;
+    const token = (await h.request({ method: 'POST', url: '/widget/v1/sessions', headers: json, payload: { key: widgetKey } })).json()
+      .token;
     const after = await widgetSnapshot(h);
     const say = await h.request({
       method: 'POST',
@@ -155,9 +178,20 @@ describe('NUL characters and numbers beyond bigint', () => {
     const integration = await createIntegration(h, owner.accountId, 'widget', 'nul-shop');
     const lead = await createLead(h, owner.accountId, integration);
     for (const version of ['v1.1', 'v1.2', 'v1.3']) {
-      const huge = await h.request({ method: 'PUT', url: `/${version}/leads/${lead.leadId}`, token: owner.access, headers: json, payload: '{"statusId": 1e308}' });
+      const huge = await h.request({
+        method: 'PUT',
+        url: `/${version}/leads/${lead.leadId}`,
+        token: owner.access,
+        headers: json,
+        payload: '{"statusId": 1e308}',
+      });
       expect(huge.statusCode).toBe(400);
-      const nul = await h.request({ method: 'PUT', url: `/${version}/leads/${lead.leadId}`, token: owner.access, payload: { details: 'a\u0000' } });
+      const nul = await h.request({
+        method: 'PUT',
+        url: `/${version}/leads/${lead.leadId}`,
+        token: owner.access,
+        payload: { details: 'a\u0000' },
+      });
       expect(nul.statusCode).toBe(400);
     }
     for (const query of ['offset=1e300', 'limit=1e300']) {

@@ -44,8 +44,7 @@ async function statusOf(accountId: number, type: StatusType): Promise<number> {
 
 const db = () => h.database.db.kysely;
 const lead = (id: number) => db().selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-const eventsOf = (accountId: number) =>
-  db().selectFrom('events').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
+const eventsOf = (accountId: number) => db().selectFrom('events').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
 
 describe('ingest', () => {
   it('stores a message whose texts carry NUL characters without them (PostgreSQL cannot store NUL), once', async () => {
@@ -73,7 +72,15 @@ describe('ingest', () => {
     expect(result).toMatchObject({ isNewLead: true, isNewCustomer: true, duplicate: false });
 
     const l = await lead(result.leadId);
-    expect(l).toMatchObject({ status_id: null, user_id: null, status_type: 'inbox', unread_count: 1, last_message_id: result.messageId, last_message_incoming: 1, response_time: null });
+    expect(l).toMatchObject({
+      status_id: null,
+      user_id: null,
+      status_type: 'inbox',
+      unread_count: 1,
+      last_message_id: result.messageId,
+      last_message_incoming: 1,
+      response_time: null,
+    });
     const customer = await db().selectFrom('customers').selectAll().where('id', '=', l.customer_id).executeTakeFirstOrThrow();
     expect(customer).toMatchObject({ name: 'Customer alice', login: 'login_alice', account_id: accountId });
     const profile = await db().selectFrom('profiles').selectAll().where('customer_id', '=', customer.id).executeTakeFirstOrThrow();
@@ -108,7 +115,11 @@ describe('ingest', () => {
     const eventsBefore = (await eventsOf(accountId)).length;
     const again = await h.services.ingest.ingest(integration, { ...msg, text: 'changed' });
     expect(again).toMatchObject({ duplicate: true, messageId: first.messageId, leadId: first.leadId });
-    const count = await db().selectFrom('messages').select((eb) => eb.fn.countAll<number>().as('n')).where('integration_id', '=', integration.id).executeTakeFirstOrThrow();
+    const count = await db()
+      .selectFrom('messages')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('integration_id', '=', integration.id)
+      .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(1);
     expect((await lead(first.leadId)).unread_count).toBe(1);
     expect((await eventsOf(accountId)).length).toBe(eventsBefore);
@@ -133,7 +144,7 @@ describe('ingest', () => {
     expect(leads[0].unread_count).toBe(6);
   });
 
-  it('keeps one customer and lead when two processes ingest a new customer\'s messages at once, storing every message', async () => {
+  it("keeps one customer and lead when two processes ingest a new customer's messages at once, storing every message", async () => {
     const { integration } = await setup();
     // A second pipeline stands for another process: its own transactions, the same database.
     const other = new IngestService(h.services.deps);
@@ -167,7 +178,11 @@ describe('ingest', () => {
       expect(next.isNewLead).toBe(true);
       expect(next.isNewCustomer).toBe(false);
       expect(next.leadId).not.toBe(first.leadId);
-      expect(await lead(next.leadId)).toMatchObject({ status_type: 'inbox', status_id: null, customer_id: (await lead(first.leadId)).customer_id });
+      expect(await lead(next.leadId)).toMatchObject({
+        status_type: 'inbox',
+        status_id: null,
+        customer_id: (await lead(first.leadId)).customer_id,
+      });
     }
   });
 
@@ -223,11 +238,13 @@ describe('message-fed lead fields', () => {
 
     h.clock.advance(60_000);
     const source = await db().selectFrom('sources').selectAll().where('external_id', '=', 'chat-kate').executeTakeFirstOrThrow();
-    await db().transaction().execute((trx) =>
-      h.services.ingest.recordOutgoing(trx, { integration, source, lead: l, userId: null }, [
-        { externalId: 'out-kate-1', text: 'answer', attachments: [], replyTo: undefined, customId: 'c-1', at: t0 + 90_000 },
-      ]),
-    );
+    await db()
+      .transaction()
+      .execute((trx) =>
+        h.services.ingest.recordOutgoing(trx, { integration, source, lead: l, userId: null }, [
+          { externalId: 'out-kate-1', text: 'answer', attachments: [], replyTo: undefined, customId: 'c-1', at: t0 + 90_000 },
+        ]),
+      );
     l = await lead(first.leadId);
     expect(l.response_time).toBe(90_000);
     expect(l.awaiting_since).toBeNull();
@@ -239,7 +256,14 @@ describe('message-fed lead fields', () => {
     const step = fc.record({ incoming: fc.boolean(), gap: fc.integer({ min: 0, max: 100_000 }) });
     fc.assert(
       fc.property(fc.array(step, { minLength: 1, maxLength: 30 }), (steps) => {
-        let fields = { unread_count: 0, last_message_id: null as number | null, last_message_at: 0, last_message_incoming: null as number | null, awaiting_since: null as number | null, response_time: null as number | null };
+        let fields = {
+          unread_count: 0,
+          last_message_id: null as number | null,
+          last_message_at: 0,
+          last_message_incoming: null as number | null,
+          awaiting_since: null as number | null,
+          response_time: null as number | null,
+        };
         let t = 1_000;
         let firstUnanswered: number | null = null;
         let expectedResponse: number | null = null;

@@ -18,7 +18,14 @@ let seq = 0;
 
 beforeAll(async () => {
   graph = await FakeMetaGraph.start();
-  h = await createHarness({ env: { PARLEY_INSTAGRAM_GRAPH_URL: graph.url, PARLEY_META_GRAPH_URL: 'http://127.0.0.1:9', PARLEY_PUBLIC_URL: PUBLIC, PARLEY_SEND_TIMEOUT_MS: '1000' } });
+  h = await createHarness({
+    env: {
+      PARLEY_INSTAGRAM_GRAPH_URL: graph.url,
+      PARLEY_META_GRAPH_URL: 'http://127.0.0.1:9',
+      PARLEY_PUBLIC_URL: PUBLIC,
+      PARLEY_SEND_TIMEOUT_MS: '1000',
+    },
+  });
   pages = new FakeMetaPages(graph, () => h.clock.now());
   comments = new FakeMetaComments(graph, pages, () => h.clock.now());
 });
@@ -36,13 +43,24 @@ type Connected = Account & { integration: Record<string, any> };
 
 function newAccount(): Account {
   const n = ++seq;
-  const account = { id: `1784150${n}5550000`, token: `IGQVJ-c${n}`, name: `pottery.studio.${n}`, picture: `https://cdn.example/ig${n}.jpg`, kind: 'instagram' as const };
+  const account = {
+    id: `1784150${n}5550000`,
+    token: `IGQVJ-c${n}`,
+    name: `pottery.studio.${n}`,
+    picture: `https://cdn.example/ig${n}.jpg`,
+    kind: 'instagram' as const,
+  };
   pages.addPage(account);
   return { id: account.id, token: account.token, appSecret: `ig-comments-secret-${n}` };
 }
 
 async function connect(owner: SignedUp, account: Account, type: 'photonetVOff' | 'photonetV3' = 'photonetVOff'): Promise<Connected> {
-  const res = await h.request({ method: 'POST', url: '/v1.3/integrations', token: owner.access, payload: { type, credentials: { accessToken: account.token, appSecret: account.appSecret } } });
+  const res = await h.request({
+    method: 'POST',
+    url: '/v1.3/integrations',
+    token: owner.access,
+    payload: { type, credentials: { accessToken: account.token, appSecret: account.appSecret } },
+  });
   expect(res.statusCode, res.body).toBe(200);
   return { ...account, integration: res.json() };
 }
@@ -75,10 +93,22 @@ function media(c: Connected, type: 'IMAGE' | 'VIDEO', caption: string): string {
   return id;
 }
 
-function comment(c: Connected, mediaId: string, author: { id: string; username: string }, text: string, at = h.clock.now(), field = 'comments') {
+function comment(
+  c: Connected,
+  mediaId: string,
+  author: { id: string; username: string },
+  text: string,
+  at = h.clock.now(),
+  field = 'comments',
+) {
   const commentId = String(17_800_000_000 + ++n);
   comments.addComment({ id: commentId, ownerId: c.id, authorId: author.id, dmId: author.id, at });
-  const value = { from: { id: author.id, username: author.username }, media: { id: mediaId, media_product_type: 'FEED' }, id: commentId, text };
+  const value = {
+    from: { id: author.id, username: author.username },
+    media: { id: mediaId, media_product_type: 'FEED' },
+    id: commentId,
+    text,
+  };
   return { commentId, body: instagramCommentWebhook(c.id, value, Math.floor(at / 1000), field) };
 }
 
@@ -89,7 +119,8 @@ describe('Instagram comments (photonetVOff)', () => {
   let c: Connected;
   let dm: Connected;
   const eva = { id: '9501', username: 'eva.clay' };
-  const send = (leadId: number, payload: object) => h.request({ method: 'POST', url: `/v1.3/messaging/${leadId}/send`, token: owner.access, payload });
+  const send = (leadId: number, payload: object) =>
+    h.request({ method: 'POST', url: `/v1.3/messaging/${leadId}/send`, token: owner.access, payload });
 
   beforeAll(async () => {
     owner = await h.signUp();
@@ -108,7 +139,10 @@ describe('Instagram comments (photonetVOff)', () => {
   });
 
   it('answers uploads with the photo network media object (mime, name, url, type, size)', async () => {
-    const up = await postForm(h, '/v1.3/messaging/upload', owner.access, [['said', String(c.integration.id)], ['media', { data: sample('png'), type: 'image/png', filename: 'vase.png' }]]);
+    const up = await postForm(h, '/v1.3/messaging/upload', owner.access, [
+      ['said', String(c.integration.id)],
+      ['media', { data: sample('png'), type: 'image/png', filename: 'vase.png' }],
+    ]);
     expect(up.statusCode, up.body).toBe(200);
     expect(Object.keys(up.json().media).sort()).toEqual(['mime', 'name', 'size', 'type', 'url']);
   });
@@ -125,7 +159,14 @@ describe('Instagram comments (photonetVOff)', () => {
     const [stored] = await messagesOf(c.integration.id);
     expect(stored).toMatchObject({ external_id: commentId, text: 'How much is the big one?' });
     const sources = await h.request({ method: 'GET', url: `/v1.3/messaging/${stored!.lead_id}/sources`, token: owner.access });
-    expect(sources.json()).toEqual([expect.objectContaining({ id: `${photo}:${eva.id}`, type: 'photo', name: 'Fresh from the kiln: blue glazed bowls', identifier: c.id })]);
+    expect(sources.json()).toEqual([
+      expect.objectContaining({
+        id: `${photo}:${eva.id}`,
+        type: 'photo',
+        name: 'Fresh from the kiln: blue glazed bowls',
+        identifier: c.id,
+      }),
+    ]);
     expect(JSON.parse(stored!.preview!)).toEqual({
       photo: `https://scontent.cdninstagram.example/${photo}.jpg`,
       description: 'Fresh from the kiln: blue glazed bowls',
@@ -137,7 +178,11 @@ describe('Instagram comments (photonetVOff)', () => {
 
     const video = media(c, 'VIDEO', 'Throwing a vase');
     await signed(c, comment(c, video, eva, 'Wow', h.clock.now(), 'live_comments').body);
-    const videoSource = await db().selectFrom('sources').selectAll().where('external_id', '=', `${video}:${eva.id}`).executeTakeFirstOrThrow();
+    const videoSource = await db()
+      .selectFrom('sources')
+      .selectAll()
+      .where('external_id', '=', `${video}:${eva.id}`)
+      .executeTakeFirstOrThrow();
     expect(videoSource.type).toBe('video');
   });
 
@@ -171,7 +216,12 @@ describe('Instagram comments (photonetVOff)', () => {
     expect(both).toHaveLength(2);
     expect(both[0]!.customer_id).toBe(both[1]!.customer_id);
     graph.calls.length = 0;
-    const again = await send(stored.lead_id, { message: { text: 'Again' }, source: `${photo}:${eva.id}`, replyId: stored.id, private: true });
+    const again = await send(stored.lead_id, {
+      message: { text: 'Again' },
+      source: `${photo}:${eva.id}`,
+      replyId: stored.id,
+      private: true,
+    });
     expect(again.statusCode).toBe(422);
     expect(graph.calls).toHaveLength(0);
 
@@ -186,7 +236,12 @@ describe('Instagram comments (photonetVOff)', () => {
 
   it('refuses malformed comment events whole (400, nothing stored)', async () => {
     const before = (await messagesOf(c.integration.id)).length;
-    const value = { from: { id: eva.id, username: eva.username }, media: { id: '18000000999', media_product_type: 'FEED' }, id: '17899999999', text: 'x' };
+    const value = {
+      from: { id: eva.id, username: eva.username },
+      media: { id: '18000000999', media_product_type: 'FEED' },
+      id: '17899999999',
+      text: 'x',
+    };
     const bad = [
       instagramCommentWebhook(c.id, { ...value, id: undefined }, 1),
       instagramCommentWebhook(c.id, { ...value, media: undefined }, 1),
@@ -207,7 +262,12 @@ describe('Instagram private replies without photonetV3', () => {
     const photo = media(c, 'IMAGE', 'Alone');
     await signed(c, comment(c, photo, { id: '9601', username: 'x' }, 'Hi').body);
     const [stored] = await messagesOf(c.integration.id);
-    const res = await h.request({ method: 'POST', url: `/v1.3/messaging/${stored?.lead_id}/send`, token: owner.access, payload: { message: { text: 'psst' }, private: true, source: `${photo}:9601` } });
+    const res = await h.request({
+      method: 'POST',
+      url: `/v1.3/messaging/${stored?.lead_id}/send`,
+      token: owner.access,
+      payload: { message: { text: 'psst' }, private: true, source: `${photo}:9601` },
+    });
     expect(res.statusCode).toBe(422);
     expect(res.json().error).toContain('No active photonetV3 integration');
   });

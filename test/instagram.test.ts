@@ -15,7 +15,14 @@ let seq = 0;
 beforeAll(async () => {
   graph = await FakeMetaGraph.start();
   // Instagram API with Instagram Login has its own host: the same fake serves it here.
-  h = await createHarness({ env: { PARLEY_INSTAGRAM_GRAPH_URL: graph.url, PARLEY_META_GRAPH_URL: 'http://127.0.0.1:9', PARLEY_PUBLIC_URL: PUBLIC, PARLEY_SEND_TIMEOUT_MS: '1000' } });
+  h = await createHarness({
+    env: {
+      PARLEY_INSTAGRAM_GRAPH_URL: graph.url,
+      PARLEY_META_GRAPH_URL: 'http://127.0.0.1:9',
+      PARLEY_PUBLIC_URL: PUBLIC,
+      PARLEY_SEND_TIMEOUT_MS: '1000',
+    },
+  });
   pages = new FakeMetaPages(graph, () => h.clock.now());
 });
 afterAll(async () => {
@@ -31,10 +38,21 @@ type Connected = { token: string; appSecret: string; igId: string; integration: 
 
 async function connect(owner: SignedUp): Promise<Connected> {
   const n = ++seq;
-  const account = { id: `1784140${n}5551234`, token: `IGQVJ-${n}`, name: `flower.shop.${n}`, picture: `https://cdn.example/ig${n}.jpg`, kind: 'instagram' as const };
+  const account = {
+    id: `1784140${n}5551234`,
+    token: `IGQVJ-${n}`,
+    name: `flower.shop.${n}`,
+    picture: `https://cdn.example/ig${n}.jpg`,
+    kind: 'instagram' as const,
+  };
   pages.addPage(account);
   const appSecret = `ig-app-secret-${n}`;
-  const res = await h.request({ method: 'POST', url: '/v1.3/integrations', token: owner.access, payload: { type: 'photonetV3', credentials: { accessToken: account.token, appSecret } } });
+  const res = await h.request({
+    method: 'POST',
+    url: '/v1.3/integrations',
+    token: owner.access,
+    payload: { type: 'photonetV3', credentials: { accessToken: account.token, appSecret } },
+  });
   expect(res.statusCode, res.body).toBe(200);
   return { token: account.token, appSecret, igId: account.id, integration: res.json() };
 }
@@ -51,7 +69,9 @@ const signed = (c: Connected, body: object, signature?: string) => {
 let mid = 0;
 function fromCustomer(c: Connected, igsid: string, message: Record<string, unknown>) {
   pages.customerWrote(c.igId, igsid, h.clock.now());
-  return messagingWebhook('instagram', c.igId, [{ sender: { id: igsid }, recipient: { id: c.igId }, timestamp: h.clock.now(), message: { mid: `aWdfZAG${++mid}`, ...message } }]);
+  return messagingWebhook('instagram', c.igId, [
+    { sender: { id: igsid }, recipient: { id: c.igId }, timestamp: h.clock.now(), message: { mid: `aWdfZAG${++mid}`, ...message } },
+  ]);
 }
 const messagesOf = (id: number) => db().selectFrom('messages').selectAll().where('integration_id', '=', id).orderBy('id').execute();
 
@@ -59,7 +79,13 @@ describe('connecting an Instagram professional account (photonetV3)', () => {
   it('reads /me on the Instagram host, subscribes the account and keeps user_id as identifier', async () => {
     const owner = await h.signUp();
     const c = await connect(owner);
-    expect(c.integration).toMatchObject({ status: 'active', login: `flower.shop.${seq}`, externalId: c.igId, identifier: c.igId, url: `https://www.instagram.com/flower.shop.${seq}` });
+    expect(c.integration).toMatchObject({
+      status: 'active',
+      login: `flower.shop.${seq}`,
+      externalId: c.igId,
+      identifier: c.igId,
+      url: `https://www.instagram.com/flower.shop.${seq}`,
+    });
     expect(c.integration.webhook.url).toBe(`${PUBLIC}/channels/meta/${c.integration.id}`);
     const [me] = graph.callsOf('GET', /^me$/);
     expect(me!.query.get('fields')).toBe('user_id,username,profile_picture_url');
@@ -69,9 +95,19 @@ describe('connecting an Instagram professional account (photonetV3)', () => {
 
   it('keeps a refused token as "auth failure"; missing credentials: 400', async () => {
     const owner = await h.signUp();
-    const bad = await h.request({ method: 'POST', url: '/v1.3/integrations', token: owner.access, payload: { type: 'photonetV3', credentials: { accessToken: 'nope', appSecret: 's' } } });
+    const bad = await h.request({
+      method: 'POST',
+      url: '/v1.3/integrations',
+      token: owner.access,
+      payload: { type: 'photonetV3', credentials: { accessToken: 'nope', appSecret: 's' } },
+    });
     expect(bad.json().status).toBe('auth failure');
-    const missing = await h.request({ method: 'POST', url: '/v1.3/integrations', token: owner.access, payload: { type: 'photonetV3', credentials: { accessToken: 'x' } } });
+    const missing = await h.request({
+      method: 'POST',
+      url: '/v1.3/integrations',
+      token: owner.access,
+      payload: { type: 'photonetV3', credentials: { accessToken: 'x' } },
+    });
     expect(missing.statusCode).toBe(400);
     expect(missing.json().error).toContain('appSecret');
   });
@@ -90,9 +126,15 @@ describe('Instagram direct messages', () => {
   });
 
   it('stores texts, story replies and mentions as links, with the profile read from Instagram', async () => {
-    const text = await signed(c, fromCustomer(c, igsid, { text: 'Love this bouquet', reply_to: { story: { url: 'https://lookaside.example/story/1', id: '1799' } } }));
+    const text = await signed(
+      c,
+      fromCustomer(c, igsid, { text: 'Love this bouquet', reply_to: { story: { url: 'https://lookaside.example/story/1', id: '1799' } } }),
+    );
     expect(text.json()).toMatchObject({ stored: 1 });
-    await signed(c, fromCustomer(c, igsid, { attachments: [{ type: 'story_mention', payload: { url: 'https://lookaside.example/story/2' } }] }));
+    await signed(
+      c,
+      fromCustomer(c, igsid, { attachments: [{ type: 'story_mention', payload: { url: 'https://lookaside.example/story/2' } }] }),
+    );
     const rows = await messagesOf(c.integration.id);
     leadId = rows[0]!.lead_id;
     expect(JSON.parse(rows[0]!.attachments)).toEqual([{ type: 'link', url: 'https://lookaside.example/story/1', text: 'Story reply' }]);
@@ -105,7 +147,9 @@ describe('Instagram direct messages', () => {
 
   it('refuses a page object for an Instagram integration and a bad signature first, storing nothing', async () => {
     const before = (await messagesOf(c.integration.id)).length;
-    const wrongObject = messagingWebhook('page', c.igId, [{ sender: { id: igsid }, recipient: { id: c.igId }, timestamp: 1, message: { mid: 'x1', text: 'x' } }]);
+    const wrongObject = messagingWebhook('page', c.igId, [
+      { sender: { id: igsid }, recipient: { id: c.igId }, timestamp: 1, message: { mid: 'x1', text: 'x' } },
+    ]);
     expect((await signed(c, wrongObject)).statusCode).toBe(400);
     expect((await signed(c, fromCustomer(c, igsid, { text: 'y' }), 'sha256=beef')).statusCode).toBe(401);
     expect(await messagesOf(c.integration.id)).toHaveLength(before);
@@ -115,26 +159,51 @@ describe('Instagram direct messages', () => {
     const res = await send({ message: { text: 'Thank you!' } });
     expect(res.statusCode, res.body).toBe(200);
     const [call] = graph.callsOf('POST', new RegExp(`^${c.igId}/messages$`));
-    expect(call!.body).toEqual({ recipient: { id: igsid }, messaging_type: 'RESPONSE', message: { text: 'Thank you!', metadata: 'parley' } });
-    const up = await postForm(h, '/v1.3/messaging/upload', owner.access, [['said', String(c.integration.id)], ['media', { data: sample('png'), type: 'image/png', filename: 'rose.png' }]]);
+    expect(call!.body).toEqual({
+      recipient: { id: igsid },
+      messaging_type: 'RESPONSE',
+      message: { text: 'Thank you!', metadata: 'parley' },
+    });
+    const up = await postForm(h, '/v1.3/messaging/upload', owner.access, [
+      ['said', String(c.integration.id)],
+      ['media', { data: sample('png'), type: 'image/png', filename: 'rose.png' }],
+    ]);
     expect(Object.keys(up.json().media).sort()).toEqual(['mime', 'name', 'size', 'type', 'url']);
     expect((await send({ message: { attachment: up.json() } })).statusCode).toBe(200);
-    expect(pages.sent.at(-1)!.body.message).toEqual({ attachment: { type: 'image', payload: { url: expect.stringMatching(/^https:\/\/parley\.example\.com\//) } }, metadata: 'parley' });
+    expect(pages.sent.at(-1)!.body.message).toEqual({
+      attachment: { type: 'image', payload: { url: expect.stringMatching(/^https:\/\/parley\.example\.com\//) } },
+      metadata: 'parley',
+    });
     const sentMid = pages.sent.at(-1)!.mid;
-    const seen = await signed(c, messagingWebhook('instagram', c.igId, [{ sender: { id: igsid }, recipient: { id: c.igId }, timestamp: h.clock.now(), read: { mid: sentMid } }]));
+    const seen = await signed(
+      c,
+      messagingWebhook('instagram', c.igId, [
+        { sender: { id: igsid }, recipient: { id: c.igId }, timestamp: h.clock.now(), read: { mid: sentMid } },
+      ]),
+    );
     expect(seen.json().statuses).toBe(1);
-    expect((await db().selectFrom('messages').select('delivery_status').where('external_id', '=', sentMid).executeTakeFirstOrThrow()).delivery_status).toBe('read');
+    expect(
+      (await db().selectFrom('messages').select('delivery_status').where('external_id', '=', sentMid).executeTakeFirstOrThrow())
+        .delivery_status,
+    ).toBe('read');
   });
 
   it('refuses a free-form answer after 24 hours without calling Instagram', async () => {
-    await db().updateTable('sources').set({ expires_at: h.clock.now() - 1 }).where('integration_id', '=', c.integration.id).execute();
+    await db()
+      .updateTable('sources')
+      .set({ expires_at: h.clock.now() - 1 })
+      .where('integration_id', '=', c.integration.id)
+      .execute();
     graph.calls.length = 0;
     const res = await send({ message: { text: 'late' } });
     expect(res.statusCode).toBe(422);
     expect(res.json().error).toContain('outside the 24-hour window');
     expect(graph.calls).toHaveLength(0);
     await signed(c, fromCustomer(c, igsid, { text: 'back again' }));
-    expect((await db().selectFrom('sources').select('expires_at').where('integration_id', '=', c.integration.id).executeTakeFirstOrThrow()).expires_at).toBe(h.clock.now() + DAY);
+    expect(
+      (await db().selectFrom('sources').select('expires_at').where('integration_id', '=', c.integration.id).executeTakeFirstOrThrow())
+        .expires_at,
+    ).toBe(h.clock.now() + DAY);
     expect((await send({ message: { text: 'welcome back' } })).statusCode).toBe(200);
   });
 });

@@ -185,7 +185,12 @@ describe('GET /integrations', () => {
   it('lists the same Integration fields under every version, and never credentials or settings', async () => {
     const owner = await h.signUp();
     // A personal account: no provider is asked at connect (its bridge logs in later).
-    const res = await connect(owner, { type: 'msgra2', login: 'support_bot', credentials: { token: SECRET_TOKEN }, settings: { greeting: 'hi' } });
+    const res = await connect(owner, {
+      type: 'msgra2',
+      login: 'support_bot',
+      credentials: { token: SECRET_TOKEN },
+      settings: { greeting: 'hi' },
+    });
     expect(res.statusCode, res.body).toBe(200);
     for (const v of API_VERSIONS) {
       const items = await list(owner.access, v);
@@ -341,7 +346,10 @@ describe('POST /v1.3/integrations', () => {
       const res = await connect(owner, body);
       expect(res.statusCode, JSON.stringify(body).slice(0, 80)).toBe(400);
       expect(res.json().code).toBe('validation_failed');
-      expect(res.json().details.map((d: { path: string }) => d.path), JSON.stringify(body).slice(0, 80)).toContain(field);
+      expect(
+        res.json().details.map((d: { path: string }) => d.path),
+        JSON.stringify(body).slice(0, 80),
+      ).toContain(field);
     }
     expect(await snapshot()).toEqual(before);
     // The message names the missing field.
@@ -419,7 +427,12 @@ describe('user mappings', () => {
     for (const v of API_VERSIONS) {
       const get = await h.request({ method: 'GET', url: `/${v}/integrations/${plain}/mappings/users`, token: owner.access });
       expect(get.statusCode).toBe(400);
-      const put = await h.request({ method: 'PUT', url: `/${v}/integrations/${plain}/mappings/users`, token: owner.access, payload: { a: owner.userId } });
+      const put = await h.request({
+        method: 'PUT',
+        url: `/${v}/integrations/${plain}/mappings/users`,
+        token: owner.access,
+        payload: { a: owner.userId },
+      });
       expect(put.statusCode).toBe(400);
     }
     expect((await integrationRow(plain)).user_mappings).toBeNull();
@@ -491,7 +504,10 @@ describe('credentials cipher and its key', () => {
     const res = await connect(owner, { type: 'msgrb_personal', credentials: { token: SECRET_TOKEN } });
     const row = await integrationRow(res.json().id);
     expect(fs.existsSync(path.join(h.dataDir, 'encryption-key'))).toBe(true);
-    const restarted = new IntegrationsService({ ...h.services.deps, config: loadConfig({ PARLEY_DATA_DIR: h.dataDir }) }, new ChannelRegistry());
+    const restarted = new IntegrationsService(
+      { ...h.services.deps, config: loadConfig({ PARLEY_DATA_DIR: h.dataDir }) },
+      new ChannelRegistry(),
+    );
     expect(restarted.channelIntegration(row).credentials).toEqual({ token: SECRET_TOKEN });
   });
 
@@ -508,7 +524,11 @@ describe('credentials cipher and its key', () => {
       });
       expect(res.statusCode).toBe(200);
       expect(fs.existsSync(path.join(keyed.dataDir, 'encryption-key'))).toBe(false);
-      const row = await keyed.database.db.kysely.selectFrom('integrations').selectAll().where('id', '=', res.json().id).executeTakeFirstOrThrow();
+      const row = await keyed.database.db.kysely
+        .selectFrom('integrations')
+        .selectAll()
+        .where('id', '=', res.json().id)
+        .executeTakeFirstOrThrow();
       const sameKey = new CredentialsCipher(new TextEncoder().encode('configured-encryption-key-0123456789abcdef'));
       expect(sameKey.openCredentials(row.credentials, owner.accountId)).toEqual({ token: SECRET_TOKEN });
     } finally {

@@ -49,7 +49,13 @@ describe('POST/GET /v1.3/leads/<id>/notes', () => {
     expect(list.statusCode).toBe(200);
     expect(list.json().map((n: { id: number }) => n.id)).toEqual([note.id, second.id]);
 
-    const events = await db().selectFrom('events').selectAll().where('lead_id', '=', leadId).where('type', '=', 'lead.note.created').orderBy('id').execute();
+    const events = await db()
+      .selectFrom('events')
+      .selectAll()
+      .where('lead_id', '=', leadId)
+      .where('type', '=', 'lead.note.created')
+      .orderBy('id')
+      .execute();
     expect(events.map((e) => JSON.parse(e.payload))).toEqual([
       { type: 'lead.note.created', accountId: owner.accountId, leadId, note },
       { type: 'lead.note.created', accountId: owner.accountId, leadId, note: second },
@@ -86,7 +92,12 @@ describe('POST/GET /v1.3/leads/<id>/notes', () => {
   it('is delivered only to webhooks whose events list names it', async () => {
     let n = 0;
     const make = async (events: string[] | null) => {
-      const res = await h.request({ method: 'POST', url: '/v1.3/webhooks', token: owner.access, payload: { url: `http://127.0.0.1:9/hook${++n}`, events } });
+      const res = await h.request({
+        method: 'POST',
+        url: '/v1.3/webhooks',
+        token: owner.access,
+        payload: { url: `http://127.0.0.1:9/hook${++n}`, events },
+      });
       expect(res.statusCode, res.body).toBe(200);
       return res.json().id as number;
     };
@@ -95,12 +106,19 @@ describe('POST/GET /v1.3/leads/<id>/notes', () => {
     const others = await make(['lead.changed']);
     const { leadId } = await createLead(h, owner.accountId, integration);
     const note = (await post(leadId, { text: 'internal' })).json();
-    const event = await db().selectFrom('events').select('id').where('type', '=', 'lead.note.created').where('lead_id', '=', leadId).executeTakeFirstOrThrow();
+    const event = await db()
+      .selectFrom('events')
+      .select('id')
+      .where('type', '=', 'lead.note.created')
+      .where('lead_id', '=', leadId)
+      .executeTakeFirstOrThrow();
     const deliveries = await db().selectFrom('deliveries').select('webhook_id').where('event_id', '=', event.id).execute();
     expect(deliveries.map((d) => d.webhook_id)).toEqual([named]);
     expect(note.id).toBeGreaterThan(0);
     // The unfiltered webhook and the one listing other types got lead.created earlier, not the note.
-    expect(await db().selectFrom('deliveries').select('id').where('webhook_id', 'in', [all, others]).where('event_id', '=', event.id).execute()).toEqual([]);
+    expect(
+      await db().selectFrom('deliveries').select('id').where('webhook_id', 'in', [all, others]).where('event_id', '=', event.id).execute(),
+    ).toEqual([]);
   });
 
   it('reaches the realtime stream of employees who see the lead, with the mentioned ids', async () => {

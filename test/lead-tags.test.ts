@@ -46,7 +46,11 @@ describe('POST /tags/<leadId>/<tag>', () => {
     expect(res.json()).toEqual(['50% off', 'a/b', 'alpha', 'beta', 'Zeta', 'новый клиент']);
     const item = (await h.request({ method: 'GET', url: `/v1.3/leads?id=${id}`, token: owner.access })).json()[0];
     expect(item.tags).toEqual(res.json());
-    const filtered = await h.request({ method: 'GET', url: `/v1.3/leads/all?tags=${encodeURIComponent('новый клиент')}`, token: owner.access });
+    const filtered = await h.request({
+      method: 'GET',
+      url: `/v1.3/leads/all?tags=${encodeURIComponent('новый клиент')}`,
+      token: owner.access,
+    });
     expect(filtered.json().map((l: { id: number }) => l.id)).toEqual([id]);
   });
 
@@ -56,7 +60,12 @@ describe('POST /tags/<leadId>/<tag>', () => {
     await post(a, 'Sale');
     await post(b, 'Sale');
     expect((await post(a, 'sale')).json()).toEqual(['Sale', 'sale']);
-    const tags = await db().selectFrom('tags').selectAll().where('account_id', '=', owner.accountId).where('tag_key', '=', 'sale').execute();
+    const tags = await db()
+      .selectFrom('tags')
+      .selectAll()
+      .where('account_id', '=', owner.accountId)
+      .where('tag_key', '=', 'sale')
+      .execute();
     expect(tags).toHaveLength(2);
   });
 

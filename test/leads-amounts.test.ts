@@ -34,7 +34,15 @@ function must<T>(value: T | undefined, what: string): T {
 const T0 = Date.UTC(2026, 2, 1);
 
 /** Leads written in batches (the sums-past-64-bits case needs over a thousand): no messages, no tags. */
-async function bulkLeads(accountId: number, integration: { id: number; type: string }, customerId: number, status: StatusRow, n: number, amount: number, userId: number | null) {
+async function bulkLeads(
+  accountId: number,
+  integration: { id: number; type: string },
+  customerId: number,
+  status: StatusRow,
+  n: number,
+  amount: number,
+  userId: number | null,
+) {
   const db = h.database.db.kysely;
   for (let done = 0; done < n; done += 250) {
     const rows = Array.from({ length: Math.min(250, n - done) }, (_, i) => ({
@@ -82,15 +90,28 @@ beforeAll(async () => {
   for (const type of ['widget', 'social1_group']) integrations.push({ id: await createIntegration(h, owner.accountId, type), type });
   const [A, B] = integrations as [{ id: number; type: string }, { id: number; type: string }];
   const own = await createManager(h, owner);
-  managers = { own, sources: await createManager(h, owner, { sources: [A.id], allowAllDeals: true }), allowed: await createManager(h, owner, { allowedUsers: [own.userId] }) };
+  managers = {
+    own,
+    sources: await createManager(h, owner, { sources: [A.id], allowAllDeals: true }),
+    allowed: await createManager(h, owner, { allowedUsers: [own.userId] }),
+  };
   actors.owner = { token: owner.access, ref: { owner: true } };
   actors.own = { token: own.access, ref: { owner: false, self: own.userId, integrations: 'all', allowAllDeals: false, allowedUsers: [] } };
-  actors.sources = { token: managers.sources.access, ref: { owner: false, self: managers.sources.userId, integrations: [A.id], allowAllDeals: true, allowedUsers: [] } };
-  actors.allowed = { token: managers.allowed.access, ref: { owner: false, self: managers.allowed.userId, integrations: 'all', allowAllDeals: false, allowedUsers: [own.userId] } };
+  actors.sources = {
+    token: managers.sources.access,
+    ref: { owner: false, self: managers.sources.userId, integrations: [A.id], allowAllDeals: true, allowedUsers: [] },
+  };
+  actors.allowed = {
+    token: managers.allowed.access,
+    ref: { owner: false, self: managers.allowed.userId, integrations: 'all', allowAllDeals: false, allowedUsers: [own.userId] },
+  };
 
   statuses = await statusesOf(h, owner.accountId);
   firstActive = must(statuses.filter((s) => s.type === 'active').sort((a, b) => a.position - b.position)[0], 'active status');
-  failed = must(statuses.find((s) => s.type === 'failed'), 'failed status');
+  failed = must(
+    statuses.find((s) => s.type === 'failed'),
+    'failed status',
+  );
   const customers: number[] = [];
   for (let i = 0; i < 6; i++) customers.push(await seeder.customer(`Customer ${i}`));
 
@@ -136,7 +157,9 @@ beforeAll(async () => {
   const otherCustomer = await otherSeeder.customer('B customer');
   const otherStatuses = await statusesOf(h, other.accountId);
   for (const status of [null, ...otherStatuses]) {
-    otherLeads.push(await otherSeeder.lead({ integration: otherIntegration, customerId: otherCustomer, status, createdAt: T0, amount: 777_777 }));
+    otherLeads.push(
+      await otherSeeder.lead({ integration: otherIntegration, customerId: otherCustomer, status, createdAt: T0, amount: 777_777 }),
+    );
   }
 }, 120_000);
 afterAll(() => h.close());
@@ -155,7 +178,13 @@ function expected(actor: RefActor, f: RefFilters, all = leads, own = statuses) {
       all: sum(of(['inbox', 'active', 'completed', 'failed'])),
       ignore: sum(of(['ignore'])),
     },
-    lists: { inbox: of(['inbox']).length, active: of(['active']).length, completed: of(['completed', 'failed']).length, all: of(['inbox', 'active', 'completed', 'failed']).length, ignore: of(['ignore']).length },
+    lists: {
+      inbox: of(['inbox']).length,
+      active: of(['active']).length,
+      completed: of(['completed', 'failed']).length,
+      all: of(['inbox', 'active', 'completed', 'failed']).length,
+      ignore: of(['ignore']).length,
+    },
     statuses: own.map((s) => {
       const ls = seen.filter((l) => l.statusId === s.id);
       return { id: s.id, count: ls.length, amount: sum(ls) };
@@ -170,7 +199,9 @@ async function stats(token: string, params = '') {
   return {
     amounts: body.amounts,
     lists: body.lists,
-    statuses: [...body.statuses].sort((a, b) => a.id - b.id).map((s: { id: number; count: number; amount: string }) => ({ id: s.id, count: s.count, amount: s.amount })),
+    statuses: [...body.statuses]
+      .sort((a, b) => a.id - b.id)
+      .map((s: { id: number; count: number; amount: string }) => ({ id: s.id, count: s.count, amount: s.amount })),
   };
 }
 
@@ -180,13 +211,21 @@ describe('lead amount sums per list and status (statistics?amounts=true)', () =>
     expect(got).toEqual(expected({ owner: true }, {}));
     // The columns are larger than the board's page, which therefore cannot sum them itself.
     expect(got.lists.inbox).toBeGreaterThan(100);
-    expect(must(got.statuses.find((s) => s.id === firstActive.id), 'active column').count).toBeGreaterThan(100);
+    expect(
+      must(
+        got.statuses.find((s) => s.id === firstActive.id),
+        'active column',
+      ).count,
+    ).toBeGreaterThan(100);
     const page = await h.request({ method: 'GET', url: '/v1.3/leads/inbox?limit=100', token: owner.access });
     const pageSum = String(page.json().reduce((n: bigint, l: { amount: number }) => n + BigInt(l.amount), 0n));
     expect(pageSum).not.toBe(got.amounts.inbox);
     // Past 2^53 in the Inbox; past 2^63 in the failed status (1100 leads of 2^53 - 1).
     expect(BigInt(got.amounts.inbox)).toBeGreaterThan(BigInt(Number.MAX_SAFE_INTEGER));
-    const failedSum = must(got.statuses.find((s) => s.id === failed.id), 'failed column').amount;
+    const failedSum = must(
+      got.statuses.find((s) => s.id === failed.id),
+      'failed column',
+    ).amount;
     expect(BigInt(failedSum)).toBe(1100n * BigInt(HUGE) + BigInt(sum(leads.filter((l) => l.statusId === failed.id && l.amount !== HUGE))));
     expect(BigInt(failedSum)).toBeGreaterThan(2n ** 63n);
   });
@@ -241,13 +280,25 @@ describe('lead amount sums per list and status (statistics?amounts=true)', () =>
   });
 
   it('follows a lead moved between columns and a changed amount', async () => {
-    const lead = must(leads.find((l) => l.statusType === 'inbox' && l.userId === owner.userId && l.amount > 0), 'an Inbox lead');
+    const lead = must(
+      leads.find((l) => l.statusType === 'inbox' && l.userId === owner.userId && l.amount > 0),
+      'an Inbox lead',
+    );
     const before = await stats(owner.access);
-    const moved = await h.request({ method: 'PUT', url: `/v1.3/leads/${lead.id}`, token: owner.access, payload: { statusId: firstActive.id, amount: lead.amount + 5 } });
+    const moved = await h.request({
+      method: 'PUT',
+      url: `/v1.3/leads/${lead.id}`,
+      token: owner.access,
+      payload: { statusId: firstActive.id, amount: lead.amount + 5 },
+    });
     expect(moved.statusCode, moved.body).toBe(200);
     const after = await stats(owner.access);
     expect(BigInt(after.amounts.inbox)).toBe(BigInt(before.amounts.inbox) - BigInt(lead.amount));
-    const col = (s: typeof before, id: number) => must(s.statuses.find((x) => x.id === id), `status ${id}`);
+    const col = (s: typeof before, id: number) =>
+      must(
+        s.statuses.find((x) => x.id === id),
+        `status ${id}`,
+      );
     expect(BigInt(col(after, firstActive.id).amount)).toBe(BigInt(col(before, firstActive.id).amount) + BigInt(lead.amount + 5));
     expect(col(after, firstActive.id).count).toBe(col(before, firstActive.id).count + 1);
     expect(after.lists.inbox).toBe(before.lists.inbox - 1);

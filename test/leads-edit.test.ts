@@ -14,12 +14,22 @@ afterAll(() => h.close());
 const db = () => h.database.db.kysely;
 const leadRow = (id: number) => db().selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 const eventsOf = async (accountId: number, after = 0) =>
-  (await db().selectFrom('events').selectAll().where('account_id', '=', accountId).where('id', '>', after).orderBy('id').execute()).map((e) => ({
-    type: e.type,
-    leadId: e.lead_id,
-    payload: JSON.parse(e.payload),
-  }));
-const lastEventId = async () => Number((await db().selectFrom('events').select((eb) => eb.fn.max('id').as('m')).executeTakeFirst())?.m ?? 0);
+  (await db().selectFrom('events').selectAll().where('account_id', '=', accountId).where('id', '>', after).orderBy('id').execute()).map(
+    (e) => ({
+      type: e.type,
+      leadId: e.lead_id,
+      payload: JSON.parse(e.payload),
+    }),
+  );
+const lastEventId = async () =>
+  Number(
+    (
+      await db()
+        .selectFrom('events')
+        .select((eb) => eb.fn.max('id').as('m'))
+        .executeTakeFirst()
+    )?.m ?? 0,
+  );
 
 interface World {
   owner: SignedUp;
@@ -49,7 +59,23 @@ function incoming(socialId: string, over: Partial<IncomingMessage> = {}): Incomi
   };
 }
 
-const SINGLE_KEYS = ['id', 'userId', 'statusId', 'read', 'details', 'amount', 'responseTime', 'customerId', 'timestamp', 'address', 'ttn', 'customData', 'customFields', 'paymentTypeId', 'items'].sort();
+const SINGLE_KEYS = [
+  'id',
+  'userId',
+  'statusId',
+  'read',
+  'details',
+  'amount',
+  'responseTime',
+  'customerId',
+  'timestamp',
+  'address',
+  'ttn',
+  'customData',
+  'customFields',
+  'paymentTypeId',
+  'items',
+].sort();
 
 describe('GET /leads/<id>', () => {
   it('answers the single-lead shape, the same on every version', async () => {
@@ -99,7 +125,11 @@ describe('PUT /leads/<id>', () => {
   it('changes only the given fields; customFields object in, JSON string out; records lead.changed with the names', async () => {
     const w = await world();
     const { leadId } = await createLead(h, w.owner.accountId, w.integration.id);
-    const payment = await db().insertInto('payment_types').values({ account_id: w.owner.accountId, title: 'Card' }).returning('id').executeTakeFirstOrThrow();
+    const payment = await db()
+      .insertInto('payment_types')
+      .values({ account_id: w.owner.accountId, title: 'Card' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     const before = await lastEventId();
     const customFields = { size: 'XL', qty: 3, color: { value: 'red', title: 'Colour' }, weight: { value: 1.5, title: 'Weight, kg' } };
     const items = [{ id: 7, title: 'Shoes', count: 2, link: 'https://shop.example/7', extra: { any: ['thing'] } }];
@@ -107,12 +137,31 @@ describe('PUT /leads/<id>', () => {
       method: 'PUT',
       url: `/v1.3/leads/${leadId}`,
       token: w.owner.access,
-      payload: { details: 'call back', amount: 1500, address: '1 Main St', ttn: 'TTN-1', customData: '{"crm":1}', customFields, paymentTypeId: payment.id, items },
+      payload: {
+        details: 'call back',
+        amount: 1500,
+        address: '1 Main St',
+        ttn: 'TTN-1',
+        customData: '{"crm":1}',
+        customFields,
+        paymentTypeId: payment.id,
+        items,
+      },
     });
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
     expect(Object.keys(body).sort()).toEqual(SINGLE_KEYS);
-    expect(body).toMatchObject({ details: 'call back', amount: 1500, address: '1 Main St', ttn: 'TTN-1', customData: '{"crm":1}', paymentTypeId: payment.id, items, statusId: null, userId: null });
+    expect(body).toMatchObject({
+      details: 'call back',
+      amount: 1500,
+      address: '1 Main St',
+      ttn: 'TTN-1',
+      customData: '{"crm":1}',
+      paymentTypeId: payment.id,
+      items,
+      statusId: null,
+      userId: null,
+    });
     expect(typeof body.customFields).toBe('string');
     expect(JSON.parse(body.customFields)).toEqual(customFields);
     expect((await h.request({ method: 'GET', url: `/v1.2/leads/${leadId}`, token: w.owner.access })).json()).toEqual(body);
@@ -129,7 +178,12 @@ describe('PUT /leads/<id>', () => {
     });
 
     // The same values again: nothing changes, nothing is recorded.
-    const again = await h.request({ method: 'PUT', url: `/v1.3/leads/${leadId}`, token: w.owner.access, payload: { details: 'call back', amount: 1500 } });
+    const again = await h.request({
+      method: 'PUT',
+      url: `/v1.3/leads/${leadId}`,
+      token: w.owner.access,
+      payload: { details: 'call back', amount: 1500 },
+    });
     expect(again.json()).toEqual(body);
     expect(await eventsOf(w.owner.accountId, before)).toHaveLength(1);
 
@@ -140,7 +194,12 @@ describe('PUT /leads/<id>', () => {
     expect(last.payload.changes).toEqual(['ttn']);
 
     // Clearing the payment type.
-    const cleared = await h.request({ method: 'PUT', url: `/v1.3/leads/${leadId}`, token: w.owner.access, payload: { paymentTypeId: null } });
+    const cleared = await h.request({
+      method: 'PUT',
+      url: `/v1.3/leads/${leadId}`,
+      token: w.owner.access,
+      payload: { paymentTypeId: null },
+    });
     expect(cleared.json().paymentTypeId).toBeNull();
   });
 
@@ -149,7 +208,12 @@ describe('PUT /leads/<id>', () => {
     const { leadId } = await createLead(h, w.owner.accountId, w.integration.id);
     const won = w.byName('Won');
     const before = await lastEventId();
-    const res = await h.request({ method: 'PUT', url: `/v1.3/leads/${leadId}`, token: w.owner.access, payload: { statusId: won.id, details: 'done' } });
+    const res = await h.request({
+      method: 'PUT',
+      url: `/v1.3/leads/${leadId}`,
+      token: w.owner.access,
+      payload: { statusId: won.id, details: 'done' },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ statusId: won.id, details: 'done' });
     expect(await leadRow(leadId)).toMatchObject({ status_id: won.id, status_type: 'completed' });
@@ -186,16 +250,31 @@ describe('PUT /leads/<id>', () => {
     const w = await world();
     const manager = await createManager(h, w.owner);
     const { leadId } = await createLead(h, w.owner.accountId, w.integration.id);
-    const res = await h.request({ method: 'PUT', url: `/v1.3/leads/${leadId}`, token: w.owner.access, payload: { userId: manager.userId } });
+    const res = await h.request({
+      method: 'PUT',
+      url: `/v1.3/leads/${leadId}`,
+      token: w.owner.access,
+      payload: { userId: manager.userId },
+    });
     expect(res.json().userId).toBe(manager.userId);
     const none = await h.request({ method: 'PUT', url: `/v1.3/leads/${leadId}`, token: w.owner.access, payload: { userId: null } });
     expect(none.json().userId).toBeNull();
     // No body at all (a JSON Content-Type with nothing after it), or unknown fields only: nothing changes.
     const before = await leadRow(leadId);
-    const empty = await h.request({ method: 'PUT', url: `/v1.3/leads/${leadId}`, token: w.owner.access, headers: { 'content-type': 'application/json' } });
+    const empty = await h.request({
+      method: 'PUT',
+      url: `/v1.3/leads/${leadId}`,
+      token: w.owner.access,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(empty.statusCode).toBe(200);
     expect(empty.json()).toEqual(none.json());
-    const extras = await h.request({ method: 'PUT', url: `/v1.3/leads/${leadId}`, token: w.owner.access, payload: { id: 12345, foo: 'bar' } });
+    const extras = await h.request({
+      method: 'PUT',
+      url: `/v1.3/leads/${leadId}`,
+      token: w.owner.access,
+      payload: { id: 12345, foo: 'bar' },
+    });
     expect(extras.json()).toEqual(none.json());
     expect(await leadRow(leadId)).toEqual(before);
   });
@@ -235,7 +314,12 @@ describe('PUT /leads/<id>', () => {
         const rowBefore = await leadRow(leadId);
         const before = await lastEventId();
         for (const v of ['v1.2', 'v1.3']) {
-          const res = await h.request({ method: 'PUT', url: `/${v}/leads/${leadId}`, token: w.owner.access, payload: await make(w, other) });
+          const res = await h.request({
+            method: 'PUT',
+            url: `/${v}/leads/${leadId}`,
+            token: w.owner.access,
+            payload: await make(w, other),
+          });
           expect(res.statusCode, res.body).toBe(400);
           expect(res.json()).toMatchObject({ code: 'validation_failed', error: expect.any(String) });
         }
@@ -272,7 +356,12 @@ describe('lifecycle through accept and PUT status', () => {
     expect(inbox.json().map((l: { id: number }) => l.id)).toEqual([first.leadId]);
 
     const before = await lastEventId();
-    const accepted = await h.request({ method: 'PUT', url: `/v1.2/leads/${first.leadId}/accept`, token: manager.access, payload: { userID: manager.userId } });
+    const accepted = await h.request({
+      method: 'PUT',
+      url: `/v1.2/leads/${first.leadId}/accept`,
+      token: manager.access,
+      payload: { userID: manager.userId },
+    });
     expect(accepted.statusCode, accepted.body).toBe(200);
     expect(accepted.json()).toMatchObject({ id: first.leadId, userId: manager.userId, statusId: w.byName('In progress').id });
     expect(await leadRow(first.leadId)).toMatchObject({ status_type: 'active' });
@@ -281,11 +370,18 @@ describe('lifecycle through accept and PUT status', () => {
     expect(events[0].payload.changes).toEqual(['userId', 'statusId']);
     expect(events[1].payload).toMatchObject({ leadId: first.leadId, statusId: w.byName('In progress').id, previousStatusId: null });
     expect((await h.request({ method: 'GET', url: '/v1.3/leads/inbox', token: w.owner.access })).json()).toEqual([]);
-    expect((await h.request({ method: 'GET', url: '/v1.3/leads/active', token: w.owner.access })).json().map((l: { id: number }) => l.id)).toEqual([first.leadId]);
+    expect(
+      (await h.request({ method: 'GET', url: '/v1.3/leads/active', token: w.owner.access })).json().map((l: { id: number }) => l.id),
+    ).toEqual([first.leadId]);
 
     // Accepting again for the same employee changes nothing.
     const mark = await lastEventId();
-    await h.request({ method: 'PUT', url: `/v1.3/leads/${first.leadId}/accept`, token: w.owner.access, payload: { userId: manager.userId } });
+    await h.request({
+      method: 'PUT',
+      url: `/v1.3/leads/${first.leadId}/accept`,
+      token: w.owner.access,
+      payload: { userId: manager.userId },
+    });
     expect(await eventsOf(w.owner.accountId, mark)).toEqual([]);
 
     // A message while active joins the lead.
@@ -293,15 +389,29 @@ describe('lifecycle through accept and PUT status', () => {
     expect((await h.services.ingest.ingest(w.integration, incoming('bob'))).leadId).toBe(first.leadId);
 
     // Won: archived; the next message opens a new inbox lead.
-    await h.request({ method: 'PUT', url: `/v1.3/leads/${first.leadId}`, token: w.owner.access, payload: { statusId: w.byName('Won').id } });
-    expect((await h.request({ method: 'GET', url: '/v1.3/leads/completed', token: w.owner.access })).json().map((l: { id: number }) => l.id)).toEqual([first.leadId]);
+    await h.request({
+      method: 'PUT',
+      url: `/v1.3/leads/${first.leadId}`,
+      token: w.owner.access,
+      payload: { statusId: w.byName('Won').id },
+    });
+    expect(
+      (await h.request({ method: 'GET', url: '/v1.3/leads/completed', token: w.owner.access })).json().map((l: { id: number }) => l.id),
+    ).toEqual([first.leadId]);
     h.clock.advance(1000);
     const next = await h.services.ingest.ingest(w.integration, incoming('bob'));
     expect(next.isNewLead).toBe(true);
-    expect((await h.request({ method: 'GET', url: '/v1.3/leads/inbox', token: w.owner.access })).json().map((l: { id: number }) => l.id)).toEqual([next.leadId]);
+    expect(
+      (await h.request({ method: 'GET', url: '/v1.3/leads/inbox', token: w.owner.access })).json().map((l: { id: number }) => l.id),
+    ).toEqual([next.leadId]);
 
     // Accepting a lead already in a status assigns it without moving it.
-    const done = await h.request({ method: 'PUT', url: `/v1.3/leads/${first.leadId}/accept`, token: w.owner.access, payload: { userId: w.owner.userId } });
+    const done = await h.request({
+      method: 'PUT',
+      url: `/v1.3/leads/${first.leadId}/accept`,
+      token: w.owner.access,
+      payload: { userId: w.owner.userId },
+    });
     expect(done.json()).toMatchObject({ userId: w.owner.userId, statusId: w.byName('Won').id });
   });
 
@@ -309,7 +419,12 @@ describe('lifecycle through accept and PUT status', () => {
     const w = await world();
     await db().deleteFrom('statuses').where('account_id', '=', w.owner.accountId).where('type', '=', 'active').execute();
     const { leadId } = await createLead(h, w.owner.accountId, w.integration.id);
-    const res = await h.request({ method: 'PUT', url: `/v1.3/leads/${leadId}/accept`, token: w.owner.access, payload: { userId: w.owner.userId } });
+    const res = await h.request({
+      method: 'PUT',
+      url: `/v1.3/leads/${leadId}/accept`,
+      token: w.owner.access,
+      payload: { userId: w.owner.userId },
+    });
     expect(res.json()).toMatchObject({ userId: w.owner.userId, statusId: null });
   });
 
@@ -318,7 +433,13 @@ describe('lifecycle through accept and PUT status', () => {
     const other = await world();
     const { leadId } = await createLead(h, w.owner.accountId, w.integration.id);
     const rowBefore = await leadRow(leadId);
-    for (const payload of [{}, { userId: 999_999 }, { userID: other.owner.userId }, { userId: 'me' }, { userId: w.owner.userId, userID: other.owner.userId }]) {
+    for (const payload of [
+      {},
+      { userId: 999_999 },
+      { userID: other.owner.userId },
+      { userId: 'me' },
+      { userId: w.owner.userId, userID: other.owner.userId },
+    ]) {
       const res = await h.request({ method: 'PUT', url: `/v1.3/leads/${leadId}/accept`, token: w.owner.access, payload });
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
     }
@@ -341,7 +462,12 @@ describe('PUT /leads/<id>/read', () => {
   it('marks the listed channels read; read flips and lead.changed names it only then', async () => {
     const { w, leadId } = await conversation();
     const before = await lastEventId();
-    const res = await h.request({ method: 'PUT', url: `/v1.3/leads/${leadId}/read`, token: w.owner.access, payload: { sources: [{ type: 'comment', saId: w.integration.id }] } });
+    const res = await h.request({
+      method: 'PUT',
+      url: `/v1.3/leads/${leadId}/read`,
+      token: w.owner.access,
+      payload: { sources: [{ type: 'comment', saId: w.integration.id }] },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json().read).toBe(false);
     expect(await unreadOf(leadId)).toEqual([1, 0, 0]);
@@ -351,10 +477,25 @@ describe('PUT /leads/<id>/read', () => {
     expect(list.json()[0].message.unread).toBe(1);
 
     // A channel of another integration or type: nothing.
-    await h.request({ method: 'PUT', url: `/v1.3/leads/${leadId}/read`, token: w.owner.access, payload: { sources: [{ type: 'message', saId: 999 }, { type: 'video', saId: w.integration.id }] } });
+    await h.request({
+      method: 'PUT',
+      url: `/v1.3/leads/${leadId}/read`,
+      token: w.owner.access,
+      payload: {
+        sources: [
+          { type: 'message', saId: 999 },
+          { type: 'video', saId: w.integration.id },
+        ],
+      },
+    });
     expect(await unreadOf(leadId)).toEqual([1, 0, 0]);
 
-    const all = await h.request({ method: 'PUT', url: `/v1.2/leads/${leadId}/read`, token: w.owner.access, payload: { sources: [{ type: 'message', saId: w.integration.id }] } });
+    const all = await h.request({
+      method: 'PUT',
+      url: `/v1.2/leads/${leadId}/read`,
+      token: w.owner.access,
+      payload: { sources: [{ type: 'message', saId: w.integration.id }] },
+    });
     expect(all.json().read).toBe(true);
     const events = await eventsOf(w.owner.accountId, before);
     expect(events.map((e) => e.type)).toEqual(['lead.changed']);
@@ -362,12 +503,7 @@ describe('PUT /leads/<id>/read', () => {
   });
 
   it('with no body (even with a JSON Content-Type), {} or empty sources, marks the whole lead read', async () => {
-    for (const request of [
-      { headers: { 'content-type': 'application/json' } },
-      { payload: {} },
-      { payload: { sources: [] } },
-      {},
-    ]) {
+    for (const request of [{ headers: { 'content-type': 'application/json' } }, { payload: {} }, { payload: { sources: [] } }, {}]) {
       const { w, leadId } = await conversation();
       const res = await h.request({ method: 'PUT', url: `/v1.3/leads/${leadId}/read`, token: w.owner.access, ...request });
       expect(res.statusCode, res.body).toBe(200);
@@ -418,14 +554,32 @@ describe('POST /v1.3/leads', () => {
       method: 'POST',
       url: '/v1.3/leads',
       token: w.owner.access,
-      payload: { customerId, saId: w.integration.id, details: 'from the site', amount: 900, customFields: { src: 'form' }, items: [{ title: 'Box', count: 1 }] },
+      payload: {
+        customerId,
+        saId: w.integration.id,
+        details: 'from the site',
+        amount: 900,
+        customFields: { src: 'form' },
+        items: [{ title: 'Box', count: 1 }],
+      },
     });
     expect(res.statusCode, res.body).toBe(200);
     const lead = res.json();
     expect(Object.keys(lead).sort()).toEqual(SINGLE_KEYS);
-    expect(lead).toMatchObject({ customerId, statusId: null, userId: null, details: 'from the site', amount: 900, customFields: '{"src":"form"}', read: true, timestamp: new Date(h.clock.now()).toISOString() });
+    expect(lead).toMatchObject({
+      customerId,
+      statusId: null,
+      userId: null,
+      details: 'from the site',
+      amount: 900,
+      customFields: '{"src":"form"}',
+      read: true,
+      timestamp: new Date(h.clock.now()).toISOString(),
+    });
     const events = await eventsOf(w.owner.accountId, before);
-    expect(events).toEqual([{ type: 'lead.created', leadId: lead.id, payload: { type: 'lead.created', accountId: w.owner.accountId, leadId: lead.id, lead } }]);
+    expect(events).toEqual([
+      { type: 'lead.created', leadId: lead.id, payload: { type: 'lead.created', accountId: w.owner.accountId, leadId: lead.id, lead } },
+    ]);
     const inbox = await h.request({ method: 'GET', url: '/v1.3/leads/inbox', token: w.owner.access });
     const item = inbox.json().find((l: { id: number }) => l.id === lead.id);
     expect(item.message).toBeNull();
@@ -439,25 +593,48 @@ describe('POST /v1.3/leads', () => {
       method: 'POST',
       url: '/v1.3/leads',
       token: w.owner.access,
-      payload: { customer: { name: 'Dana', phone: '+1 (555) 010-0200', email: 'dana@example.com', address: '5 Elm St' }, saId: w.integration.id, statusId: w.byName('New').id, userId: w.owner.userId },
+      payload: {
+        customer: { name: 'Dana', phone: '+1 (555) 010-0200', email: 'dana@example.com', address: '5 Elm St' },
+        saId: w.integration.id,
+        statusId: w.byName('New').id,
+        userId: w.owner.userId,
+      },
     });
     expect(res.statusCode, res.body).toBe(200);
     const lead = res.json();
     expect(lead).toMatchObject({ statusId: w.byName('New').id, userId: w.owner.userId });
     expect(await leadRow(lead.id)).toMatchObject({ status_type: 'active' });
     const customer = await db().selectFrom('customers').selectAll().where('id', '=', lead.customerId).executeTakeFirstOrThrow();
-    expect(customer).toMatchObject({ account_id: w.owner.accountId, name: 'Dana', phone: '+15550100200', email: 'dana@example.com', address: '5 Elm St' });
+    expect(customer).toMatchObject({
+      account_id: w.owner.accountId,
+      name: 'Dana',
+      phone: '+15550100200',
+      email: 'dana@example.com',
+      address: '5 Elm St',
+    });
     const events = await eventsOf(w.owner.accountId, before);
     expect(events.map((e) => e.type)).toEqual(['customer.created', 'lead.created']);
     expect(events[0].payload).toMatchObject({ customerId: customer.id, customer: { id: customer.id, name: 'Dana', profiles: [] } });
     const active = await h.request({ method: 'GET', url: '/v1.3/leads/active', token: w.owner.access });
-    expect(active.json()[0].customer).toEqual({ id: customer.id, login: '', name: 'Dana', avatar: '', email: 'dana@example.com', phone: '+15550100200' });
+    expect(active.json()[0].customer).toEqual({
+      id: customer.id,
+      login: '',
+      name: 'Dana',
+      avatar: '',
+      email: 'dana@example.com',
+      phone: '+15550100200',
+    });
   });
 
   it('a manager becomes the assignee by default and sees its lead', async () => {
     const w = await world();
     const manager = await createManager(h, w.owner);
-    const res = await h.request({ method: 'POST', url: '/v1.3/leads', token: manager.access, payload: { customer: { name: 'Eve' }, saId: w.integration.id, statusId: w.byName('New').id } });
+    const res = await h.request({
+      method: 'POST',
+      url: '/v1.3/leads',
+      token: manager.access,
+      payload: { customer: { name: 'Eve' }, saId: w.integration.id, statusId: w.byName('New').id },
+    });
     expect(res.json().userId).toBe(manager.userId);
     expect((await h.request({ method: 'GET', url: '/v1.3/leads/active', token: manager.access })).json()).toHaveLength(1);
   });
@@ -493,6 +670,15 @@ describe('POST /v1.3/leads', () => {
     }
     expect(await count()).toEqual(before);
     expect(await eventsOf(w.owner.accountId, mark)).toEqual([]);
-    expect((await h.request({ method: 'POST', url: '/v1.2/leads', token: w.owner.access, payload: { saId: w.integration.id, customer: { name: 'X' } } })).statusCode).toBe(404);
+    expect(
+      (
+        await h.request({
+          method: 'POST',
+          url: '/v1.2/leads',
+          token: w.owner.access,
+          payload: { saId: w.integration.id, customer: { name: 'X' } },
+        })
+      ).statusCode,
+    ).toBe(404);
   });
 });

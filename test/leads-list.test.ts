@@ -30,7 +30,8 @@ beforeAll(async () => {
   h = await createHarness({ env: { PARLEY_LOGIN_MAX_PER_IP: '100000' } });
   owner = await h.signUp();
   seeder = new LeadSeeder(h, owner.accountId);
-  for (const type of ['widget', 'social1_group', 'msgrb_personal']) integrations.push({ id: await createIntegration(h, owner.accountId, type), type });
+  for (const type of ['widget', 'social1_group', 'msgrb_personal'])
+    integrations.push({ id: await createIntegration(h, owner.accountId, type), type });
   const [A, B] = integrations;
   const all = await createManager(h, owner, { allowAllDeals: true });
   managers = {
@@ -41,12 +42,25 @@ beforeAll(async () => {
   };
   actors.push(
     { token: owner.access, ref: { owner: true } },
-    { token: managers.sources.access, ref: { owner: false, self: managers.sources.userId, integrations: [A.id, B.id], allowAllDeals: false, allowedUsers: [] } },
-    { token: managers.all.access, ref: { owner: false, self: managers.all.userId, integrations: 'all', allowAllDeals: true, allowedUsers: [] } },
-    { token: managers.none.access, ref: { owner: false, self: managers.none.userId, integrations: [], allowAllDeals: false, allowedUsers: [] } },
-    { token: managers.allowed.access, ref: { owner: false, self: managers.allowed.userId, integrations: 'all', allowAllDeals: false, allowedUsers: [managers.all.userId] } },
+    {
+      token: managers.sources.access,
+      ref: { owner: false, self: managers.sources.userId, integrations: [A.id, B.id], allowAllDeals: false, allowedUsers: [] },
+    },
+    {
+      token: managers.all.access,
+      ref: { owner: false, self: managers.all.userId, integrations: 'all', allowAllDeals: true, allowedUsers: [] },
+    },
+    {
+      token: managers.none.access,
+      ref: { owner: false, self: managers.none.userId, integrations: [], allowAllDeals: false, allowedUsers: [] },
+    },
+    {
+      token: managers.allowed.access,
+      ref: { owner: false, self: managers.allowed.userId, integrations: 'all', allowAllDeals: false, allowedUsers: [managers.all.userId] },
+    },
   );
-  for (let i = 0; i < 8; i++) customers.push(await seeder.customer(`Customer ${i}`, i % 2 ? { email: `c${i}@example.com`, phone: '+15550100' } : {}));
+  for (let i = 0; i < 8; i++)
+    customers.push(await seeder.customer(`Customer ${i}`, i % 2 ? { email: `c${i}@example.com`, phone: '+15550100' } : {}));
   statuses = await statusesOf(h, owner.accountId);
   expect(statuses.map((s) => s.type).sort()).toEqual(['active', 'active', 'completed', 'failed', 'ignore']);
 
@@ -64,7 +78,15 @@ beforeAll(async () => {
   for (const s of fc.sample(spec, { seed: 20260301, numRuns: 90 })) {
     const integration = integrations[s.integration];
     const sourceType = (comment: boolean) =>
-      integration.type === 'widget' ? 'message' : integration.type === 'social1_group' ? (comment ? 'comment' : 'photo') : comment ? 'comment' : 'message';
+      integration.type === 'widget'
+        ? 'message'
+        : integration.type === 'social1_group'
+          ? comment
+            ? 'comment'
+            : 'photo'
+          : comment
+            ? 'comment'
+            : 'message';
     leads.push(
       await seeder.lead({
         integration,
@@ -72,7 +94,12 @@ beforeAll(async () => {
         userId: users[s.user],
         status: s.status === 0 ? null : statuses[s.status - 1],
         createdAt: T0 + s.created * MIN,
-        messages: s.messages.map((m) => ({ at: T0 + m.at * MIN, incoming: m.incoming, unread: m.unread, sourceType: sourceType(m.comment) })),
+        messages: s.messages.map((m) => ({
+          at: T0 + m.at * MIN,
+          incoming: m.incoming,
+          unread: m.unread,
+          sourceType: sourceType(m.comment),
+        })),
         tags: s.tags,
       }),
     );
@@ -117,7 +144,8 @@ function queryString(f: RefFilters, page: { limit?: number; offset?: number }, f
 }
 
 const BASIC: Array<keyof RefFilters> = ['types', 'sa', 'tags', 'users', 'statuses'];
-const basicOnly = (f: RefFilters): RefFilters => Object.fromEntries(Object.entries(f).filter(([k]) => BASIC.includes(k as keyof RefFilters)));
+const basicOnly = (f: RefFilters): RefFilters =>
+  Object.fromEntries(Object.entries(f).filter(([k]) => BASIC.includes(k as keyof RefFilters)));
 
 const opt = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined, freq: 3 });
 const filtersArb = () =>
@@ -125,7 +153,9 @@ const filtersArb = () =>
     types: opt(fc.subarray(['widget', 'social1_group', 'msgrb_personal', 'no_such_type'], { minLength: 1 })),
     sa: opt(fc.subarray([...integrations.map((i) => i.id), 999_999], { minLength: 1 })),
     tags: opt(fc.subarray([...TAGS, 'nothing'], { minLength: 1 })),
-    users: opt(fc.subarray([owner.userId, managers.sources.userId, managers.all.userId, managers.allowed.userId, 999_999], { minLength: 1 })),
+    users: opt(
+      fc.subarray([owner.userId, managers.sources.userId, managers.all.userId, managers.allowed.userId, 999_999], { minLength: 1 }),
+    ),
     statuses: opt(fc.subarray([...statuses.map((s) => s.id), 999_999], { minLength: 1 })),
     customer: opt(fc.constantFrom(...customers, 999_999)),
     sourceKinds: opt(fc.subarray(['message', 'comment'] as Array<'message' | 'comment'>, { minLength: 1 })),
@@ -173,19 +203,35 @@ describe('lead lists against a reference (property)', () => {
   it('answer the reference funnel: every non-ignore status with its own page (property)', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.record({ actor: fc.nat(actors.length - 1), filters: filtersArb(), limit: opt(fc.integer({ min: 1, max: 8 })), offset: opt(fc.nat(4)), form: fc.constantFrom<Form>('repeat', 'comma', 'brackets') }),
+        fc.record({
+          actor: fc.nat(actors.length - 1),
+          filters: filtersArb(),
+          limit: opt(fc.integer({ min: 1, max: 8 })),
+          offset: opt(fc.nat(4)),
+          form: fc.constantFrom<Form>('repeat', 'comma', 'brackets'),
+        }),
         async ({ actor, filters, limit, offset, form }) => {
           const url = `/v1.3/leads/funnel?${queryString(filters, { limit, offset }, form)}`;
           const res = await h.request({ method: 'GET', url, token: actors[actor].token });
           expect(res.statusCode, res.body).toBe(200);
           const columns = statuses
             .filter((s) => s.type !== 'ignore' && (!filters.statuses || filters.statuses.includes(s.id)))
-            .sort((a, b) => ['active', 'completed', 'failed'].indexOf(a.type) - ['active', 'completed', 'failed'].indexOf(b.type) || a.position - b.position || a.id - b.id);
+            .sort(
+              (a, b) =>
+                ['active', 'completed', 'failed'].indexOf(a.type) - ['active', 'completed', 'failed'].indexOf(b.type) ||
+                a.position - b.position ||
+                a.id - b.id,
+            );
           const body = res.json() as Array<{ id: number; leads: Array<{ id: number }> }>;
-          expect(body.map((c) => c.id), url).toEqual(columns.map((s) => s.id));
+          expect(
+            body.map((c) => c.id),
+            url,
+          ).toEqual(columns.map((s) => s.id));
           let total = 0;
           for (const column of body) {
-            const all = referenceList(leads, 'all', { ...filters, ignore: undefined, ids: filters.ids }, actors[actor].ref).filter((l) => l.statusId === column.id);
+            const all = referenceList(leads, 'all', { ...filters, ignore: undefined, ids: filters.ids }, actors[actor].ref).filter(
+              (l) => l.statusId === column.id,
+            );
             total += all.length;
             const start = offset ?? 0;
             expect(ids(column.leads), `${url} status ${column.id}`).toEqual(all.slice(start, start + (limit ?? 50)).map((l) => l.id));
@@ -235,7 +281,12 @@ describe('each filter alone', () => {
   }
 
   it('combined: all at once match the reference', async () => {
-    const f: RefFilters = { types: ['msgrb_personal', 'widget'], tags: ['vip', 'b2b', 'wholesale'], unread: 'read', lastMessageFrom: T0 + 5 * MIN };
+    const f: RefFilters = {
+      types: ['msgrb_personal', 'widget'],
+      tags: ['vip', 'b2b', 'wholesale'],
+      unread: 'read',
+      lastMessageFrom: T0 + 5 * MIN,
+    };
     const res = await h.request({ method: 'GET', url: `/v1.3/leads/all?limit=200&${queryString(f, {}, 'comma')}`, token: owner.access });
     const expected = referenceList(leads, 'all', f, { owner: true });
     expect(expected.length).toBeGreaterThan(0);
@@ -248,7 +299,26 @@ describe('list shapes', () => {
     const res = await h.request({ method: 'GET', url: '/v1.3/leads/all?limit=200&ignore=true', token: owner.access });
     const body = res.json() as Array<Record<string, any>>;
     expect(body).toHaveLength(leads.length);
-    const keys = ['id', 'userId', 'statusId', 'read', 'details', 'amount', 'tags', 'socialAccount', 'responseTime', 'customer', 'message', 'address', 'ttn', 'customData', 'customFields', 'paymentTypeId', 'items', 'createdAt'];
+    const keys = [
+      'id',
+      'userId',
+      'statusId',
+      'read',
+      'details',
+      'amount',
+      'tags',
+      'socialAccount',
+      'responseTime',
+      'customer',
+      'message',
+      'address',
+      'ttn',
+      'customData',
+      'customFields',
+      'paymentTypeId',
+      'items',
+      'createdAt',
+    ];
     for (const item of body) {
       expect(Object.keys(item).sort()).toEqual([...keys].sort());
       const seeded = leads.find((l) => l.id === item.id)!;
@@ -302,7 +372,11 @@ describe('list shapes', () => {
     const other = leads.find((l) => l.statusType === 'inbox')!;
     const res = await h.request({ method: 'GET', url: `/v1.3/leads?id=${ignored.id}&id=${other.id}`, token: owner.access });
     expect(ids(res.json()).sort()).toEqual([ignored.id, other.id].sort());
-    const without = await h.request({ method: 'GET', url: `/v1.3/leads?id=${ignored.id}&id=${other.id}&ignore=false`, token: owner.access });
+    const without = await h.request({
+      method: 'GET',
+      url: `/v1.3/leads?id=${ignored.id}&id=${other.id}&ignore=false`,
+      token: owner.access,
+    });
     expect(ids(without.json())).toEqual([other.id]);
   });
 });
@@ -318,7 +392,16 @@ describe('limits and bad input', () => {
       .executeTakeFirstOrThrow();
     await h.database.db.kysely
       .insertInto('leads')
-      .values(Array.from({ length: 205 }, (_, i) => ({ account_id: other.accountId, integration_id: integration, customer_id: customer.id, last_message_at: T0 + i, created_at: T0, updated_at: T0 })))
+      .values(
+        Array.from({ length: 205 }, (_, i) => ({
+          account_id: other.accountId,
+          integration_id: integration,
+          customer_id: customer.id,
+          last_message_at: T0 + i,
+          created_at: T0,
+          updated_at: T0,
+        })),
+      )
       .execute();
     const v11 = await h.request({ method: 'GET', url: '/v1.1/leads/inbox?limit=500', token: other.access });
     expect(v11.statusCode).toBe(200);
@@ -361,7 +444,15 @@ describe('limits and bad input', () => {
     });
   }
 
-  for (const q of ['unread=maybe', 'source_types=fax', 'source_types=message,fax', 'ignore=perhaps', 'customer=abc', 'lastMessageFrom=yesterday', 'id=1,two']) {
+  for (const q of [
+    'unread=maybe',
+    'source_types=fax',
+    'source_types=message,fax',
+    'ignore=perhaps',
+    'customer=abc',
+    'lastMessageFrom=yesterday',
+    'id=1,two',
+  ]) {
     it(`${q} -> 400 on v1.3`, async () => {
       const res = await h.request({ method: 'GET', url: `/v1.3/leads/all?${q}`, token: owner.access });
       expect(res.statusCode, res.body).toBe(400);
@@ -370,7 +461,15 @@ describe('limits and bad input', () => {
   }
 
   it('values that name nothing match nothing; empty values filter nothing; unknown parameters are ignored', async () => {
-    for (const q of ['types=fax_machine', 'sa=999999', 'tags=nothing-like-this', 'users=999999', 'statuses=999999', 'customer=999999', 'id=999999']) {
+    for (const q of [
+      'types=fax_machine',
+      'sa=999999',
+      'tags=nothing-like-this',
+      'users=999999',
+      'statuses=999999',
+      'customer=999999',
+      'id=999999',
+    ]) {
       const res = await h.request({ method: 'GET', url: `/v1.3/leads/all?${q}`, token: owner.access });
       expect(res.statusCode, q).toBe(200);
       expect(res.json(), q).toEqual([]);
@@ -393,25 +492,29 @@ describe('repeated parameters', () => {
   it('the three forms, alone and mixed, give the same values (property)', () => {
     const value = fc.string({ minLength: 1, maxLength: 12 }).filter((s) => !s.includes(',') && s.trim() === s && s.length > 0);
     fc.assert(
-      fc.property(fc.uniqueArray(value, { minLength: 1, maxLength: 8 }), fc.array(fc.constantFrom('repeat', 'comma', 'brackets'), { minLength: 1, maxLength: 8 }), (values, forms) => {
-        // Split the values into groups, each written in one form, as a parsed query string would carry them.
-        const query: Record<string, unknown> = {};
-        const push = (key: string, v: string) => {
-          const prev = query[key];
-          query[key] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
-        };
-        let i = 0;
-        let g = 0;
-        while (i < values.length) {
-          const form = forms[g++ % forms.length];
-          const group = values.slice(i, i + 1 + (g % 3));
-          i += group.length;
-          if (form === 'comma') push('tags', group.join(','));
-          else for (const v of group) push(form === 'brackets' ? 'tags[]' : 'tags', v);
-        }
-        const got = repeatedParam(query, 'tags')!;
-        expect([...got].sort()).toEqual([...values].sort());
-      }),
+      fc.property(
+        fc.uniqueArray(value, { minLength: 1, maxLength: 8 }),
+        fc.array(fc.constantFrom('repeat', 'comma', 'brackets'), { minLength: 1, maxLength: 8 }),
+        (values, forms) => {
+          // Split the values into groups, each written in one form, as a parsed query string would carry them.
+          const query: Record<string, unknown> = {};
+          const push = (key: string, v: string) => {
+            const prev = query[key];
+            query[key] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+          };
+          let i = 0;
+          let g = 0;
+          while (i < values.length) {
+            const form = forms[g++ % forms.length];
+            const group = values.slice(i, i + 1 + (g % 3));
+            i += group.length;
+            if (form === 'comma') push('tags', group.join(','));
+            else for (const v of group) push(form === 'brackets' ? 'tags[]' : 'tags', v);
+          }
+          const got = repeatedParam(query, 'tags')!;
+          expect([...got].sort()).toEqual([...values].sort());
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -475,10 +578,13 @@ describe('queries per page', () => {
     await db.updateTable('leads').set({ status_type: 'inbox' }).where('id', '=', leadId).execute();
     expect((await inbox()).total).toBe('1');
     // A write that is rolled back leaves the data as it was; answers stay right either way.
-    await db.transaction().execute(async (trx) => {
-      await trx.updateTable('leads').set({ details: 'never' }).where('id', '=', leadId).execute();
-      throw new Error('roll back');
-    }).catch(() => undefined);
+    await db
+      .transaction()
+      .execute(async (trx) => {
+        await trx.updateTable('leads').set({ details: 'never' }).where('id', '=', leadId).execute();
+        throw new Error('roll back');
+      })
+      .catch(() => undefined);
     expect(await inbox()).toEqual({ total: '1', details: ['changed behind the service'] });
   });
 });
@@ -507,8 +613,16 @@ describe('statistics (v1.3)', () => {
         days.set(d, (days.get(d) ?? 0) + 1);
       }
       expect(body.newLeads).toEqual([...days.entries()].sort().map(([date, n]) => ({ date, count: n })));
-      const times = all.map((l) => l.responseTime).filter((t): t is number => t !== null).sort((a, b) => a - b);
-      const mid = times.length % 2 ? times[(times.length - 1) / 2] : times.length ? Math.round((times[times.length / 2 - 1] + times[times.length / 2]) / 2) : null;
+      const times = all
+        .map((l) => l.responseTime)
+        .filter((t): t is number => t !== null)
+        .sort((a, b) => a - b);
+      const mid =
+        times.length % 2
+          ? times[(times.length - 1) / 2]
+          : times.length
+            ? Math.round((times[times.length / 2 - 1] + times[times.length / 2]) / 2)
+            : null;
       expect(body.responseTime).toEqual({ median: mid, count: times.length });
     }
   });
@@ -516,7 +630,11 @@ describe('statistics (v1.3)', () => {
   it('breaks the all list down per employee and per channel type (count, median response time), within a creation range', async () => {
     const from = T0 + 10 * MIN;
     const to = T0 + 30 * MIN;
-    const res = await h.request({ method: 'GET', url: `/v1.3/leads/statistics?createdFrom=${from}&createdTo=${to}&breakdowns=true`, token: owner.access });
+    const res = await h.request({
+      method: 'GET',
+      url: `/v1.3/leads/statistics?createdFrom=${from}&createdTo=${to}&breakdowns=true`,
+      token: owner.access,
+    });
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
     const all = leads.filter((l) => l.statusType !== 'ignore' && l.createdAt >= from && l.createdAt <= to);
@@ -525,23 +643,41 @@ describe('statistics (v1.3)', () => {
       const groups = new Map<K, SeededLead[]>();
       for (const l of all) groups.set(keyOf(l), [...(groups.get(keyOf(l)) ?? []), l]);
       return [...groups.entries()].map(([key, ls]) => {
-        const times = ls.map((l) => l.responseTime).filter((t): t is number => t !== null).sort((a, b) => a - b);
+        const times = ls
+          .map((l) => l.responseTime)
+          .filter((t): t is number => t !== null)
+          .sort((a, b) => a - b);
         const n = times.length;
         const median = n === 0 ? null : n % 2 ? times[(n - 1) / 2] : Math.round((times[n / 2 - 1] + times[n / 2]) / 2);
         return { key, count: ls.length, responseTime: { median, count: n } };
       });
     };
-    const byKey = <T,>(rows: T[], key: (r: T) => unknown) => [...rows].sort((a, b) => String(key(a)).localeCompare(String(key(b))));
+    const byKey = <T>(rows: T[], key: (r: T) => unknown) => [...rows].sort((a, b) => String(key(a)).localeCompare(String(key(b))));
     expect(byKey(body.employees as Array<{ userId: number | null }>, (r) => r.userId)).toEqual(
-      byKey(expected((l) => l.userId).map(({ key, ...r }) => ({ userId: key, ...r })), (r) => r.userId),
+      byKey(
+        expected((l) => l.userId).map(({ key, ...r }) => ({ userId: key, ...r })),
+        (r) => r.userId,
+      ),
     );
     expect(byKey(body.channels as Array<{ type: string }>, (r) => r.type)).toEqual(
-      byKey(expected((l) => l.integrationType).map(({ key, ...r }) => ({ type: key, ...r })), (r) => r.type),
+      byKey(
+        expected((l) => l.integrationType).map(({ key, ...r }) => ({ type: key, ...r })),
+        (r) => r.type,
+      ),
     );
     for (let i = 1; i < body.employees.length; i++) expect(body.employees[i - 1].count).toBeGreaterThanOrEqual(body.employees[i].count);
     // The range is a v1.3 list filter too.
-    const list = await h.request({ method: 'GET', url: `/v1.3/leads/all?createdFrom=${from}&createdTo=${to}&limit=200`, token: owner.access });
-    expect(list.json().map((l: { id: number }) => l.id).sort()).toEqual(all.map((l) => l.id).sort());
+    const list = await h.request({
+      method: 'GET',
+      url: `/v1.3/leads/all?createdFrom=${from}&createdTo=${to}&limit=200`,
+      token: owner.access,
+    });
+    expect(
+      list
+        .json()
+        .map((l: { id: number }) => l.id)
+        .sort(),
+    ).toEqual(all.map((l) => l.id).sort());
     expect((await h.request({ method: 'GET', url: '/v1.3/leads/statistics?createdFrom=1e300', token: owner.access })).statusCode).toBe(400);
     // Without breakdowns=true (list counts), neither breakdown is read nor answered.
     const plain = (await h.request({ method: 'GET', url: '/v1.3/leads/statistics', token: owner.access })).json();
@@ -557,6 +693,8 @@ describe('statistics (v1.3)', () => {
 
   it('bad filters -> 400; unknown ones (offset, limit) are ignored', async () => {
     expect((await h.request({ method: 'GET', url: '/v1.3/leads/statistics?unread=maybe', token: owner.access })).statusCode).toBe(400);
-    expect((await h.request({ method: 'GET', url: '/v1.3/leads/statistics?limit=5000&offset=-3', token: owner.access })).statusCode).toBe(200);
+    expect((await h.request({ method: 'GET', url: '/v1.3/leads/statistics?limit=5000&offset=-3', token: owner.access })).statusCode).toBe(
+      200,
+    );
   });
 });

@@ -82,7 +82,12 @@ describe('lead read cache', () => {
 
   it('funnel pages follow commits of another process', async () => {
     const db = h.database.db.kysely;
-    const active = await db.selectFrom('statuses').select('id').where('account_id', '=', owner.accountId).where('type', '=', 'active').executeTakeFirstOrThrow();
+    const active = await db
+      .selectFrom('statuses')
+      .select('id')
+      .where('account_id', '=', owner.accountId)
+      .where('type', '=', 'active')
+      .executeTakeFirstOrThrow();
     const funnel = async () => {
       const res = await h.request({ method: 'GET', url: '/v1.3/leads/funnel', token: owner.access });
       expect(res.statusCode).toBe(200);
@@ -92,7 +97,11 @@ describe('lead read cache', () => {
     const before = await funnel();
     expect(await funnel()).toEqual(before);
     const { leadId } = await createLead(h, owner.accountId, integration);
-    await other.kysely.updateTable('leads').set({ status_id: active.id, status_type: 'active', details: 'moved elsewhere' }).where('id', '=', leadId).execute();
+    await other.kysely
+      .updateTable('leads')
+      .set({ status_id: active.id, status_type: 'active', details: 'moved elsewhere' })
+      .where('id', '=', leadId)
+      .execute();
     const after = await funnel();
     expect(after.total).toBe(String(Number(before.total) + 1));
     expect(after.details).toContain('moved elsewhere');
@@ -114,7 +123,12 @@ describe('lead read cache', () => {
     const first = await lists.list();
     // Another account's writes: through the API of this process, and through another connection.
     const theirs = await createLead(h, stranger.accountId, strangerIntegration);
-    const res = await h.request({ method: 'PUT', url: `/v1.3/leads/${theirs.leadId}`, token: stranger.access, body: { details: 'theirs' } });
+    const res = await h.request({
+      method: 'PUT',
+      url: `/v1.3/leads/${theirs.leadId}`,
+      token: stranger.access,
+      body: { details: 'theirs' },
+    });
     expect(res.statusCode).toBe(200);
     await other.kysely.updateTable('leads').set({ details: 'theirs, elsewhere' }).where('id', '=', theirs.leadId).execute();
     await other.kysely.updateTable('customers').set({ name: 'Someone else' }).where('account_id', '=', stranger.accountId).execute();
@@ -143,7 +157,8 @@ describe('lead read cache', () => {
     const before = await version();
     expect(before).toBeGreaterThan(0);
     // A row of a backend that ended (no live process has this pid).
-    if (DIALECT === 'postgres') await db.insertInto('lead_read_versions').values({ account_id: owner.accountId, backend: 0x7ffffffe, version: 5 }).execute();
+    if (DIALECT === 'postgres')
+      await db.insertInto('lead_read_versions').values({ account_id: owner.accountId, backend: 0x7ffffffe, version: 5 }).execute();
     const withEnded = await version();
     expect(await foldEndedReadVersions(db, DIALECT)).toBe(DIALECT === 'postgres' ? 1 : 0);
     expect(await version()).toBe(withEnded);

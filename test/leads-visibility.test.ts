@@ -40,7 +40,11 @@ beforeAll(async () => {
   const completed = statuses.find((s) => s.type === 'completed')!;
   const lead = async (name: string, integration: number, userId: number | null, status: StatusRow | null) => {
     h.clock.advance(1000);
-    const made = await createLead(h, owner.accountId, integration, { userId, statusId: status?.id ?? null, statusType: status?.type ?? 'inbox' });
+    const made = await createLead(h, owner.accountId, integration, {
+      userId,
+      statusId: status?.id ?? null,
+      statusType: status?.type ?? 'inbox',
+    });
     L[name] = made.leadId;
     S[name] = made.sourceId;
   };
@@ -83,7 +87,13 @@ describe('lead visibility', () => {
       const funnel = await h.request({ method: 'GET', url: '/v1.3/leads/funnel', token: token(who) });
       const inFunnel = funnel.json().flatMap((c: { leads: Array<{ id: number }> }) => c.leads.map((l) => l.id));
       expect(names(inFunnel)).toEqual(EXPECTED[who].filter((n) => ['a2', 'a3', 'b2', 'b3'].includes(n)));
-      const byId = await h.request({ method: 'GET', url: `/v1.3/leads?${Object.values(L).map((id) => `id=${id}`).join('&')}&id=${otherLead}`, token: token(who) });
+      const byId = await h.request({
+        method: 'GET',
+        url: `/v1.3/leads?${Object.values(L)
+          .map((id) => `id=${id}`)
+          .join('&')}&id=${otherLead}`,
+        token: token(who),
+      });
       expect(names(byId.json().map((l: { id: number }) => l.id))).toEqual(EXPECTED[who]);
       const stats = await h.request({ method: 'GET', url: '/v1.3/leads/statistics', token: token(who) });
       expect(stats.json().lists.all).toBe(EXPECTED[who].length);
@@ -132,14 +142,22 @@ describe('lead visibility', () => {
       expect((await h.request({ method: 'GET', url: `/v1.3/leads/${otherLead}`, token: token(who) })).statusCode).toBe(404);
       const page = await h.request({ method: 'POST', url: `/v1.3/messaging/${otherLead}/history/${S.a1}`, token: token(who), payload: {} });
       expect(page.statusCode).toBe(404);
-      expect((await h.request({ method: 'PUT', url: `/v1.3/leads/${otherLead}/accept`, token: token(who), payload: { userId: owner.userId } })).statusCode).toBe(404);
+      expect(
+        (await h.request({ method: 'PUT', url: `/v1.3/leads/${otherLead}/accept`, token: token(who), payload: { userId: owner.userId } }))
+          .statusCode,
+      ).toBe(404);
     }
   });
 
   it('a manager may accept a lead it sees for itself or for a colleague, and loses sight of it when it is no longer its own', async () => {
     const A = (await leadRow(L.a1)).integration_id;
     const fresh = (await createLead(h, owner.accountId, A)).leadId;
-    const res = await h.request({ method: 'PUT', url: `/v1.3/leads/${fresh}/accept`, token: M.src.access, payload: { userId: M.ownOnly.userId } });
+    const res = await h.request({
+      method: 'PUT',
+      url: `/v1.3/leads/${fresh}/accept`,
+      token: M.src.access,
+      payload: { userId: M.ownOnly.userId },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json().userId).toBe(M.ownOnly.userId);
     expect((await h.request({ method: 'GET', url: `/v1.3/leads/${fresh}`, token: M.src.access })).statusCode).toBe(404);

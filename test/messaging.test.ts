@@ -41,7 +41,11 @@ interface Conversation {
 }
 
 /** A customer who wrote once through an integration of `type`: its lead and channel. */
-async function conversation(account: Pick<SignedUp, 'accountId'> = owner, type = 'msgrb_bot', integrationId?: number): Promise<Conversation> {
+async function conversation(
+  account: Pick<SignedUp, 'accountId'> = owner,
+  type = 'msgrb_bot',
+  integrationId?: number,
+): Promise<Conversation> {
   const id = integrationId ?? (await createIntegration(h, account.accountId, type));
   const integration = await db().selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   const social = `cust-${++seq}`;
@@ -61,7 +65,8 @@ const send = (token: string | undefined, leadId: number, payload: object, versio
 
 const messagesOf = (leadId: number) => db().selectFrom('messages').selectAll().where('lead_id', '=', leadId).orderBy('id').execute();
 const leadRow = (leadId: number) => db().selectFrom('leads').selectAll().where('id', '=', leadId).executeTakeFirstOrThrow();
-const eventCount = async (accountId: number) => (await db().selectFrom('events').select('id').where('account_id', '=', accountId).execute()).length;
+const eventCount = async (accountId: number) =>
+  (await db().selectFrom('events').select('id').where('account_id', '=', accountId).execute()).length;
 
 /** A refused request must store nothing: same messages, same lead, no new events. */
 async function expectNothingStored(c: Conversation, accountId: number, run: () => Promise<void>) {
@@ -75,7 +80,11 @@ async function expectNothingStored(c: Conversation, accountId: number, run: () =
 async function expire(accountId: number) {
   const row = await db().selectFrom('accounts').select('plan').where('id', '=', accountId).executeTakeFirstOrThrow();
   const plan = { ...JSON.parse(row.plan), expiration: h.clock.now() - 1000 };
-  await db().updateTable('accounts').set({ plan: JSON.stringify(plan) }).where('id', '=', accountId).execute();
+  await db()
+    .updateTable('accounts')
+    .set({ plan: JSON.stringify(plan) })
+    .where('id', '=', accountId)
+    .execute();
 }
 
 describe('POST /messaging/<leadId>/send', () => {
@@ -95,14 +104,27 @@ describe('POST /messaging/<leadId>/send', () => {
       source: { id: c.chat, realId: c.sourceId, type: 'message', saId: c.integration.id },
       replyTo: null,
     });
-    expect(fake.sends).toEqual([{ path: '/send', body: expect.objectContaining({ chat: c.chat, text: 'Hi! How can we help?', replyTo: null }) }]);
+    expect(fake.sends).toEqual([
+      { path: '/send', body: expect.objectContaining({ chat: c.chat, text: 'Hi! How can we help?', replyTo: null }) },
+    ]);
 
     const rows = await messagesOf(c.leadId);
     expect(rows).toHaveLength(2);
-    expect(rows[1]).toMatchObject({ id: Number(body[0].messageId), incoming: 0, external_id: 'fake-1', user_id: owner.userId, source_id: c.sourceId });
+    expect(rows[1]).toMatchObject({
+      id: Number(body[0].messageId),
+      incoming: 0,
+      external_id: 'fake-1',
+      user_id: owner.userId,
+      source_id: c.sourceId,
+    });
     const lead = await leadRow(c.leadId);
     expect(lead).toMatchObject({ last_message_id: rows[1].id, last_message_incoming: 0, response_time: 90_000, awaiting_since: null });
-    const events = await db().selectFrom('events').selectAll().where('lead_id', '=', c.leadId).where('type', '=', 'message.outgoing').execute();
+    const events = await db()
+      .selectFrom('events')
+      .selectAll()
+      .where('lead_id', '=', c.leadId)
+      .where('type', '=', 'message.outgoing')
+      .execute();
     expect(events).toHaveLength(1);
     expect(JSON.parse(events[0].payload).message.messageId).toBe(body[0].messageId);
   });
@@ -110,7 +132,10 @@ describe('POST /messaging/<leadId>/send', () => {
   it('finds the channel by realId as a number or string, by its id string, or picks the latest message channel', async () => {
     const c = await conversation();
     for (const source of [c.sourceId, String(c.sourceId), c.chat, undefined]) {
-      const res = await send(owner.access, c.leadId, { message: { text: `via ${String(source)}` }, ...(source === undefined ? {} : { source }) });
+      const res = await send(owner.access, c.leadId, {
+        message: { text: `via ${String(source)}` },
+        ...(source === undefined ? {} : { source }),
+      });
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json()[0].source.realId).toBe(c.sourceId);
     }
@@ -120,7 +145,11 @@ describe('POST /messaging/<leadId>/send', () => {
   it('without source, uses the message channel the lead spoke on last', async () => {
     const c = await conversation();
     // The same customer writes from a second chat of the same integration: same lead, new channel.
-    const profile = await db().selectFrom('profiles').selectAll().where('customer_id', '=', (await leadRow(c.leadId)).customer_id).executeTakeFirstOrThrow();
+    const profile = await db()
+      .selectFrom('profiles')
+      .selectAll()
+      .where('customer_id', '=', (await leadRow(c.leadId)).customer_id)
+      .executeTakeFirstOrThrow();
     h.clock.advance(1000);
     const second = await h.services.ingest.ingest(c.integration, {
       externalId: `in-second-${c.leadId}`,
@@ -198,7 +227,12 @@ describe('POST /messaging/<leadId>/send', () => {
     expect(new Set(racing.map((r) => r.json()[0].messageId)).size).toBe(1);
     expect(fake.sends).toHaveLength(2);
     expect((await messagesOf(c.leadId)).filter((m) => m.custom_id !== null).map((m) => m.custom_id)).toEqual(['order-1', 'order-2']);
-    const outgoing = await db().selectFrom('events').selectAll().where('lead_id', '=', c.leadId).where('type', '=', 'message.outgoing').execute();
+    const outgoing = await db()
+      .selectFrom('events')
+      .selectAll()
+      .where('lead_id', '=', c.leadId)
+      .where('type', '=', 'message.outgoing')
+      .execute();
     expect(outgoing.map((e) => JSON.parse(e.payload).message.customId)).toEqual(['order-1', 'order-2']);
 
     // The same customId on another lead is another message.
@@ -211,7 +245,10 @@ describe('POST /messaging/<leadId>/send', () => {
     const c = await conversation();
     const now = h.clock.now();
     // Another process claimed the key and is sending: this one waits rather than sending too.
-    await db().insertInto('send_keys').values({ lead_id: c.leadId, custom_id: 'busy', claimed_until: now + 60_000, created_at: now }).execute();
+    await db()
+      .insertInto('send_keys')
+      .values({ lead_id: c.leadId, custom_id: 'busy', claimed_until: now + 60_000, created_at: now })
+      .execute();
     const waiting = send(owner.access, c.leadId, { message: { text: 'once' }, customId: 'busy' });
     let answered = false;
     void waiting.then(() => (answered = true));
@@ -223,7 +260,10 @@ describe('POST /messaging/<leadId>/send', () => {
     expect((await waiting).statusCode).toBe(200);
     expect(fake.sends).toHaveLength(1);
 
-    await db().insertInto('send_keys').values({ lead_id: c.leadId, custom_id: 'dead', claimed_until: now - 1, created_at: now - 60_000 }).execute();
+    await db()
+      .insertInto('send_keys')
+      .values({ lead_id: c.leadId, custom_id: 'dead', claimed_until: now - 1, created_at: now - 60_000 })
+      .execute();
     expect((await send(owner.access, c.leadId, { message: { text: 'taken over' }, customId: 'dead' })).statusCode).toBe(200);
     expect(fake.sends).toHaveLength(2);
     // Claims end with the send: nothing is left behind.
@@ -244,7 +284,15 @@ describe('POST /messaging/<leadId>/send', () => {
     const other = await h.signUp();
     const unconfirmed = await db()
       .insertInto('users')
-      .values({ account_id: owner.accountId, login: `invited-${seq}@example.com`, name: null, password_hash: null, role: 'manager', confirmed: 0, created_at: h.clock.now() })
+      .values({
+        account_id: owner.accountId,
+        login: `invited-${seq}@example.com`,
+        name: null,
+        password_hash: null,
+        role: 'manager',
+        confirmed: 0,
+        created_at: h.clock.now(),
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     for (const userId of [other.userId, unconfirmed.id, 99_999_999]) {
@@ -281,7 +329,12 @@ describe('POST /messaging/<leadId>/send', () => {
   });
 
   it('sends a template only where the integration type has templates', async () => {
-    const template = { namespace: 'ns-1', language: { code: 'en' }, name: 'order_update', component_values: [{ type: 'body', parameters: [{ type: 'text', text: '42' }] }] };
+    const template = {
+      namespace: 'ns-1',
+      language: { code: 'en' },
+      name: 'order_update',
+      component_values: [{ type: 'body', parameters: [{ type: 'text', text: '42' }] }],
+    };
     const bot = await conversation();
     await expectNothingStored(bot, owner.accountId, async () => {
       const res = await send(owner.access, bot.leadId, { template });
@@ -296,7 +349,7 @@ describe('POST /messaging/<leadId>/send', () => {
     expect(res.json()[0].message.text).toBe('[template order_update]');
   });
 
-  it('quotes a message of the lead with replyId (the provider gets its id); another lead\'s message is 400', async () => {
+  it("quotes a message of the lead with replyId (the provider gets its id); another lead's message is 400", async () => {
     const c = await conversation();
     const res = await send(owner.access, c.leadId, { message: { text: 'answering that' }, replyId: c.incomingId });
     expect(res.statusCode, res.body).toBe(200);
@@ -379,7 +432,9 @@ describe('attachments', () => {
     fake.splitFiles = true;
     const split = await send(owner.access, c.leadId, { message: { text: 'again', attachment: { media } } });
     expect(split.statusCode, split.body).toBe(200);
-    expect(split.json().map((m: { message: { text: string; attachments: unknown[] } }) => [m.message.text, m.message.attachments.length])).toEqual([
+    expect(
+      split.json().map((m: { message: { text: string; attachments: unknown[] } }) => [m.message.text, m.message.attachments.length]),
+    ).toEqual([
       ['again', 0],
       ['', 1],
     ]);
@@ -410,29 +465,61 @@ describe('POST /messaging/check-contact', () => {
     const integrationId = await createIntegration(h, owner.accountId, 'msgrb_bot');
     fake.contacts.add('5550001');
     for (const v of API_VERSIONS) {
-      const yes = await h.request({ method: 'POST', url: `/${v}/messaging/check-contact`, token: owner.access, payload: { saId: integrationId, chatId: '5550001' } });
+      const yes = await h.request({
+        method: 'POST',
+        url: `/${v}/messaging/check-contact`,
+        token: owner.access,
+        payload: { saId: integrationId, chatId: '5550001' },
+      });
       expect(yes.statusCode, yes.body).toBe(200);
       expect(yes.json()).toEqual({ exists: true });
-      const no = await h.request({ method: 'POST', url: `/${v}/messaging/check-contact`, token: owner.access, payload: { saId: String(integrationId), chatId: 5550002 } });
+      const no = await h.request({
+        method: 'POST',
+        url: `/${v}/messaging/check-contact`,
+        token: owner.access,
+        payload: { saId: String(integrationId), chatId: 5550002 },
+      });
       expect(no.statusCode).toBe(404);
     }
-    expect(fake.requests.filter((r) => r.path === '/check').map((r) => r.body.chat)).toEqual(['5550001', '5550002', '5550001', '5550002', '5550001', '5550002']);
+    expect(fake.requests.filter((r) => r.path === '/check').map((r) => r.body.chat)).toEqual([
+      '5550001',
+      '5550002',
+      '5550001',
+      '5550002',
+      '5550001',
+      '5550002',
+    ]);
   });
 
   it('answers 400 for an integration whose channel cannot check contacts, 404 for one out of reach', async () => {
     const social3 = await createIntegration(h, owner.accountId, 'social3');
     const widget = await createIntegration(h, owner.accountId, 'widget');
     for (const saId of [social3, widget]) {
-      const res = await h.request({ method: 'POST', url: '/v1.3/messaging/check-contact', token: owner.access, payload: { saId, chatId: 'x' } });
+      const res = await h.request({
+        method: 'POST',
+        url: '/v1.3/messaging/check-contact',
+        token: owner.access,
+        payload: { saId, chatId: 'x' },
+      });
       expect(res.statusCode).toBe(400);
     }
     const other = await h.signUp();
     const theirs = await createIntegration(h, other.accountId, 'msgrb_bot');
-    const res = await h.request({ method: 'POST', url: '/v1.3/messaging/check-contact', token: owner.access, payload: { saId: theirs, chatId: 'x' } });
+    const res = await h.request({
+      method: 'POST',
+      url: '/v1.3/messaging/check-contact',
+      token: owner.access,
+      payload: { saId: theirs, chatId: 'x' },
+    });
     expect(res.statusCode).toBe(404);
     const manager = await createManager(h, owner, { sources: [widget] });
     const mine = await createIntegration(h, owner.accountId, 'msgrb_bot');
-    const denied = await h.request({ method: 'POST', url: '/v1.3/messaging/check-contact', token: manager.access, payload: { saId: mine, chatId: 'x' } });
+    const denied = await h.request({
+      method: 'POST',
+      url: '/v1.3/messaging/check-contact',
+      token: manager.access,
+      payload: { saId: mine, chatId: 'x' },
+    });
     expect(denied.statusCode).toBe(404);
     expect(fake.requests).toHaveLength(0);
   });

@@ -66,10 +66,19 @@ describe('GET /metrics with PARLEY_METRICS_TOKEN', () => {
   });
 
   it('counts ingested messages by channel type, once per message, and the webhook queue behind them', async () => {
-    const hook = await h.request({ method: 'POST', url: '/v1.3/webhooks', token: owner.access, payload: { url: 'http://127.0.0.1:9/hook' } });
+    const hook = await h.request({
+      method: 'POST',
+      url: '/v1.3/webhooks',
+      token: owner.access,
+      payload: { url: 'http://127.0.0.1:9/hook' },
+    });
     expect(hook.statusCode).toBe(200);
     const integrationId = await createIntegration(h, owner.accountId, 'widget');
-    const integration = await h.database.db.kysely.selectFrom('integrations').selectAll().where('id', '=', integrationId).executeTakeFirstOrThrow();
+    const integration = await h.database.db.kysely
+      .selectFrom('integrations')
+      .selectAll()
+      .where('id', '=', integrationId)
+      .executeTakeFirstOrThrow();
     const incoming = {
       externalId: 'm-1',
       datetime: h.clock.now(),
@@ -103,9 +112,15 @@ describe('GET /metrics with PARLEY_METRICS_TOKEN', () => {
 });
 
 describe('statement timing', () => {
-  it('reports every statement to the database\'s listener, failed ones as failed', async () => {
+  it("reports every statement to the database's listener, failed ones as failed", async () => {
     const seen: Array<{ ms: number; failed: boolean }> = [];
-    const db = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: '', sqliteFile: ':memory:', poolSize: 1, onQuery: (ms, failed) => seen.push({ ms, failed }) });
+    const db = await openDatabase({
+      databaseUrl: process.env.DATABASE_URL,
+      dataDir: '',
+      sqliteFile: ':memory:',
+      poolSize: 1,
+      onQuery: (ms, failed) => seen.push({ ms, failed }),
+    });
     try {
       await sql`select 1`.execute(db.kysely);
       await expect(sql`select * from no_such_table`.execute(db.kysely)).rejects.toThrow();

@@ -15,16 +15,30 @@ afterAll(async () => {
   await h.close();
 });
 
-const create = (payload: unknown, token = owner.access) => h.request({ method: 'POST', url: '/v1.3/oauth/apps', token, payload: payload as object });
+const create = (payload: unknown, token = owner.access) =>
+  h.request({ method: 'POST', url: '/v1.3/oauth/apps', token, payload: payload as object });
 const appCount = async () => (await h.database.db.kysely.selectFrom('oauth_apps').select('id').execute()).length;
 const form = (url: string, body: Record<string, string>, headers: Record<string, string> = {}) =>
-  h.request({ method: 'POST', url, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, payload: new URLSearchParams(body).toString() });
+  h.request({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    payload: new URLSearchParams(body).toString(),
+  });
 
 describe('OAuth 2 apps', () => {
   it('registers, lists and deletes apps (owner, signed in)', async () => {
-    const made = await create({ name: 'Bot platform', redirectUris: ['https://bots.example/cb', 'http://127.0.0.1:8765/cb', 'com.example.app:/oauth'], confidential: false });
+    const made = await create({
+      name: 'Bot platform',
+      redirectUris: ['https://bots.example/cb', 'http://127.0.0.1:8765/cb', 'com.example.app:/oauth'],
+      confidential: false,
+    });
     expect(made.statusCode).toBe(200);
-    expect(made.json()).toMatchObject({ name: 'Bot platform', confidential: false, redirectUris: ['https://bots.example/cb', 'http://127.0.0.1:8765/cb', 'com.example.app:/oauth'] });
+    expect(made.json()).toMatchObject({
+      name: 'Bot platform',
+      confidential: false,
+      redirectUris: ['https://bots.example/cb', 'http://127.0.0.1:8765/cb', 'com.example.app:/oauth'],
+    });
     expect(made.json().clientSecret).toBeUndefined();
     const list = await h.request({ method: 'GET', url: '/v1.3/oauth/apps', token: owner.access });
     expect(list.json().map((a: { id: number }) => a.id)).toContain(made.json().id);
@@ -54,11 +68,13 @@ describe('OAuth 2 apps', () => {
     expect(await appCount()).toBe(before);
   });
 
-  it('is the owner\'s, from a signed-in session only', async () => {
+  it("is the owner's, from a signed-in session only", async () => {
     const manager = await createManager(h, owner);
     expect((await create({ name: 'x', redirectUris: ['https://a.example/cb'], confidential: true }, manager.access)).statusCode).toBe(403);
     const key = await h.request({ method: 'POST', url: '/v1.3/account/me/api-keys', token: owner.access, payload: { name: 'k' } });
-    expect((await create({ name: 'x', redirectUris: ['https://a.example/cb'], confidential: true }, key.json().token)).statusCode).toBe(403);
+    expect((await create({ name: 'x', redirectUris: ['https://a.example/cb'], confidential: true }, key.json().token)).statusCode).toBe(
+      403,
+    );
     expect((await h.request({ method: 'GET', url: '/v1.3/oauth/apps', token: key.json().token })).statusCode).toBe(403);
     expect((await h.request({ method: 'GET', url: '/v1.3/oauth/grants', token: key.json().token })).statusCode).toBe(403);
     // An employee revoking an app it never authorized: not found.
@@ -72,8 +88,16 @@ describe('OAuth 2 endpoints and bad input', () => {
     expect(json.statusCode).toBe(400);
     expect(json.json().error).toBe('invalid_request');
     expect((await form('/oauth/token', {})).json().error).toBe('invalid_request');
-    expect((await form('/oauth/token', { grant_type: 'password', client_id: 'x', client_secret: 'y', username: 'a', password: 'b' })).json().error).toBe('invalid_client');
-    const nul = await form('/oauth/token', { grant_type: 'authorization_code', client_id: 'a\u0000b', code: 'c\u0000', code_verifier: 'x'.repeat(50) });
+    expect(
+      (await form('/oauth/token', { grant_type: 'password', client_id: 'x', client_secret: 'y', username: 'a', password: 'b' })).json()
+        .error,
+    ).toBe('invalid_client');
+    const nul = await form('/oauth/token', {
+      grant_type: 'authorization_code',
+      client_id: 'a\u0000b',
+      code: 'c\u0000',
+      code_verifier: 'x'.repeat(50),
+    });
     expect(nul.statusCode).toBe(400);
     expect((await form('/oauth/revoke', { token: 'x', client_id: 'a\u0000b' })).statusCode).toBe(401);
     expect((await form('/oauth/revoke', { token: 'x' })).json().error).toBe('invalid_client');

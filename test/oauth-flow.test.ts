@@ -23,7 +23,12 @@ interface RegisteredApp {
 }
 
 async function registerApp(confidential: boolean, redirectUris = [REDIRECT]): Promise<RegisteredApp> {
-  const res = await h.request({ method: 'POST', url: '/v1.3/oauth/apps', token: owner.access, payload: { name: 'CRM connector', redirectUris, confidential } });
+  const res = await h.request({
+    method: 'POST',
+    url: '/v1.3/oauth/apps',
+    token: owner.access,
+    payload: { name: 'CRM connector', redirectUris, confidential },
+  });
   expect(res.statusCode).toBe(200);
   return res.json();
 }
@@ -64,7 +69,10 @@ async function exchange(flow: Flow, callback: URL, verifier: string | typeof oau
 }
 
 async function refresh(flow: Flow, token: string, scope?: string) {
-  const res = await oauth.refreshTokenGrantRequest(as, flow.client, flow.auth, token, { ...insecure, additionalParameters: scope ? { scope } : undefined });
+  const res = await oauth.refreshTokenGrantRequest(as, flow.client, flow.auth, token, {
+    ...insecure,
+    additionalParameters: scope ? { scope } : undefined,
+  });
   return oauth.processRefreshTokenResponse(as, flow.client, res);
 }
 
@@ -107,8 +115,16 @@ describe('OAuth 2 authorization server', () => {
     const app = await registerApp(false);
     expect(app.clientSecret).toBeUndefined();
     const flow = await startFlow(app);
-    const preview = await h.request({ method: 'GET', url: `/v1.3/oauth/authorize?${new URLSearchParams(flow.params)}`, token: owner.access });
-    expect(preview.json()).toEqual({ app: { clientId: app.clientId, name: 'CRM connector' }, scopes: ['read', 'write'], redirectUri: REDIRECT });
+    const preview = await h.request({
+      method: 'GET',
+      url: `/v1.3/oauth/authorize?${new URLSearchParams(flow.params)}`,
+      token: owner.access,
+    });
+    expect(preview.json()).toEqual({
+      app: { clientId: app.clientId, name: 'CRM connector' },
+      scopes: ['read', 'write'],
+      redirectUri: REDIRECT,
+    });
     const callback = await consent(owner.access, flow.params);
     expect(callback.origin + callback.pathname).toBe(REDIRECT);
     const tokens = await exchange(flow, callback);
@@ -116,7 +132,14 @@ describe('OAuth 2 authorization server', () => {
     expect(tokens.scope).toBe('read write');
     expect(tokens.refresh_token).toBeTruthy();
 
-    const res = await oauth.protectedResourceRequest(tokens.access_token, 'GET', new URL('/v1.3/account/me', issuer), new Headers(), null, insecure);
+    const res = await oauth.protectedResourceRequest(
+      tokens.access_token,
+      'GET',
+      new URL('/v1.3/account/me', issuer),
+      new Headers(),
+      null,
+      insecure,
+    );
     expect(res.status).toBe(200);
     const me = (await res.json()) as { user: unknown };
     expect(me.user).toMatchObject({ id: owner.userId, role: 'owner', login: owner.login });
@@ -158,7 +181,7 @@ describe('OAuth 2 authorization server', () => {
     expect(await tokenError(refresh(flow, again.refresh_token!))).toBe('invalid_grant');
   });
 
-  it('requires a confidential client\'s secret', async () => {
+  it("requires a confidential client's secret", async () => {
     const app = await registerApp(true);
     expect(app.clientSecret).toMatch(/^[A-Za-z0-9_-]{40,}$/);
     const flow = await startFlow(app);
@@ -184,7 +207,11 @@ describe('OAuth 2 attacks', () => {
     });
     expect(evil.statusCode).toBe(400);
     expect(evil.json().code).toBe('invalid_client');
-    const preview = await h.request({ method: 'GET', url: `/v1.3/oauth/authorize?${new URLSearchParams({ ...flow.params, redirect_uri: 'https://evil.example.com/cb' })}`, token: owner.access });
+    const preview = await h.request({
+      method: 'GET',
+      url: `/v1.3/oauth/authorize?${new URLSearchParams({ ...flow.params, redirect_uri: 'https://evil.example.com/cb' })}`,
+      token: owner.access,
+    });
     expect(preview.json().code).toBe('invalid_redirect_uri');
 
     const callback = await consent(owner.access, flow.params);
@@ -206,13 +233,20 @@ describe('OAuth 2 attacks', () => {
   it('refuses a missing or wrong PKCE verifier, and a public client without PKCE', async () => {
     const flow = await startFlow(await registerApp(false));
     expect(await tokenError(exchange(flow, await consent(owner.access, flow.params), oauth.nopkce))).toBe('invalid_grant');
-    expect(await tokenError(exchange(flow, await consent(owner.access, flow.params), oauth.generateRandomCodeVerifier()))).toBe('invalid_grant');
+    expect(await tokenError(exchange(flow, await consent(owner.access, flow.params), oauth.generateRandomCodeVerifier()))).toBe(
+      'invalid_grant',
+    );
 
     const { code_challenge: _c, code_challenge_method: _m, ...withoutPkce } = flow.params;
     const denied = await consent(owner.access, withoutPkce);
     expect(denied.searchParams.get('error')).toBe('invalid_request');
     expect(denied.searchParams.get('code')).toBeNull();
-    const plain = await h.request({ method: 'POST', url: '/v1.3/oauth/authorize', token: owner.access, payload: { ...flow.params, code_challenge_method: 'plain', allowed: true } });
+    const plain = await h.request({
+      method: 'POST',
+      url: '/v1.3/oauth/authorize',
+      token: owner.access,
+      payload: { ...flow.params, code_challenge_method: 'plain', allowed: true },
+    });
     expect(new URL(plain.json().redirectTo).searchParams.get('error')).toBe('invalid_request');
   });
 
@@ -247,8 +281,14 @@ describe('OAuth 2 attacks', () => {
     expect(noAdmin.json().code).toBe('insufficient_scope');
     // Speaking for another employee is an owner power too.
     const someone = await createManager(h, owner);
-    const lead = await createLead(h, owner.accountId, await createIntegration(h, owner.accountId), { userId: owner.userId, statusType: 'active' });
-    const asOther = await call(write.access_token, 'POST', `/v1.3/messaging/${lead.leadId}/send`, { message: { text: 'hi' }, userId: someone.userId });
+    const lead = await createLead(h, owner.accountId, await createIntegration(h, owner.accountId), {
+      userId: owner.userId,
+      statusType: 'active',
+    });
+    const asOther = await call(write.access_token, 'POST', `/v1.3/messaging/${lead.leadId}/send`, {
+      message: { text: 'hi' },
+      userId: someone.userId,
+    });
     expect(asOther.json().code).toBe('insufficient_scope');
 
     const adminFlow = await startFlow(app, 'read write admin');
@@ -263,7 +303,7 @@ describe('OAuth 2 attacks', () => {
     expect(escalate.searchParams.get('error')).toBe('invalid_scope');
   });
 
-  it('a manager\'s token sees what the manager sees, and ends when the manager is deleted', async () => {
+  it("a manager's token sees what the manager sees, and ends when the manager is deleted", async () => {
     const integration = await createIntegration(h, owner.accountId);
     // Limited to this integration, so leads other tests leave in the account's inbox stay out of sight.
     const manager = await createManager(h, owner, { sources: [integration] });
@@ -296,7 +336,12 @@ describe('OAuth 2 attacks', () => {
     const flow = await startFlow(app);
     const tokens = await exchange(flow, await consent(owner.access, flow.params));
     const other = await h.signUp();
-    const foreign = await h.request({ method: 'POST', url: '/v1.3/oauth/authorize', token: other.access, payload: { ...flow.params, allowed: true } });
+    const foreign = await h.request({
+      method: 'POST',
+      url: '/v1.3/oauth/authorize',
+      token: other.access,
+      payload: { ...flow.params, allowed: true },
+    });
     expect(foreign.json().code).toBe('invalid_client');
     expect((await h.request({ method: 'DELETE', url: `/v1.3/oauth/apps/${app.id}`, token: other.access })).statusCode).toBe(404);
 

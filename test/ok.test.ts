@@ -28,28 +28,55 @@ async function connect(h: Harness, type = 'social3') {
   const n = ++seq;
   const token = `tkn1ok-group-${n}`;
   const group = ok.addGroup(token, `5700000${n}`, `Bakery ${n}`);
-  const res = await h.request({ method: 'POST', url: '/v1.3/integrations', token: owner.access, payload: { type, credentials: { token } } });
+  const res = await h.request({
+    method: 'POST',
+    url: '/v1.3/integrations',
+    token: owner.access,
+    payload: { type, credentials: { token } },
+  });
   expect(res.statusCode).toBe(200);
-  return { owner, token, group, integration: res.json() as { id: number; type: string; status: string; login: string; externalId: string; url: string } };
+  return {
+    owner,
+    token,
+    group,
+    integration: res.json() as { id: number; type: string; status: string; login: string; externalId: string; url: string },
+  };
 }
 type Bot = Awaited<ReturnType<typeof connect>>;
 
 const messagesOf = (h: Harness, integrationId: number) =>
   h.database.db.kysely.selectFrom('messages').selectAll().where('integration_id', '=', integrationId).orderBy('id').execute();
 const post = (bot: Bot, body: unknown, key?: string) => {
-  const url = key === undefined ? `/channels/ok/${bot.integration.id}` : `/channels/ok/${bot.integration.id}?key=${encodeURIComponent(key)}`;
-  return hook.request({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: typeof body === 'string' ? body : JSON.stringify(body) });
+  const url =
+    key === undefined ? `/channels/ok/${bot.integration.id}` : `/channels/ok/${bot.integration.id}?key=${encodeURIComponent(key)}`;
+  return hook.request({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/json' },
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 };
 /** What OK posts: to the exact address Parley subscribed. */
 const deliver = (bot: Bot, body: unknown) => {
   const url = new URL(bot.group.webhooks[0]!);
-  return hook.request({ method: 'POST', url: url.pathname + url.search, headers: { 'content-type': 'application/json;charset=utf-8' }, payload: JSON.stringify(body) });
+  return hook.request({
+    method: 'POST',
+    url: url.pathname + url.search,
+    headers: { 'content-type': 'application/json;charset=utf-8' },
+    payload: JSON.stringify(body),
+  });
 };
 
 describe('connecting an OK group', () => {
   it('checks the token with GET /graph/me/info and subscribes its webhook (JSON); `ok` is accepted and answered as social3', async () => {
     const bot = await connect(hook, 'ok');
-    expect(bot.integration).toMatchObject({ type: 'social3', status: 'active', login: bot.group.name, externalId: bot.group.id, url: `https://ok.ru/group/${bot.group.id}` });
+    expect(bot.integration).toMatchObject({
+      type: 'social3',
+      status: 'active',
+      login: bot.group.name,
+      externalId: bot.group.id,
+      url: `https://ok.ru/group/${bot.group.id}`,
+    });
     expect(bot.group.webhooks).toHaveLength(1);
     expect(bot.group.webhooks[0]).toMatch(new RegExp(`^${PUBLIC}/channels/ok/${bot.integration.id}\\?key=[A-Za-z0-9_-]+$`));
     expect(ok.callsOf('subscribe').at(-1)!.contentType).toMatch(/^application\/json/);
@@ -59,7 +86,12 @@ describe('connecting an OK group', () => {
 
   it('keeps a refused token as "auth failure"; unsubscribes on DELETE', async () => {
     const owner = await hook.signUp();
-    const refused = await hook.request({ method: 'POST', url: '/v1.3/integrations', token: owner.access, payload: { type: 'social3', credentials: { token: 'expired' } } });
+    const refused = await hook.request({
+      method: 'POST',
+      url: '/v1.3/integrations',
+      token: owner.access,
+      payload: { type: 'social3', credentials: { token: 'expired' } },
+    });
     expect(refused.json().status).toBe('auth failure');
     const bot = await connect(hook);
     await hook.request({ method: 'DELETE', url: `/v1.3/integrations/${bot.integration.id}`, token: bot.owner.access });
@@ -91,12 +123,19 @@ describe('OK webhook', () => {
     expect(att.map((a) => a.type)).toEqual(['photo', 'doc', 'link']);
     expect(att[1]!.text).toBe('order.pdf');
     expect(Buffer.from((await hook.request({ method: 'GET', url: att[0]!.url.slice(PUBLIC.length) })).rawPayload)).toEqual(jpeg);
-    const source = await hook.database.db.kysely.selectFrom('sources').selectAll().where('id', '=', stored[0]!.source_id).executeTakeFirstOrThrow();
+    const source = await hook.database.db.kysely
+      .selectFrom('sources')
+      .selectAll()
+      .where('id', '=', stored[0]!.source_id)
+      .executeTakeFirstOrThrow();
     expect(source).toMatchObject({ type: 'message', external_id: 'C3ecb9d02a600', sender: '572705124016' });
     // The leads filter takes `ok` for social3 too.
     for (const types of ['ok', 'social3']) {
       const leads = await hook.request({ method: 'GET', url: `/v1.3/leads/all?types=${types}`, token: bot.owner.access });
-      expect(leads.json().map((l: { id: number }) => l.id), types).toEqual([stored[0]!.lead_id]);
+      expect(
+        leads.json().map((l: { id: number }) => l.id),
+        types,
+      ).toEqual([stored[0]!.lead_id]);
     }
   });
 
@@ -110,7 +149,16 @@ describe('OK webhook', () => {
     expect((await post(bot, { webhookType: 'MESSAGE_CREATED', message: { text: 'x' } }, key)).statusCode).toBe(400);
     expect((await post(bot, { ...note, timestamp: 2 ** 70 }, key)).statusCode).toBe(400);
     expect((await post(bot, { webhookType: 'CHAT_SYSTEM', recipient: { chat_id: 'chat:C1' } }, key)).statusCode).toBe(200);
-    expect((await hook.request({ method: 'POST', url: `/channels/ok/99999?key=${key}`, payload: JSON.stringify(note), headers: { 'content-type': 'application/json' } })).statusCode).toBe(404);
+    expect(
+      (
+        await hook.request({
+          method: 'POST',
+          url: `/channels/ok/99999?key=${key}`,
+          payload: JSON.stringify(note),
+          headers: { 'content-type': 'application/json' },
+        })
+      ).statusCode,
+    ).toBe(404);
     expect(await messagesOf(hook, bot.integration.id)).toEqual([]);
   });
 });
@@ -137,12 +185,18 @@ describe('sending through OK', () => {
   });
 
   it('sends pictures by URL and files through fileUploadUrl; the upload media object is mime, name, url, type, size', async () => {
-    const pic = await postForm(hook, '/v1.3/messaging/upload', owner.access, [['said', String(bot.integration.id)], ['media', { data: sample('jpeg'), type: 'image/jpeg', filename: 'rye.jpg' }]]);
+    const pic = await postForm(hook, '/v1.3/messaging/upload', owner.access, [
+      ['said', String(bot.integration.id)],
+      ['media', { data: sample('jpeg'), type: 'image/jpeg', filename: 'rye.jpg' }],
+    ]);
     expect(Object.keys(pic.json().media).sort()).toEqual(['mime', 'name', 'size', 'type', 'url']);
     expect((await send({ message: { text: 'Look', attachment: { type: 'photo', media: pic.json().media } } })).statusCode).toBe(200);
     expect(ok.sent.at(-1)!.message).toEqual({ text: 'Look', attachments: [{ type: 'IMAGE', payload: { url: pic.json().media.url } }] });
 
-    const doc = await postForm(hook, '/v1.3/messaging/upload', owner.access, [['said', String(bot.integration.id)], ['media', { data: sample('pdf'), type: 'application/pdf', filename: 'menu.pdf' }]]);
+    const doc = await postForm(hook, '/v1.3/messaging/upload', owner.access, [
+      ['said', String(bot.integration.id)],
+      ['media', { data: sample('pdf'), type: 'application/pdf', filename: 'menu.pdf' }],
+    ]);
     expect((await send({ message: { attachment: { type: 'doc', media: doc.json().media } } })).statusCode).toBe(200);
     const upload = ok.uploads.at(-1)!;
     expect(upload.name).toBe('menu.pdf');

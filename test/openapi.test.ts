@@ -125,7 +125,10 @@ describe('the OpenAPI document', () => {
     expect(withParams.length).toBeGreaterThan(0);
     for (const r of withParams) {
       const parameters = operationOf(r)?.parameters ?? [];
-      for (const [part, where] of [['params', 'path'], ['querystring', 'query']] as const) {
+      for (const [part, where] of [
+        ['params', 'path'],
+        ['querystring', 'query'],
+      ] as const) {
         const names = Object.keys(r.schema[part]?.properties ?? {});
         for (const name of names) {
           const p = parameters.find((x) => x.in === where && x.name === name);
@@ -153,11 +156,18 @@ describe('the OpenAPI document', () => {
       deref(doc.paths[url]?.[method]?.responses?.['4XX']?.content?.['application/json']?.schema);
     expect(Object.keys(errorSchema('/v1.1/me', 'get')?.properties ?? {})).toEqual(expect.arrayContaining(['statusCode', 'message']));
     expect(Object.keys(errorSchema('/v1.2/me', 'get')?.properties ?? {})).toEqual(expect.arrayContaining(['error', 'code', 'details']));
-    expect(Object.keys(errorSchema('/v1.3/account/me', 'get')?.properties ?? {})).toEqual(expect.arrayContaining(['error', 'code', 'details']));
+    expect(Object.keys(errorSchema('/v1.3/account/me', 'get')?.properties ?? {})).toEqual(
+      expect.arrayContaining(['error', 'code', 'details']),
+    );
   });
 
   it('marks routes without auth as such and the others as needing the bearer token', () => {
-    for (const open of [['/health', 'get'], ['/', 'get'], ['/v1.3/auth/login', 'post'], ['/v1.3/auth/register', 'post']] as const) {
+    for (const open of [
+      ['/health', 'get'],
+      ['/', 'get'],
+      ['/v1.3/auth/login', 'post'],
+      ['/v1.3/auth/register', 'post'],
+    ] as const) {
       expect(doc.paths[open[0]]?.[open[1]]?.security, open.join(' ')).toEqual([]);
     }
     const authed = doc.paths['/v1.3/account/me']?.get;

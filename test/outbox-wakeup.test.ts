@@ -11,7 +11,9 @@ let t: TestDatabase;
 let accountId: number;
 beforeAll(async () => {
   t = await createTestDatabase();
-  accountId = (await t.db.kysely.insertInto('accounts').values({ name: 'a', plan: '{}', created_at: 0 }).returning('id').executeTakeFirstOrThrow()).id;
+  accountId = (
+    await t.db.kysely.insertInto('accounts').values({ name: 'a', plan: '{}', created_at: 0 }).returning('id').executeTakeFirstOrThrow()
+  ).id;
 });
 afterAll(() => t.drop());
 
@@ -66,7 +68,9 @@ describe('outbox wake-ups', () => {
       const notifier = new OutboxNotifier(t.db.kysely, quiet);
       try {
         const notifies = async () => {
-          const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'object' and classid = 0 and objid = 0`.execute(t.db.kysely);
+          const { rows } = await sql<{
+            n: number;
+          }>`select count(*)::int as n from pg_locks where locktype = 'object' and classid = 0 and objid = 0`.execute(t.db.kysely);
           return rows[0]!.n;
         };
         vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });

@@ -37,7 +37,13 @@ type Connected = Page & { integration: Record<string, any> };
 
 function newPage(): Page {
   const n = ++seq;
-  const page = { id: `20${n}5566778899`, token: `EAAGroup-${n}`, name: `Cafe ${n}`, picture: `https://cdn.example/c${n}.jpg`, kind: 'page' as const };
+  const page = {
+    id: `20${n}5566778899`,
+    token: `EAAGroup-${n}`,
+    name: `Cafe ${n}`,
+    picture: `https://cdn.example/c${n}.jpg`,
+    kind: 'page' as const,
+  };
   pages.addPage(page);
   return { id: page.id, token: page.token, appSecret: `group-app-secret-${n}` };
 }
@@ -65,7 +71,14 @@ const signed = (c: Connected, body: object | string, signature?: string) => {
 
 let commentSeq = 0;
 /** A customer's comment on a post of the page: known to the fake (for private replies) and as the feed webhook. */
-function comment(c: Connected, postId: string, author: { id: string; name: string; psid: string }, text: string, at = h.clock.now(), parentId?: string) {
+function comment(
+  c: Connected,
+  postId: string,
+  author: { id: string; name: string; psid: string },
+  text: string,
+  at = h.clock.now(),
+  parentId?: string,
+) {
   const commentId = `${postId.split('_')[1]}_${++commentSeq}`;
   comments.addComment({ id: commentId, ownerId: c.id, authorId: author.id, dmId: author.psid, at });
   const value = {
@@ -87,7 +100,12 @@ function post(c: Connected, text: string): string {
   comments.addObject({
     id,
     ownerId: c.id,
-    fields: { message: text, full_picture: `https://scontent.example/${id}.jpg`, permalink_url: `https://www.facebook.com/cafe/posts/${id}`, from: { name: 'Cafe page', id: c.id } },
+    fields: {
+      message: text,
+      full_picture: `https://scontent.example/${id}.jpg`,
+      permalink_url: `https://www.facebook.com/cafe/posts/${id}`,
+      from: { name: 'Cafe page', id: c.id },
+    },
   });
   return id;
 }
@@ -106,7 +124,12 @@ describe('connecting a Page for its comments (social1_group)', () => {
     expect(fields).toContain('feed');
     // The app's one subscription also serves a Messenger integration of the same Page: its fields stay.
     expect(fields).toContain('messages');
-    const missing = await h.request({ method: 'POST', url: '/v1.3/integrations', token: owner.access, payload: { type: 'social1_group', credentials: { pageAccessToken: page.token } } });
+    const missing = await h.request({
+      method: 'POST',
+      url: '/v1.3/integrations',
+      token: owner.access,
+      payload: { type: 'social1_group', credentials: { pageAccessToken: page.token } },
+    });
     expect(missing.statusCode).toBe(400);
     expect(missing.json().error).toContain('pageId');
   });
@@ -125,7 +148,10 @@ describe('connecting a Page for its comments (social1_group)', () => {
   it('answers uploads with the social1_* media object (mime, name, path)', async () => {
     const owner = await h.signUp();
     const c = await connect(owner, newPage());
-    const up = await postForm(h, '/v1.3/messaging/upload', owner.access, [['said', String(c.integration.id)], ['media', { data: sample('png'), type: 'image/png', filename: 'cake.png' }]]);
+    const up = await postForm(h, '/v1.3/messaging/upload', owner.access, [
+      ['said', String(c.integration.id)],
+      ['media', { data: sample('png'), type: 'image/png', filename: 'cake.png' }],
+    ]);
     expect(up.statusCode, up.body).toBe(200);
     expect(Object.keys(up.json().media).sort()).toEqual(['mime', 'name', 'path']);
   });
@@ -137,7 +163,8 @@ describe('Page comments', () => {
   let messenger: Connected;
   let postId: string;
   const ann = { id: '6101', name: 'Ann Lee', psid: '7101' };
-  const send = (leadId: number, payload: object) => h.request({ method: 'POST', url: `/v1.3/messaging/${leadId}/send`, token: owner.access, payload });
+  const send = (leadId: number, payload: object) =>
+    h.request({ method: 'POST', url: `/v1.3/messaging/${leadId}/send`, token: owner.access, payload });
 
   beforeAll(async () => {
     owner = await h.signUp();
@@ -169,10 +196,21 @@ describe('Page comments', () => {
     expect(stored).toMatchObject({ external_id: commentId, text: 'Is it gluten free?', incoming: 1 });
     const sources = await h.request({ method: 'GET', url: `/v1.3/messaging/${stored!.lead_id}/sources`, token: owner.access });
     expect(sources.json()).toEqual([
-      expect.objectContaining({ id: `${postId}:${ann.id}`, type: 'comment', name: expect.stringMatching(/^Our new cherry cake is here!/), identifier: c.id, saId: c.integration.id }),
+      expect.objectContaining({
+        id: `${postId}:${ann.id}`,
+        type: 'comment',
+        name: expect.stringMatching(/^Our new cherry cake is here!/),
+        identifier: c.id,
+        saId: c.integration.id,
+      }),
     ]);
     expect(sources.json()[0].name.length).toBeLessThanOrEqual(100);
-    const history = await h.request({ method: 'POST', url: `/v1.3/messaging/${stored!.lead_id}/history/${sources.json()[0].realId}`, token: owner.access, payload: {} });
+    const history = await h.request({
+      method: 'POST',
+      url: `/v1.3/messaging/${stored!.lead_id}/history/${sources.json()[0].realId}`,
+      token: owner.access,
+      payload: {},
+    });
     expect(history.json().messages[0].preview).toEqual({
       photo: `https://scontent.example/${postId}.jpg`,
       description: expect.stringMatching(/^Our new cherry cake/),
@@ -188,9 +226,18 @@ describe('Page comments', () => {
     const { commentId, body } = comment(c, postId, ann, 'Typo here');
     await signed(c, body);
     const change = (verb: string, extra: object = {}) =>
-      feedWebhook(c.id, { from: { id: ann.id, name: ann.name }, post_id: postId, comment_id: commentId, created_time: Math.floor(h.clock.now() / 1000), item: 'comment', verb, ...extra });
+      feedWebhook(c.id, {
+        from: { id: ann.id, name: ann.name },
+        post_id: postId,
+        comment_id: commentId,
+        created_time: Math.floor(h.clock.now() / 1000),
+        item: 'comment',
+        verb,
+        ...extra,
+      });
     expect((await signed(c, change('edited', { message: 'No typo here' }))).json()).toMatchObject({ stored: 1 });
-    const text = async () => (await db().selectFrom('messages').select('text').where('external_id', '=', commentId).executeTakeFirstOrThrow()).text;
+    const text = async () =>
+      (await db().selectFrom('messages').select('text').where('external_id', '=', commentId).executeTakeFirstOrThrow()).text;
     expect(await text()).toBe('No typo here');
     expect((await signed(c, change('remove'))).json()).toMatchObject({ stored: 1 });
     expect(await text()).toBe('This comment was removed by its author or the page.');
@@ -218,25 +265,54 @@ describe('Page comments', () => {
     const { commentId, body } = comment(c, postId, ann, 'Can you send me the recipe?');
     await signed(c, body);
     const stored = (await messagesOf(c.integration.id)).find((m) => m.external_id === commentId)!;
-    const res = await send(stored.lead_id, { message: { text: 'Sent you a message!' }, source: `${postId}:${ann.id}`, replyId: stored.id, private: true });
+    const res = await send(stored.lead_id, {
+      message: { text: 'Sent you a message!' },
+      source: `${postId}:${ann.id}`,
+      replyId: stored.id,
+      private: true,
+    });
     expect(res.statusCode, res.body).toBe(200);
     const [call] = graph.callsOf('POST', new RegExp(`^${c.id}/messages$`));
     expect(call!.body).toEqual({ recipient: { comment_id: commentId }, message: { text: 'Sent you a message!', metadata: 'parley' } });
     expect(call!.token).toBe(c.token);
-    expect(res.json()[0]).toMatchObject({ incoming: false, sa: { id: messenger.integration.id, type: 'social1_messenger' }, source: { id: ann.psid, type: 'message' } });
+    expect(res.json()[0]).toMatchObject({
+      incoming: false,
+      sa: { id: messenger.integration.id, type: 'social1_messenger' },
+      source: { id: ann.psid, type: 'message' },
+    });
     // The reply is in the Messenger integration's lead of the customer, not in the comment lead.
     const [dm] = await messagesOf(messenger.integration.id);
     expect(dm).toMatchObject({ text: 'Sent you a message!', incoming: 0 });
     const dmLead = await db().selectFrom('leads').selectAll().where('id', '=', dm!.lead_id).executeTakeFirstOrThrow();
     expect(dmLead.integration_id).toBe(messenger.integration.id);
-    const commentProfile = await db().selectFrom('profiles').selectAll().where('integration_id', '=', c.integration.id).where('social_id', '=', ann.id).executeTakeFirstOrThrow();
-    const dmProfile = await db().selectFrom('profiles').selectAll().where('integration_id', '=', messenger.integration.id).where('social_id', '=', ann.psid).executeTakeFirstOrThrow();
+    const commentProfile = await db()
+      .selectFrom('profiles')
+      .selectAll()
+      .where('integration_id', '=', c.integration.id)
+      .where('social_id', '=', ann.id)
+      .executeTakeFirstOrThrow();
+    const dmProfile = await db()
+      .selectFrom('profiles')
+      .selectAll()
+      .where('integration_id', '=', messenger.integration.id)
+      .where('social_id', '=', ann.psid)
+      .executeTakeFirstOrThrow();
     expect(dmProfile.customer_id).toBe(commentProfile.customer_id);
     const customer = await h.request({ method: 'GET', url: `/v1.3/customers/${commentProfile.customer_id}`, token: owner.access });
-    expect(customer.json().profiles.map((p: { socialId: string }) => p.socialId).sort()).toEqual([ann.id, ann.psid].sort());
+    expect(
+      customer
+        .json()
+        .profiles.map((p: { socialId: string }) => p.socialId)
+        .sort(),
+    ).toEqual([ann.id, ann.psid].sort());
     // A second private reply to the same comment: refused without asking Meta.
     graph.calls.length = 0;
-    const again = await send(stored.lead_id, { message: { text: 'And again' }, replyId: stored.id, source: `${postId}:${ann.id}`, private: true });
+    const again = await send(stored.lead_id, {
+      message: { text: 'And again' },
+      replyId: stored.id,
+      source: `${postId}:${ann.id}`,
+      private: true,
+    });
     expect(again.statusCode).toBe(422);
     expect(again.json().error).toContain('answered privately already');
     expect(graph.callsOf('POST', /messages$/)).toHaveLength(0);
@@ -247,16 +323,35 @@ describe('Page comments', () => {
     const bob = { id: '6202', name: 'Bob Ray', psid: '7202' };
     pages.addUser({ id: bob.psid, firstName: 'Bob', lastName: 'Ray', pic: 'https://cdn.example/bob.jpg' });
     pages.customerWrote(c.id, bob.psid, h.clock.now());
-    const dm = { object: 'page', entry: [{ id: c.id, time: h.clock.now(), messaging: [{ sender: { id: bob.psid }, recipient: { id: c.id }, timestamp: h.clock.now(), message: { mid: 'm_bob1', text: 'Hi' } }] }] };
+    const dm = {
+      object: 'page',
+      entry: [
+        {
+          id: c.id,
+          time: h.clock.now(),
+          messaging: [
+            { sender: { id: bob.psid }, recipient: { id: c.id }, timestamp: h.clock.now(), message: { mid: 'm_bob1', text: 'Hi' } },
+          ],
+        },
+      ],
+    };
     expect((await signed(messenger, dm)).json()).toMatchObject({ stored: 1 });
     const { commentId, body } = comment(c, postId, bob, 'Open on Sunday?');
     await signed(c, body);
     const stored = (await messagesOf(c.integration.id)).find((m) => m.external_id === commentId)!;
-    expect((await send(stored.lead_id, { message: { text: 'Yes, 9 to 5' }, source: `${postId}:${bob.id}`, private: true })).statusCode).toBe(200);
-    const profiles = await db().selectFrom('profiles').select(['customer_id', 'social_id']).where('social_id', 'in', [bob.id, bob.psid]).execute();
+    expect(
+      (await send(stored.lead_id, { message: { text: 'Yes, 9 to 5' }, source: `${postId}:${bob.id}`, private: true })).statusCode,
+    ).toBe(200);
+    const profiles = await db()
+      .selectFrom('profiles')
+      .select(['customer_id', 'social_id'])
+      .where('social_id', 'in', [bob.id, bob.psid])
+      .execute();
     expect(profiles).toHaveLength(2);
     expect(new Set(profiles.map((p) => p.customer_id)).size).toBe(1);
-    const bobDm = await messagesOf(messenger.integration.id).then((rows) => rows.filter((m) => m.text === 'Hi' || m.text === 'Yes, 9 to 5'));
+    const bobDm = await messagesOf(messenger.integration.id).then((rows) =>
+      rows.filter((m) => m.text === 'Hi' || m.text === 'Yes, 9 to 5'),
+    );
     expect(new Set(bobDm.map((m) => m.lead_id)).size).toBe(1);
   });
 
@@ -266,14 +361,36 @@ describe('Page comments', () => {
     expect((await signed(messenger, body)).json()).toMatchObject({ stored: 1 });
     expect((await messagesOf(c.integration.id)).some((m) => m.external_id === commentId)).toBe(true);
     pages.addUser({ id: fay.psid, firstName: 'Fay', lastName: 'Dunn', pic: 'https://cdn.example/fay.jpg' });
-    const dm = { object: 'page', entry: [{ id: c.id, time: h.clock.now(), messaging: [{ sender: { id: fay.psid }, recipient: { id: c.id }, timestamp: h.clock.now(), message: { mid: 'm_fay1', text: 'Seen at the comments URL' } }] }] };
+    const dm = {
+      object: 'page',
+      entry: [
+        {
+          id: c.id,
+          time: h.clock.now(),
+          messaging: [
+            {
+              sender: { id: fay.psid },
+              recipient: { id: c.id },
+              timestamp: h.clock.now(),
+              message: { mid: 'm_fay1', text: 'Seen at the comments URL' },
+            },
+          ],
+        },
+      ],
+    };
     expect((await signed(c, dm)).json()).toMatchObject({ stored: 1 });
     expect((await messagesOf(messenger.integration.id)).some((m) => m.external_id === 'm_fay1')).toBe(true);
     // A malformed comment in a delivery refuses the whole delivery: its message is not stored either.
     const mixed = {
       object: 'page',
       entry: [
-        { id: c.id, time: h.clock.now(), messaging: [{ sender: { id: fay.psid }, recipient: { id: c.id }, timestamp: h.clock.now(), message: { mid: 'm_fay2', text: 'x' } }] },
+        {
+          id: c.id,
+          time: h.clock.now(),
+          messaging: [
+            { sender: { id: fay.psid }, recipient: { id: c.id }, timestamp: h.clock.now(), message: { mid: 'm_fay2', text: 'x' } },
+          ],
+        },
         { id: c.id, time: h.clock.now(), changes: [{ field: 'feed', value: { item: 'comment', verb: 'add', comment_id: 'bad id' } }] },
       ],
     };
@@ -288,15 +405,27 @@ describe('Page comments', () => {
     const stored = (await messagesOf(c.integration.id)).find((m) => m.external_id === commentId)!;
     const manager = await createManager(h, owner, { sources: [c.integration.id], allowAllDeals: true });
     graph.calls.length = 0;
-    const denied = await h.request({ method: 'POST', url: `/v1.3/messaging/${stored.lead_id}/send`, token: manager.access, payload: { message: { text: 'psst' }, source: `${postId}:${gus.id}`, private: true } });
+    const denied = await h.request({
+      method: 'POST',
+      url: `/v1.3/messaging/${stored.lead_id}/send`,
+      token: manager.access,
+      payload: { message: { text: 'psst' }, source: `${postId}:${gus.id}`, private: true },
+    });
     expect(denied.statusCode, denied.body).toBe(403);
     expect(graph.calls).toHaveLength(0);
-    const old = await h.request({ method: 'POST', url: `/v1.2/messaging/${stored.lead_id}/send`, token: owner.access, payload: { message: { text: 'Yes we deliver' }, source: `${postId}:${gus.id}`, private: true } });
+    const old = await h.request({
+      method: 'POST',
+      url: `/v1.2/messaging/${stored.lead_id}/send`,
+      token: owner.access,
+      payload: { message: { text: 'Yes we deliver' }, source: `${postId}:${gus.id}`, private: true },
+    });
     expect(old.statusCode, old.body).toBe(200);
     expect(graph.calls.map((x) => x.path)).toEqual([`${commentId}/comments`]);
     expect(graph.callsOf('POST', /messages$/)).toHaveLength(0);
     // The comment was answered publicly only: a private reply may still follow.
-    expect((await send(stored.lead_id, { message: { text: 'Details in Messenger' }, source: `${postId}:${gus.id}`, private: true })).statusCode).toBe(200);
+    expect(
+      (await send(stored.lead_id, { message: { text: 'Details in Messenger' }, source: `${postId}:${gus.id}`, private: true })).statusCode,
+    ).toBe(200);
   });
 
   it('refuses a private reply 7 days after the comment, with the reason, without asking Meta', async () => {
@@ -314,7 +443,10 @@ describe('Page comments', () => {
 
   it('refuses private replies on other integrations and attachments in them (400)', async () => {
     const leadId = (await messagesOf(c.integration.id))[0]!.lead_id;
-    const up = await postForm(h, '/v1.3/messaging/upload', owner.access, [['said', String(c.integration.id)], ['media', { data: sample('png'), type: 'image/png', filename: 'x.png' }]]);
+    const up = await postForm(h, '/v1.3/messaging/upload', owner.access, [
+      ['said', String(c.integration.id)],
+      ['media', { data: sample('png'), type: 'image/png', filename: 'x.png' }],
+    ]);
     const withFile = await send(leadId, { message: { text: 'x', attachment: up.json() }, source: `${postId}:${ann.id}`, private: true });
     expect(withFile.statusCode).toBe(400);
     const dmLead = (await messagesOf(messenger.integration.id))[0]!.lead_id;
@@ -324,7 +456,15 @@ describe('Page comments', () => {
 
   it('refuses malformed feed events whole (400, nothing stored) and never answers 500', async () => {
     const before = (await messagesOf(c.integration.id)).length;
-    const base = { from: { id: ann.id, name: 'A' }, post_id: postId, comment_id: `${postId.split('_')[1]}_999`, created_time: Math.floor(h.clock.now() / 1000), item: 'comment', verb: 'add', message: 'x' };
+    const base = {
+      from: { id: ann.id, name: 'A' },
+      post_id: postId,
+      comment_id: `${postId.split('_')[1]}_999`,
+      created_time: Math.floor(h.clock.now() / 1000),
+      item: 'comment',
+      verb: 'add',
+      message: 'x',
+    };
     const bad = [
       feedWebhook(c.id, { ...base, comment_id: undefined }),
       feedWebhook(c.id, { ...base, comment_id: '../../me' }),
@@ -356,7 +496,12 @@ describe('private replies without a Messenger integration', () => {
     await signed(c, body);
     const [stored] = await messagesOf(c.integration.id);
     graph.calls.length = 0;
-    const res = await h.request({ method: 'POST', url: `/v1.3/messaging/${stored!.lead_id}/send`, token: owner.access, payload: { message: { text: 'psst' }, private: true, source: `${postId}:${dan.id}` } });
+    const res = await h.request({
+      method: 'POST',
+      url: `/v1.3/messaging/${stored!.lead_id}/send`,
+      token: owner.access,
+      payload: { message: { text: 'psst' }, private: true, source: `${postId}:${dan.id}` },
+    });
     expect(res.statusCode).toBe(422);
     expect(res.json().error).toContain('No active social1_messenger integration');
     expect(graph.calls).toHaveLength(0);

@@ -44,7 +44,11 @@ describe('role matrix', () => {
         {
           label: 'PUT /payment-types/<id>',
           expect: { none: 401, manager: 403, other: 404, owner: 200 },
-          request: async (v) => ({ method: 'PUT', url: `/${v}/payment-types/${(await create(owner)).id}`, payload: { title: `Renamed ${v}` } }),
+          request: async (v) => ({
+            method: 'PUT',
+            url: `/${v}/payment-types/${(await create(owner)).id}`,
+            payload: { title: `Renamed ${v}` },
+          }),
         },
         {
           label: 'DELETE /payment-types/<id>',
@@ -72,7 +76,12 @@ describe('payment types', () => {
     const cash = await create(owner, ' Cash ');
     expect(cash).toEqual({ id: expect.any(Number), title: 'Cash' });
     const card = await create(owner, 'Card');
-    const renamed = await h.request({ method: 'PUT', url: `/v1.1/payment-types/${card.id}`, token: owner.access, payload: { title: 'Credit card' } });
+    const renamed = await h.request({
+      method: 'PUT',
+      url: `/v1.1/payment-types/${card.id}`,
+      token: owner.access,
+      payload: { title: 'Credit card' },
+    });
     expect(renamed.statusCode).toBe(200);
     expect(renamed.json()).toEqual({ id: card.id, title: 'Credit card' });
     for (const v of API_VERSIONS) {
@@ -97,7 +106,12 @@ describe('payment types', () => {
     ] as const;
     for (const v of ['v1.2', 'v1.3']) {
       for (const a of attempts) {
-        const res = await h.request({ method: a.method, url: `/${v}${a.url}`, token: owner.access, payload: 'payload' in a ? a.payload : undefined });
+        const res = await h.request({
+          method: a.method,
+          url: `/${v}${a.url}`,
+          token: owner.access,
+          payload: 'payload' in a ? a.payload : undefined,
+        });
         expect(res.statusCode, `${v} ${a.method} ${a.url} ${JSON.stringify('payload' in a ? a.payload : '')}`).toBe(a.status);
       }
     }
@@ -132,7 +146,12 @@ describe('payment types', () => {
     const res = await h.request({ method: 'DELETE', url: `/v1.2/payment-types/${cash.id}`, token: owner.access });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({});
-    const leads = await db().selectFrom('leads').select(['id', 'payment_type_id', 'updated_at']).where('account_id', '=', owner.accountId).orderBy('id').execute();
+    const leads = await db()
+      .selectFrom('leads')
+      .select(['id', 'payment_type_id', 'updated_at'])
+      .where('account_id', '=', owner.accountId)
+      .orderBy('id')
+      .execute();
     expect(leads).toEqual([
       { id: paidCash.leadId, payment_type_id: null, updated_at: h.clock.now() },
       { id: paidCard.leadId, payment_type_id: card.id, updated_at: h.clock.now() - 1000 },

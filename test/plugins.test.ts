@@ -26,7 +26,7 @@ async function newPlugin(owner: SignedUp, body?: object): Promise<{ id: number; 
 }
 
 describe('role matrix of the plugin routes', () => {
-  it('owner 200, manager 403, other account\'s owner 404 on ids, no token 401', async () => {
+  it("owner 200, manager 403, other account's owner 404 on ids, no token 401", async () => {
     const owner = await h.signUp();
     const manager = await createManager(h, owner);
     const other = await h.signUp();
@@ -85,13 +85,23 @@ describe('plugin flow', () => {
     expect(Object.keys(res.json())).toEqual(['accessToken']);
     const access = res.json().accessToken;
     expect(access.exp).toBe(Math.floor(h.clock.now() / 1000) + 3600);
-    expect(decodeJwt(access.token)).toMatchObject({ typ: 'plugin', sub: String(manager.userId), accountId: owner.accountId, pid: plugin.id });
+    expect(decodeJwt(access.token)).toMatchObject({
+      typ: 'plugin',
+      sub: String(manager.userId),
+      accountId: owner.accountId,
+      pid: plugin.id,
+    });
 
     const who = await me(access.token);
     expect(who.statusCode).toBe(200);
-    expect(who.json()).toMatchObject({ account: { id: owner.accountId }, user: { id: manager.userId, login: manager.login, role: 'manager' } });
+    expect(who.json()).toMatchObject({
+      account: { id: owner.accountId },
+      user: { id: manager.userId, login: manager.login, role: 'manager' },
+    });
     // Acting as a manager, it gets a manager's answers.
-    expect((await h.request({ method: 'POST', url: '/v1.3/managers', payload: { login: 'x@example.com' }, token: access.token })).statusCode).toBe(403);
+    expect(
+      (await h.request({ method: 'POST', url: '/v1.3/managers', payload: { login: 'x@example.com' }, token: access.token })).statusCode,
+    ).toBe(403);
 
     // A numeric manager id works as well; so does the owner.
     expect((await exchange(plugin.pluginToken, manager.userId)).statusCode).toBe(200);
@@ -132,7 +142,7 @@ describe('plugin flow', () => {
 });
 
 describe('POST /auth/plugin refusals (401)', () => {
-  it('refuses unknown tokens, employees outside the plugin\'s account, unknown and unconfirmed employees', async () => {
+  it("refuses unknown tokens, employees outside the plugin's account, unknown and unconfirmed employees", async () => {
     const owner = await h.signUp();
     const other = await h.signUp();
     const foreignManager = await createManager(h, other);
@@ -182,7 +192,12 @@ describe('who may manage plugins', () => {
     const owner = await h.signUp();
     const plugin = await newPlugin(owner);
     const asOwner = (await exchange(plugin.pluginToken, owner.userId)).json().accessToken.token;
-    const key = await h.request({ method: 'POST', url: '/v1.3/account/me/api-keys', payload: { name: 'integration' }, token: owner.access });
+    const key = await h.request({
+      method: 'POST',
+      url: '/v1.3/account/me/api-keys',
+      payload: { name: 'integration' },
+      token: owner.access,
+    });
     expect(key.statusCode).toBe(200);
     for (const token of [asOwner, key.json().token]) {
       expect((await createPlugin(token)).statusCode).toBe(403);

@@ -45,7 +45,10 @@ describe('prepared queries', () => {
     const dialects: string[] = [];
     const count = prepared((db, p: { upTo: number }, dialect) => {
       dialects.push(dialect);
-      return db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).where('created_at', '<=', p.upTo);
+      return db
+        .selectFrom('accounts')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('created_at', '<=', p.upTo);
     });
     const [row] = await count(t.db.kysely, { upTo: 2 });
     expect(Number(row!.n)).toBe(2);

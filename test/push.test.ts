@@ -31,7 +31,12 @@ async function registerWeb(token: string) {
 }
 
 async function registerFcm(token: string, fcmToken: string) {
-  const res = await h.request({ method: 'POST', url: '/v1.3/devices', token, payload: { platform: 'fcm', token: fcmToken, name: 'Phone' } });
+  const res = await h.request({
+    method: 'POST',
+    url: '/v1.3/devices',
+    token,
+    payload: { platform: 'fcm', token: fcmToken, name: 'Phone' },
+  });
   expect(res.statusCode, res.body).toBe(200);
   return res.json().id as number;
 }
@@ -55,7 +60,9 @@ const webFor = (subscriptionId: string) => webPush.received.filter((r) => r.subs
 beforeAll(async () => {
   webPush = await startFakeWebPush();
   fcm = await startFakeFcm();
-  h = await createHarness({ env: { PARLEY_WEBHOOK_ALLOW_PRIVATE: '1', PARLEY_FCM_CREDENTIALS: fcm.credentials, PARLEY_FCM_API_URL: fcm.base } });
+  h = await createHarness({
+    env: { PARLEY_WEBHOOK_ALLOW_PRIVATE: '1', PARLEY_FCM_CREDENTIALS: fcm.credentials, PARLEY_FCM_API_URL: fcm.base },
+  });
   fcm.now = () => h.clock.now();
   owner = await h.signUp();
   manager = await createManager(h, owner);
@@ -95,7 +102,11 @@ describe('push notifications', () => {
 
     expect(fcm.refused).toEqual([]);
     expect(fcm.messages).toEqual([
-      expect.objectContaining({ token: 'fcm-manager-1', notification: { title: 'Customer alice', body: [...text].slice(0, 100).join('') }, data: { leadId: String(leadId), url: `/leads/${leadId}` } }),
+      expect.objectContaining({
+        token: 'fcm-manager-1',
+        notification: { title: 'Customer alice', body: [...text].slice(0, 100).join('') },
+        data: { leadId: String(leadId), url: `/leads/${leadId}` },
+      }),
     ]);
     expect(fcm.tokensIssued).toBe(1);
   });
@@ -119,7 +130,7 @@ describe('push notifications', () => {
     }
   });
 
-  it('an assigned lead goes only to the employee responsible; a lead out of an employee\'s reach never', async () => {
+  it("an assigned lead goes only to the employee responsible; a lead out of an employee's reach never", async () => {
     const ownerDevice = await registerWeb(owner.access);
     const managerDevice = await registerWeb(manager.access);
     const otherIntegration = await createIntegration(h, owner.accountId, 'widget', 'other');
@@ -128,7 +139,11 @@ describe('push notifications', () => {
 
     const leadId = await incoming('carol');
     expect(webFor(outsiderDevice.id)).toHaveLength(0);
-    await h.database.db.kysely.updateTable('leads').set({ user_id: manager.userId, status_type: 'active' }).where('id', '=', leadId).execute();
+    await h.database.db.kysely
+      .updateTable('leads')
+      .set({ user_id: manager.userId, status_type: 'active' })
+      .where('id', '=', leadId)
+      .execute();
     h.clock.advance(61_000);
     const before = { owner: webFor(ownerDevice.id).length, manager: webFor(managerDevice.id).length };
     await incoming('carol');
@@ -159,9 +174,13 @@ describe('push notifications', () => {
     expect(webFor(device.id)).toHaveLength(2);
   });
 
-  it('without previews (the owner\'s switch) only the customer\'s name is shown', async () => {
-    expect((await h.request({ method: 'PUT', url: '/v1.3/devices/settings', token: manager.access, payload: { previews: false } })).statusCode).toBe(403);
-    expect((await h.request({ method: 'PUT', url: '/v1.3/devices/settings', token: owner.access, payload: { previews: false } })).json()).toEqual({ previews: false });
+  it("without previews (the owner's switch) only the customer's name is shown", async () => {
+    expect(
+      (await h.request({ method: 'PUT', url: '/v1.3/devices/settings', token: manager.access, payload: { previews: false } })).statusCode,
+    ).toBe(403);
+    expect(
+      (await h.request({ method: 'PUT', url: '/v1.3/devices/settings', token: owner.access, payload: { previews: false } })).json(),
+    ).toEqual({ previews: false });
     const device = await registerWeb(owner.access);
     await incoming('erin', 'my card number is 4111 1111 1111 1111');
     expect(webFor(device.id).at(-1)!.payload).toMatchObject({ title: 'Customer erin', body: '' });

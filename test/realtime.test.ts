@@ -116,7 +116,9 @@ describe('realtime stream', () => {
     const own = await integrationRow(stranger.accountId);
     const mine = await h.services.ingest.ingest(own, message('cid'));
     await asStranger.next((m) => m.event?.type === 'message.incoming');
-    expect(asStranger.events().every((m) => m.event!.accountId === stranger.accountId && (m.event!.leadId ?? mine.leadId) === mine.leadId)).toBe(true);
+    expect(
+      asStranger.events().every((m) => m.event!.accountId === stranger.accountId && (m.event!.leadId ?? mine.leadId) === mine.leadId),
+    ).toBe(true);
     for (const c of [asOwner, asManager, asStranger]) c.close();
   });
 

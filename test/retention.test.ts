@@ -24,10 +24,26 @@ async function event(accountId: number, at: number): Promise<number> {
 async function delivery(webhookId: number, eventId: number, status: 'pending' | 'delivered' | 'dead', at: number): Promise<number> {
   const row = await db()
     .insertInto('deliveries')
-    .values({ webhook_id: webhookId, event_id: eventId, message_id: `msg_${eventId}`, lead_id: null, status, next_attempt_at: at, lease_until: null, leased_by: null, last_status_code: null, last_error: null, created_at: at, delivered_at: null })
+    .values({
+      webhook_id: webhookId,
+      event_id: eventId,
+      message_id: `msg_${eventId}`,
+      lead_id: null,
+      status,
+      next_attempt_at: at,
+      lease_until: null,
+      leased_by: null,
+      last_status_code: null,
+      last_error: null,
+      created_at: at,
+      delivered_at: null,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
-  await db().insertInto('delivery_attempts').values({ delivery_id: row.id, at, status_code: 500, duration_ms: 3, error: 'HTTP 500' }).execute();
+  await db()
+    .insertInto('delivery_attempts')
+    .values({ delivery_id: row.id, at, status_code: 500, duration_ms: 3, error: 'HTTP 500' })
+    .execute();
   return row.id;
 }
 
@@ -38,7 +54,15 @@ describe('pruning delivered history', () => {
     const old = now - 31 * DAY;
     const hook = await db()
       .insertInto('webhooks')
-      .values({ account_id: owner.accountId, url: 'https://example.com/hook', events: null, secret: 'whsec_x', api_version: 'v1.3', failing_since: null, created_at: old })
+      .values({
+        account_id: owner.accountId,
+        url: 'https://example.com/hook',
+        events: null,
+        secret: 'whsec_x',
+        api_version: 'v1.3',
+        failing_since: null,
+        created_at: old,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     const oldEvents = [];
@@ -58,7 +82,9 @@ describe('pruning delivered history', () => {
     expect(left.sort((x, y) => x - y)).toEqual([oldEvents[2]!, ...before.filter((id) => id >= recent)].sort((x, y) => x - y));
     expect(pruned.events).toBe(before.length - left.length);
     expect((await db().selectFrom('deliveries').select('id').execute()).map((d) => d.id).sort()).toEqual([pending, recentDelivery].sort());
-    expect((await db().selectFrom('delivery_attempts').select('delivery_id').execute()).map((a) => a.delivery_id).sort()).toEqual([pending, recentDelivery].sort());
+    expect((await db().selectFrom('delivery_attempts').select('delivery_id').execute()).map((a) => a.delivery_id).sort()).toEqual(
+      [pending, recentDelivery].sort(),
+    );
 
     // Another process's pruner waits while this one holds the pruning lease.
     expect(await new HistoryPruner(h.services.deps, new Leases(h.services.deps)).runOnce()).toEqual({ deliveries: 0, events: 0 });

@@ -51,8 +51,16 @@ describe('search across migration 0015 (prefix indexes)', () => {
       ids.set(key, r.messageId);
       leads.set(key, r.leadId);
     }
-    const olga = await h.database.db.kysely.selectFrom('leads').select('customer_id').where('id', '=', leads.get('a')!).executeTakeFirstOrThrow();
-    await h.database.db.kysely.updateTable('customers').set({ phone: '+380 (67) 123-45-67', email: 'olga@post.example' }).where('id', '=', olga.customer_id).execute();
+    const olga = await h.database.db.kysely
+      .selectFrom('leads')
+      .select('customer_id')
+      .where('id', '=', leads.get('a')!)
+      .executeTakeFirstOrThrow();
+    await h.database.db.kysely
+      .updateTable('customers')
+      .set({ phone: '+380 (67) 123-45-67', email: 'olga@post.example' })
+      .where('id', '=', olga.customer_id)
+      .execute();
     await migrateToLatest(h.database.db);
     const res = await h.request({ method: 'POST', url: '/v1.3/auth/login', payload: { login, pass } });
     expect(res.statusCode).toBe(200);
@@ -106,8 +114,17 @@ describe('search across migration 0015 (prefix indexes)', () => {
   });
 
   it('keeps indexing customers changed after it', async () => {
-    const row = await h.database.db.kysely.selectFrom('leads').select('customer_id').where('id', '=', leads.get('c')!).executeTakeFirstOrThrow();
-    const res = await h.request({ method: 'PUT', url: `/v1.3/customers/${row.customer_id}`, token: owner.access, payload: { name: 'Petro Kvitka' } });
+    const row = await h.database.db.kysely
+      .selectFrom('leads')
+      .select('customer_id')
+      .where('id', '=', leads.get('c')!)
+      .executeTakeFirstOrThrow();
+    const res = await h.request({
+      method: 'PUT',
+      url: `/v1.3/customers/${row.customer_id}`,
+      token: owner.access,
+      payload: { name: 'Petro Kvitka' },
+    });
     expect(res.statusCode).toBe(200);
     expect(await customers('kvit')).toEqual(['Petro Kvitka']);
     expect(await customers('ordyn')).toEqual([]);
@@ -119,18 +136,32 @@ describe('search across migration 0015 (prefix indexes)', () => {
     if (DIALECT === 'postgres') {
       // Prefix terms are answered by the GIN indexes of 0010; the migration changes nothing there.
       const { rows } = await sql<{ indexname: string }>`select indexname from pg_indexes
-        where schemaname = current_schema() and indexname in ('messages_search_idx', 'customers_search_idx') order by indexname`.execute(db);
+        where schemaname = current_schema() and indexname in ('messages_search_idx', 'customers_search_idx') order by indexname`.execute(
+        db,
+      );
       expect(rows.map((r) => r.indexname)).toEqual(['customers_search_idx', 'messages_search_idx']);
       return;
     }
-    const { rows } = await sql<{ name: string; sql: string }>`select name, sql from sqlite_master where name in ('messages_fts', 'customers_fts')`.execute(db);
+    const { rows } = await sql<{
+      name: string;
+      sql: string;
+    }>`select name, sql from sqlite_master where name in ('messages_fts', 'customers_fts')`.execute(db);
     expect(rows).toHaveLength(2);
     for (const r of rows) expect(r.sql).toContain("prefix='1 2 3 4 5 6 7 8'");
     // FTS5 compares the index (prefix indexes included) with the content table; it throws on a mismatch.
     await sql`insert into messages_fts(messages_fts, rank) values ('integrity-check', 1)`.execute(db);
     await sql`insert into customers_fts(customers_fts) values ('integrity-check')`.execute(db);
-    const { rows: triggers } = await sql<{ name: string }>`select name from sqlite_master where type = 'trigger' and name like '%fts%' order by name`.execute(db);
-    expect(triggers.map((t) => t.name)).toEqual(['customers_fts_ad', 'customers_fts_ai', 'customers_fts_au', 'messages_fts_ad', 'messages_fts_ai', 'messages_fts_au']);
+    const { rows: triggers } = await sql<{
+      name: string;
+    }>`select name from sqlite_master where type = 'trigger' and name like '%fts%' order by name`.execute(db);
+    expect(triggers.map((t) => t.name)).toEqual([
+      'customers_fts_ad',
+      'customers_fts_ai',
+      'customers_fts_au',
+      'messages_fts_ad',
+      'messages_fts_ai',
+      'messages_fts_au',
+    ]);
   });
 });
 
@@ -172,7 +203,12 @@ describe('customer search with many matching customers', () => {
     const seen: number[] = [];
     let cursor: number | undefined;
     for (let page = 0; page < 100; page++) {
-      const res = await h.request({ method: 'POST', url: '/v1.3/search/customers', payload: cursor === undefined ? { q } : { q, cursor }, token });
+      const res = await h.request({
+        method: 'POST',
+        url: '/v1.3/search/customers',
+        payload: cursor === undefined ? { q } : { q, cursor },
+        token,
+      });
       expect(res.statusCode).toBe(200);
       const got = res.json().leads.map((l: { id: number }) => l.id);
       expect(got.length).toBeLessThanOrEqual(20);

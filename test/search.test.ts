@@ -173,7 +173,11 @@ describe('visibility', () => {
   it('lets a manager find only messages of leads it can see', async () => {
     const manager = await createManager(h, owner);
     // Unassigned inbox leads are visible to a manager; assign one to the owner to hide it.
-    await h.database.db.kysely.updateTable('leads').set({ user_id: owner.userId, status_type: 'active' }).where('id', '=', leadOf.get('a')!).execute();
+    await h.database.db.kysely
+      .updateTable('leads')
+      .set({ user_id: owner.userId, status_type: 'active' })
+      .where('id', '=', leadOf.get('a')!)
+      .execute();
     const got = (await search({ q: 'jacket' }, manager.access)).json().messages.map((m: { externalId: number }) => m.externalId);
     expect(got).toEqual([ids.get('f')]);
     const none = await createManager(h, owner, { sources: [null] });
@@ -211,8 +215,16 @@ describe('customer search', () => {
         channel: { externalId: `chat-${c.login}`, type: 'message' },
         text: 'hi',
       });
-      const lead = await h.database.db.kysely.selectFrom('leads').select('customer_id').where('id', '=', r.leadId).executeTakeFirstOrThrow();
-      await h.database.db.kysely.updateTable('customers').set({ email: c.email, phone: c.phone }).where('id', '=', lead.customer_id).execute();
+      const lead = await h.database.db.kysely
+        .selectFrom('leads')
+        .select('customer_id')
+        .where('id', '=', r.leadId)
+        .executeTakeFirstOrThrow();
+      await h.database.db.kysely
+        .updateTable('customers')
+        .set({ email: c.email, phone: c.phone })
+        .where('id', '=', lead.customer_id)
+        .execute();
       leadByName.set(c.name, r.leadId);
     }
   });
@@ -245,7 +257,11 @@ describe('customer search', () => {
 
   it('answers list-item leads on v1.3 and deals on v1.1/v1.2', async () => {
     const v13 = (await find({ q: 'anna' })).json();
-    expect(v13.leads[0]).toMatchObject({ id: leadByName.get('Anna Zimmer'), customer: { name: 'Anna Zimmer' }, socialAccount: { id: sa.id } });
+    expect(v13.leads[0]).toMatchObject({
+      id: leadByName.get('Anna Zimmer'),
+      customer: { name: 'Anna Zimmer' },
+      socialAccount: { id: sa.id },
+    });
     for (const version of ['v1.1', 'v1.2']) {
       const old = (await find({ q: 'anna' }, acct.access, version)).json();
       expect(old.deals.map((d: { id: number }) => d.id)).toEqual([leadByName.get('Anna Zimmer')]);
@@ -256,7 +272,12 @@ describe('customer search', () => {
   it('finds a customer as soon as its change committed', async () => {
     const lead = leadByName.get('Anna Zimmer')!;
     const row = await h.database.db.kysely.selectFrom('leads').select('customer_id').where('id', '=', lead).executeTakeFirstOrThrow();
-    const res = await h.request({ method: 'PUT', url: `/v1.3/customers/${row.customer_id}`, token: acct.access, payload: { name: 'Annabel Quist', email: 'aq@else.example' } });
+    const res = await h.request({
+      method: 'PUT',
+      url: `/v1.3/customers/${row.customer_id}`,
+      token: acct.access,
+      payload: { name: 'Annabel Quist', email: 'aq@else.example' },
+    });
     expect(res.statusCode).toBe(200);
     expect(names((await find({ q: 'quist' })).json().leads)).toEqual(['Annabel Quist']);
     expect((await find({ q: 'zimmer' })).json().leads).toEqual([]);
@@ -309,7 +330,11 @@ describe('customer search', () => {
 
   it('shows a manager only the leads it can see', async () => {
     const manager = await createManager(h, acct);
-    await h.database.db.kysely.updateTable('leads').set({ user_id: acct.userId, status_type: 'active' }).where('id', '=', leadByName.get('Zoltan Nagy')!).execute();
+    await h.database.db.kysely
+      .updateTable('leads')
+      .set({ user_id: acct.userId, status_type: 'active' })
+      .where('id', '=', leadByName.get('Zoltan Nagy')!)
+      .execute();
     expect(names((await find({ q: 'zo' }, manager.access)).json().leads)).toEqual(['Zoë Kravitz']);
     expect(names((await find({ q: 'zo' })).json().leads)).toEqual(['Zoltan Nagy', 'Zoë Kravitz']);
     const none = await createManager(h, acct, { sources: [null] });

@@ -28,7 +28,13 @@ const item = fc.record({
   id: fc.oneof(fc.integer(), fc.string()),
   name: nullable(fc.string()),
   count: nullable(fc.integer()),
-  nested: nullable(fc.record({ text: fc.string(), tags: fc.array(fc.string()), at: nullable(fc.double({ noNaN: true, noDefaultInfinity: true }).map((v) => (Object.is(v, -0) ? 0 : v))) })),
+  nested: nullable(
+    fc.record({
+      text: fc.string(),
+      tags: fc.array(fc.string()),
+      at: nullable(fc.double({ noNaN: true, noDefaultInfinity: true }).map((v) => (Object.is(v, -0) ? 0 : v))),
+    }),
+  ),
   list: nullable(fc.array(fc.integer())),
   either: fc.oneof(fc.record({ a: fc.string() }), fc.record({ b: fc.integer() })),
 });

@@ -50,7 +50,14 @@ describe('shutdown', () => {
     const { owner, integration } = await fx.account();
     const never = await fx.receiver();
     never.hold = true;
-    const hook = (await h.request({ method: 'POST', url: '/v1.3/webhooks', token: owner.access, payload: { url: `${never.url}/hook`, events: ['message.incoming'] } })).json();
+    const hook = (
+      await h.request({
+        method: 'POST',
+        url: '/v1.3/webhooks',
+        token: owner.access,
+        payload: { url: `${never.url}/hook`, events: ['message.incoming'] },
+      })
+    ).json();
     await h.services.ingest.ingest(integration, message('sd-1'));
     // A send that would hold the shutdown for the whole webhook timeout.
     const worker = fx.worker({ webhookTimeoutMs: 60_000 });
@@ -89,7 +96,9 @@ describe('shutdown', () => {
     const hanging = { name: 'stuck', healthy: () => true, stop: () => new Promise<void>(() => {}) };
     const other = await createHarness();
     const started = Date.now();
-    expect(await shutDown({ app: other.app, workers: [hanging], closeDatabase: async () => {}, log: silent, timeoutMs: 200 })).toBe('deadline');
+    expect(await shutDown({ app: other.app, workers: [hanging], closeDatabase: async () => {}, log: silent, timeoutMs: 200 })).toBe(
+      'deadline',
+    );
     expect(Date.now() - started).toBeLessThan(2000);
     await other.database.drop();
   });

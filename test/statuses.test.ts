@@ -21,12 +21,7 @@ async function statusRows(accountId: number) {
 }
 
 async function leadRows(accountId: number) {
-  return db()
-    .selectFrom('leads')
-    .select(['id', 'status_id', 'status_type'])
-    .where('account_id', '=', accountId)
-    .orderBy('id')
-    .execute();
+  return db().selectFrom('leads').select(['id', 'status_id', 'status_type']).where('account_id', '=', accountId).orderBy('id').execute();
 }
 
 /** Everything a status route may change in an account. */
@@ -69,8 +64,7 @@ describe('default statuses', () => {
 describe('role matrix', () => {
   it('answers 401 without a token, 403 to managers on writes, 404 for another account’s ids', async () => {
     const { owner } = actors;
-    const fresh = (type: StatusType = 'active') =>
-      createStatus(owner, { name: `S ${Math.random().toString(36).slice(2)}`, type });
+    const fresh = (type: StatusType = 'active') => createStatus(owner, { name: `S ${Math.random().toString(36).slice(2)}`, type });
     await runRoleMatrix(
       h,
       actors,
@@ -96,7 +90,14 @@ describe('role matrix', () => {
           expect: { none: 401, manager: 403, other: 400, owner: 200 },
           request: async (v) => {
             const [a, b] = [await fresh('ignore'), await fresh('ignore')];
-            return { method: 'PUT', url: `/${v}/statuses/reorder`, payload: [{ id: a.id, order: 9 }, { id: b.id, order: 8 }] };
+            return {
+              method: 'PUT',
+              url: `/${v}/statuses/reorder`,
+              payload: [
+                { id: a.id, order: 9 },
+                { id: b.id, order: 8 },
+              ],
+            };
           },
         },
         {
@@ -134,7 +135,12 @@ describe('POST /statuses', () => {
     const owner = await h.signUp();
     const before = await statusRows(owner.accountId);
     for (const v of API_VERSIONS) {
-      const res = await h.request({ method: 'POST', url: `/${v}/statuses`, token: owner.access, payload: { name: 'Won ', type: 'completed', order: 3 } });
+      const res = await h.request({
+        method: 'POST',
+        url: `/${v}/statuses`,
+        token: owner.access,
+        payload: { name: 'Won ', type: 'completed', order: 3 },
+      });
       expect(res.statusCode, v).toBe(409);
       if (v === 'v1.1') expect(res.json()).toEqual({ statusCode: 409, message: expect.any(String) });
       else expect(res.json()).toMatchObject({ code: 'conflict', error: expect.stringContaining('Won') });
@@ -160,7 +166,12 @@ describe('POST /statuses', () => {
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
       expect(res.json().code).toBe('validation_failed');
     }
-    const legacy = await h.request({ method: 'POST', url: '/v1.1/statuses', token: owner.access, payload: { name: 'X', type: 'archived' } });
+    const legacy = await h.request({
+      method: 'POST',
+      url: '/v1.1/statuses',
+      token: owner.access,
+      payload: { name: 'X', type: 'archived' },
+    });
     expect(legacy.statusCode).toBe(400);
     expect(Object.keys(legacy.json()).sort()).toEqual(['message', 'statusCode']);
     expect(await statusRows(owner.accountId)).toEqual(before);
@@ -187,7 +198,12 @@ describe('PUT /statuses/<id>', () => {
     const s = await createStatus(owner, { name: 'Maybe', type: 'active' });
     const before = await statusRows(owner.accountId);
     for (const v of API_VERSIONS) {
-      const res = await h.request({ method: 'PUT', url: `/${v}/statuses/${s.id}`, token: owner.access, payload: { name: 'Changed', type: 'completed' } });
+      const res = await h.request({
+        method: 'PUT',
+        url: `/${v}/statuses/${s.id}`,
+        token: owner.access,
+        payload: { name: 'Changed', type: 'completed' },
+      });
       expect(res.statusCode, v).toBe(409);
     }
     expect(await statusRows(owner.accountId)).toEqual(before);
@@ -254,7 +270,12 @@ describe('PUT /statuses/reorder', () => {
   it('leaves statuses of the type that are not listed where they are', async () => {
     const owner = await h.signUp();
     const [fresh, working] = (await listStatuses(owner)).filter((s) => s.type === 'active');
-    const res = await h.request({ method: 'PUT', url: '/v1.3/statuses/reorder', token: owner.access, payload: [{ id: fresh.id, order: 5 }] });
+    const res = await h.request({
+      method: 'PUT',
+      url: '/v1.3/statuses/reorder',
+      token: owner.access,
+      payload: [{ id: fresh.id, order: 5 }],
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json().map((s: { id: number; order: number }) => [s.id, s.order])).toEqual([
       [working.id, 2],
@@ -270,10 +291,22 @@ describe('PUT /statuses/reorder', () => {
     const foreign = (await listStatuses(actors.other))[0];
     const before = await statusRows(owner.accountId);
     const cases = [
-      [{ id: fresh.id, order: 2 }, { id: won.id, order: 1 }],
-      [{ id: fresh.id, order: 2 }, { id: 999999, order: 1 }],
-      [{ id: fresh.id, order: 2 }, { id: foreign.id, order: 1 }],
-      [{ id: fresh.id, order: 2 }, { id: fresh.id, order: 1 }],
+      [
+        { id: fresh.id, order: 2 },
+        { id: won.id, order: 1 },
+      ],
+      [
+        { id: fresh.id, order: 2 },
+        { id: 999999, order: 1 },
+      ],
+      [
+        { id: fresh.id, order: 2 },
+        { id: foreign.id, order: 1 },
+      ],
+      [
+        { id: fresh.id, order: 2 },
+        { id: fresh.id, order: 1 },
+      ],
       [],
       [{ id: working.id }],
       { id: fresh.id, order: 1 },
@@ -321,14 +354,24 @@ describe('DELETE /statuses/<id>', () => {
     expect((await listStatuses(owner)).map((s) => s.id)).toContain(fresh.id);
 
     // Each moved lead tells subscribers of its move, once.
-    const events = await db().selectFrom('events').selectAll().where('account_id', '=', owner.accountId).where('created_at', '=', h.clock.now()).orderBy('id').execute();
+    const events = await db()
+      .selectFrom('events')
+      .selectAll()
+      .where('account_id', '=', owner.accountId)
+      .where('created_at', '=', h.clock.now())
+      .orderBy('id')
+      .execute();
     expect(events.map((e) => [e.type, e.lead_id])).toEqual([
       ['lead.changed', a.leadId],
       ['lead.changed.status', a.leadId],
       ['lead.changed', b.leadId],
       ['lead.changed.status', b.leadId],
     ]);
-    expect(JSON.parse(events[1].payload)).toMatchObject({ statusId: front.id, previousStatusId: working.id, lead: { id: a.leadId, statusId: front.id } });
+    expect(JSON.parse(events[1].payload)).toMatchObject({
+      statusId: front.id,
+      previousStatusId: working.id,
+      lead: { id: a.leadId, statusId: front.id },
+    });
     expect(JSON.parse(events[0].payload)).toMatchObject({ changes: ['statusId'] });
   });
 

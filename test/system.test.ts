@@ -198,8 +198,7 @@ describe('expired accounts (§9)', () => {
   it('turn "expired" when the clock passes the expiration, not before', async () => {
     const owner = await h.signUp();
     await h.services.accounts.setPlan(owner.accountId, { expiration: h.clock.now() + 60_000 });
-    const status = async () =>
-      (await h.request({ method: 'GET', url: '/v1.3/account/me', token: owner.access })).json().account.status;
+    const status = async () => (await h.request({ method: 'GET', url: '/v1.3/account/me', token: owner.access })).json().account.status;
     expect(await status()).toBe('active');
     h.clock.advance(59_999);
     expect(await status()).toBe('active');

@@ -15,8 +15,7 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 const db = () => h.database.db.kysely;
-const tagRows = (accountId: number) =>
-  db().selectFrom('tags').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
+const tagRows = (accountId: number) => db().selectFrom('tags').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
 
 async function seed(owner: SignedUp, tags: string[]) {
   for (const tag of tags) await ensureTag(db(), owner.accountId, tag, h.clock.now());
@@ -56,7 +55,10 @@ describe('GET /tags', () => {
     await seed(owner, ['Vipassana', 'VIP', 'vip-gold', 'Urgent', 'Very late', 'avip']);
     const expected = ['VIP', 'vip-gold', 'Vipassana'];
     for (const q of ['vi', 'VI', 'Vip', 'vIP']) {
-      expect((await search(owner, `?search=${q}`)).map((t) => t.tag), q).toEqual(expected);
+      expect(
+        (await search(owner, `?search=${q}`)).map((t) => t.tag),
+        q,
+      ).toEqual(expected);
     }
     expect((await search(owner, '?search=v')).map((t) => t.tag)).toEqual(['Very late', 'VIP', 'vip-gold', 'Vipassana']);
     expect((await search(owner, '?search=vipa')).map((t) => t.tag)).toEqual(['Vipassana']);
@@ -101,7 +103,11 @@ describe('GET /tags', () => {
       const res = await h.request({ method: 'GET', url: `/${v}/tags?search=${long}`, token: owner.access });
       expect(res.statusCode, v).toBe(400);
       if (v === 'v1.1') expect(res.json()).toEqual({ statusCode: 400, message: expect.any(String) });
-      else expect(res.json()).toMatchObject({ code: 'validation_failed', details: [{ path: 'querystring.search', message: expect.any(String) }] });
+      else
+        expect(res.json()).toMatchObject({
+          code: 'validation_failed',
+          details: [{ path: 'querystring.search', message: expect.any(String) }],
+        });
     }
     expect((await h.request({ method: 'GET', url: `/v1.3/tags?search=${'x'.repeat(100)}`, token: owner.access })).statusCode).toBe(200);
   });
@@ -112,7 +118,9 @@ describe('ensureTag', () => {
     const owner = await h.signUp();
     const first = await ensureTag(db(), owner.accountId, 'Repeat', h.clock.now());
     expect(first).toMatchObject({ account_id: owner.accountId, tag: 'Repeat', tag_key: 'repeat' });
-    const again = await db().transaction().execute((trx) => ensureTag(trx, owner.accountId, 'Repeat', h.clock.now()));
+    const again = await db()
+      .transaction()
+      .execute((trx) => ensureTag(trx, owner.accountId, 'Repeat', h.clock.now()));
     expect(again.id).toBe(first.id);
     const otherCase = await ensureTag(db(), owner.accountId, 'repeat', h.clock.now());
     expect(otherCase.id).not.toBe(first.id);
@@ -124,8 +132,12 @@ describe('ensureTag', () => {
   it('two concurrent first uses of a tag make one row', async () => {
     const owner = await h.signUp();
     const [a, b] = await Promise.all([
-      db().transaction().execute((trx) => ensureTag(trx, owner.accountId, 'race', h.clock.now())),
-      db().transaction().execute((trx) => ensureTag(trx, owner.accountId, 'race', h.clock.now())),
+      db()
+        .transaction()
+        .execute((trx) => ensureTag(trx, owner.accountId, 'race', h.clock.now())),
+      db()
+        .transaction()
+        .execute((trx) => ensureTag(trx, owner.accountId, 'race', h.clock.now())),
     ]);
     expect(a.id).toBe(b.id);
     expect(await tagRows(owner.accountId)).toHaveLength(1);

@@ -31,12 +31,17 @@ describe('Telegram connector: mtcute events -> bridge protocol', () => {
 
   it('a reply carries the quoted id; files are typed and named', () => {
     expect(inboundOf(events.photoReply)).toMatchObject({ id: '5011223344:1209', replyTo: '5011223344:1208', text: 'this one' });
-    expect([events.photoReply, events.documentMessage, events.voiceMessage, events.locationMessage].map((m) => attachmentKindOf(m.media))).toEqual(['photo', 'doc', 'audio', null]);
+    expect(
+      [events.photoReply, events.documentMessage, events.voiceMessage, events.locationMessage].map((m) => attachmentKindOf(m.media)),
+    ).toEqual(['photo', 'doc', 'audio', null]);
     expect(mediaFileName(events.documentMessage)).toBe('invoice-44.pdf');
     expect(mediaFileName(events.photoReply)).toBe('photo-1209.jpg');
     expect(mediaMime(events.photoReply.media!)).toBe('image/jpeg');
     expect(mediaMime(events.documentMessage.media!)).toBe('application/pdf');
-    const withFile = { ...inboundOf(events.documentMessage)!, attachments: [{ type: 'doc', url: '/files/abc/invoice-44.pdf', name: 'invoice-44.pdf', size: 90112 }] };
+    const withFile = {
+      ...inboundOf(events.documentMessage)!,
+      attachments: [{ type: 'doc', url: '/files/abc/invoice-44.pdf', name: 'invoice-44.pdf', size: 90112 }],
+    };
     expect(parseBridgeMessage(JSON.stringify(withFile)).ok).toBe(true);
   });
 
@@ -50,7 +55,10 @@ describe('Telegram connector: mtcute events -> bridge protocol', () => {
     expect(resultOfError(new tl.RpcError(400, 'USER_IS_BLOCKED'))).toEqual({ ok: false, refused: 'USER_IS_BLOCKED' });
     expect(resultOfError(new tl.RpcError(403, 'CHAT_WRITE_FORBIDDEN'))).toEqual({ ok: false, refused: 'CHAT_WRITE_FORBIDDEN' });
     expect(resultOfError(new tl.RpcError(406, 'USER_RESTRICTED'))).toEqual({ ok: false, refused: 'USER_RESTRICTED' });
-    expect(resultOfError(new tl.RpcError(420, 'FLOOD_WAIT_%d'))).toMatchObject({ ok: false, retryable: expect.stringContaining('FLOOD_WAIT') });
+    expect(resultOfError(new tl.RpcError(420, 'FLOOD_WAIT_%d'))).toMatchObject({
+      ok: false,
+      retryable: expect.stringContaining('FLOOD_WAIT'),
+    });
     expect(resultOfError(new tl.RpcError(500, 'INTERNAL'))).toEqual({ ok: false, retryable: 'INTERNAL' });
     expect(resultOfError(new Error('socket hang up'))).toEqual({ ok: false, retryable: 'socket hang up' });
   });

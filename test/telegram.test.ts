@@ -41,9 +41,26 @@ async function connectBot(h: Harness, owner: SignedUp) {
   tg.addBot(token, { id: botId, username: `shop${n}_bot`, first_name: `Shop ${n}` });
   tg.photos.set(botId, `bot-photo-${n}`);
   tg.addFile(`bot-photo-${n}`, Buffer.from(sample('jpeg')), 'image/jpeg', `photos/bot-${n}.jpg`);
-  const res = await h.request({ method: 'POST', url: '/v1.3/integrations', token: owner.access, payload: { type: 'msgrb_bot', credentials: { token } } });
+  const res = await h.request({
+    method: 'POST',
+    url: '/v1.3/integrations',
+    token: owner.access,
+    payload: { type: 'msgrb_bot', credentials: { token } },
+  });
   expect(res.statusCode).toBe(200);
-  return { token, botId, integration: res.json() as { id: number; status: string; login: string; externalId: string; identifier: string; url: string; avatar: string } };
+  return {
+    token,
+    botId,
+    integration: res.json() as {
+      id: number;
+      status: string;
+      login: string;
+      externalId: string;
+      identifier: string;
+      url: string;
+      avatar: string;
+    },
+  };
 }
 
 function customer(_h: Harness) {
@@ -95,7 +112,12 @@ describe('connecting a Telegram bot', () => {
 
   it('keeps a refused token with status "auth failure"', async () => {
     const owner = await poll.signUp();
-    const res = await poll.request({ method: 'POST', url: '/v1.3/integrations', token: owner.access, payload: { type: 'msgrb_bot', credentials: { token: '1:unknown' } } });
+    const res = await poll.request({
+      method: 'POST',
+      url: '/v1.3/integrations',
+      token: owner.access,
+      payload: { type: 'msgrb_bot', credentials: { token: '1:unknown' } },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json().status).toBe('auth failure');
   });
@@ -138,8 +160,17 @@ describe('Telegram webhook', () => {
     const stored = await messagesOf(hook, bot.integration.id);
     expect(stored).toHaveLength(1);
     expect(stored[0]).toMatchObject({ text: 'Hello bot', incoming: 1, external_id: `${user}:${update.message.message_id}` });
-    const profile = await db(hook).selectFrom('profiles').selectAll().where('integration_id', '=', bot.integration.id).executeTakeFirstOrThrow();
-    expect(profile).toMatchObject({ social_id: String(user), name: 'Ada Lovelace', login: `ada${user}`, profile_url: `https://t.me/ada${user}` });
+    const profile = await db(hook)
+      .selectFrom('profiles')
+      .selectAll()
+      .where('integration_id', '=', bot.integration.id)
+      .executeTakeFirstOrThrow();
+    expect(profile).toMatchObject({
+      social_id: String(user),
+      name: 'Ada Lovelace',
+      login: `ada${user}`,
+      profile_url: `https://t.me/ada${user}`,
+    });
   });
 
   it('answers 401 and stores nothing without or with a wrong secret', async () => {
@@ -158,8 +189,15 @@ describe('Telegram webhook', () => {
     const before = (await messagesOf(hook, bot.integration.id)).length;
     expect((await webhook(hook, bot.integration.id, '{not json', secret)).statusCode).toBe(400);
     expect((await webhook(hook, bot.integration.id, { message: { text: 'no update id' } }, secret)).statusCode).toBe(400);
-    expect((await webhook(hook, bot.integration.id, { update_id: 3, message: { message_id: 'x', chat: {} } }, secret)).statusCode).toBe(400);
-    const edited = await webhook(hook, bot.integration.id, { update_id: 4, edited_message: message(customer(hook), { text: 'edit' }).message }, secret);
+    expect((await webhook(hook, bot.integration.id, { update_id: 3, message: { message_id: 'x', chat: {} } }, secret)).statusCode).toBe(
+      400,
+    );
+    const edited = await webhook(
+      hook,
+      bot.integration.id,
+      { update_id: 4, edited_message: message(customer(hook), { text: 'edit' }).message },
+      secret,
+    );
     expect(edited.statusCode).toBe(200);
     expect((await webhook(hook, bot.integration.id, { update_id: 5, callback_query: { id: 'q' } }, secret)).statusCode).toBe(200);
     expect(await messagesOf(hook, bot.integration.id)).toHaveLength(before);
@@ -202,7 +240,10 @@ describe('Telegram long polling', () => {
     expect(new Set(stored.map((m) => m.external_id)).size).toBe(4);
     expect(JSON.parse(stored[1]!.attachments)[0]).toMatchObject({ type: 'photo' });
     // Each getUpdates asked from the saved offset (confirming what was stored).
-    const offsets = tg.callsOf('getUpdates').filter((c) => c.token === bot.token).map((c) => c.params.offset);
+    const offsets = tg
+      .callsOf('getUpdates')
+      .filter((c) => c.token === bot.token)
+      .map((c) => c.params.offset);
     expect(offsets[0]).toBe(0);
     expect(offsets.at(-1)).toBe(Number(u1.update_id) + 4);
   });
@@ -224,7 +265,16 @@ describe('Telegram long polling', () => {
     for (const [id, [bytes, mime]] of Object.entries(files)) tg.addFile(id, bytes, mime, `media/${id}`);
     const first = tg.queueUpdate(bot.token, message(user, { text: 'first' }));
     const firstId = (first.message as { message_id: number }).message_id;
-    tg.queueUpdate(bot.token, message(user, { photo: [{ file_id: 'ph-small-missing', width: 9, height: 9 }, { file_id: 'ph', width: 800, height: 600 }], caption: 'a photo' }));
+    tg.queueUpdate(
+      bot.token,
+      message(user, {
+        photo: [
+          { file_id: 'ph-small-missing', width: 9, height: 9 },
+          { file_id: 'ph', width: 800, height: 600 },
+        ],
+        caption: 'a photo',
+      }),
+    );
     tg.queueUpdate(bot.token, message(user, { document: { file_id: 'doc', file_name: 'invoice.pdf', mime_type: 'application/pdf' } }));
     tg.queueUpdate(bot.token, message(user, { video: { file_id: 'vid', mime_type: 'video/mp4', duration: 3 } }));
     tg.queueUpdate(bot.token, message(user, { audio: { file_id: 'aud', file_name: 'song.mp3', mime_type: 'audio/mpeg' } }));
@@ -232,14 +282,24 @@ describe('Telegram long polling', () => {
     tg.queueUpdate(bot.token, message(user, { sticker: { file_id: 'stk', emoji: '🙂', is_animated: false, is_video: false } }));
     tg.queueUpdate(bot.token, message(user, { location: { latitude: 52.52, longitude: 13.405 } }));
     tg.queueUpdate(bot.token, message(user, { contact: { phone_number: '+4930123456', first_name: 'Bob', last_name: 'Builder' } }));
-    tg.queueUpdate(bot.token, message(user, { text: 'answering you', reply_to_message: { message_id: firstId, date: 1, chat: { id: user, type: 'private' } } }));
+    tg.queueUpdate(
+      bot.token,
+      message(user, { text: 'answering you', reply_to_message: { message_id: firstId, date: 1, chat: { id: user, type: 'private' } } }),
+    );
     expect(await poller(poll).runOnce()).toBe(10);
 
     const stored = await messagesOf(poll, bot.integration.id);
     const kinds = stored.map((m) => (JSON.parse(m.attachments) as Array<{ type: string }>).map((a) => a.type).join(','));
     expect(kinds).toEqual(['', 'photo', 'doc', 'video', 'audio', 'audio', 'sticker', 'link', '', '']);
     const att = (i: number) => JSON.parse(stored[i]!.attachments)[0] as { url: string; text: string };
-    for (const [i, id] of [[1, 'ph'], [2, 'doc'], [3, 'vid'], [4, 'aud'], [5, 'voi'], [6, 'stk']] as const) {
+    for (const [i, id] of [
+      [1, 'ph'],
+      [2, 'doc'],
+      [3, 'vid'],
+      [4, 'aud'],
+      [5, 'voi'],
+      [6, 'stk'],
+    ] as const) {
       expect(att(i).url).toMatch(/^\/files\/[A-Za-z0-9_-]{22}\//);
       const got = await poll.request({ method: 'GET', url: att(i).url });
       expect(got.statusCode, id).toBe(200);
@@ -251,12 +311,21 @@ describe('Telegram long polling', () => {
     expect(stored[8]!.text).toBe('Contact: Bob Builder, +4930123456');
     expect(JSON.parse(stored[9]!.reply_to!)).toMatchObject({ message: { text: 'first' } });
 
-    const profile = await db(poll).selectFrom('profiles').selectAll().where('integration_id', '=', bot.integration.id).executeTakeFirstOrThrow();
+    const profile = await db(poll)
+      .selectFrom('profiles')
+      .selectAll()
+      .where('integration_id', '=', bot.integration.id)
+      .executeTakeFirstOrThrow();
     expect(profile.avatar).toMatch(/^\/files\//);
     // The avatar is downloaded once, not for every message.
     expect(tg.callsOf('getUserProfilePhotos').filter((c) => c.params.user_id === user)).toHaveLength(1);
 
-    const history = await poll.request({ method: 'POST', url: `/v1.3/messaging/${stored[0]!.lead_id}/history/${stored[0]!.source_id}`, token: owner.access, payload: {} });
+    const history = await poll.request({
+      method: 'POST',
+      url: `/v1.3/messaging/${stored[0]!.lead_id}/history/${stored[0]!.source_id}`,
+      token: owner.access,
+      payload: {},
+    });
     const reply = history.json().messages.find((m: { message: { text: string } }) => m.message.text === 'answering you');
     expect(reply.replyTo.message.text).toBe('first');
   });
@@ -293,7 +362,10 @@ describe('sending through Telegram', () => {
   });
 
   it('uploads a photo with its caption (upload answers the "all others" media shape)', async () => {
-    const up = await postForm(poll, '/v1.3/messaging/upload', owner.access, [['said', String(bot.integration.id)], ['media', { data: sample('png'), type: 'image/png', filename: 'offer.png' }]]);
+    const up = await postForm(poll, '/v1.3/messaging/upload', owner.access, [
+      ['said', String(bot.integration.id)],
+      ['media', { data: sample('png'), type: 'image/png', filename: 'offer.png' }],
+    ]);
     expect(up.statusCode).toBe(200);
     const media = up.json().media;
     expect(Object.keys(media).sort()).toEqual(['mime', 'name', 'path']);

@@ -93,7 +93,11 @@ describe('role matrix', () => {
         {
           label: 'PUT /templates/<groupId>/<templateId> (shared phrase)',
           expect: { none: 401, manager: 403, other: 404, owner: 200 },
-          request: async (v) => ({ method: 'PUT', url: `/${v}/templates/${group.id}/${(await shared()).id}`, payload: { template: 'Edited' } }),
+          request: async (v) => ({
+            method: 'PUT',
+            url: `/${v}/templates/${group.id}/${(await shared()).id}`,
+            payload: { template: 'Edited' },
+          }),
         },
         {
           label: 'DELETE /templates/<groupId>/<templateId> (shared phrase)',
@@ -103,7 +107,11 @@ describe('role matrix', () => {
         {
           label: 'POST /templates/<groupId> (the manager’s own phrase)',
           expect: { none: 401, manager: 200, other: 404, owner: 200 },
-          request: async (v) => ({ method: 'POST', url: `/${v}/templates/${group.id}`, payload: { template: 'Mine', userId: manager.userId } }),
+          request: async (v) => ({
+            method: 'POST',
+            url: `/${v}/templates/${group.id}`,
+            payload: { template: 'Mine', userId: manager.userId },
+          }),
         },
       ],
       snapshotOf(owner.accountId),
@@ -169,7 +177,12 @@ describe('personal phrase visibility', () => {
     expect(await phrasesOf(m1.access)).toEqual([shared.id, forM1.id]);
     expect(await phrasesOf(m2.access)).toEqual([shared.id, m2Own.id]);
     // The owner may still manage a personal phrase it cannot see in the list.
-    const edit = await h.request({ method: 'PUT', url: `/v1.3/templates/${group.id}/${forM1.id}`, token: owner.access, payload: { hotkey: 'F1' } });
+    const edit = await h.request({
+      method: 'PUT',
+      url: `/v1.3/templates/${group.id}/${forM1.id}`,
+      token: owner.access,
+      payload: { hotkey: 'F1' },
+    });
     expect(edit.statusCode).toBe(200);
     expect(edit.json()).toEqual({ id: forM1.id, template: 'Hi, m1 here', hotkey: 'F1', userId: m1.userId });
   });
@@ -178,7 +191,12 @@ describe('personal phrase visibility', () => {
     const owner = await h.signUp();
     const group = await createGroup(owner, 'Shapes');
     for (const v of API_VERSIONS) {
-      const res = await h.request({ method: 'POST', url: `/${v}/templates/${group.id}`, token: owner.access, payload: { template: `On ${v}`, hotkey: null, userId: null } });
+      const res = await h.request({
+        method: 'POST',
+        url: `/${v}/templates/${group.id}`,
+        token: owner.access,
+        payload: { template: `On ${v}`, hotkey: null, userId: null },
+      });
       expect(res.statusCode, `${v} ${res.body}`).toBe(200);
       expect(res.json()).toEqual({ id: expect.any(Number), template: `On ${v}`, hotkey: '', userId: null });
     }
@@ -253,7 +271,12 @@ describe('phrases', () => {
     const before = await snapshotOf(owner.accountId)();
     for (const v of API_VERSIONS) {
       for (const groupId of [999999, foreign.id]) {
-        const res = await h.request({ method: 'POST', url: `/${v}/templates/${groupId}`, token: owner.access, payload: { template: 'Lost' } });
+        const res = await h.request({
+          method: 'POST',
+          url: `/${v}/templates/${groupId}`,
+          token: owner.access,
+          payload: { template: 'Lost' },
+        });
         expect(res.statusCode, `${v} ${groupId}`).toBe(404);
         if (v === 'v1.1') expect(res.json()).toEqual({ statusCode: 404, message: 'Template group not found' });
         else expect(res.json()).toMatchObject({ code: 'not_found', error: 'Template group not found' });
@@ -268,11 +291,21 @@ describe('phrases', () => {
     const group = await createGroup(owner);
     const before = await snapshotOf(owner.accountId)();
     for (const userId of [actors.other.userId, 999999]) {
-      const res = await h.request({ method: 'POST', url: `/v1.3/templates/${group.id}`, token: owner.access, payload: { template: 'x', userId } });
+      const res = await h.request({
+        method: 'POST',
+        url: `/v1.3/templates/${group.id}`,
+        token: owner.access,
+        payload: { template: 'x', userId },
+      });
       expect(res.statusCode).toBe(400);
       expect(res.json().details).toEqual([{ path: 'body.userId', message: expect.any(String) }]);
     }
-    const badType = await h.request({ method: 'POST', url: `/v1.3/templates/${group.id}`, token: owner.access, payload: { template: 'x', userId: 'me' } });
+    const badType = await h.request({
+      method: 'POST',
+      url: `/v1.3/templates/${group.id}`,
+      token: owner.access,
+      payload: { template: 'x', userId: 'me' },
+    });
     expect(badType.statusCode).toBe(400);
     const missing = await h.request({ method: 'POST', url: `/v1.3/templates/${group.id}`, token: owner.access, payload: { hotkey: 'x' } });
     expect(missing.statusCode).toBe(400);
@@ -285,10 +318,20 @@ describe('phrases', () => {
     const group = await createGroup(owner);
     const other = await createGroup(owner);
     const p = await addPhrase(owner.access, group.id, { template: 'Personal', hotkey: 'P', userId: m.userId });
-    const res = await h.request({ method: 'PUT', url: `/v1.3/templates/${group.id}/${p.id}`, token: owner.access, payload: { userId: null } });
+    const res = await h.request({
+      method: 'PUT',
+      url: `/v1.3/templates/${group.id}/${p.id}`,
+      token: owner.access,
+      payload: { userId: null },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ id: p.id, template: 'Personal', hotkey: 'P', userId: null });
-    const wrongGroup = await h.request({ method: 'PUT', url: `/v1.3/templates/${other.id}/${p.id}`, token: owner.access, payload: { template: 'x' } });
+    const wrongGroup = await h.request({
+      method: 'PUT',
+      url: `/v1.3/templates/${other.id}/${p.id}`,
+      token: owner.access,
+      payload: { template: 'x' },
+    });
     expect(wrongGroup.statusCode).toBe(404);
     const wrongDelete = await h.request({ method: 'DELETE', url: `/v1.3/templates/${other.id}/${p.id}`, token: owner.access });
     expect(wrongDelete.statusCode).toBe(404);
@@ -299,10 +342,14 @@ describe('phrases', () => {
   it('path ids: a non-integer is 400 on v1.3 and 404 on v1.1 and v1.2', async () => {
     const owner = actors.owner;
     const group = await createGroup(owner);
-    expect((await h.request({ method: 'POST', url: '/v1.3/templates/abc', token: owner.access, payload: { template: 'x' } })).statusCode).toBe(400);
+    expect(
+      (await h.request({ method: 'POST', url: '/v1.3/templates/abc', token: owner.access, payload: { template: 'x' } })).statusCode,
+    ).toBe(400);
     expect((await h.request({ method: 'DELETE', url: `/v1.3/templates/${group.id}/x`, token: owner.access })).statusCode).toBe(400);
     for (const v of ['v1.1', 'v1.2']) {
-      expect((await h.request({ method: 'POST', url: `/${v}/templates/abc`, token: owner.access, payload: { template: 'x' } })).statusCode).toBe(404);
+      expect(
+        (await h.request({ method: 'POST', url: `/${v}/templates/abc`, token: owner.access, payload: { template: 'x' } })).statusCode,
+      ).toBe(404);
       expect((await h.request({ method: 'DELETE', url: `/${v}/templates/${group.id}/x`, token: owner.access })).statusCode).toBe(404);
     }
   });

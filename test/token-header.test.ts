@@ -47,7 +47,11 @@ describe('tokenFromHeader', () => {
   });
 
   it('refuses other schemes', () => {
-    const word = fc.string({ unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'.split('')), minLength: 1, maxLength: 12 });
+    const word = fc.string({
+      unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'.split('')),
+      minLength: 1,
+      maxLength: 12,
+    });
     const otherScheme = fc.oneof(fc.constantFrom('Basic', 'Token', 'Digest', 'Bearer:', 'Bearer=', 'Bearerx', 'JWTs', 'OAuth'), word);
     fc.assert(
       fc.property(otherScheme, blank, jwt, (s, gap, token) => {
@@ -97,12 +101,19 @@ describe('tokenFromHeader', () => {
 
   it('on arbitrary input answers undefined or a well-formed token that the header contains', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string(), fc.string({ unit: 'grapheme-ascii' }), fc.tuple(scheme, fc.string()).map(([s, r]) => `${s} ${r}`)), (header) => {
-        const token = tokenFromHeader(header);
-        if (token === undefined) return;
-        expect(token).toMatch(JWT_SHAPE);
-        expect(header.trim().endsWith(token)).toBe(true);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.string({ unit: 'grapheme-ascii' }),
+          fc.tuple(scheme, fc.string()).map(([s, r]) => `${s} ${r}`),
+        ),
+        (header) => {
+          const token = tokenFromHeader(header);
+          if (token === undefined) return;
+          expect(token).toMatch(JWT_SHAPE);
+          expect(header.trim().endsWith(token)).toBe(true);
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -36,7 +36,10 @@ async function expectNothingStored<R extends { statusCode: number; body: string 
 
 describe('POST /messaging/upload: the answer', () => {
   it('stores the file and answers {type: photo, media} in the shape of the integration type (v1.3)', async () => {
-    const res = await upload('3', [['said', String(widget)], ['media', pngFile()]]);
+    const res = await upload('3', [
+      ['said', String(widget)],
+      ['media', pngFile()],
+    ]);
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
     expect(body.type).toBe('photo');
@@ -95,7 +98,10 @@ describe('POST /messaging/upload: the answer', () => {
   }
 
   it('v1.1 nests the media object twice; v1.2 does not', async () => {
-    const v11 = await upload('1', [['said', String(widget)], ['media', pngFile()]]);
+    const v11 = await upload('1', [
+      ['said', String(widget)],
+      ['media', pngFile()],
+    ]);
     expect(v11.statusCode, v11.body).toBe(200);
     const nested = v11.json();
     expect(Object.keys(nested).sort()).toEqual(['media', 'type']);
@@ -105,18 +111,35 @@ describe('POST /messaging/upload: the answer', () => {
     // The nested answer as a whole also names the file.
     expect(await h.services.files.resolveMedia(owner.accountId, nested.media)).toBeDefined();
 
-    const v12 = await upload('2', [['said', String(widget)], ['media', pngFile()]]);
+    const v12 = await upload('2', [
+      ['said', String(widget)],
+      ['media', pngFile()],
+    ]);
     expect(v12.statusCode, v12.body).toBe(200);
     expect(Object.keys(v12.json().media).sort()).toEqual(['mime', 'name', 'path']);
   });
 
   it('takes the fields in any order, `saId` for `said`, and the channel by its own id string', async () => {
     const lead = await createLead(h, owner.accountId, widget);
-    const channel = await h.database.db.kysely.selectFrom('sources').select('external_id').where('id', '=', lead.sourceId).executeTakeFirstOrThrow();
+    const channel = await h.database.db.kysely
+      .selectFrom('sources')
+      .select('external_id')
+      .where('id', '=', lead.sourceId)
+      .executeTakeFirstOrThrow();
     for (const entries of [
-      [['media', pngFile()], ['saId', String(widget)]],
-      [['media', pngFile()], ['source', channel.external_id]],
-      [['source', String(lead.sourceId)], ['media', pngFile()], ['note', 'ignored extra field']],
+      [
+        ['media', pngFile()],
+        ['saId', String(widget)],
+      ],
+      [
+        ['media', pngFile()],
+        ['source', channel.external_id],
+      ],
+      [
+        ['source', String(lead.sourceId)],
+        ['media', pngFile()],
+        ['note', 'ignored extra field'],
+      ],
     ] as Parameters<typeof postForm>[3][]) {
       const res = await upload('3', entries);
       expect(res.statusCode, res.body).toBe(200);
@@ -124,17 +147,26 @@ describe('POST /messaging/upload: the answer', () => {
   });
 
   it('takes the type from the bytes when the part declares a generic one', async () => {
-    const res = await upload('3', [['said', String(widget)], ['media', { data: sample('png'), type: 'application/octet-stream', filename: 'x.bin' }]]);
+    const res = await upload('3', [
+      ['said', String(widget)],
+      ['media', { data: sample('png'), type: 'application/octet-stream', filename: 'x.bin' }],
+    ]);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ type: 'photo', media: { mime: 'image/png' } });
 
-    const text = await upload('3', [['said', String(widget)], ['media', { data: 'just words\n', type: 'text/plain', filename: 'notes.txt' }]]);
+    const text = await upload('3', [
+      ['said', String(widget)],
+      ['media', { data: 'just words\n', type: 'text/plain', filename: 'notes.txt' }],
+    ]);
     expect(text.statusCode, text.body).toBe(200);
     expect(text.json()).toMatchObject({ type: 'doc', media: { mime: 'text/plain', name: 'notes.txt' } });
   });
 
   it('cleans the file name and names a nameless file', async () => {
-    const res = await upload('3', [['said', String(widget)], ['media', { data: 'a', type: 'text/plain', filename: 'evil\u202Egnp.exe\u0007' }]]);
+    const res = await upload('3', [
+      ['said', String(widget)],
+      ['media', { data: 'a', type: 'text/plain', filename: 'evil\u202Egnp.exe\u0007' }],
+    ]);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().media.name).toBe('evilgnp.exe');
   });
@@ -144,7 +176,14 @@ describe('POST /messaging/upload: the answer', () => {
     const integrationId = await createIntegration(h, expired.accountId, 'widget');
     await h.services.accounts.setPlan(expired.accountId, { expiration: h.clock.now() - 1000 });
     expect(await h.services.accounts.status(expired.accountId)).toBe('expired');
-    const res = await upload('3', [['said', String(integrationId)], ['media', pngFile()]], expired.access);
+    const res = await upload(
+      '3',
+      [
+        ['said', String(integrationId)],
+        ['media', pngFile()],
+      ],
+      expired.access,
+    );
     expect(res.statusCode, res.body).toBe(200);
   });
 });
@@ -153,8 +192,16 @@ describe('POST /messaging/upload: refusals store nothing', () => {
   it('both source and said -> 400, whichever comes first', async () => {
     const lead = await createLead(h, owner.accountId, widget);
     for (const entries of [
-      [['source', String(lead.sourceId)], ['said', String(widget)], ['media', pngFile()]],
-      [['media', pngFile()], ['source', String(lead.sourceId)], ['said', String(widget)]],
+      [
+        ['source', String(lead.sourceId)],
+        ['said', String(widget)],
+        ['media', pngFile()],
+      ],
+      [
+        ['media', pngFile()],
+        ['source', String(lead.sourceId)],
+        ['said', String(widget)],
+      ],
     ] as Parameters<typeof postForm>[3][]) {
       const res = await expectNothingStored(() => upload('3', entries), 400);
       expect(res.json()).toMatchObject({ code: 'validation_failed' });
@@ -172,24 +219,55 @@ describe('POST /messaging/upload: refusals store nothing', () => {
   });
 
   it('said that is not an integer, or said and saId that differ -> 400', async () => {
-    await expectNothingStored(() => upload('3', [['said', 'abc'], ['media', pngFile()]]), 400);
-    await expectNothingStored(() => upload('3', [['said', String(widget)], ['saId', String(widget + 1)], ['media', pngFile()]]), 400);
+    await expectNothingStored(
+      () =>
+        upload('3', [
+          ['said', 'abc'],
+          ['media', pngFile()],
+        ]),
+      400,
+    );
+    await expectNothingStored(
+      () =>
+        upload('3', [
+          ['said', String(widget)],
+          ['saId', String(widget + 1)],
+          ['media', pngFile()],
+        ]),
+      400,
+    );
   });
 
   it('a file larger than PARLEY_UPLOAD_LIMIT -> 413, the partial file removed; exactly the limit is fine', async () => {
     for (const order of ['said first', 'media first']) {
       const big = { data: new Uint8Array(LIMIT + 1).fill(0x61), type: 'text/plain', filename: 'big.txt' };
-      const entries: Parameters<typeof postForm>[3] = order === 'said first' ? [['said', String(widget)], ['media', big]] : [['media', big], ['said', String(widget)]];
+      const entries: Parameters<typeof postForm>[3] =
+        order === 'said first'
+          ? [
+              ['said', String(widget)],
+              ['media', big],
+            ]
+          : [
+              ['media', big],
+              ['said', String(widget)],
+            ];
       const res = await expectNothingStored(() => upload('3', entries), 413);
       expect(res.json()).toMatchObject({ code: 'payload_too_large' });
     }
     const huge = await expectNothingStored(
-      () => upload('2', [['said', String(widget)], ['media', { data: new Uint8Array(LIMIT * 20), type: 'text/plain', filename: 'huge.txt' }]]),
+      () =>
+        upload('2', [
+          ['said', String(widget)],
+          ['media', { data: new Uint8Array(LIMIT * 20), type: 'text/plain', filename: 'huge.txt' }],
+        ]),
       413,
     );
     expect(huge.json().code).toBe('payload_too_large');
 
-    const exact = await upload('3', [['said', String(widget)], ['media', { data: new Uint8Array(LIMIT).fill(0x62), type: 'text/plain', filename: 'ok.txt' }]]);
+    const exact = await upload('3', [
+      ['said', String(widget)],
+      ['media', { data: new Uint8Array(LIMIT).fill(0x62), type: 'text/plain', filename: 'ok.txt' }],
+    ]);
     expect(exact.statusCode, exact.body).toBe(200);
   });
 
@@ -201,7 +279,14 @@ describe('POST /messaging/upload: refusals store nothing', () => {
       { data: sample('jpeg'), type: 'video/mp4' },
     ];
     for (const file of cases) {
-      const res = await expectNothingStored(() => upload('3', [['said', String(widget)], ['media', { ...file, filename: 'x' }]]), 400);
+      const res = await expectNothingStored(
+        () =>
+          upload('3', [
+            ['said', String(widget)],
+            ['media', { ...file, filename: 'x' }],
+          ]),
+        400,
+      );
       expect(res.json().code).toBe('validation_failed');
       expect(res.json().details[0].message).toMatch(/content does not match its Content-Type/);
     }
@@ -210,7 +295,11 @@ describe('POST /messaging/upload: refusals store nothing', () => {
   it('types that could run as script when served -> 415', async () => {
     for (const type of ['text/html', 'image/svg+xml', 'application/javascript', 'application/x-msdownload', 'text/html; charset=utf-8']) {
       const res = await expectNothingStored(
-        () => upload('3', [['said', String(widget)], ['media', { data: '<script>alert(1)</script>', type, filename: 'x.html' }]]),
+        () =>
+          upload('3', [
+            ['said', String(widget)],
+            ['media', { data: '<script>alert(1)</script>', type, filename: 'x.html' }],
+          ]),
         415,
       );
       expect(res.json().code).toBe('unsupported_media_type');
@@ -218,13 +307,25 @@ describe('POST /messaging/upload: refusals store nothing', () => {
   });
 
   it('an empty file -> 400', async () => {
-    await expectNothingStored(() => upload('3', [['said', String(widget)], ['media', { data: '', type: 'text/plain', filename: 'empty.txt' }]]), 400);
+    await expectNothingStored(
+      () =>
+        upload('3', [
+          ['said', String(widget)],
+          ['media', { data: '', type: 'text/plain', filename: 'empty.txt' }],
+        ]),
+      400,
+    );
   });
 
   it("another account's source or integration -> 404", async () => {
     const foreign = await createIntegration(h, other.accountId, 'widget');
     const foreignLead = await createLead(h, other.accountId, foreign);
-    for (const target of [['said', String(foreign)], ['source', String(foreignLead.sourceId)], ['said', '999999'], ['source', 'no-such-chat']] as [string, string][]) {
+    for (const target of [
+      ['said', String(foreign)],
+      ['source', String(foreignLead.sourceId)],
+      ['said', '999999'],
+      ['source', 'no-such-chat'],
+    ] as [string, string][]) {
       const res = await expectNothingStored(() => upload('3', [target, ['media', pngFile()]]), 404);
       expect(res.json().code).toBe('not_found');
     }
@@ -233,22 +334,73 @@ describe('POST /messaging/upload: refusals store nothing', () => {
   it('a deleted integration, or one outside a manager\u2019s sources -> 404', async () => {
     const deleted = await createIntegration(h, owner.accountId, 'widget');
     await h.database.db.kysely.updateTable('integrations').set({ deleted_at: h.clock.now() }).where('id', '=', deleted).execute();
-    await expectNothingStored(() => upload('3', [['said', String(deleted)], ['media', pngFile()]]), 404);
+    await expectNothingStored(
+      () =>
+        upload('3', [
+          ['said', String(deleted)],
+          ['media', pngFile()],
+        ]),
+      404,
+    );
 
     const reachable = await createIntegration(h, owner.accountId, 'widget');
     const manager = await createManager(h, owner, { sources: [reachable] });
     const lead = await createLead(h, owner.accountId, widget);
-    await expectNothingStored(() => upload('3', [['said', String(widget)], ['media', pngFile()]], manager.access), 404);
-    await expectNothingStored(() => upload('3', [['source', String(lead.sourceId)], ['media', pngFile()]], manager.access), 404);
-    const ok = await upload('3', [['said', String(reachable)], ['media', pngFile()]], manager.access);
+    await expectNothingStored(
+      () =>
+        upload(
+          '3',
+          [
+            ['said', String(widget)],
+            ['media', pngFile()],
+          ],
+          manager.access,
+        ),
+      404,
+    );
+    await expectNothingStored(
+      () =>
+        upload(
+          '3',
+          [
+            ['source', String(lead.sourceId)],
+            ['media', pngFile()],
+          ],
+          manager.access,
+        ),
+      404,
+    );
+    const ok = await upload(
+      '3',
+      [
+        ['said', String(reachable)],
+        ['media', pngFile()],
+      ],
+      manager.access,
+    );
     expect(ok.statusCode, ok.body).toBe(200);
   });
 
   it('no media part, a file in another field, or two files -> 400/413', async () => {
     const missing = await expectNothingStored(() => upload('3', [['said', String(widget)]]), 400);
     expect(missing.json().details).toEqual([{ path: 'body.media', message: 'is required' }]);
-    await expectNothingStored(() => upload('3', [['said', String(widget)], ['photo', pngFile()]]), 400);
-    const two = await expectNothingStored(() => upload('3', [['said', String(widget)], ['media', pngFile()], ['media', pngFile('b.png')]]), 413);
+    await expectNothingStored(
+      () =>
+        upload('3', [
+          ['said', String(widget)],
+          ['photo', pngFile()],
+        ]),
+      400,
+    );
+    const two = await expectNothingStored(
+      () =>
+        upload('3', [
+          ['said', String(widget)],
+          ['media', pngFile()],
+          ['media', pngFile('b.png')],
+        ]),
+      413,
+    );
     expect(two.json().error).toMatch(/one file/);
   });
 
@@ -281,7 +433,14 @@ describe('POST /messaging/upload: refusals store nothing', () => {
 
   it('a malformed multipart body -> 400', async () => {
     const noBoundary = await expectNothingStored(
-      () => h.request({ method: 'POST', url: '/v1.3/messaging/upload', token: owner.access, headers: { 'content-type': 'multipart/form-data' }, body: 'garbage' }),
+      () =>
+        h.request({
+          method: 'POST',
+          url: '/v1.3/messaging/upload',
+          token: owner.access,
+          headers: { 'content-type': 'multipart/form-data' },
+          body: 'garbage',
+        }),
       400,
     );
     expect(noBoundary.json().code).toBe('validation_failed');
@@ -300,12 +459,29 @@ describe('POST /messaging/upload: refusals store nothing', () => {
   });
 
   it('needs a token (401 before the body is read)', async () => {
-    await expectNothingStored(() => upload('3', [['said', String(widget)], ['media', pngFile()]], ''), 401);
+    await expectNothingStored(
+      () =>
+        upload(
+          '3',
+          [
+            ['said', String(widget)],
+            ['media', pngFile()],
+          ],
+          '',
+        ),
+      401,
+    );
   });
 
   it('other routes still refuse multipart bodies (the parser is scoped to upload)', async () => {
     const { body, contentType } = await multipartBody([['title', 'x']]);
-    const res = await h.request({ method: 'POST', url: '/v1.3/webhooks', token: owner.access, headers: { 'content-type': contentType }, body });
+    const res = await h.request({
+      method: 'POST',
+      url: '/v1.3/webhooks',
+      token: owner.access,
+      headers: { 'content-type': contentType },
+      body,
+    });
     expect(res.statusCode).toBe(415);
   });
 });

@@ -28,10 +28,31 @@ const db = () => h.database.db.kysely;
 async function connectBot(owner: SignedUp) {
   const n = ++seq;
   const token = `4b1c-viber-token-${n}`;
-  vb.accounts.set(token, { id: `pa:7534659427546854672${n}`, name: `Shop ${n}`, uri: `shop${n}`, icon: `https://media.viber.example/icon${n}.jpg` });
-  const res = await h.request({ method: 'POST', url: '/v1.3/integrations', token: owner.access, payload: { type: 'msgrc_bot', credentials: { token } } });
+  vb.accounts.set(token, {
+    id: `pa:7534659427546854672${n}`,
+    name: `Shop ${n}`,
+    uri: `shop${n}`,
+    icon: `https://media.viber.example/icon${n}.jpg`,
+  });
+  const res = await h.request({
+    method: 'POST',
+    url: '/v1.3/integrations',
+    token: owner.access,
+    payload: { type: 'msgrc_bot', credentials: { token } },
+  });
   expect(res.statusCode).toBe(200);
-  return { token, integration: res.json() as { id: number; status: string; login: string; externalId: string; identifier: string; url: string; avatar: string } };
+  return {
+    token,
+    integration: res.json() as {
+      id: number;
+      status: string;
+      login: string;
+      externalId: string;
+      identifier: string;
+      url: string;
+      avatar: string;
+    },
+  };
 }
 
 function subscriber() {
@@ -46,7 +67,14 @@ const callback = (userId: string, message: Record<string, unknown>) => ({
   timestamp: 1772366400000 + ++seq,
   chat_hostname: 'SN-CHAT-01_',
   message_token: '__TOKEN__',
-  sender: { id: userId, name: 'Ada Lovelace', avatar: 'https://media.viber.example/ada.jpg', language: 'en', country: 'DE', api_version: 10 },
+  sender: {
+    id: userId,
+    name: 'Ada Lovelace',
+    avatar: 'https://media.viber.example/ada.jpg',
+    language: 'en',
+    country: 'DE',
+    api_version: 10,
+  },
   message,
   silent: false,
 });
@@ -65,14 +93,21 @@ function post(integrationId: number, body: string, signature: string | undefined
   });
 }
 
-const signed = (bot: { token: string; integration: { id: number } }, body: string) => post(bot.integration.id, body, FakeViber.sign(bot.token, body));
-const messagesOf = (integrationId: number) => db().selectFrom('messages').selectAll().where('integration_id', '=', integrationId).orderBy('id').execute();
+const signed = (bot: { token: string; integration: { id: number } }, body: string) =>
+  post(bot.integration.id, body, FakeViber.sign(bot.token, body));
+const messagesOf = (integrationId: number) =>
+  db().selectFrom('messages').selectAll().where('integration_id', '=', integrationId).orderBy('id').execute();
 
 describe('connecting a Viber bot', () => {
   it('checks the token with get_account_info, registers the webhook and fills the integration', async () => {
     const owner = await h.signUp();
     const { integration } = await connectBot(owner);
-    expect(integration).toMatchObject({ status: 'active', login: `Shop ${seq}`, externalId: `pa:7534659427546854672${seq}`, identifier: `shop${seq}` });
+    expect(integration).toMatchObject({
+      status: 'active',
+      login: `Shop ${seq}`,
+      externalId: `pa:7534659427546854672${seq}`,
+      identifier: `shop${seq}`,
+    });
     expect(integration.avatar).toBe(`https://media.viber.example/icon${seq}.jpg`);
     expect(integration.url).toBe(`viber://pa?chatURI=shop${seq}`);
     const [hook] = vb.callsOf('set_webhook');
@@ -82,7 +117,12 @@ describe('connecting a Viber bot', () => {
 
   it('keeps a refused token with status "auth failure"', async () => {
     const owner = await h.signUp();
-    const res = await h.request({ method: 'POST', url: '/v1.3/integrations', token: owner.access, payload: { type: 'msgrc_bot', credentials: { token: 'nope' } } });
+    const res = await h.request({
+      method: 'POST',
+      url: '/v1.3/integrations',
+      token: owner.access,
+      payload: { type: 'msgrc_bot', credentials: { token: 'nope' } },
+    });
     expect(res.json().status).toBe('auth failure');
   });
 
@@ -90,7 +130,12 @@ describe('connecting a Viber bot', () => {
     const bare = await createHarness({ env: { PARLEY_VIBER_API_URL: vb.url } });
     try {
       const owner = await bare.signUp();
-      const res = await bare.request({ method: 'POST', url: '/v1.3/integrations', token: owner.access, payload: { type: 'msgrc_bot', credentials: { token: 'x' } } });
+      const res = await bare.request({
+        method: 'POST',
+        url: '/v1.3/integrations',
+        token: owner.access,
+        payload: { type: 'msgrc_bot', credentials: { token: 'x' } },
+      });
       expect(res.statusCode).toBe(400);
       expect(res.json().error).toContain('PARLEY_PUBLIC_URL');
       expect(await bare.database.db.kysely.selectFrom('integrations').selectAll().execute()).toEqual([]);
@@ -103,7 +148,9 @@ describe('connecting a Viber bot', () => {
     const owner = await h.signUp();
     const bot = await connectBot(owner);
     vb.calls.length = 0;
-    expect((await h.request({ method: 'DELETE', url: `/v1.3/integrations/${bot.integration.id}`, token: owner.access })).statusCode).toBe(200);
+    expect((await h.request({ method: 'DELETE', url: `/v1.3/integrations/${bot.integration.id}`, token: owner.access })).statusCode).toBe(
+      200,
+    );
     expect(vb.callsOf('set_webhook').map((c) => [c.token, c.body.url])).toEqual([[bot.token, '']]);
   });
 });
@@ -123,7 +170,11 @@ describe('Viber callbacks', () => {
     const stored = await messagesOf(bot.integration.id);
     expect(stored).toHaveLength(1);
     expect(stored[0]).toMatchObject({ external_id: '4912661846655238145', text: 'Hi there', incoming: 1 });
-    const profile = await db().selectFrom('profiles').selectAll().where('integration_id', '=', bot.integration.id).executeTakeFirstOrThrow();
+    const profile = await db()
+      .selectFrom('profiles')
+      .selectAll()
+      .where('integration_id', '=', bot.integration.id)
+      .executeTakeFirstOrThrow();
     expect(profile).toMatchObject({ social_id: user, name: 'Ada Lovelace', avatar: 'https://media.viber.example/ada.jpg' });
   });
 
@@ -166,7 +217,12 @@ describe('Viber callbacks', () => {
     const stored = (await messagesOf(bot.integration.id)).slice(-bodies.length);
     const att = (i: number) => JSON.parse(stored[i]!.attachments)[0] as { type: string; url: string; text: string };
     expect(stored.map((_, i) => att(i)?.type ?? '')).toEqual(['photo', 'video', 'doc', 'sticker', 'link', '', 'link']);
-    for (const [i, bytes] of [[0, jpeg], [1, MP4], [2, pdf], [3, png]] as const) {
+    for (const [i, bytes] of [
+      [0, jpeg],
+      [1, MP4],
+      [2, pdf],
+      [3, png],
+    ] as const) {
       expect(att(i).url).toMatch(new RegExp(`^${PUBLIC}/files/[A-Za-z0-9_-]{22}/`));
       const got = await h.request({ method: 'GET', url: att(i).url.slice(PUBLIC.length) });
       expect(Buffer.from(got.rawPayload)).toEqual(bytes);
@@ -210,7 +266,10 @@ describe('sending through Viber', () => {
   });
 
   it('sends an uploaded picture by its public URL with the caption (upload answers mime, name, url, type, size)', async () => {
-    const up = await postForm(h, '/v1.3/messaging/upload', owner.access, [['said', String(bot.integration.id)], ['media', { data: sample('jpeg'), type: 'image/jpeg', filename: 'offer.jpg' }]]);
+    const up = await postForm(h, '/v1.3/messaging/upload', owner.access, [
+      ['said', String(bot.integration.id)],
+      ['media', { data: sample('jpeg'), type: 'image/jpeg', filename: 'offer.jpg' }],
+    ]);
     expect(up.statusCode).toBe(200);
     const media = up.json().media;
     expect(Object.keys(media).sort()).toEqual(['mime', 'name', 'size', 'type', 'url']);
@@ -225,9 +284,19 @@ describe('sending through Viber', () => {
     const text = `${'a'.repeat(5000)}\n${'b'.repeat(5000)}`;
     const res = await send({ message: { text } });
     expect(res.statusCode).toBe(200);
-    expect(vb.callsOf('send_message').map((c) => c.body.text).join('')).toBe(text);
+    expect(
+      vb
+        .callsOf('send_message')
+        .map((c) => c.body.text)
+        .join(''),
+    ).toBe(text);
     expect(res.json()).toHaveLength(2);
-    expect((await outgoing()).slice(-2).map((m) => m.text).join('')).toBe(text);
+    expect(
+      (await outgoing())
+        .slice(-2)
+        .map((m) => m.text)
+        .join(''),
+    ).toBe(text);
   });
 
   it('answers 422 with the reason when Viber refuses, storing nothing', async () => {

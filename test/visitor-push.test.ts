@@ -21,7 +21,12 @@ describe('visitor pushes come from committed events', () => {
     const w = await connectWidget(h, owner);
     const start = await h.request({ method: 'POST', url: '/widget/v1/sessions', payload: { key: w.key }, headers: json });
     const { token } = start.json();
-    const said = await h.request({ method: 'POST', url: '/widget/v1/messages', payload: { clientId: 'a', text: 'hi' }, headers: { ...json, authorization: `Bearer ${token}` } });
+    const said = await h.request({
+      method: 'POST',
+      url: '/widget/v1/messages',
+      payload: { clientId: 'a', text: 'hi' },
+      headers: { ...json, authorization: `Bearer ${token}` },
+    });
     expect(said.statusCode, said.body).toBe(200);
     const lead = await h.database.db.kysely.selectFrom('leads').selectAll().where('integration_id', '=', w.id).executeTakeFirstOrThrow();
 
@@ -39,14 +44,22 @@ describe('visitor pushes come from committed events', () => {
       { type: 'typing', typing: true },
       { type: 'message', message: expect.objectContaining({ from: 'agent', text: 'from B' }) },
     ]);
-    const stored = await h.database.db.kysely.selectFrom('messages').selectAll().where('id', '=', Number(reply!.messageId)).executeTakeFirstOrThrow();
+    const stored = await h.database.db.kysely
+      .selectFrom('messages')
+      .selectAll()
+      .where('id', '=', Number(reply!.messageId))
+      .executeTakeFirstOrThrow();
     expect(received[2]!.message.id).toBe(stored.external_id);
 
     await h.services.realtime.poll();
     expect(employees.map((m) => JSON.parse(m).event.type)).toEqual(['message.outgoing']);
     const typingEvents = await h.database.db.kysely.selectFrom('events').select('id').where('type', '=', 'widget.typing').execute();
     expect(typingEvents).toHaveLength(1);
-    const deliveries = await h.database.db.kysely.selectFrom('deliveries').select('id').where('event_id', '=', typingEvents[0]!.id).execute();
+    const deliveries = await h.database.db.kysely
+      .selectFrom('deliveries')
+      .select('id')
+      .where('event_id', '=', typingEvents[0]!.id)
+      .execute();
     expect(deliveries).toEqual([]);
     endStream();
     ws.terminate();
@@ -56,7 +69,8 @@ describe('visitor pushes come from committed events', () => {
     const w = await connectWidget(h, owner);
     const start = await h.request({ method: 'POST', url: '/widget/v1/sessions', payload: { key: w.key }, headers: json });
     const { token } = start.json();
-    const typingEvents = () => h.database.db.kysely.selectFrom('events').selectAll().where('type', '=', 'widget.visitor.typing').orderBy('id').execute();
+    const typingEvents = () =>
+      h.database.db.kysely.selectFrom('events').selectAll().where('type', '=', 'widget.visitor.typing').orderBy('id').execute();
     const { received, ws } = await openVisitorSocket(h, token);
     await expect.poll(() => received.some((m) => m.type === 'ready')).toBe(true);
 
@@ -66,7 +80,12 @@ describe('visitor pushes come from committed events', () => {
     await expect.poll(() => received.some((m) => m.type === 'pong')).toBe(true);
     expect(await typingEvents()).toEqual([]);
 
-    const said = await h.request({ method: 'POST', url: '/widget/v1/messages', payload: { clientId: 'a', text: 'hi' }, headers: { ...json, authorization: `Bearer ${token}` } });
+    const said = await h.request({
+      method: 'POST',
+      url: '/widget/v1/messages',
+      payload: { clientId: 'a', text: 'hi' },
+      headers: { ...json, authorization: `Bearer ${token}` },
+    });
     expect(said.statusCode, said.body).toBe(200);
     const lead = await h.database.db.kysely.selectFrom('leads').selectAll().where('integration_id', '=', w.id).executeTakeFirstOrThrow();
     const employees: Array<Record<string, unknown>> = [];
@@ -92,11 +111,23 @@ describe('visitor pushes come from committed events', () => {
     await expect.poll(async () => (await typingEvents()).length).toBe(3);
 
     const events = await typingEvents();
-    const deliveries = await h.database.db.kysely.selectFrom('deliveries').select('id').where('event_id', 'in', events.map((e) => e.id)).execute();
+    const deliveries = await h.database.db.kysely
+      .selectFrom('deliveries')
+      .select('id')
+      .where(
+        'event_id',
+        'in',
+        events.map((e) => e.id),
+      )
+      .execute();
     expect(deliveries).toEqual([]);
     // A reconnecting stream's catch-up replays events, never typing.
     const replayed: Array<Record<string, unknown>> = [];
-    const endReplay = await h.services.realtime.subscribe(await h.services.auth.authenticate(owner.access), (m) => replayed.push(JSON.parse(m)), events[0]!.id - 1);
+    const endReplay = await h.services.realtime.subscribe(
+      await h.services.auth.authenticate(owner.access),
+      (m) => replayed.push(JSON.parse(m)),
+      events[0]!.id - 1,
+    );
     expect(replayed.filter((m) => m.type === 'typing')).toEqual([]);
     endReplay();
     endStream();

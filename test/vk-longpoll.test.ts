@@ -28,7 +28,12 @@ async function connect() {
   const n = ++seq;
   const token = `vk1.a.lp-${n}`;
   const community = vk.addCommunity(token, 300_000 + n, `lp${n}`);
-  const res = await h.request({ method: 'POST', url: '/v1.3/integrations', token: owner.access, payload: { type: 'social2_group', credentials: { token, groupId: String(community.id) } } });
+  const res = await h.request({
+    method: 'POST',
+    url: '/v1.3/integrations',
+    token: owner.access,
+    payload: { type: 'social2_group', credentials: { token, groupId: String(community.id) } },
+  });
   expect(res.statusCode).toBe(200);
   return { community, integrationId: res.json().id as number };
 }
@@ -49,7 +54,14 @@ describe('VK Bots Long Poll', () => {
     const { community } = await connect();
     expect(community.servers).toEqual([]);
     expect(community.longPoll.enabled).toBe(true);
-    expect(community.longPoll.settings).toMatchObject({ api_version: '5.199', message_new: '1', message_reply: '1', message_edit: '1', wall_reply_new: '1', market_comment_new: '1' });
+    expect(community.longPoll.settings).toMatchObject({
+      api_version: '5.199',
+      message_new: '1',
+      message_reply: '1',
+      message_edit: '1',
+      wall_reply_new: '1',
+      market_comment_new: '1',
+    });
     expect(vk.callsOf('groups.addCallbackServer')).toEqual([]);
   });
 
@@ -105,7 +117,9 @@ describe('VK Bots Long Poll', () => {
     const before = await cursor(integrationId);
     const photo = messageNew(community, 'with a photo');
     const url = vk.addFlakyMedia(`flaky${integrationId}.jpg`, Buffer.from(sample('jpeg')), 'image/jpeg');
-    (photo.object as { message: Record<string, unknown> }).message.attachments = [{ type: 'photo', photo: { id: 1, owner_id: 1, sizes: [{ url, width: 10, height: 10 }] } }];
+    (photo.object as { message: Record<string, unknown> }).message.attachments = [
+      { type: 'photo', photo: { id: 1, owner_id: 1, sizes: [{ url, width: 10, height: 10 }] } },
+    ];
     vk.queue(community, messageNew(community, 'before'));
     vk.queue(community, photo);
     vk.queue(community, messageNew(community, 'after'));

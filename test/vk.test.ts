@@ -23,20 +23,40 @@ beforeEach(() => {
 });
 
 const db = () => h.database.db.kysely;
-type Integration = { id: number; status: string; login: string; externalId: string; identifier: string; url: string; avatar: string; type: string };
+type Integration = {
+  id: number;
+  status: string;
+  login: string;
+  externalId: string;
+  identifier: string;
+  url: string;
+  avatar: string;
+  type: string;
+};
 
 async function connect(owner: SignedUp, harness = h) {
   const n = ++seq;
   const token = `vk1.a.community-token-${n}`;
   const community = vk.addCommunity(token, 200_000 + n, `shop${n}`);
-  const res = await harness.request({ method: 'POST', url: '/v1.3/integrations', token: owner.access, payload: { type: 'social2_group', credentials: { token, groupId: String(community.id) } } });
+  const res = await harness.request({
+    method: 'POST',
+    url: '/v1.3/integrations',
+    token: owner.access,
+    payload: { type: 'social2_group', credentials: { token, groupId: String(community.id) } },
+  });
   expect(res.statusCode).toBe(200);
   return { token, community, integration: res.json() as Integration };
 }
 
 function user(allowsMessages = true) {
   const id = 10_000 + ++seq;
-  vk.users.set(id, { first_name: 'Ada', last_name: `Lovelace${id}`, screen_name: `ada${id}`, photo_200: `https://sun.userapi.example/u${id}.jpg`, allowsMessages });
+  vk.users.set(id, {
+    first_name: 'Ada',
+    last_name: `Lovelace${id}`,
+    screen_name: `ada${id}`,
+    photo_200: `https://sun.userapi.example/u${id}.jpg`,
+    allowsMessages,
+  });
   return id;
 }
 
@@ -53,14 +73,19 @@ const vkMessage = (from: number, extra: Record<string, unknown> = {}) => ({
   conversation_message_id: messageId,
   ...extra,
 });
-const messageNew = (from: number, extra: Record<string, unknown> = {}) => ({ message: vkMessage(from, extra), client_info: { keyboard: true, lang_id: 0 } });
+const messageNew = (from: number, extra: Record<string, unknown> = {}) => ({
+  message: vkMessage(from, extra),
+  client_info: { keyboard: true, lang_id: 0 },
+});
 
 type Bot = Awaited<ReturnType<typeof connect>>;
 const url = (bot: Bot) => `${PUBLIC}/channels/vk/${bot.integration.id}`;
 const post = (integrationId: number, payload: string) =>
   h.request({ method: 'POST', url: `/channels/vk/${integrationId}`, headers: { 'content-type': 'application/json' }, payload });
-const deliver = (bot: Bot, type: string, object: Record<string, unknown>) => post(bot.integration.id, vk.callback(bot.community, url(bot), vk.event(bot.community, type, object)));
-const messagesOf = (integrationId: number) => db().selectFrom('messages').selectAll().where('integration_id', '=', integrationId).orderBy('id').execute();
+const deliver = (bot: Bot, type: string, object: Record<string, unknown>) =>
+  post(bot.integration.id, vk.callback(bot.community, url(bot), vk.event(bot.community, type, object)));
+const messagesOf = (integrationId: number) =>
+  db().selectFrom('messages').selectAll().where('integration_id', '=', integrationId).orderBy('id').execute();
 
 describe('connecting a VK community', () => {
   it('checks the token with groups.getById and registers its own Callback API server with a secret, form-encoded', async () => {
@@ -78,7 +103,16 @@ describe('connecting a VK community', () => {
     const [server] = bot.community.servers;
     expect(server).toMatchObject({ url: url(bot), title: 'Parley' });
     expect(server!.secret_key).toMatch(/^[A-Za-z0-9]{20,50}$/);
-    expect(server!.settings).toMatchObject({ api_version: '5.199', message_new: '1', message_reply: '1', message_edit: '1', wall_reply_new: '1', photo_comment_new: '1', video_comment_new: '1', market_comment_new: '1' });
+    expect(server!.settings).toMatchObject({
+      api_version: '5.199',
+      message_new: '1',
+      message_reply: '1',
+      message_edit: '1',
+      wall_reply_new: '1',
+      photo_comment_new: '1',
+      video_comment_new: '1',
+      market_comment_new: '1',
+    });
     expect(vk.calls.length).toBeGreaterThan(0);
     for (const call of vk.calls) {
       expect(call.contentType).toBe('application/x-www-form-urlencoded');
@@ -106,7 +140,12 @@ describe('connecting a VK community', () => {
     const owner = await h.signUp();
     const community = vk.addCommunity('vk1.a.no-manage', 777_002, 'nomanage');
     vk.failNext('groups.addCallbackServer', 15, 'Access denied: no access to call this method');
-    const res = await h.request({ method: 'POST', url: '/v1.3/integrations', token: owner.access, payload: { type: 'social2_group', credentials: { token: 'vk1.a.no-manage', groupId: String(community.id) } } });
+    const res = await h.request({
+      method: 'POST',
+      url: '/v1.3/integrations',
+      token: owner.access,
+      payload: { type: 'social2_group', credentials: { token: 'vk1.a.no-manage', groupId: String(community.id) } },
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json().error).toContain('Access denied');
     expect(await db().selectFrom('integrations').selectAll().where('account_id', '=', owner.accountId).execute()).toEqual([]);
@@ -114,14 +153,29 @@ describe('connecting a VK community', () => {
 
   it('keeps a refused token as "auth failure"; refuses an unknown or mismatched community, keeping nothing', async () => {
     const owner = await h.signUp();
-    const refused = await h.request({ method: 'POST', url: '/v1.3/integrations', token: owner.access, payload: { type: 'social2_group', credentials: { token: 'nope', groupId: '1' } } });
+    const refused = await h.request({
+      method: 'POST',
+      url: '/v1.3/integrations',
+      token: owner.access,
+      payload: { type: 'social2_group', credentials: { token: 'nope', groupId: '1' } },
+    });
     expect(refused.json().status).toBe('auth failure');
     const other = vk.addCommunity('vk1.a.other', 777_001, 'other');
     for (const groupId of ['123', 'club1', '-0']) {
-      const res = await h.request({ method: 'POST', url: '/v1.3/integrations', token: owner.access, payload: { type: 'social2_group', credentials: { token: 'vk1.a.other', groupId } } });
+      const res = await h.request({
+        method: 'POST',
+        url: '/v1.3/integrations',
+        token: owner.access,
+        payload: { type: 'social2_group', credentials: { token: 'vk1.a.other', groupId } },
+      });
       expect(res.statusCode, groupId).toBe(400);
     }
-    const missing = await h.request({ method: 'POST', url: '/v1.3/integrations', token: owner.access, payload: { type: 'social2_group', credentials: { token: 'vk1.a.other' } } });
+    const missing = await h.request({
+      method: 'POST',
+      url: '/v1.3/integrations',
+      token: owner.access,
+      payload: { type: 'social2_group', credentials: { token: 'vk1.a.other' } },
+    });
     expect(missing.statusCode).toBe(400);
     expect(missing.json().error).toContain('groupId');
     expect(other.servers).toEqual([]);
@@ -146,8 +200,18 @@ describe('VK callbacks', () => {
     }
     const stored = await messagesOf(bot.integration.id);
     expect(stored.filter((m) => m.text === 'Hello shop')).toHaveLength(1);
-    const profile = await db().selectFrom('profiles').selectAll().where('integration_id', '=', bot.integration.id).where('social_id', '=', String(from)).executeTakeFirstOrThrow();
-    expect(profile).toMatchObject({ name: `Ada Lovelace${from}`, login: `ada${from}`, avatar: `https://sun.userapi.example/u${from}.jpg`, profile_url: `https://vk.com/ada${from}` });
+    const profile = await db()
+      .selectFrom('profiles')
+      .selectAll()
+      .where('integration_id', '=', bot.integration.id)
+      .where('social_id', '=', String(from))
+      .executeTakeFirstOrThrow();
+    expect(profile).toMatchObject({
+      name: `Ada Lovelace${from}`,
+      login: `ada${from}`,
+      avatar: `https://sun.userapi.example/u${from}.jpg`,
+      profile_url: `https://vk.com/ada${from}`,
+    });
     expect(vk.callsOf('users.get')).toHaveLength(1);
   });
 
@@ -161,7 +225,14 @@ describe('VK callbacks', () => {
     expect((await post(bot.integration.id, JSON.stringify({ type: 'confirmation', group_id: 1 }))).statusCode).toBe(400);
     expect((await post(bot.integration.id, '{oops')).statusCode).toBe(400);
     expect((await post(bot.integration.id, JSON.stringify({ ...signed, object: { message: { id: 'x' } } }))).statusCode).toBe(400);
-    expect((await post(bot.integration.id, JSON.stringify({ ...signed, object: { message: { ...signed.object.message, text: 'a\u0000b', id: 2 ** 60 } } }))).statusCode).toBe(400);
+    expect(
+      (
+        await post(
+          bot.integration.id,
+          JSON.stringify({ ...signed, object: { message: { ...signed.object.message, text: 'a\u0000b', id: 2 ** 60 } } }),
+        )
+      ).statusCode,
+    ).toBe(400);
     expect((await post(999_999, JSON.stringify(signed))).statusCode).toBe(404);
     // NUL characters mean nothing in a message (and PostgreSQL refuses them): stored without.
     const nul = vk.event(bot.community, 'message_new', messageNew(user(), { text: 'nul\u0000byte' }));
@@ -180,23 +251,71 @@ describe('VK callbacks', () => {
     const first = vkMessage(from, { text: 'first question' });
     expect((await deliver(bot, 'message_new', { message: first })).statusCode).toBe(200);
     const attachments = [
-      { type: 'photo', photo: { id: 1, owner_id: from, sizes: [{ type: 's', url: `${vk.url}/media/small`, width: 75, height: 50 }, { type: 'w', url: vk.addMedia('big.jpg', jpeg, 'image/jpeg'), width: 1280, height: 960 }] } },
-      { type: 'doc', doc: { id: 2, owner_id: from, title: 'invoice.pdf', size: pdf.length, ext: 'pdf', url: vk.addMedia('invoice.pdf', pdf, 'application/pdf') } },
-      { type: 'audio_message', audio_message: { id: 3, owner_id: from, duration: 2, link_ogg: vk.addMedia('voice.ogg', ogg, 'audio/ogg'), link_mp3: `${vk.url}/media/none.mp3` } },
-      { type: 'video', video: { id: 4, owner_id: from, title: 'Unboxing', image: [{ url: 'https://sun.userapi.example/v.jpg', width: 320, height: 240 }] } },
-      { type: 'sticker', sticker: { sticker_id: 9, product_id: 1, images: [{ url: vk.addMedia('sticker.png', png, 'image/png'), width: 128, height: 128 }] } },
+      {
+        type: 'photo',
+        photo: {
+          id: 1,
+          owner_id: from,
+          sizes: [
+            { type: 's', url: `${vk.url}/media/small`, width: 75, height: 50 },
+            { type: 'w', url: vk.addMedia('big.jpg', jpeg, 'image/jpeg'), width: 1280, height: 960 },
+          ],
+        },
+      },
+      {
+        type: 'doc',
+        doc: {
+          id: 2,
+          owner_id: from,
+          title: 'invoice.pdf',
+          size: pdf.length,
+          ext: 'pdf',
+          url: vk.addMedia('invoice.pdf', pdf, 'application/pdf'),
+        },
+      },
+      {
+        type: 'audio_message',
+        audio_message: {
+          id: 3,
+          owner_id: from,
+          duration: 2,
+          link_ogg: vk.addMedia('voice.ogg', ogg, 'audio/ogg'),
+          link_mp3: `${vk.url}/media/none.mp3`,
+        },
+      },
+      {
+        type: 'video',
+        video: { id: 4, owner_id: from, title: 'Unboxing', image: [{ url: 'https://sun.userapi.example/v.jpg', width: 320, height: 240 }] },
+      },
+      {
+        type: 'sticker',
+        sticker: { sticker_id: 9, product_id: 1, images: [{ url: vk.addMedia('sticker.png', png, 'image/png'), width: 128, height: 128 }] },
+      },
       { type: 'link', link: { url: 'https://example.com/page', title: 'A page' } },
       { type: 'wall', wall: { id: 55, owner_id: -bot.community.id, from_id: -bot.community.id, text: 'Our sale' } },
       { type: 'market', market: { id: 66, owner_id: -bot.community.id, title: 'Red shoes' } },
     ];
-    const res = await deliver(bot, 'message_new', messageNew(from, { text: 'see these', attachments, reply_message: { id: first.id, text: 'first question' }, fwd_messages: [] }));
+    const res = await deliver(
+      bot,
+      'message_new',
+      messageNew(from, { text: 'see these', attachments, reply_message: { id: first.id, text: 'first question' }, fwd_messages: [] }),
+    );
     expect(res.statusCode).toBe(200);
-    const forwarded = await deliver(bot, 'message_new', messageNew(from, { text: 'and this', fwd_messages: [{ id: first.id, from_id: from, text: 'first question', date: 1 }] }));
+    const forwarded = await deliver(
+      bot,
+      'message_new',
+      messageNew(from, { text: 'and this', fwd_messages: [{ id: first.id, from_id: from, text: 'first question', date: 1 }] }),
+    );
     expect(forwarded.statusCode).toBe(200);
     const [, withFiles, fwd] = (await messagesOf(bot.integration.id)).filter((m) => m.source_id !== null).slice(-3);
     const att = JSON.parse(withFiles!.attachments) as Array<{ type: string; url: string; text: string; preview?: string }>;
     expect(att.map((a) => a.type)).toEqual(['photo', 'doc', 'audio', 'video', 'sticker', 'link', 'link', 'market']);
-    for (const [i, bytes] of [[0, jpeg], [1, pdf], [2, ogg], [4, png]] as const) {
+    for (const [i, bytes] of [
+      [0, jpeg],
+      [1, pdf],
+      [2, ogg],
+      [4, png],
+    ] as const) {
       expect(att[i]!.url).toMatch(new RegExp(`^${PUBLIC}/files/`));
       expect(Buffer.from((await h.request({ method: 'GET', url: att[i]!.url.slice(PUBLIC.length) })).rawPayload)).toEqual(bytes);
     }
@@ -232,7 +351,12 @@ describe('VK callbacks', () => {
   it('stores comments on posts, photos, videos and goods on channels of those types, with the commented object as preview', async () => {
     const from = user();
     const g = -bot.community.id;
-    vk.objects.set(`wall${g}_7`, { id: 7, owner_id: g, text: 'Autumn collection is here', attachments: [{ type: 'photo', photo: { sizes: [{ url: 'https://sun.userapi.example/post.jpg', width: 800, height: 600 }] } }] });
+    vk.objects.set(`wall${g}_7`, {
+      id: 7,
+      owner_id: g,
+      text: 'Autumn collection is here',
+      attachments: [{ type: 'photo', photo: { sizes: [{ url: 'https://sun.userapi.example/post.jpg', width: 800, height: 600 }] } }],
+    });
     vk.objects.set(`market${g}_9`, { id: 9, owner_id: g, title: 'Red shoes', thumb_photo: 'https://sun.userapi.example/shoes.jpg' });
     const base = { from_id: from, date: 1772366400, text: 'How much?' };
     const events: Array<[string, Record<string, unknown>]> = [
@@ -244,15 +368,34 @@ describe('VK callbacks', () => {
     ];
     for (const [type, object] of events) expect((await deliver(bot, type, object)).body).toBe('ok');
     const stored = (await messagesOf(bot.integration.id)).slice(-4);
-    const sources = await db().selectFrom('sources').selectAll().where('id', 'in', stored.map((m) => m.source_id)).orderBy('id').execute();
+    const sources = await db()
+      .selectFrom('sources')
+      .selectAll()
+      .where(
+        'id',
+        'in',
+        stored.map((m) => m.source_id),
+      )
+      .orderBy('id')
+      .execute();
     expect(sources.map((s) => [s.type, s.external_id])).toEqual([
       ['comment', `wall${g}_7:${from}`],
       ['photo', `photo${g}_8:${from}`],
       ['video', `video${g}_5:${from}`],
       ['market', `market${g}_9:${from}`],
     ]);
-    expect(stored.map((m) => m.external_id)).toEqual([`wall${g}_7?reply=31`, `photo${g}_8?reply=32`, `video${g}_5?reply=33`, `market${g}_9?reply=34`]);
-    expect(JSON.parse(stored[0]!.preview!)).toEqual({ photo: 'https://sun.userapi.example/post.jpg', description: 'Autumn collection is here', owner: bot.community.screen_name, url: `https://vk.com/wall${g}_7` });
+    expect(stored.map((m) => m.external_id)).toEqual([
+      `wall${g}_7?reply=31`,
+      `photo${g}_8?reply=32`,
+      `video${g}_5?reply=33`,
+      `market${g}_9?reply=34`,
+    ]);
+    expect(JSON.parse(stored[0]!.preview!)).toEqual({
+      photo: 'https://sun.userapi.example/post.jpg',
+      description: 'Autumn collection is here',
+      owner: bot.community.screen_name,
+      url: `https://vk.com/wall${g}_7`,
+    });
     // photos.getById is refused to community tokens here: the preview keeps the link and owner.
     expect(JSON.parse(stored[1]!.preview!)).toMatchObject({ url: `https://vk.com/photo${g}_8`, description: '' });
     expect(JSON.parse(stored[3]!.preview!)).toMatchObject({ description: 'Red shoes', photo: 'https://sun.userapi.example/shoes.jpg' });
@@ -282,7 +425,11 @@ describe('sending through VK', () => {
     expect(res.statusCode).toBe(200);
     const [call] = vk.callsOf('messages.send');
     expect(call!.contentType).toBe('application/x-www-form-urlencoded');
-    expect(call!.params).toMatchObject({ peer_id: String(from), message: 'How can we help?', reply_to: (await messagesOf(bot.integration.id))[0]!.external_id });
+    expect(call!.params).toMatchObject({
+      peer_id: String(from),
+      message: 'How can we help?',
+      reply_to: (await messagesOf(bot.integration.id))[0]!.external_id,
+    });
     expect(Number(call!.params.random_id)).toBeGreaterThan(0);
     expect(Number(call!.params.random_id)).toBeLessThan(2 ** 31);
     expect((await outgoing()).at(-1)!.external_id).toBe(String(vk.sent.at(-1)!.id));
@@ -312,7 +459,10 @@ describe('sending through VK', () => {
   });
 
   it('answers 422 with the reason when the user does not allow messages (901/902), storing nothing', async () => {
-    for (const [code, msg] of [[901, "Can't send messages for users without permission"], [902, "Can't send messages to this user due to their privacy settings"]] as const) {
+    for (const [code, msg] of [
+      [901, "Can't send messages for users without permission"],
+      [902, "Can't send messages to this user due to their privacy settings"],
+    ] as const) {
       vk.failNext('messages.send', code, msg);
       const before = (await outgoing()).length;
       const res = await send({ message: { text: 'hello?' } });
@@ -323,8 +473,14 @@ describe('sending through VK', () => {
   });
 
   it('uploads photos and documents through VK upload servers; the upload media object is {id, url}', async () => {
-    for (const [type, kind, mime, filename] of [['photo', 'jpeg', 'image/jpeg', 'offer.jpg'], ['doc', 'pdf', 'application/pdf', 'terms.pdf']] as const) {
-      const up = await postForm(h, '/v1.3/messaging/upload', owner.access, [['said', String(bot.integration.id)], ['media', { data: sample(kind), type: mime, filename }]]);
+    for (const [type, kind, mime, filename] of [
+      ['photo', 'jpeg', 'image/jpeg', 'offer.jpg'],
+      ['doc', 'pdf', 'application/pdf', 'terms.pdf'],
+    ] as const) {
+      const up = await postForm(h, '/v1.3/messaging/upload', owner.access, [
+        ['said', String(bot.integration.id)],
+        ['media', { data: sample(kind), type: mime, filename }],
+      ]);
       expect(up.statusCode).toBe(200);
       const media = up.json().media;
       expect(Object.keys(media).sort()).toEqual(['id', 'url']);
@@ -336,7 +492,9 @@ describe('sending through VK', () => {
       expect(upload.bytes).toEqual(Buffer.from(sample(kind)));
       const sent = vk.sent.at(-1)!;
       expect(sent.message).toBe(`Our ${type}`);
-      expect(sent.attachment).toMatch(type === 'photo' ? new RegExp(`^photo-${bot.community.id}_\\d+_ak1$`) : new RegExp(`^doc-${bot.community.id}_\\d+$`));
+      expect(sent.attachment).toMatch(
+        type === 'photo' ? new RegExp(`^photo-${bot.community.id}_\\d+_ak1$`) : new RegExp(`^doc-${bot.community.id}_\\d+$`),
+      );
     }
     expect(vk.callsOf('photos.saveMessagesPhoto')).toHaveLength(1);
     expect(vk.callsOf('docs.save')).toHaveLength(1);
@@ -354,22 +512,43 @@ describe('sending through VK', () => {
     });
     expect(res.statusCode).toBe(200);
     const [call] = vk.callsOf('wall.createComment');
-    expect(call!.params).toMatchObject({ owner_id: String(g), post_id: '12', message: '25 EUR', reply_to_comment: '71', from_group: String(bot.community.id) });
+    expect(call!.params).toMatchObject({
+      owner_id: String(g),
+      post_id: '12',
+      message: '25 EUR',
+      reply_to_comment: '71',
+      from_group: String(bot.community.id),
+    });
     expect((await messagesOf(bot.integration.id)).at(-1)!.external_id).toMatch(new RegExp(`^wall${g}_12\\?reply=\\d+$`));
   });
 
   it('refreshes the customer profile from users.get', async () => {
-    const profile = await db().selectFrom('profiles').selectAll().where('integration_id', '=', bot.integration.id).where('social_id', '=', String(from)).executeTakeFirstOrThrow();
+    const profile = await db()
+      .selectFrom('profiles')
+      .selectAll()
+      .where('integration_id', '=', bot.integration.id)
+      .where('social_id', '=', String(from))
+      .executeTakeFirstOrThrow();
     vk.users.set(from, { ...vk.users.get(from)!, photo_200: 'https://sun.userapi.example/new.jpg', screen_name: 'ada_new' });
     const res = await h.request({ method: 'POST', url: `/v1.3/customers/${profile.customer_id}/update`, token: owner.access, payload: {} });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().avatar).toBe('https://sun.userapi.example/new.jpg');
     const updated = await db().selectFrom('profiles').selectAll().where('id', '=', profile.id).executeTakeFirstOrThrow();
-    expect(updated).toMatchObject({ login: 'ada_new', profile_url: 'https://vk.com/ada_new', avatar: 'https://sun.userapi.example/new.jpg' });
+    expect(updated).toMatchObject({
+      login: 'ada_new',
+      profile_url: 'https://vk.com/ada_new',
+      avatar: 'https://sun.userapi.example/new.jpg',
+    });
   });
 
   it('checks contacts with messages.isMessagesFromGroupAllowed', async () => {
-    const check = (chatId: string) => h.request({ method: 'POST', url: '/v1.3/messaging/check-contact', token: owner.access, payload: { saId: bot.integration.id, chatId } });
+    const check = (chatId: string) =>
+      h.request({
+        method: 'POST',
+        url: '/v1.3/messaging/check-contact',
+        token: owner.access,
+        payload: { saId: bot.integration.id, chatId },
+      });
     expect((await check(String(from))).statusCode).toBe(200);
     expect((await check(String(user(false)))).statusCode).toBe(404);
   });

@@ -21,10 +21,22 @@ const count = (hh: Harness, accountId: number) =>
 describe('webhook CRUD', () => {
   it('creates, lists, changes and deletes, with and without the trailing slash', async () => {
     const owner = await open.signUp();
-    const created = await open.request({ method: 'POST', url: '/v1.3/webhooks/', token: owner.access, payload: { url: 'http://127.0.0.1:9/hook', name: 'CRM' } });
+    const created = await open.request({
+      method: 'POST',
+      url: '/v1.3/webhooks/',
+      token: owner.access,
+      payload: { url: 'http://127.0.0.1:9/hook', name: 'CRM' },
+    });
     expect(created.statusCode).toBe(200);
     const hook = created.json();
-    expect(hook).toEqual({ id: expect.any(Number), url: 'http://127.0.0.1:9/hook', name: 'CRM', status: 1, events: null, secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+=*$/) });
+    expect(hook).toEqual({
+      id: expect.any(Number),
+      url: 'http://127.0.0.1:9/hook',
+      name: 'CRM',
+      status: 1,
+      events: null,
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+=*$/),
+    });
     expect(Buffer.from(hook.secret.slice(6), 'base64').length).toBe(24);
 
     const list = await open.request({ method: 'GET', url: '/v1.3/webhooks', token: owner.access });
@@ -32,10 +44,20 @@ describe('webhook CRUD', () => {
     const list2 = await open.request({ method: 'GET', url: '/v1.2/webhooks/', token: owner.access });
     expect(list2.json()).toEqual([hook]);
 
-    const put = await open.request({ method: 'PUT', url: `/v1.3/webhooks/${hook.id}/`, token: owner.access, payload: { status: 0, events: ['lead.created', 'message.incoming'], name: 'n2' } });
+    const put = await open.request({
+      method: 'PUT',
+      url: `/v1.3/webhooks/${hook.id}/`,
+      token: owner.access,
+      payload: { status: 0, events: ['lead.created', 'message.incoming'], name: 'n2' },
+    });
     expect(put.statusCode).toBe(200);
     expect(put.json()).toEqual({ ...hook, status: 0, name: 'n2', events: ['lead.created', 'message.incoming'] });
-    const put2 = await open.request({ method: 'PUT', url: `/v1.2/webhooks/${hook.id}`, token: owner.access, payload: { url: 'http://127.0.0.1:9/other', events: null } });
+    const put2 = await open.request({
+      method: 'PUT',
+      url: `/v1.2/webhooks/${hook.id}`,
+      token: owner.access,
+      payload: { url: 'http://127.0.0.1:9/other', events: null },
+    });
     expect(put2.json()).toMatchObject({ url: 'http://127.0.0.1:9/other', events: null, secret: hook.secret });
 
     const del = await open.request({ method: 'DELETE', url: `/v1.3/webhooks/${hook.id}/`, token: owner.access });
@@ -72,7 +94,12 @@ describe('webhook CRUD', () => {
     // v1.1 allows one webhook; remove it to test the duplicate on v1.1 via PUT of another one.
     const other = await open.signUp();
     await open.request({ method: 'POST', url: '/v1.1/webhooks', token: other.access, payload: body });
-    const dup11 = await open.request({ method: 'POST', url: '/v1.2/webhooks', token: other.access, payload: { url: 'http://127.0.0.1:9/x' } });
+    const dup11 = await open.request({
+      method: 'POST',
+      url: '/v1.2/webhooks',
+      token: other.access,
+      payload: { url: 'http://127.0.0.1:9/x' },
+    });
     const id = dup11.json().id;
     const put = await open.request({ method: 'PUT', url: `/v1.1/webhooks/${id}`, token: other.access, payload: body });
     expect(put.statusCode).toBe(409);
@@ -107,9 +134,19 @@ describe('webhook CRUD', () => {
     }
     expect(await count(h, owner.accountId)).toEqual([]);
     // A public literal address passes (no request is made at registration).
-    const ok = await h.request({ method: 'POST', url: '/v1.3/webhooks', token: owner.access, payload: { url: 'http://93.184.215.14/hook' } });
+    const ok = await h.request({
+      method: 'POST',
+      url: '/v1.3/webhooks',
+      token: owner.access,
+      payload: { url: 'http://93.184.215.14/hook' },
+    });
     expect(ok.statusCode).toBe(200);
-    const put = await h.request({ method: 'PUT', url: `/v1.3/webhooks/${ok.json().id}`, token: owner.access, payload: { url: 'http://localhost/x' } });
+    const put = await h.request({
+      method: 'PUT',
+      url: `/v1.3/webhooks/${ok.json().id}`,
+      token: owner.access,
+      payload: { url: 'http://localhost/x' },
+    });
     expect(put.statusCode).toBe(400);
     expect((await count(h, owner.accountId))[0].url).toBe('http://93.184.215.14/hook');
   });
@@ -121,14 +158,23 @@ describe('webhook CRUD', () => {
     const actors = { owner, manager, other };
     let n = 0;
     const fresh = async () => {
-      const res = await open.request({ method: 'POST', url: '/v1.3/webhooks', token: owner.access, payload: { url: `http://127.0.0.1:9/m${++n}` } });
+      const res = await open.request({
+        method: 'POST',
+        url: '/v1.3/webhooks',
+        token: owner.access,
+        payload: { url: `http://127.0.0.1:9/m${++n}` },
+      });
       return res.json().id as number;
     };
     await runRoleMatrix(
       open,
       actors,
-      ([
-        { label: 'GET /webhooks', expect: { none: 401, manager: 403, other: 200, owner: 200 }, request: async (v) => ({ method: 'GET', url: `/${v}/webhooks` }) },
+      [
+        {
+          label: 'GET /webhooks',
+          expect: { none: 401, manager: 403, other: 200, owner: 200 },
+          request: async (v) => ({ method: 'GET', url: `/${v}/webhooks` }),
+        },
         {
           label: 'PUT /webhooks/:id',
           expect: { none: 401, manager: 403, other: 404, owner: 200 },
@@ -139,13 +185,23 @@ describe('webhook CRUD', () => {
           expect: { none: 401, manager: 403, other: 404, owner: 200 },
           request: async (v) => ({ method: 'DELETE', url: `/${v}/webhooks/${await fresh()}` }),
         },
-      ] satisfies MatrixCase[]),
+      ] satisfies MatrixCase[],
       async () => (await count(open, owner.accountId)).map((w) => [w.id, w.name]),
     );
-    const asManager = await open.request({ method: 'POST', url: '/v1.3/webhooks', token: manager.access, payload: { url: 'http://127.0.0.1:9/mgr' } });
+    const asManager = await open.request({
+      method: 'POST',
+      url: '/v1.3/webhooks',
+      token: manager.access,
+      payload: { url: 'http://127.0.0.1:9/mgr' },
+    });
     expect(asManager.statusCode).toBe(403);
     const id = await fresh();
-    for (const [token, status] of [[undefined, 401], [manager.access, 403], [other.access, 404], [owner.access, 200]] as const) {
+    for (const [token, status] of [
+      [undefined, 401],
+      [manager.access, 403],
+      [other.access, 404],
+      [owner.access, 200],
+    ] as const) {
       const res = await open.request({ method: 'GET', url: `/v1.3/webhooks/${id}/deliveries`, token });
       expect(res.statusCode).toBe(status);
     }
@@ -158,4 +214,3 @@ describe('webhook CRUD', () => {
     expect((await open.request({ method: 'PUT', url: '/v1.2/webhooks/abc', token: owner.access, payload: {} })).statusCode).toBe(404);
   });
 });
-

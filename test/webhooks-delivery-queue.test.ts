@@ -4,7 +4,13 @@ import { createHarness, type Harness, type SignedUp } from './helpers/harness.js
 import { DIALECT } from './helpers/database.js';
 import { webhookFixture } from './helpers/webhook-fixture.js';
 import { DISABLE_AFTER_MS } from '../src/webhooks/delivery-worker.js';
-import { claimDeliveries, claimStatement, recordOutcomes, type ClaimedDelivery, type DeliveryOutcome } from '../src/webhooks/delivery-queue.js';
+import {
+  claimDeliveries,
+  claimStatement,
+  recordOutcomes,
+  type ClaimedDelivery,
+  type DeliveryOutcome,
+} from '../src/webhooks/delivery-queue.js';
 import type { IncomingMessage } from '../src/channels/channel.js';
 
 // The delivery queue of issue 9's performance pass: outcomes recorded in batches (with the claim of
@@ -50,7 +56,8 @@ async function until(check: () => Promise<boolean>): Promise<void> {
   while (!(await check())) await new Promise((resolve) => setImmediate(resolve));
 }
 
-const deliveriesOf = (webhookId: number) => db().selectFrom('deliveries').selectAll().where('webhook_id', '=', webhookId).orderBy('id').execute();
+const deliveriesOf = (webhookId: number) =>
+  db().selectFrom('deliveries').selectAll().where('webhook_id', '=', webhookId).orderBy('id').execute();
 const webhook = (id: number) => db().selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 const claimNow = (workerId: string, limit = 50) => {
   const now = h.clock.now();
@@ -79,24 +86,40 @@ describe('webhook delivery queue', () => {
     const jobs = (await claimNow('batch')).filter((j) => j.webhook_id === ok || j.webhook_id === failing);
     expect(jobs).toHaveLength(8);
     // The claim brings what the send needs (one statement: no second read per claim).
-    expect(jobs[0]).toMatchObject({ url: expect.stringContaining('http://127.0.0.1:9/'), secret: expect.stringMatching(/^whsec_/), api_version: 'v1.3' });
+    expect(jobs[0]).toMatchObject({
+      url: expect.stringContaining('http://127.0.0.1:9/'),
+      secret: expect.stringMatching(/^whsec_/),
+      api_version: 'v1.3',
+    });
     expect(JSON.parse(jobs[0].payload)).toMatchObject({ type: 'customer.created', accountId: owner.accountId });
 
     const [okJobs, failJobs] = [jobs.filter((j) => j.webhook_id === ok), jobs.filter((j) => j.webhook_id === failing)];
     const now = h.clock.now();
     // Leases that "expired" meanwhile: another worker holds one row now, this worker the other again.
     const [stolen, reclaimed] = [okJobs[2], okJobs[3]];
-    await db().updateTable('deliveries').set({ leased_by: 'other', lease_until: now + 99_000 }).where('id', '=', stolen.id).execute();
-    await db().updateTable('deliveries').set({ lease_until: now + 98_000 }).where('id', '=', reclaimed.id).execute();
-    await recordOutcomes(h.database.db, [
-      outcome(okJobs[0]),
-      outcome(okJobs[1]),
-      outcome(stolen),
-      outcome(reclaimed),
-      outcome(failJobs[0], { statusCode: 500, error: 'HTTP 500: nope', state: 'retry', nextAttemptAt: now + 5 }),
-      outcome(failJobs[1], { statusCode: null, error: 'timeout after 2000 ms', state: 'retry', nextAttemptAt: now + 5 }),
-      outcome(failJobs[2], { statusCode: 410, error: 'HTTP 410', state: 'dead' }),
-    ], policy('batch'));
+    await db()
+      .updateTable('deliveries')
+      .set({ leased_by: 'other', lease_until: now + 99_000 })
+      .where('id', '=', stolen.id)
+      .execute();
+    await db()
+      .updateTable('deliveries')
+      .set({ lease_until: now + 98_000 })
+      .where('id', '=', reclaimed.id)
+      .execute();
+    await recordOutcomes(
+      h.database.db,
+      [
+        outcome(okJobs[0]),
+        outcome(okJobs[1]),
+        outcome(stolen),
+        outcome(reclaimed),
+        outcome(failJobs[0], { statusCode: 500, error: 'HTTP 500: nope', state: 'retry', nextAttemptAt: now + 5 }),
+        outcome(failJobs[1], { statusCode: null, error: 'timeout after 2000 ms', state: 'retry', nextAttemptAt: now + 5 }),
+        outcome(failJobs[2], { statusCode: 410, error: 'HTTP 410', state: 'dead' }),
+      ],
+      policy('batch'),
+    );
 
     const okRows = await deliveriesOf(ok);
     expect(okRows.slice(0, 2).map((d) => [d.status, d.attempts, d.last_status_code, d.delivered_at, d.lease_until, d.leased_by])).toEqual([
@@ -115,7 +138,11 @@ describe('webhook delivery queue', () => {
     const attempts = await db()
       .selectFrom('delivery_attempts')
       .select(['delivery_id', 'status_code', 'error', 'at', 'duration_ms'])
-      .where('delivery_id', 'in', jobs.map((j) => j.id))
+      .where(
+        'delivery_id',
+        'in',
+        jobs.map((j) => j.id),
+      )
       .orderBy('id')
       .execute();
     expect(attempts).toHaveLength(7);
@@ -149,8 +176,20 @@ describe('webhook delivery queue', () => {
     await h.services.ingest.ingest(integration, message('c1'));
     const jobs = (await claimNow('gone')).filter((j) => j.webhook_id === kept || j.webhook_id === gone);
     expect((await h.request({ method: 'DELETE', url: `/v1.3/webhooks/${gone}`, token: owner.access })).statusCode).toBe(200);
-    await recordOutcomes(h.database.db, jobs.map((j) => outcome(j)), policy('gone'));
-    const attempts = await db().selectFrom('delivery_attempts').select('delivery_id').where('delivery_id', 'in', jobs.map((j) => j.id)).execute();
+    await recordOutcomes(
+      h.database.db,
+      jobs.map((j) => outcome(j)),
+      policy('gone'),
+    );
+    const attempts = await db()
+      .selectFrom('delivery_attempts')
+      .select('delivery_id')
+      .where(
+        'delivery_id',
+        'in',
+        jobs.map((j) => j.id),
+      )
+      .execute();
     expect(attempts.map((a) => a.delivery_id)).toEqual(jobs.filter((j) => j.webhook_id === kept).map((j) => j.id));
     expect((await deliveriesOf(kept)).map((d) => d.status)).toEqual(['delivered']);
   });
@@ -195,10 +234,12 @@ describe('webhook delivery queue', () => {
   });
 
   if (DIALECT === 'sqlite') {
-    it('a claim reads open endpoints\' pending rows through the partial indexes, never the backlog', async () => {
+    it("a claim reads open endpoints' pending rows through the partial indexes, never the backlog", async () => {
       const now = h.clock.now();
       const statement = claimStatement(false, { now, leaseUntil: now + 1, workerId: 'plan', perEndpoint: 8, limit: 64 }).compile(db());
-      const plan = await db().executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${statement.sql}`, [...statement.parameters]));
+      const plan = await db().executeQuery<{ detail: string }>(
+        CompiledQuery.raw(`explain query plan ${statement.sql}`, [...statement.parameters]),
+      );
       const details = plan.rows.map((r) => r.detail);
       expect(details).toContain('SEARCH x USING INDEX deliveries_pending_idx (webhook_id=? AND next_attempt_at<?)');
       expect(details.some((d) => /deliveries USING COVERING INDEX deliveries_leased_idx/.test(d))).toBe(true);

@@ -42,7 +42,7 @@ function message(socialId: string): IncomingMessage {
 }
 
 const eventIds = async (accountId: number) =>
-  (await db().selectFrom('events').select(['id', 'type', 'lead_id']).where('account_id', '=', accountId).orderBy('id').execute());
+  await db().selectFrom('events').select(['id', 'type', 'lead_id']).where('account_id', '=', accountId).orderBy('id').execute();
 
 describe('webhook delivery', () => {
   it('signs each delivery per Standard Webhooks (verified independently) and sends the v1.3 payload', async () => {
@@ -60,10 +60,20 @@ describe('webhook delivery', () => {
       expect(got.headers['webhook-id']).toBe(`msg_${events[i].id}`);
       expect(got.headers['content-type']).toBe('application/json');
     }
-    expect(JSON.parse(r.received[2].body)).toMatchObject({ type: 'message.incoming', leadId: result.leadId, isNewLead: true, message: { incoming: true } });
+    expect(JSON.parse(r.received[2].body)).toMatchObject({
+      type: 'message.incoming',
+      leadId: result.leadId,
+      isNewLead: true,
+      message: { incoming: true },
+    });
     // A tampered body or another secret fails verification.
     expect(() => verifier.verify(`${r.received[0].body} `, r.received[0].headers as Record<string, string>)).toThrow();
-    expect(() => new Webhook(`whsec_${Buffer.alloc(24, 1).toString('base64')}`).verify(r.received[0].body, r.received[0].headers as Record<string, string>)).toThrow();
+    expect(() =>
+      new Webhook(`whsec_${Buffer.alloc(24, 1).toString('base64')}`).verify(
+        r.received[0].body,
+        r.received[0].headers as Record<string, string>,
+      ),
+    ).toThrow();
     const rows = await db().selectFrom('deliveries').selectAll().where('webhook_id', '=', hook.id).execute();
     expect(rows.every((d) => d.status === 'delivered' && d.attempts === 1 && d.last_status_code === 200)).toBe(true);
   });
@@ -96,7 +106,10 @@ describe('webhook delivery', () => {
       const later = ok.find((x) => x.headers['webhook-id'] === f.headers['webhook-id']);
       expect(later?.body).toBe(f.body);
     }
-    const attempts = await db().selectFrom('delivery_attempts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const attempts = await db()
+      .selectFrom('delivery_attempts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(attempts.n)).toBeGreaterThanOrEqual(r.received.length);
   });
 
@@ -125,7 +138,14 @@ describe('webhook delivery', () => {
     const list = await h.request({ method: 'GET', url: `/v1.3/webhooks/${hook.id}/deliveries`, token: owner.access });
     expect(list.statusCode).toBe(200);
     const [entry] = list.json();
-    expect(entry).toMatchObject({ status: 'dead', attempts: 8, type: 'customer.created', lastStatusCode: 500, lastError: 'HTTP 500: nope', nextAttemptAt: null });
+    expect(entry).toMatchObject({
+      status: 'dead',
+      attempts: 8,
+      type: 'customer.created',
+      lastStatusCode: 500,
+      lastError: 'HTTP 500: nope',
+      nextAttemptAt: null,
+    });
     expect(entry.log).toHaveLength(8);
     expect(entry.log[0]).toMatchObject({ statusCode: 500, error: 'HTTP 500: nope' });
 
@@ -161,11 +181,19 @@ describe('webhook delivery', () => {
     expect(r.received).toHaveLength(sent);
     r.respond = () => 200;
     const login = await h.request({ method: 'POST', url: '/v1.3/auth/login', payload: { login: owner.login, pass: owner.pass } });
-    const put = await h.request({ method: 'PUT', url: `/v1.3/webhooks/${hook.id}`, token: login.json().accessToken.token, payload: { status: 1 } });
+    const put = await h.request({
+      method: 'PUT',
+      url: `/v1.3/webhooks/${hook.id}`,
+      token: login.json().accessToken.token,
+      payload: { status: 1 },
+    });
     expect(put.json()).toMatchObject({ status: 1 });
     await w.drain();
     const states = await db().selectFrom('deliveries').select('status').where('webhook_id', '=', hook.id).execute();
-    expect(states.map((s) => s.status), JSON.stringify(await db().selectFrom('deliveries').selectAll().where('webhook_id', '=', hook.id).execute())).toEqual(['delivered', 'delivered']);
+    expect(
+      states.map((s) => s.status),
+      JSON.stringify(await db().selectFrom('deliveries').selectAll().where('webhook_id', '=', hook.id).execute()),
+    ).toEqual(['delivered', 'delivered']);
   });
 
   it('v1.1 webhooks get no accountId and no message.outgoing; v1.2 get both', async () => {
@@ -175,13 +203,24 @@ describe('webhook delivery', () => {
     await register(owner, `${r11.url}/a`, 'v1.1');
     await register(owner, `${r12.url}/b`, 'v1.2');
     const { leadId } = await h.services.ingest.ingest(integration, message('gina'));
-    await db().transaction().execute((trx) =>
-      recordEvent(trx, { accountId: owner.accountId, type: 'message.outgoing', leadId, payload: { leadId, message: { customId: 'c-1' } } }, h.clock.now()),
-    );
+    await db()
+      .transaction()
+      .execute((trx) =>
+        recordEvent(
+          trx,
+          { accountId: owner.accountId, type: 'message.outgoing', leadId, payload: { leadId, message: { customId: 'c-1' } } },
+          h.clock.now(),
+        ),
+      );
     await worker().drain();
     expect(r11.received.map((x) => JSON.parse(x.body).type)).toEqual(['customer.created', 'lead.created', 'message.incoming']);
     expect(r11.received.every((x) => !('accountId' in JSON.parse(x.body)))).toBe(true);
-    expect(r12.received.map((x) => JSON.parse(x.body).type)).toEqual(['customer.created', 'lead.created', 'message.incoming', 'message.outgoing']);
+    expect(r12.received.map((x) => JSON.parse(x.body).type)).toEqual([
+      'customer.created',
+      'lead.created',
+      'message.incoming',
+      'message.outgoing',
+    ]);
     expect(r12.received.every((x) => JSON.parse(x.body).accountId === owner.accountId)).toBe(true);
     expect(JSON.parse(r12.received[3].body).message.customId).toBe('c-1');
   });
@@ -191,10 +230,16 @@ describe('webhook delivery', () => {
     const r = await receiver();
     const hook = await register(owner, `${r.url}/hook`);
     await expect(
-      db().transaction().execute(async (trx) => {
-        await recordEvent(trx, { accountId: owner.accountId, type: 'lead.changed', leadId: 1, payload: { leadId: 1, changes: [] } }, h.clock.now());
-        throw new Error('change failed');
-      }),
+      db()
+        .transaction()
+        .execute(async (trx) => {
+          await recordEvent(
+            trx,
+            { accountId: owner.accountId, type: 'lead.changed', leadId: 1, payload: { leadId: 1, changes: [] } },
+            h.clock.now(),
+          );
+          throw new Error('change failed');
+        }),
     ).rejects.toThrow('change failed');
     expect(await db().selectFrom('deliveries').selectAll().where('webhook_id', '=', hook.id).execute()).toEqual([]);
   });
@@ -301,7 +346,20 @@ describe('webhook delivery', () => {
     for (let i = 0; i < 4; i++) await h.services.ingest.ingest(integration, message(`host${i}`));
     const pooled = worker({ webhookTimeoutMs: 60_000, webhookEndpointConcurrency: 2 });
     pooled.start();
-    await expect.poll(async () => (await db().selectFrom('deliveries').select('id').where('webhook_id', '=', fastOnShared.id).where('status', '=', 'delivered').execute()).length, { timeout: 10_000 }).toBe(4);
+    await expect
+      .poll(
+        async () =>
+          (
+            await db()
+              .selectFrom('deliveries')
+              .select('id')
+              .where('webhook_id', '=', fastOnShared.id)
+              .where('status', '=', 'delivered')
+              .execute()
+          ).length,
+        { timeout: 10_000 },
+      )
+      .toBe(4);
     shared.release();
     await pooled.stop();
 

@@ -52,7 +52,9 @@ describe('WhatsApp connector: Baileys events -> bridge protocol', () => {
   });
 
   it('files: typed, named and given their type; wrappers (disappearing, document with caption) opened', () => {
-    const kinds = [ev.imageWithCaption, ev.documentWithCaption, ev.voiceNote, ev.sticker, ev.video].map((m) => mediaOf(unwrap(m.message))?.kind);
+    const kinds = [ev.imageWithCaption, ev.documentWithCaption, ev.voiceNote, ev.sticker, ev.video].map(
+      (m) => mediaOf(unwrap(m.message))?.kind,
+    );
     expect(kinds).toEqual(['photo', 'doc', 'audio', 'sticker', 'video']);
     const doc = mediaOf(unwrap(ev.documentWithCaption.message))!;
     expect(inboundOf(ev.documentWithCaption, ev.me.id)).toMatchObject({ text: 'the invoice' });
@@ -68,13 +70,18 @@ describe('WhatsApp connector: Baileys events -> bridge protocol', () => {
     // A file without a caption is still a message (its attachment added after the upload).
     const voiceInbound = inboundOf(ev.voiceNote, ev.me.id)!;
     expect(voiceInbound.text).toBeUndefined();
-    expect(valid({ ...voiceInbound, attachments: [{ type: 'audio', url: '/files/abc/audio-V1.ogg', name: 'audio-V1.ogg', size: 5120 }] })).toBe(true);
+    expect(
+      valid({ ...voiceInbound, attachments: [{ type: 'audio', url: '/files/abc/audio-V1.ogg', name: 'audio-V1.ogg', size: 5120 }] }),
+    ).toBe(true);
     expect(inboundOf(ev.ephemeral, ev.me.id)).toMatchObject({ text: 'this chat disappears' });
   });
 
   it('leaves out what the account wrote, groups, status broadcasts and reactions; keeps private (@lid) chats', () => {
     for (const m of [ev.fromPhone, ev.group, ev.statusBroadcast, ev.reaction]) expect(inboundOf(m, ev.me.id)).toBeNull();
-    expect(inboundOf(ev.lidChat, ev.me.id)).toMatchObject({ chatId: '129876543210987@lid', sender: { socialId: '129876543210987@lid', name: 'Alice Doe' } });
+    expect(inboundOf(ev.lidChat, ev.me.id)).toMatchObject({
+      chatId: '129876543210987@lid',
+      sender: { socialId: '129876543210987@lid', name: 'Alice Doe' },
+    });
     expect(valid(inboundOf(ev.lidChat, ev.me.id)!)).toBe(true);
   });
 
@@ -88,7 +95,7 @@ describe('WhatsApp connector: Baileys events -> bridge protocol', () => {
     expect(statuses.every(valid)).toBe(true);
   });
 
-  it("connection closes: logged out and forbidden lose the session, 440 is another client, 515 restarts, the rest reconnect", () => {
+  it('connection closes: logged out and forbidden lose the session, 440 is another client, 515 restarts, the rest reconnect', () => {
     expect(closeKind(ev.closes.loggedOut)).toMatchObject({ kind: 'lost', code: 401 });
     expect(closeKind(ev.closes.forbidden)).toMatchObject({ kind: 'lost', code: 403 });
     expect(closeKind(ev.closes.replaced)).toMatchObject({ kind: 'replaced', code: 440 });
@@ -104,7 +111,11 @@ describe('WhatsApp connector: Baileys events -> bridge protocol', () => {
     const identity = identityOf(ev.me);
     expect(identity).toEqual({ type: 'identity', login: '+380501112233', externalId: '+380501112233', identifier: 'Shop Kyiv' });
     expect(valid(identity)).toBe(true);
-    expect(profileOf('+380671234567', 'Alice Doe', 'https://pps.whatsapp.net/v/t61/a.jpg')).toEqual({ name: 'Alice Doe', login: '+380671234567', avatar: 'https://pps.whatsapp.net/v/t61/a.jpg' });
+    expect(profileOf('+380671234567', 'Alice Doe', 'https://pps.whatsapp.net/v/t61/a.jpg')).toEqual({
+      name: 'Alice Doe',
+      login: '+380671234567',
+      avatar: 'https://pps.whatsapp.net/v/t61/a.jpg',
+    });
     expect(jidOf('+380 (67) 123-45-67')).toBe(ALICE);
     expect(jidOf('380671234567')).toBe(ALICE);
     expect(jidOf('380671234567:12@s.whatsapp.net')).toBe(ALICE);
@@ -165,17 +176,31 @@ describe('WhatsApp connector: requests served with the socket', () => {
     requests.remember(ev.text as never);
     await requests.serve(sock, { type: 'send', chatId: '+380671234567', text: 'yes', replyTo: '+380671234567/0/3EB0C431C26A1D3F8B01' });
     expect(sent.at(-1)?.options.quoted).toBe(ev.text);
-    const missing = await requests.serve(sock, { type: 'send', chatId: '+380671234567', attachment: { type: 'doc', url: '/files/gone.pdf' } });
+    const missing = await requests.serve(sock, {
+      type: 'send',
+      chatId: '+380671234567',
+      attachment: { type: 'doc', url: '/files/gone.pdf' },
+    });
     expect(missing).toEqual({ ok: false, retryable: 'could not download the file: HTTP 404' });
   });
 
   it('refuses a number not on WhatsApp before sending anything; check and profile', async () => {
     const requests = new WhatsAppRequests(filesBase, (j) => j);
     const { sock, sent } = fakeSocket({ [ALICE]: true });
-    expect(await requests.serve(sock, { type: 'send', chatId: '+15550001111', text: 'hi' })).toEqual({ ok: false, refused: 'This phone number is not on WhatsApp' });
-    expect(await requests.serve(sock, { type: 'send', chatId: 'a group', text: 'hi' })).toMatchObject({ ok: false, refused: expect.stringContaining('not a phone number') });
+    expect(await requests.serve(sock, { type: 'send', chatId: '+15550001111', text: 'hi' })).toEqual({
+      ok: false,
+      refused: 'This phone number is not on WhatsApp',
+    });
+    expect(await requests.serve(sock, { type: 'send', chatId: 'a group', text: 'hi' })).toMatchObject({
+      ok: false,
+      refused: expect.stringContaining('not a phone number'),
+    });
     expect(sent).toEqual([]);
-    expect(await requests.serve(sock, { type: 'check', contact: '+380671234567' })).toEqual({ ok: true, exists: true, contactId: '+380671234567' });
+    expect(await requests.serve(sock, { type: 'check', contact: '+380671234567' })).toEqual({
+      ok: true,
+      exists: true,
+      contactId: '+380671234567',
+    });
     expect(await requests.serve(sock, { type: 'check', contact: '+15550001111' })).toEqual({ ok: true, exists: false });
     requests.pushNames.set(ALICE, 'Alice Doe');
     expect(await requests.serve(sock, { type: 'profile', socialId: '+380671234567' })).toEqual({
@@ -189,7 +214,9 @@ describe('`parley bridge whatsapp` command line', () => {
   it('refuses to start without --accept-risk, saying why, before it checks anything else', async () => {
     const errors: string[] = [];
     const out = { log: () => undefined, error: (m: string) => errors.push(m) };
-    expect(await runCli(['bridge', 'whatsapp', '--url', 'http://127.0.0.1:1', '--integration', '1', '--token', 'pbt_x'], {}, out as never)).toBe(1);
+    expect(
+      await runCli(['bridge', 'whatsapp', '--url', 'http://127.0.0.1:1', '--integration', '1', '--token', 'pbt_x'], {}, out as never),
+    ).toBe(1);
     expect(errors.at(-1)).toMatch(/needs --accept-risk[\s\S]*terms of service forbid unofficial clients[\s\S]*banned/);
     expect(await runCli(['bridge', 'whatsapp', '--accept-risk', '--url', 'ftp://x'], {}, out as never)).toBe(1);
     expect(errors.at(-1)).toMatch(/--url must be.*--integration must be.*--token .* is required/s);
@@ -207,7 +234,9 @@ describe('WhatsApp connector: the Parley side through the real server', () => {
 
   it('QR login, write first by phone, the answer joins the same lead and quotes our message, a file, a refusal', async () => {
     const { id, token, body } = await connectPersonal(h, owner, 'msgra');
-    expect(body.bridge.command).toBe(`npx parley bridge whatsapp --url ${body.bridge.command.split(' ')[5]} --integration ${id} --token ${token} --accept-risk`);
+    expect(body.bridge.command).toBe(
+      `npx parley bridge whatsapp --url ${body.bridge.command.split(' ')[5]} --integration ${id} --token ${token} --accept-risk`,
+    );
     const client = new BridgeClient({ url: base, integrationId: id, token, client: 'parley-whatsapp/1' });
     const prompter = new LoginPrompter(client);
     const requests = new WhatsAppRequests(base, (j) => j);
@@ -223,7 +252,8 @@ describe('WhatsApp connector: the Parley side through the real server', () => {
     const db = () => h.database.db.kysely;
 
     // Baileys' connection.update qr: the comma-separated pairing data, shown until it expires.
-    const qr = '2@Jx7Wm0lQ3b8d2F1k9Q==,Vt4Y0c2m8kqjKX9N0r1pVq4hW1J0bS9iE6aY3uZ2qFk=,mD7c9Qv2pX5n1hT6sL0kJ8wR3yB4eA2fG9uI1oP6zC0=,Qm9kdWxlcw==';
+    const qr =
+      '2@Jx7Wm0lQ3b8d2F1k9Q==,Vt4Y0c2m8kqjKX9N0r1pVq4hW1J0bS9iE6aY3uZ2qFk=,mD7c9Qv2pX5n1hT6sL0kJ8wR3yB4eA2fG9uI1oP6zC0=,Qm9kdWxlcw==';
     const expiresAt = h.clock.now() + 40_000;
     prompter.qr(qr, expiresAt);
     const state = () => h.request({ method: 'GET', url: `/v1.3/integrations/${id}/bridge`, token: owner.access });
@@ -245,7 +275,11 @@ describe('WhatsApp connector: the Parley side through the real server', () => {
     expect(post.statusCode, post.body).toBe(200);
     const leadId = post.json()[0].leadId;
     expect(sent.at(-1)).toMatchObject({ jid: ALICE, content: { text: 'Hello Alice' } });
-    const ours = await db().selectFrom('messages').select(['external_id', 'lead_id']).where('integration_id', '=', id).executeTakeFirstOrThrow();
+    const ours = await db()
+      .selectFrom('messages')
+      .select(['external_id', 'lead_id'])
+      .where('integration_id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(ours).toEqual({ external_id: '+380671234567/1/BAE50001', lead_id: leadId });
 
     // Alice answers, quoting it: Baileys' upsert through the mapping, into the same lead.
@@ -253,7 +287,11 @@ describe('WhatsApp connector: the Parley side through the real server', () => {
     answer.replyTo = ours.external_id!;
     client.inbound(answer as Json & { id: string });
     await vi.waitFor(async () => {
-      const row = await db().selectFrom('messages').select(['lead_id', 'reply_to']).where('external_id', '=', answer.id as string).executeTakeFirst();
+      const row = await db()
+        .selectFrom('messages')
+        .select(['lead_id', 'reply_to'])
+        .where('external_id', '=', answer.id as string)
+        .executeTakeFirst();
       expect(row?.lead_id).toBe(leadId);
       expect(row?.reply_to).toContain('Hello Alice');
     });
@@ -261,11 +299,19 @@ describe('WhatsApp connector: the Parley side through the real server', () => {
     // A photo: uploaded with the bridge token, then named in the inbound message.
     const photo = mediaOf(unwrap(ev.imageWithCaption.message))!;
     const jpeg = Buffer.from(`ffd8ffe000104a46494600010100000100010000ffdb004300${'08'.repeat(64)}ffd9`, 'hex');
-    const file = await client.uploadMedia(jpeg, mediaMime(photo.kind, photo.media), mediaFileName(photo.kind, photo.media, '3EB0C431C26A1D3F8B03'));
+    const file = await client.uploadMedia(
+      jpeg,
+      mediaMime(photo.kind, photo.media),
+      mediaFileName(photo.kind, photo.media, '3EB0C431C26A1D3F8B03'),
+    );
     const withPhoto = { ...(inboundOf(ev.imageWithCaption, ev.me.id) as Json), id: messageId(ALICE, false, '3EB0C431C26A1D3F8B03') };
     client.inbound({ ...withPhoto, attachments: [{ type: photo.kind, url: file.url, name: file.name, size: file.size }] });
     await vi.waitFor(async () => {
-      const row = await db().selectFrom('messages').select(['attachments', 'text']).where('external_id', '=', withPhoto.id).executeTakeFirst();
+      const row = await db()
+        .selectFrom('messages')
+        .select(['attachments', 'text'])
+        .where('external_id', '=', withPhoto.id)
+        .executeTakeFirst();
       expect(row?.text).toBe('like this');
       expect(JSON.parse(row!.attachments)[0]).toMatchObject({ type: 'photo', url: file.url });
     });
@@ -274,13 +320,32 @@ describe('WhatsApp connector: the Parley side through the real server', () => {
     // A number not on WhatsApp: refused (422), nothing stored.
     const count = async () => (await db().selectFrom('messages').select('id').where('integration_id', '=', id).execute()).length;
     const before = await count();
-    const refused = await h.request({ method: 'POST', url: '/v1.3/messaging/post', token: owner.access, payload: { saId: id, destination: '+15550001111', message: { text: 'hi' } } });
+    const refused = await h.request({
+      method: 'POST',
+      url: '/v1.3/messaging/post',
+      token: owner.access,
+      payload: { saId: id, destination: '+15550001111', message: { text: 'hi' } },
+    });
     expect(refused.statusCode, refused.body).toBe(422);
     expect(refused.body).toContain('not on WhatsApp');
     expect(await count()).toBe(before);
-    const check = await h.request({ method: 'POST', url: '/v1.3/messaging/check-contact', token: owner.access, payload: { saId: id, chatId: '+15550001111' } });
+    const check = await h.request({
+      method: 'POST',
+      url: '/v1.3/messaging/check-contact',
+      token: owner.access,
+      payload: { saId: id, chatId: '+15550001111' },
+    });
     expect(check.statusCode).toBe(404);
-    expect((await h.request({ method: 'POST', url: '/v1.3/messaging/check-contact', token: owner.access, payload: { saId: id, chatId: '+380671234567' } })).statusCode).toBe(200);
+    expect(
+      (
+        await h.request({
+          method: 'POST',
+          url: '/v1.3/messaging/check-contact',
+          token: owner.access,
+          payload: { saId: id, chatId: '+380671234567' },
+        })
+      ).statusCode,
+    ).toBe(200);
 
     // Logged out from the phone (connection.update close 401): the session is lost.
     client.send({ type: 'session', state: 'lost', reason: closeKind(ev.closes.loggedOut).reason });

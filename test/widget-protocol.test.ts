@@ -19,7 +19,12 @@ async function session(payload: Record<string, unknown>, headers: Record<string,
 }
 
 async function say(token: string, payload: Record<string, unknown>, headers: Record<string, string> = {}) {
-  return h.request({ method: 'POST', url: '/widget/v1/messages', payload, headers: { ...json, authorization: `Bearer ${token}`, ...headers } });
+  return h.request({
+    method: 'POST',
+    url: '/widget/v1/messages',
+    payload,
+    headers: { ...json, authorization: `Bearer ${token}`, ...headers },
+  });
 }
 
 describe('connecting a widget', () => {
@@ -37,7 +42,12 @@ describe('connecting a widget', () => {
     expect(body.externalId).toBe(body.widget.key);
     expect(body.widget.snippet).toBe(`<script src="http://localhost:80/widget.js" data-parley-key="${body.widget.key}" async></script>`);
     expect(body.widget.secret).toMatch(/^wsec_/);
-    expect(body.widget.settings).toMatchObject({ title: 'Shop', color: '#ff0000', allowedOrigins: ['https://shop.example'], identityVerification: false });
+    expect(body.widget.settings).toMatchObject({
+      title: 'Shop',
+      color: '#ff0000',
+      allowedOrigins: ['https://shop.example'],
+      identityVerification: false,
+    });
     const row = await h.database.db.kysely.selectFrom('integrations').selectAll().where('id', '=', body.id).executeTakeFirstOrThrow();
     expect(row.credentials).not.toContain(body.widget.secret);
     expect(h.services.integrations.channelIntegration(row).credentials.secret).toBe(body.widget.secret);
@@ -57,13 +67,23 @@ describe('connecting a widget', () => {
   it('refuses bad settings at connect and on PUT, keeping nothing; PUT changes only what it names', async () => {
     const before = await h.database.db.kysely.selectFrom('integrations').select('id').execute();
     for (const settings of [{ color: 'red' }, { allowedOrigins: ['javascript:alert(1)'] }, { preChat: { name: 'maybe' } }, { title: '' }]) {
-      const res = await h.request({ method: 'POST', url: '/v1.3/integrations', token: owner.access, payload: { type: 'widget', settings } });
+      const res = await h.request({
+        method: 'POST',
+        url: '/v1.3/integrations',
+        token: owner.access,
+        payload: { type: 'widget', settings },
+      });
       expect(res.statusCode, JSON.stringify(settings)).toBe(400);
     }
     expect(await h.database.db.kysely.selectFrom('integrations').select('id').execute()).toEqual(before);
 
     const w = await connectWidget(h, owner, { title: 'Before' });
-    const bad = await h.request({ method: 'PUT', url: `/v1.3/integrations/${w.id}/widget`, token: owner.access, payload: { allowedOrigins: ['not an origin'] } });
+    const bad = await h.request({
+      method: 'PUT',
+      url: `/v1.3/integrations/${w.id}/widget`,
+      token: owner.access,
+      payload: { allowedOrigins: ['not an origin'] },
+    });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().details[0].path).toBe('body.allowedOrigins.0');
     const ok = await h.request({
@@ -73,7 +93,11 @@ describe('connecting a widget', () => {
       payload: { preChat: { email: 'required' }, offline: true },
     });
     expect(ok.statusCode, ok.body).toBe(200);
-    expect(ok.json().settings).toMatchObject({ title: 'Before', preChat: { name: 'optional', email: 'required', phone: 'off' }, offline: true });
+    expect(ok.json().settings).toMatchObject({
+      title: 'Before',
+      preChat: { name: 'optional', email: 'required', phone: 'off' },
+      offline: true,
+    });
     const config = await h.request({ method: 'GET', url: `/widget/v1/widgets/${w.key}` });
     expect(config.json()).toMatchObject({ title: 'Before', offline: true, preChat: { email: 'required' } });
     expect(config.body).not.toContain(w.secret);
@@ -103,9 +127,19 @@ describe('the visitor loop over HTTP', () => {
     expect(await db.selectFrom('messages').select('id').where('lead_id', '=', lead.id).execute()).toHaveLength(1);
 
     const { received, ws } = await openVisitorSocket(h, token);
-    const typing = await h.request({ method: 'POST', url: `/v1.3/widget/leads/${lead.id}/typing`, token: owner.access, payload: { typing: true } });
+    const typing = await h.request({
+      method: 'POST',
+      url: `/v1.3/widget/leads/${lead.id}/typing`,
+      token: owner.access,
+      payload: { typing: true },
+    });
     expect(typing.statusCode, typing.body).toBe(200);
-    const reply = await h.request({ method: 'POST', url: `/v1.3/messaging/${lead.id}/send`, token: owner.access, payload: { message: { text: 'Yes, it is!' } } });
+    const reply = await h.request({
+      method: 'POST',
+      url: `/v1.3/messaging/${lead.id}/send`,
+      token: owner.access,
+      payload: { message: { text: 'Yes, it is!' } },
+    });
     expect(reply.statusCode, reply.body).toBe(200);
     await expect.poll(() => received.filter((m) => m.type === 'message').length).toBe(1);
     expect(received.find((m) => m.type === 'typing')).toEqual({ type: 'typing', typing: true });
@@ -133,7 +167,14 @@ describe('the visitor loop over HTTP', () => {
     const { token, visitor } = (await session({ key: w.key, name: 'Seen' })).json();
     const db = h.database.db.kysely;
     const lastSeen = async () =>
-      (await db.selectFrom('widget_visitors').select('last_seen_at').where('integration_id', '=', w.id).where('public_id', '=', visitor.id).executeTakeFirstOrThrow()).last_seen_at;
+      (
+        await db
+          .selectFrom('widget_visitors')
+          .select('last_seen_at')
+          .where('integration_id', '=', w.id)
+          .where('public_id', '=', visitor.id)
+          .executeTakeFirstOrThrow()
+      ).last_seen_at;
     const started = await lastSeen();
     h.clock.advance(30_000);
     expect((await say(token, { clientId: 's1', text: 'one' })).statusCode).toBe(200);
@@ -152,7 +193,12 @@ describe('the visitor loop over HTTP', () => {
     await db.updateTable('sources').set({ external_id: 'v_not_a_visitor' }).where('id', '=', source.id).execute();
     const lead = await db.selectFrom('leads').selectAll().where('integration_id', '=', w.id).executeTakeFirstOrThrow();
     const before = await widgetSnapshot(h);
-    const res = await h.request({ method: 'POST', url: `/v1.3/messaging/${lead.id}/send`, token: owner.access, payload: { message: { text: 'x' } } });
+    const res = await h.request({
+      method: 'POST',
+      url: `/v1.3/messaging/${lead.id}/send`,
+      token: owner.access,
+      payload: { message: { text: 'x' } },
+    });
     expect(res.statusCode).toBe(422);
     expect(await widgetSnapshot(h)).toEqual(before);
   });
@@ -237,11 +283,19 @@ describe('bad input and abuse', () => {
     }
     expect(await widgetSnapshot(h)).toEqual(before);
     const code = await new Promise<number>((resolve) => {
-      void h.app.injectWS(`/widget/v1/socket?token=${token}`, { headers: { origin: 'https://evil.example' } }, { onInit: (socket) => socket.on('close', (c) => resolve(c)) });
+      void h.app.injectWS(
+        `/widget/v1/socket?token=${token}`,
+        { headers: { origin: 'https://evil.example' } },
+        { onInit: (socket) => socket.on('close', (c) => resolve(c)) },
+      );
     });
     expect(code).toBe(4403);
     // The preflight answers any origin; the request itself is what is checked.
-    const pre = await h.request({ method: 'OPTIONS', url: '/widget/v1/messages', headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST' } });
+    const pre = await h.request({
+      method: 'OPTIONS',
+      url: '/widget/v1/messages',
+      headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST' },
+    });
     expect(pre.statusCode).toBe(204);
     expect(pre.headers['access-control-allow-headers']).toContain('authorization');
   });
@@ -293,8 +347,14 @@ describe('bad input and abuse', () => {
       expect((await upload('<svg xmlns="http://www.w3.org/2000/svg"/>', 'image/svg+xml', 'x.svg')).statusCode).toBe(415);
       expect((await upload('not a png at all', 'image/png', 'fake.png')).statusCode).toBe(400);
       expect(
-        (await small.request({ method: 'POST', url: '/widget/v1/uploads', headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' }, body: 'x' }))
-          .statusCode,
+        (
+          await small.request({
+            method: 'POST',
+            url: '/widget/v1/uploads',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' },
+            body: 'x',
+          })
+        ).statusCode,
       ).toBe(415);
       expect(await widgetSnapshot(small)).toEqual(before);
       expect((await upload('hello', 'text/plain', 'ok.txt')).statusCode).toBe(200);
@@ -307,7 +367,8 @@ describe('bad input and abuse', () => {
     const f = await createHarness({ env: { PARLEY_WIDGET_SESSIONS_PER_IP: '3', PARLEY_WIDGET_MESSAGES_PER_MINUTE: '4' } });
     try {
       const o = await f.signUp();
-      const key = (await f.request({ method: 'POST', url: '/v1.3/integrations', token: o.access, payload: { type: 'widget' } })).json().widget.key;
+      const key = (await f.request({ method: 'POST', url: '/v1.3/integrations', token: o.access, payload: { type: 'widget' } })).json()
+        .widget.key;
       const start = (ip: string) => f.request({ method: 'POST', url: '/widget/v1/sessions', payload: { key }, remoteAddress: ip });
       const tokens: string[] = [];
       for (let i = 0; i < 3; i++) {
@@ -322,11 +383,22 @@ describe('bad input and abuse', () => {
       expect(await widgetSnapshot(f)).toEqual(before);
       // Another IP still gets a session; resuming still works for the flooded IP.
       expect((await start('198.51.100.1')).statusCode).toBe(200);
-      const resumed = await f.request({ method: 'POST', url: '/widget/v1/sessions', payload: { key, token: tokens[0] }, remoteAddress: '203.0.113.9' });
+      const resumed = await f.request({
+        method: 'POST',
+        url: '/widget/v1/sessions',
+        payload: { key, token: tokens[0] },
+        remoteAddress: '203.0.113.9',
+      });
       expect(resumed.statusCode).toBe(200);
 
       const send = (token: string, i: number) =>
-        f.request({ method: 'POST', url: '/widget/v1/messages', payload: { clientId: `m${i}`, text: `n${i}` }, headers: { authorization: `Bearer ${token}` }, remoteAddress: '203.0.113.9' });
+        f.request({
+          method: 'POST',
+          url: '/widget/v1/messages',
+          payload: { clientId: `m${i}`, text: `n${i}` },
+          headers: { authorization: `Bearer ${token}` },
+          remoteAddress: '203.0.113.9',
+        });
       for (let i = 0; i < 4; i++) expect((await send(tokens[0]!, i)).statusCode).toBe(200);
       const mid = await widgetSnapshot(f);
       const over = await send(tokens[0]!, 99);

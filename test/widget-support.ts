@@ -23,26 +23,46 @@ export const sign = (secret: string, identifier: string) => crypto.createHmac('s
 export async function widgetSnapshot(h: Harness): Promise<Record<string, number>> {
   const db = h.database.db.kysely;
   const out: Record<string, number> = {};
-  for (const table of ['widget_visitors', 'widget_sessions', 'messages', 'customers', 'profiles', 'sources', 'leads', 'events', 'files'] as const) {
-    const row = await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+  for (const table of [
+    'widget_visitors',
+    'widget_sessions',
+    'messages',
+    'customers',
+    'profiles',
+    'sources',
+    'leads',
+    'events',
+    'files',
+  ] as const) {
+    const row = await db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     out[table] = Number(row.n);
   }
   return out;
 }
 
 /** A visitor's socket (through the app, no network), open once `ready` came; `received` keeps every message. */
-export async function openVisitorSocket(h: Harness, token: string): Promise<{ received: any[]; ws: { terminate(): void; send(data: string): void } }> {
+export async function openVisitorSocket(
+  h: Harness,
+  token: string,
+): Promise<{ received: any[]; ws: { terminate(): void; send(data: string): void } }> {
   const received: any[] = [];
   let ready!: () => void;
   const isReady = new Promise<void>((resolve) => (ready = resolve));
-  const ws = await h.app.injectWS(`/widget/v1/socket?token=${token}`, {}, {
-    onInit: (socket) =>
-      socket.on('message', (data) => {
-        const m = JSON.parse(data.toString());
-        received.push(m);
-        if (m.type === 'ready') ready();
-      }),
-  });
+  const ws = await h.app.injectWS(
+    `/widget/v1/socket?token=${token}`,
+    {},
+    {
+      onInit: (socket) =>
+        socket.on('message', (data) => {
+          const m = JSON.parse(data.toString());
+          received.push(m);
+          if (m.type === 'ready') ready();
+        }),
+    },
+  );
   await isReady;
   return { received, ws };
 }

@@ -81,12 +81,24 @@ describe('POST /messaging/post', () => {
     expect(fake.sends.map((r) => r.body)).toEqual([expect.objectContaining({ chat: destination, text: 'Your order has shipped' })]);
 
     const lead = await db().selectFrom('leads').selectAll().where('id', '=', message.leadId).executeTakeFirstOrThrow();
-    expect(lead).toMatchObject({ integration_id: saId, status_type: 'inbox', status_id: null, user_id: null, last_message_incoming: 0, unread_count: 0 });
+    expect(lead).toMatchObject({
+      integration_id: saId,
+      status_type: 'inbox',
+      status_id: null,
+      user_id: null,
+      last_message_incoming: 0,
+      unread_count: 0,
+    });
     const profile = await db().selectFrom('profiles').selectAll().where('integration_id', '=', saId).executeTakeFirstOrThrow();
     expect(profile).toMatchObject({ social_id: destination, customer_id: lead.customer_id, type: 'msgra' });
     const events = await db().selectFrom('events').selectAll().where('account_id', '=', owner.accountId).orderBy('id').execute();
     expect(events.map((e) => e.type).slice(-3)).toEqual(['customer.created', 'lead.created', 'message.outgoing']);
-    expect(JSON.parse(events.at(-1)!.payload)).toMatchObject({ leadId: lead.id, isNewLead: true, isNewCustomer: true, message: { customId: 'ship-1' } });
+    expect(JSON.parse(events.at(-1)!.payload)).toMatchObject({
+      leadId: lead.id,
+      isNewLead: true,
+      isNewCustomer: true,
+      message: { customId: 'ship-1' },
+    });
 
     // The lead is an ordinary conversation now: its channel and history are readable.
     const sources = await h.request({ method: 'GET', url: `/v1.3/messaging/${lead.id}/sources`, token: owner.access });
@@ -149,7 +161,8 @@ describe('POST /messaging/post', () => {
     // Late in the same UTC day (the seeded rows and the 100th contact count for it).
     const midnight = (Math.floor(h.clock.now() / DAY) + 1) * DAY;
     h.clock.set(midnight - 30_000);
-    const token = (await h.request({ method: 'POST', url: '/v1.3/auth/login', payload: { login: owner.login, pass: owner.pass } })).json().accessToken.token;
+    const token = (await h.request({ method: 'POST', url: '/v1.3/auth/login', payload: { login: owner.login, pass: owner.pass } })).json()
+      .accessToken.token;
     const before = await snapshot(owner.accountId);
     for (const v of API_VERSIONS) {
       const res = await post({ message: { text: 'one too many' }, destination: phone(), saId }, token, v);
@@ -201,28 +214,43 @@ describe('POST /messaging/post', () => {
       expect(res.statusCode).toBe(400);
     }
     const saId = await createIntegration(h, owner.accountId, 'msgra');
-    for (const payload of [{ destination: phone(), saId }, { message: { text: '' }, destination: phone(), saId }, { message: { text: 'x' }, saId }, { message: { text: 'x' }, destination: '   ', saId }]) {
+    for (const payload of [
+      { destination: phone(), saId },
+      { message: { text: '' }, destination: phone(), saId },
+      { message: { text: 'x' }, saId },
+      { message: { text: 'x' }, destination: '   ', saId },
+    ]) {
       expect((await post(payload)).statusCode, JSON.stringify(payload)).toBe(400);
     }
     const after = await snapshot(owner.accountId);
-    expect({ ...after, events: after.events.filter((e) => e.type !== 'integration.created') }).toEqual({ ...before, events: before.events });
+    expect({ ...after, events: after.events.filter((e) => e.type !== 'integration.created') }).toEqual({
+      ...before,
+      events: before.events,
+    });
 
     const expired = await h.signUp();
     const theirs = await createIntegration(h, expired.accountId, 'msgra');
     const row = await db().selectFrom('accounts').select('plan').where('id', '=', expired.accountId).executeTakeFirstOrThrow();
-    await db().updateTable('accounts').set({ plan: JSON.stringify({ ...JSON.parse(row.plan), expiration: h.clock.now() - 1 }) }).where('id', '=', expired.accountId).execute();
+    await db()
+      .updateTable('accounts')
+      .set({ plan: JSON.stringify({ ...JSON.parse(row.plan), expiration: h.clock.now() - 1 }) })
+      .where('id', '=', expired.accountId)
+      .execute();
     const res = await post({ message: { text: 'hi' }, destination: phone(), saId: theirs }, expired.access);
     expect(res.statusCode).toBe(402);
     expect(fake.sends).toHaveLength(0);
   });
 
-  it('answers 404 for an integration of another account or out of the manager\'s reach; 401 without a token', async () => {
+  it("answers 404 for an integration of another account or out of the manager's reach; 401 without a token", async () => {
     const saId = await createIntegration(h, owner.accountId, 'msgra');
     const other = await h.signUp();
     expect((await post({ message: { text: 'x' }, destination: phone(), saId }, other.access)).statusCode).toBe(404);
     const manager = await createManager(h, owner, { sources: [null] });
     expect((await post({ message: { text: 'x' }, destination: phone(), saId }, manager.access)).statusCode).toBe(404);
-    expect((await h.request({ method: 'POST', url: '/v1.3/messaging/post', payload: { message: { text: 'x' }, destination: phone(), saId } })).statusCode).toBe(401);
+    expect(
+      (await h.request({ method: 'POST', url: '/v1.3/messaging/post', payload: { message: { text: 'x' }, destination: phone(), saId } }))
+        .statusCode,
+    ).toBe(401);
     const allowed = await createManager(h, owner, { sources: [saId] });
     const res = await post({ message: { text: 'x' }, destination: phone(), saId }, allowed.access);
     expect(res.statusCode, res.body).toBe(200);

@@ -66,7 +66,8 @@ function summary(r, latencies, duration) {
     p95: percentile(latencies, 95),
     p99: percentile(latencies, 99),
     errors: r.bad + r.errors + r.timeouts,
-    errorDetail: r.bad || r.errors || r.timeouts ? { non2xx: r.bad, statusCodes: r.firstBad, transport: r.errors, timeouts: r.timeouts } : undefined,
+    errorDetail:
+      r.bad || r.errors || r.timeouts ? { non2xx: r.bad, statusCodes: r.firstBad, transport: r.errors, timeouts: r.timeouts } : undefined,
   };
 }
 
@@ -86,7 +87,13 @@ async function runOne({ base, next, duration, connections, pipelining = 1, overa
       {
         setupRequest: (req) => {
           const r = next();
-          return { ...req, method: r.method, path: r.path, headers: { ...(r.body !== undefined ? { 'content-type': 'application/json' } : {}), ...r.headers }, body: r.body };
+          return {
+            ...req,
+            method: r.method,
+            path: r.path,
+            headers: { ...(r.body !== undefined ? { 'content-type': 'application/json' } : {}), ...r.headers },
+            body: r.body,
+          };
         },
       },
     ],

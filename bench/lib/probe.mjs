@@ -13,7 +13,10 @@ export async function openProbe({ dataDir, databaseUrl }) {
     const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
     return {
-      all: async (sql) => (await client.query(sql)).rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v]))),
+      all: async (sql) =>
+        (await client.query(sql)).rows.map((r) =>
+          Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v])),
+        ),
       close: () => client.end(),
     };
   }

@@ -82,7 +82,11 @@ export async function startServer({ dataDir, databaseUrl, nodeArgs = [], nodeFla
     ...extraEnv,
   });
   const t0 = performance.now();
-  const child = spawn(process.execPath, [...nodeFlags, ...nodeArgs, path.join(root, 'dist', 'main.js')], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeFlags, ...nodeArgs, path.join(root, 'dist', 'main.js')], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   const exited = new Promise((resolve) => child.once('close', resolve));
   let dead = false;
   exited.then(() => (dead = true));

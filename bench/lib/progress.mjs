@@ -15,7 +15,9 @@ export function progressReporter(label, stream = process.stderr) {
         lastDraw = now;
         const width = 30;
         const full = Math.round(fraction * width);
-        stream.write(`\r${label} [${'#'.repeat(full)}${' '.repeat(width - full)}] ${(fraction * 100).toFixed(0).padStart(3)}% ${phase} ${done}/${total} ${seconds()} s`);
+        stream.write(
+          `\r${label} [${'#'.repeat(full)}${' '.repeat(width - full)}] ${(fraction * 100).toFixed(0).padStart(3)}% ${phase} ${done}/${total} ${seconds()} s`,
+        );
         return;
       }
       const decile = Math.floor(fraction * 10);

@@ -89,7 +89,11 @@ function describe(err: FastifyError | AppError | Error, traits: VersionTraits): 
   if (known) return { status: known.status, code: CODE_BY_STATUS[known.status], message: known.message };
   if (err instanceof SyntaxError) return { status: 400, code: 'validation_failed', message: 'Malformed JSON body' };
   if (isUnstorableValue(err)) {
-    return { status: 400, code: 'validation_failed', message: 'Invalid request: a value contains a NUL character or a number out of range' };
+    return {
+      status: 400,
+      code: 'validation_failed',
+      message: 'Invalid request: a value contains a NUL character or a number out of range',
+    };
   }
   const status = fe.statusCode;
   if (status && status >= 400 && status < 500) {
@@ -120,5 +124,9 @@ export function errorHandler(err: FastifyError, request: FastifyRequest, reply: 
 }
 
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
-  return send(reply, request, { status: 404, code: 'not_found', message: `Route ${request.method} ${request.url.split('?')[0]} not found` });
+  return send(reply, request, {
+    status: 404,
+    code: 'not_found',
+    message: `Route ${request.method} ${request.url.split('?')[0]} not found`,
+  });
 }

@@ -25,14 +25,14 @@ export const TAGS: Record<string, string> = {
   integrations: 'Connected channels and their settings (docs/api/integrations.md).',
   webhooks: 'Webhook endpoints and their deliveries (docs/api/webhooks.md).',
   plugins: 'Plugins: third-party code acting for the account (docs/api/integrations.md).',
-  realtime: 'The agent app\'s live event stream (docs/api/webhooks.md).',
-  widget: 'The site widget\'s settings (docs/channels/ and docs/api/integrations.md).',
-  'widget visitors': 'The site widget\'s visitor protocol, used by the widget script.',
-  channels: 'Providers\' webhooks: where messenger platforms deliver their events (docs/channels/).',
+  realtime: "The agent app's live event stream (docs/api/webhooks.md).",
+  widget: "The site widget's settings (docs/channels/ and docs/api/integrations.md).",
+  'widget visitors': "The site widget's visitor protocol, used by the widget script.",
+  channels: "Providers' webhooks: where messenger platforms deliver their events (docs/channels/).",
   files: 'Uploaded files, served to customers and providers.',
   system: 'Connectivity, liveness and readiness checks.',
   oauth: 'OAuth 2 for third-party apps: apps, consent, token and revocation endpoints, metadata (docs/api/oauth.md).',
-  devices: 'Employees\' devices for push notifications (docs/api/push.md).',
+  devices: "Employees' devices for push notifications (docs/api/push.md).",
   data: 'Owning your data: account exports, the leads CSV, retention (docs/api/data-ownership.md).',
 };
 
@@ -149,5 +149,9 @@ function isSchema(node: Json): boolean {
 }
 
 function sortKeys(o: Json): Json {
-  return Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
+  return Object.fromEntries(
+    Object.keys(o)
+      .sort()
+      .map((k) => [k, o[k]]),
+  );
 }

@@ -99,7 +99,11 @@ export interface ChannelAdapter {
   /** Checks credentials with the provider and reads the connected account. */
   connect?(integration: ChannelIntegration): Promise<ConnectResult>;
   disconnect?(integration: ChannelIntegration): Promise<void>;
-  send(integration: ChannelIntegration, channel: { externalId: string; type: string; token: string | null }, message: OutgoingMessage): Promise<SendResult>;
+  send(
+    integration: ChannelIntegration,
+    channel: { externalId: string; type: string; token: string | null },
+    message: OutgoingMessage,
+  ): Promise<SendResult>;
   checkContact?(integration: ChannelIntegration, chatId: string): Promise<boolean>;
   /** Reads the customer's current profile (avatar refresh). */
   fetchProfile?(integration: ChannelIntegration, socialId: string): Promise<ProfileUpdate | null>;

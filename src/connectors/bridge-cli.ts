@@ -34,7 +34,15 @@ export async function runBridgeCli(args: string[], env: NodeJS.ProcessEnv, out: 
     out.error(`parley: unknown connector "${connector ?? ''}" (shipped: telegram, whatsapp)\n\nUsage:\n${BRIDGE_USAGE}`);
     return 1;
   }
-  let values: { url?: string; integration?: string; token?: string; 'api-id'?: string; 'api-hash'?: string; session?: string; login?: string };
+  let values: {
+    url?: string;
+    integration?: string;
+    token?: string;
+    'api-id'?: string;
+    'api-hash'?: string;
+    session?: string;
+    login?: string;
+  };
   try {
     ({ values } = parseArgs({
       args: rest,
@@ -129,7 +137,13 @@ async function runWhatsApp(args: string[], env: NodeJS.ProcessEnv, out: Pick<Con
   const integrationId = Number(values.integration);
   const sessionDir = path.resolve(values['session-dir'] ?? path.join(env.PARLEY_DATA_DIR || './data', `whatsapp-${integrationId}`));
   out.log(
-    await runWhatsAppConnector({ url, integrationId, token, sessionDir, log: (message) => out.error(`parley bridge whatsapp: ${message}`) }),
+    await runWhatsAppConnector({
+      url,
+      integrationId,
+      token,
+      sessionDir,
+      log: (message) => out.error(`parley bridge whatsapp: ${message}`),
+    }),
   );
   return 0;
 }

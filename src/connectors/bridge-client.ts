@@ -9,7 +9,10 @@ import { parseBridgeMessage } from '../channels/bridge/protocol.js';
  * past its deadline is dropped), and uploads media with the bridge token.
  */
 export type Json = Record<string, unknown>;
-export type RequestResult = { ok: true; externalIds?: string[]; exists?: boolean; profile?: Json } | { ok: false; refused: string } | { ok: false; retryable: string };
+export type RequestResult =
+  | { ok: true; externalIds?: string[]; exists?: boolean; profile?: Json }
+  | { ok: false; refused: string }
+  | { ok: false; retryable: string };
 
 export interface ConnectorHandlers {
   /** Parley's requests (`send`, `check`, `profile`, `login.answer`): the connector's answer. */
@@ -100,7 +103,9 @@ export class BridgeClient {
 
   private open(): void {
     const base = this.opts.url.replace(/^http/, 'ws').replace(/\/+$/, '');
-    const ws = new WebSocket(`${base}/channels/bridge/${this.opts.integrationId}`, { headers: { authorization: `Bearer ${this.opts.token}` } });
+    const ws = new WebSocket(`${base}/channels/bridge/${this.opts.integrationId}`, {
+      headers: { authorization: `Bearer ${this.opts.token}` },
+    });
     this.ws = ws;
     ws.on('open', () => ws.send(JSON.stringify({ type: 'hello', protocol: 1, client: this.opts.client })));
     ws.on('message', (data) => void this.onMessage(JSON.parse(data.toString()) as Json));

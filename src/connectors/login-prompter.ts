@@ -34,7 +34,12 @@ export class LoginPrompter {
   answer(request: Json): RequestResult {
     const kind = request.kind;
     if (!this.waiting || kind !== this.waiting.kind) {
-      return { ok: false, refused: this.waiting ? `The bridge waits for the ${this.waiting.kind}, not the ${String(kind)}` : 'The bridge is not waiting for an answer' };
+      return {
+        ok: false,
+        refused: this.waiting
+          ? `The bridge waits for the ${this.waiting.kind}, not the ${String(kind)}`
+          : 'The bridge is not waiting for an answer',
+      };
     }
     const value = String(request.value ?? '').trim();
     if (!value) return { ok: false, refused: `The ${kind} is empty` };

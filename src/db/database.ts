@@ -113,7 +113,12 @@ class StatementProfile {
   }
 
   write(): void {
-    const rows = [...this.totals].map(([sql, t]) => ({ ms: Math.round(t.ms), calls: t.calls, usPerCall: Math.round((t.ms * 1000) / t.calls), sql }));
+    const rows = [...this.totals].map(([sql, t]) => ({
+      ms: Math.round(t.ms),
+      calls: t.calls,
+      usPerCall: Math.round((t.ms * 1000) / t.calls),
+      sql,
+    }));
     rows.sort((a, b) => b.ms - a.ms);
     fs.writeFileSync(this.file, JSON.stringify(rows, null, 1));
   }

@@ -74,9 +74,7 @@ class StaticProvider implements MigrationProvider {
   constructor(private readonly db: Db) {}
   async getMigrations(): Promise<Record<string, Migration>> {
     const kit = migrationKit(this.db.dialect);
-    return Object.fromEntries(
-      Object.entries(MIGRATIONS).map(([name, m]) => [name, { up: (db) => m.up(db, kit) }]),
-    );
+    return Object.fromEntries(Object.entries(MIGRATIONS).map(([name, m]) => [name, { up: (db) => m.up(db, kit) }]));
   }
 }
 

@@ -21,8 +21,7 @@ export class AppError extends Error {
   }
 }
 
-export const invalid = (message: string, details?: ErrorDetail[]) =>
-  new AppError(400, 'validation_failed', message, details);
+export const invalid = (message: string, details?: ErrorDetail[]) => new AppError(400, 'validation_failed', message, details);
 
 export const unauthorized = (message = 'Unauthorized') => new AppError(401, 'unauthorized', message);
 
@@ -35,7 +34,6 @@ export const conflict = (message: string, code = 'conflict') => new AppError(409
 export const rateLimited = (retryAfter: number, message = 'Too many requests', code = 'rate_limited') =>
   new AppError(429, code, message, undefined, retryAfter);
 
-export const accountExpired = () =>
-  new AppError(402, 'account_expired', 'The account plan has expired');
+export const accountExpired = () => new AppError(402, 'account_expired', 'The account plan has expired');
 
 export const signupClosed = () => new AppError(403, 'signup_closed', 'Sign-up is closed on this installation');

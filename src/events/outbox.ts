@@ -72,7 +72,13 @@ const insertEvent = prepared((db, p: { accountId: number; type: string; leadId: 
  */
 export async function recordEvent(trx: Executor, event: NewEvent, now: number): Promise<number> {
   const payload = { type: event.type, accountId: event.accountId, ...event.payload };
-  const [row] = await insertEvent(trx, { accountId: event.accountId, type: event.type, leadId: event.leadId ?? null, payload: JSON.stringify(payload), now });
+  const [row] = await insertEvent(trx, {
+    accountId: event.accountId,
+    type: event.type,
+    leadId: event.leadId ?? null,
+    payload: JSON.stringify(payload),
+    now,
+  });
   if (!row) throw new Error('insert into events returned no row');
   const id = row.id;
   // Webhook deliveries are the outbox's rows for the webhook consumer (webhooks/ reads them after

@@ -9,7 +9,13 @@ export async function pruneDeliveries(db: Executor, cutoff: number, batch: numbe
   const result = await db
     .deleteFrom('deliveries')
     .where('id', 'in', (eb) =>
-      eb.selectFrom('deliveries').select('id').where('status', 'in', ['delivered', 'dead']).where('created_at', '<', cutoff).orderBy('id').limit(batch),
+      eb
+        .selectFrom('deliveries')
+        .select('id')
+        .where('status', 'in', ['delivered', 'dead'])
+        .where('created_at', '<', cutoff)
+        .orderBy('id')
+        .limit(batch),
     )
     .executeTakeFirst();
   return Number(result.numDeletedRows);
@@ -24,7 +30,9 @@ export async function pruneEvents(db: Executor, cutoff: number, batch: number): 
         .selectFrom('events as e')
         .select('e.id')
         .where('e.created_at', '<', cutoff)
-        .where(({ not, exists, selectFrom }) => not(exists(selectFrom('deliveries as d').select(sql.lit(1).as('one')).whereRef('d.event_id', '=', 'e.id'))))
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom('deliveries as d').select(sql.lit(1).as('one')).whereRef('d.event_id', '=', 'e.id'))),
+        )
         .orderBy('e.id')
         .limit(batch),
     )

@@ -27,10 +27,15 @@ export function registerMetrics(app: FastifyInstance, services: Services): void 
   // Both queue gauges come from one query per scrape (the scrape handler forgets the last one).
   let pendingRead: ReturnType<typeof pendingDeliveries> | undefined;
   const pending = () => (pendingRead ??= pendingDeliveries(db));
-  metrics.gauge('parley_webhook_pending_deliveries', 'Webhook deliveries waiting to be sent (due or retrying), on active endpoints', [], async () => {
-    const p = await pending();
-    return [[{}, p.count]];
-  });
+  metrics.gauge(
+    'parley_webhook_pending_deliveries',
+    'Webhook deliveries waiting to be sent (due or retrying), on active endpoints',
+    [],
+    async () => {
+      const p = await pending();
+      return [[{}, p.count]];
+    },
+  );
   metrics.gauge(
     'parley_webhook_oldest_pending_seconds',
     'Age of the oldest delivery waiting on an active endpoint (0 when none waits)',

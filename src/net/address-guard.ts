@@ -101,7 +101,10 @@ export function ipv6Words(text: string): number[] | undefined {
 
 export class BlockedAddressError extends Error {
   readonly code = 'EWEBHOOKBLOCKED';
-  constructor(readonly host: string, readonly address: string) {
+  constructor(
+    readonly host: string,
+    readonly address: string,
+  ) {
     super(`${host} resolves to a refused address (${address})`);
   }
 }

@@ -134,11 +134,20 @@ export class PushWorker implements BackgroundWorker {
     for (const entry of byUser.values()) {
       const responsible = lead.user_id === null ? lead.status_type === 'inbox' : lead.user_id === entry.user.id;
       if (!responsible || !entry.user.confirmed) continue;
-      const scope = await scopeOf(db, { accountId: lead.account_id, userId: entry.user.id, role: entry.user.role, typ: 'access', user: entry.user });
+      const scope = await scopeOf(db, {
+        accountId: lead.account_id,
+        userId: entry.user.id,
+        role: entry.user.role,
+        typ: 'access',
+        user: entry.user,
+      });
       if (canSeeLeadRow(scope, lead)) targets.push(entry);
     }
     if (!targets.length) return;
-    const present = await connectedUsers(this.deps, targets.map((t) => t.user.id));
+    const present = await connectedUsers(
+      this.deps,
+      targets.map((t) => t.user.id),
+    );
     const previews = await pushPreviews(db, lead.account_id);
     const text = payload.message?.message?.text ?? '';
     const notification: PushNotification = {
@@ -159,10 +168,19 @@ export class PushWorker implements BackgroundWorker {
     try {
       if (device.platform === 'web') {
         const keys = JSON.parse(device.keys ?? '{}') as { p256dh: string; auth: string };
-        outcome = await sendWebPush({ endpoint: device.address, keys }, JSON.stringify(n), this.senders.vapid, this.deps.config.webhookAllowPrivate);
+        outcome = await sendWebPush(
+          { endpoint: device.address, keys },
+          JSON.stringify(n),
+          this.senders.vapid,
+          this.deps.config.webhookAllowPrivate,
+        );
       } else {
         if (!this.senders.fcm) return;
-        outcome = await this.senders.fcm.send(device.address, { title: n.title, body: n.body, data: { leadId: String(n.leadId), url: n.url } });
+        outcome = await this.senders.fcm.send(device.address, {
+          title: n.title,
+          body: n.body,
+          data: { leadId: String(n.leadId), url: n.url },
+        });
       }
     } catch (err) {
       this.deps.log.warn({ err, deviceId: device.id }, 'push delivery failed');

@@ -4,19 +4,39 @@ import type { DeviceRow, EventRow, LeadRow, UserRow } from '../db/schema.js';
 export type PushLead = Pick<LeadRow, 'id' | 'account_id' | 'integration_id' | 'user_id' | 'status_type'> & { customer_name: string };
 
 export async function maxEventId(db: Executor): Promise<number> {
-  const row = await db.selectFrom('events').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
+  const row = await db
+    .selectFrom('events')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .executeTakeFirst();
   return row?.id == null ? 0 : Number(row.id);
 }
 
-export async function eventsAfter(db: Executor, cursor: number, limit: number): Promise<Array<Pick<EventRow, 'id' | 'type' | 'account_id' | 'lead_id' | 'payload'>>> {
-  return db.selectFrom('events').select(['id', 'type', 'account_id', 'lead_id', 'payload']).where('id', '>', cursor).orderBy('id').limit(limit).execute();
+export async function eventsAfter(
+  db: Executor,
+  cursor: number,
+  limit: number,
+): Promise<Array<Pick<EventRow, 'id' | 'type' | 'account_id' | 'lead_id' | 'payload'>>> {
+  return db
+    .selectFrom('events')
+    .select(['id', 'type', 'account_id', 'lead_id', 'payload'])
+    .where('id', '>', cursor)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
 }
 
 export async function leadForPush(db: Executor, leadId: number): Promise<PushLead | undefined> {
   return db
     .selectFrom('leads')
     .innerJoin('customers', 'customers.id', 'leads.customer_id')
-    .select(['leads.id', 'leads.account_id', 'leads.integration_id', 'leads.user_id', 'leads.status_type', 'customers.name as customer_name'])
+    .select([
+      'leads.id',
+      'leads.account_id',
+      'leads.integration_id',
+      'leads.user_id',
+      'leads.status_type',
+      'customers.name as customer_name',
+    ])
     .where('leads.id', '=', leadId)
     .executeTakeFirst();
 }

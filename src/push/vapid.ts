@@ -27,7 +27,8 @@ export function loadOrCreateVapidKeys(config: Config): VapidKeys {
 
 function readOrCreate(config: Config): VapidKeys {
   const subject = config.vapidSubject ?? (config.publicUrl?.startsWith('https:') ? config.publicUrl : 'mailto:push@localhost');
-  if (config.vapidPublicKey && config.vapidPrivateKey) return { publicKey: config.vapidPublicKey, privateKey: config.vapidPrivateKey, subject };
+  if (config.vapidPublicKey && config.vapidPrivateKey)
+    return { publicKey: config.vapidPublicKey, privateKey: config.vapidPrivateKey, subject };
   fs.mkdirSync(config.dataDir, { recursive: true });
   const file = path.join(config.dataDir, 'vapid.json');
   try {
@@ -36,6 +37,7 @@ function readOrCreate(config: Config): VapidKeys {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
   const stored = JSON.parse(fs.readFileSync(file, 'utf8')) as { publicKey?: unknown; privateKey?: unknown };
-  if (typeof stored.publicKey !== 'string' || typeof stored.privateKey !== 'string') throw new Error(`${file} holds no VAPID keys; delete it to have new ones generated`);
+  if (typeof stored.publicKey !== 'string' || typeof stored.privateKey !== 'string')
+    throw new Error(`${file} holds no VAPID keys; delete it to have new ones generated`);
   return { publicKey: stored.publicKey, privateKey: stored.privateKey, subject };
 }

@@ -48,7 +48,11 @@ export class RealtimeHub implements BackgroundWorker {
     private readonly deps: Deps,
     opts: { pgListenUrl?: string } = {},
   ) {
-    const consumer = { name: 'realtime', active: () => this.subs.size > 0, handle: (rows: EventRow[]) => this.dispatch([...this.subs], rows) };
+    const consumer = {
+      name: 'realtime',
+      active: () => this.subs.size > 0,
+      handle: (rows: EventRow[]) => this.dispatch([...this.subs], rows),
+    };
     this.tail = new OutboxTail(deps, consumer, opts);
   }
 
@@ -153,15 +157,16 @@ export class RealtimeHub implements BackgroundWorker {
 
   private async catchUp(sub: Subscriber, lastEventId: number, seenAbove: Set<number>): Promise<void> {
     const upto = Math.max(sub.since, ...seenAbove);
-    const rows = (await this.deps.db.kysely
-      .selectFrom('events')
-      .selectAll()
-      .where('account_id', '=', sub.accountId)
-      .where('id', '>', lastEventId)
-      .where('id', '<=', upto)
-      .orderBy('id', 'desc')
-      .limit(CATCH_UP_MAX + 1)
-      .execute()
+    const rows = (
+      await this.deps.db.kysely
+        .selectFrom('events')
+        .selectAll()
+        .where('account_id', '=', sub.accountId)
+        .where('id', '>', lastEventId)
+        .where('id', '<=', upto)
+        .orderBy('id', 'desc')
+        .limit(CATCH_UP_MAX + 1)
+        .execute()
     ).filter((r) => r.id <= sub.since || seenAbove.has(r.id));
     if (rows.length > CATCH_UP_MAX) {
       // Too far behind: the client reloads its state instead of replaying history.

@@ -18,7 +18,9 @@ export async function readChunks(db: Executor, key: string, from: number, to: nu
 }
 
 export async function hasChunks(db: Executor, key: string): Promise<boolean> {
-  return (await db.selectFrom('file_chunks').select('seq').where('storage_key', '=', key).where('seq', '=', 0).executeTakeFirst()) !== undefined;
+  return (
+    (await db.selectFrom('file_chunks').select('seq').where('storage_key', '=', key).where('seq', '=', 0).executeTakeFirst()) !== undefined
+  );
 }
 
 export async function deleteChunks(db: Executor, key: string): Promise<void> {

@@ -65,14 +65,22 @@ export class VisitorPush implements BackgroundWorker {
         const m = (JSON.parse(row.payload) as OutgoingPayload).message;
         const integrationId = m?.sa?.id;
         const visitorId = m?.source?.id;
-        if (m?.sa?.type !== 'widget' || m.source?.type !== 'message' || typeof integrationId !== 'number' || typeof visitorId !== 'string') continue;
+        if (m?.sa?.type !== 'widget' || m.source?.type !== 'message' || typeof integrationId !== 'number' || typeof visitorId !== 'string')
+          continue;
         if (!this.hub.has(integrationId, visitorId)) continue;
         replies.push({ integrationId, visitorId, messageId: Number(m.messageId) });
       }
     }
     if (!replies.length) return;
     // The visitor sees a reply as its history shows it: read the stored rows, in event order.
-    const stored = new Map((await messagesByIds(this.deps.db.kysely, replies.map((r) => r.messageId))).map((m) => [m.id, m]));
+    const stored = new Map(
+      (
+        await messagesByIds(
+          this.deps.db.kysely,
+          replies.map((r) => r.messageId),
+        )
+      ).map((m) => [m.id, m]),
+    );
     for (const reply of replies) {
       const message = stored.get(reply.messageId);
       if (message) this.hub.push(reply.integrationId, reply.visitorId, { type: 'message', message: presentVisitorMessage(message) });

@@ -51,7 +51,8 @@ async function claimIn(executor: Executor, postgres: boolean, r: ClaimRequest): 
 /** The claim statement (exported for the query-plan test). */
 export function claimStatement(postgres: boolean, r: ClaimRequest): RawBuilder<ClaimedDelivery> {
   const perEndpoint = Math.min(r.perEndpoint, r.limit);
-  const claimable = (t: 'x' | 'd') => sql`${sql.raw(t)}.status = 'pending' and (${sql.raw(t)}.lease_until is null or ${sql.raw(t)}.lease_until < ${r.now})`;
+  const claimable = (t: 'x' | 'd') =>
+    sql`${sql.raw(t)}.status = 'pending' and (${sql.raw(t)}.lease_until is null or ${sql.raw(t)}.lease_until < ${r.now})`;
   // One endpoint's oldest due rows (`ep`: the endpoint, from the enclosing query).
   const due = (columns: RawBuilder<unknown>) => sql`
     select ${columns} from deliveries x
@@ -181,12 +182,16 @@ async function recordEndpointHealth(trx: Executor, postgres: boolean, kept: Deli
   const healthy = new Set(kept.filter((o) => o.state === 'delivered').map((o) => o.webhookId));
   const failing = [...new Set(kept.filter((o) => !healthy.has(o.webhookId)).map((o) => o.webhookId))];
   if (healthy.size) {
-    await sql`update webhooks set failing_since = null where id in ${idList(postgres, [...healthy])} and failing_since is not null`.execute(trx);
+    await sql`update webhooks set failing_since = null where id in ${idList(postgres, [...healthy])} and failing_since is not null`.execute(
+      trx,
+    );
   }
   if (failing.length) {
     const list = idList(postgres, failing);
     await sql`update webhooks set failing_since = ${policy.now} where id in ${list} and failing_since is null`.execute(trx);
-    await sql`update webhooks set status = 0 where id in ${list} and status = 1 and failing_since <= ${policy.disableIfFailingSince}`.execute(trx);
+    await sql`update webhooks set status = 0 where id in ${list} and status = 1 and failing_since <= ${policy.disableIfFailingSince}`.execute(
+      trx,
+    );
   }
 }
 

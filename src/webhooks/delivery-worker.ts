@@ -6,7 +6,15 @@ import { eventBodyFor } from '../events/event-versions.js';
 import { systemClock, type Clock } from '../domain/clock.js';
 import type { Deps } from '../domain/context.js';
 import type { BackgroundWorker } from '../domain/workers.js';
-import { claimDeliveries, nextDueAt, recordOutcomes, releaseClaims, type ClaimedDelivery, type ClaimRequest, type DeliveryOutcome } from './delivery-queue.js';
+import {
+  claimDeliveries,
+  nextDueAt,
+  recordOutcomes,
+  releaseClaims,
+  type ClaimedDelivery,
+  type ClaimRequest,
+  type DeliveryOutcome,
+} from './delivery-queue.js';
 import { HttpSender, type SendResult } from './http-sender.js';
 import { signatureHeaders } from './signing.js';
 import { onOutbox } from '../events/wakeup.js';
@@ -237,7 +245,12 @@ export class DeliveryWorker implements BackgroundWorker {
     };
     const record = (items: Finished[], claim?: ClaimRequest) => {
       const p = policy();
-      return recordOutcomes(this.deps.db, items.map((f) => this.outcome(f.job, f.result, p.now)), p, claim);
+      return recordOutcomes(
+        this.deps.db,
+        items.map((f) => this.outcome(f.job, f.result, p.now)),
+        p,
+        claim,
+      );
     };
     const settle = (f: Finished, error?: unknown) => {
       if (f.slot) this.slots--;

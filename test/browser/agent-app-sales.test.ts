@@ -6,7 +6,18 @@ import type { BrowserContext, Page } from 'playwright-core';
 import type { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECT, type TestDatabase } from '../helpers/database.js';
-import { call, ensureAppBuilt, signInForm, decodeBody, launchChromium, OUTPUT, startServer, startSmtp, type ReceivedMail, type ServerProcess } from './agent-app-support.js';
+import {
+  call,
+  ensureAppBuilt,
+  signInForm,
+  decodeBody,
+  launchChromium,
+  OUTPUT,
+  startServer,
+  startSmtp,
+  type ReceivedMail,
+  type ServerProcess,
+} from './agent-app-support.js';
 
 /**
  * The agent app as a sales team uses it, in a real browser against the real server process (one
@@ -97,7 +108,10 @@ async function visitorWrites(name: string, text: string): Promise<number> {
     body: JSON.stringify({ clientId: `c${Date.now()}-${++sent}`, text }),
   });
   expect(res.status).toBe(200);
-  const inbox = (await call(server.base, 'GET', '/v1.3/leads/inbox?limit=200', { token })).body as Array<{ id: number; customer: { name: string } }>;
+  const inbox = (await call(server.base, 'GET', '/v1.3/leads/inbox?limit=200', { token })).body as Array<{
+    id: number;
+    customer: { name: string };
+  }>;
   return inbox.find((l) => l.customer.name === name)!.id;
 }
 
@@ -184,12 +198,14 @@ describe('the agent app for a sales team', () => {
     await card.getByRole('status').waitFor();
   });
 
-  it('a note with an @mention is stored with the colleague\'s id and reaches the colleague live', async () => {
+  it("a note with an @mention is stored with the colleague's id and reaches the colleague live", async () => {
     const invited = await call(server.base, 'POST', '/v1.3/managers', { token, body: { login: MANAGER.login, allowAllDeals: true } });
     expect(invited.status).toBe(200);
     await expect.poll(() => mails.length, { timeout: 10_000 }).toBe(1);
     const inviteToken = /invite\?token=([A-Za-z0-9_-]+)/.exec(decodeBody(mails[0]!.raw))![1];
-    const joined = await call(server.base, 'POST', '/v1.3/auth/invitation', { body: { token: inviteToken, pass: MANAGER.pass, name: MANAGER.name } });
+    const joined = await call(server.base, 'POST', '/v1.3/auth/invitation', {
+      body: { token: inviteToken, pass: MANAGER.pass, name: MANAGER.name },
+    });
     expect(joined.status).toBe(200);
     managerId = (await call(server.base, 'GET', '/v1.3/account/me', { token: joined.body.accessToken.token })).body.user.id;
 
@@ -240,14 +256,18 @@ describe('the agent app for a sales team', () => {
     await page.getByLabel('Tag for the selected leads').fill('spring sale');
     await page.getByRole('button', { name: 'Tag', exact: true }).click();
     await page.getByText('Done: 3 leads').waitFor();
-    const tagged = (await call(server.base, 'GET', '/v1.3/leads/all?tags=spring%20sale', { token })).body.map((l: { id: number }) => l.id).sort();
+    const tagged = (await call(server.base, 'GET', '/v1.3/leads/all?tags=spring%20sale', { token })).body
+      .map((l: { id: number }) => l.id)
+      .sort();
     expect(tagged).toEqual(leads.slice(1).sort());
     await page.getByRole('button', { name: 'Mark read' }).click();
     await page.getByText('Done: 3 leads').waitFor();
     await page.getByRole('button', { name: 'Mark unread' }).click();
     await expect.poll(async () => (await Promise.all(leads.slice(1).map(lead))).map((l) => l.read)).toEqual([false, false, false]);
     await page.getByLabel('Assign to…').selectOption({ label: MANAGER.name });
-    await expect.poll(async () => (await Promise.all(leads.slice(1).map(lead))).map((l) => l.userId)).toEqual([managerId, managerId, managerId]);
+    await expect
+      .poll(async () => (await Promise.all(leads.slice(1).map(lead))).map((l) => l.userId))
+      .toEqual([managerId, managerId, managerId]);
     await shot('bulk');
     await page.getByRole('button', { name: 'Done' }).click();
     // The list shows the columns: responsible, amount, tags.
@@ -261,7 +281,10 @@ describe('the agent app for a sales team', () => {
     await page.getByRole('img', { name: /New leads per day, 4 in total/ }).waitFor();
     const channels = page.getByRole('table', { name: 'Per channel' });
     await channels.getByRole('row', { name: /widget 4/ }).waitFor();
-    await page.getByRole('table', { name: 'Per employee' }).getByRole('row', { name: new RegExp(`${MANAGER.name} 3`) }).waitFor();
+    await page
+      .getByRole('table', { name: 'Per employee' })
+      .getByRole('row', { name: new RegExp(`${MANAGER.name} 3`) })
+      .waitFor();
     expect(await page.getByTestId('median').textContent()).not.toBe('—');
     await axe('reports');
     await shot('reports');
@@ -291,7 +314,18 @@ describe('the agent app for a sales team', () => {
     await page.getByRole('searchbox').press('Enter');
     await page.getByText('in blue').first().waitFor();
     await axe('search');
-    for (const section of ['statuses', 'employees', 'templates', 'tags', 'payment-types', 'integrations', 'webhooks', 'api-keys', 'plugins', 'account']) {
+    for (const section of [
+      'statuses',
+      'employees',
+      'templates',
+      'tags',
+      'payment-types',
+      'integrations',
+      'webhooks',
+      'api-keys',
+      'plugins',
+      'account',
+    ]) {
       await page.goto(`${server.base}/settings/${section}`);
       await page.locator('.topbar').waitFor();
       await page.locator('main h1, main h2').first().waitFor();
@@ -299,14 +333,19 @@ describe('the agent app for a sales team', () => {
     }
   });
 
-  it('column counts and totals are the server\'s over every lead, past the page the board loads, and follow moves and live changes', async () => {
+  it("column counts and totals are the server's over every lead, past the page the board loads, and follow moves and live changes", async () => {
     // Over 100 leads (the board's page) in an active column and in the Inbox.
     const saId = (await call(server.base, 'GET', '/v1.3/leads/all?limit=1', { token })).body[0].socialAccount.id as number;
     const first = (await lead(leads[0]!)).statusId as number;
     const created: number[] = [];
     for (const statusId of [first, null]) {
       for (let i = 0; i < 104; i++) {
-        const body = { saId, customer: { name: `Bulk ${statusId ?? 'inbox'} ${i}` }, amount: 1000 + i * 7, ...(statusId ? { statusId } : {}) };
+        const body = {
+          saId,
+          customer: { name: `Bulk ${statusId ?? 'inbox'} ${i}` },
+          amount: 1000 + i * 7,
+          ...(statusId ? { statusId } : {}),
+        };
         const res = await call(server.base, 'POST', '/v1.3/leads', { token, body });
         expect(res.status, JSON.stringify(res.body)).toBe(200);
         created.push(res.body.id);
@@ -315,7 +354,10 @@ describe('the agent app for a sales team', () => {
     const serverTotals = async () => {
       const stats = (await call(server.base, 'GET', '/v1.3/leads/statistics?amounts=true', { token })).body;
       const status = stats.statuses.find((s: { id: number }) => s.id === first);
-      return { inbox: { count: stats.lists.inbox as number, amount: stats.amounts.inbox as string }, first: { count: status.count as number, amount: status.amount as string } };
+      return {
+        inbox: { count: stats.lists.inbox as number, amount: stats.amounts.inbox as string },
+        first: { count: status.count as number, amount: status.amount as string },
+      };
     };
     const shown = async (id: number) => {
       const column = page.locator(`.column[data-status-id="${id}"]`);

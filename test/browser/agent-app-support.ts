@@ -12,12 +12,21 @@ export const OUTPUT = path.join(root, 'test-output');
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
 /** Debian's chromium, headless, with a fresh profile; `close` removes the profile too. */
-export async function launchChromium(viewport = { width: 1280, height: 800 }): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
+export async function launchChromium(
+  viewport = { width: 1280, height: 800 },
+): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
     viewport,
   });
   return {
@@ -50,7 +59,13 @@ export async function startServer(extraEnv: Record<string, string>): Promise<Ser
   const port = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const key of Object.keys(env)) if (key.startsWith('PARLEY_') || key === 'DATABASE_URL') delete env[key];
-  Object.assign(env, { PORT: String(port), HOST: '127.0.0.1', PARLEY_PUBLIC_URL: `http://127.0.0.1:${port}`, PARLEY_LOG_LEVEL: 'info', ...extraEnv });
+  Object.assign(env, {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PARLEY_PUBLIC_URL: `http://127.0.0.1:${port}`,
+    PARLEY_LOG_LEVEL: 'info',
+    ...extraEnv,
+  });
   const child = spawn(process.execPath, [path.join(root, 'dist', 'main.js')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const log: string[] = [];
   child.stderr!.setEncoding('utf8').on('data', (c: string) => log.push(c));

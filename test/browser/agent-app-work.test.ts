@@ -78,23 +78,36 @@ async function visitor(name: string, text: string) {
       body: JSON.stringify({ clientId: `w${++sent}`, text: t }),
     });
   expect((await write(text)).status).toBe(200);
-  const inbox = (await call(server.base, 'GET', '/v1.3/leads/inbox?limit=200', { token })).body as Array<{ id: number; customer: { name: string } }>;
+  const inbox = (await call(server.base, 'GET', '/v1.3/leads/inbox?limit=200', { token })).body as Array<{
+    id: number;
+    customer: { name: string };
+  }>;
   const history = async () =>
-    ((await (await fetch(`${server.base}/widget/v1/messages`, { headers: { authorization: `Bearer ${session.body.token}` } })).json()) as { messages: any[] }).messages;
+    (
+      (await (await fetch(`${server.base}/widget/v1/messages`, { headers: { authorization: `Bearer ${session.body.token}` } })).json()) as {
+        messages: any[];
+      }
+    ).messages;
   return { leadId: inbox.find((l) => l.customer.name === name)!.id, history };
 }
 
 describe('everyday work in the agent app', () => {
   it('templates: `/` searches and inserts a phrase, its hotkey inserts it too; a quoted reply and a file reach the visitor', async () => {
     const group = await call(server.base, 'POST', '/v1.3/templates', { token, body: { key: 'Shipping' } });
-    await call(server.base, 'POST', `/v1.3/templates/${group.body.id}`, { token, body: { template: 'Delivery takes two days.', hotkey: 'Alt+1' } });
+    await call(server.base, 'POST', `/v1.3/templates/${group.body.id}`, {
+      token,
+      body: { template: 'Delivery takes two days.', hotkey: 'Alt+1' },
+    });
     const v = await visitor('Quinn Visitor', 'How long is delivery?');
     await page.reload();
     await page.locator(`.lead-row[data-lead-id="${v.leadId}"]`).click();
     const box = page.locator('textarea.composer-input');
     await box.click();
     await page.keyboard.type('/deliv');
-    await page.getByRole('listbox', { name: 'Templates' }).getByRole('option', { name: /Delivery takes two days/ }).waitFor();
+    await page
+      .getByRole('listbox', { name: 'Templates' })
+      .getByRole('option', { name: /Delivery takes two days/ })
+      .waitFor();
     await page.keyboard.press('Enter');
     await expect.poll(() => box.inputValue()).toBe('Delivery takes two days.');
     await box.fill('');
@@ -108,11 +121,16 @@ describe('everyday work in the agent app', () => {
     await page.locator('.msg.out:not(.pending) .quote', { hasText: 'How long is delivery?' }).waitFor();
 
     // Upload a file.
-    await page.locator('.composer input[type=file], input[type=file]').first().setInputFiles({ name: 'price list.txt', mimeType: 'text/plain', buffer: Buffer.from('blue: 10 EUR') });
+    await page
+      .locator('.composer input[type=file], input[type=file]')
+      .first()
+      .setInputFiles({ name: 'price list.txt', mimeType: 'text/plain', buffer: Buffer.from('blue: 10 EUR') });
     await box.fill('Our prices');
     await box.press('Enter');
     await page.locator('.msg.out:not(.pending)', { hasText: 'Our prices' }).locator('a', { hasText: 'price list.txt' }).waitFor();
-    await expect.poll(async () => (await v.history()).filter((m) => m.from === 'agent').map((m) => m.text)).toEqual(['Delivery takes two days.', 'Our prices']);
+    await expect
+      .poll(async () => (await v.history()).filter((m) => m.from === 'agent').map((m) => m.text))
+      .toEqual(['Delivery takes two days.', 'Our prices']);
     const withFile = (await v.history()).find((m) => m.text === 'Our prices');
     expect(JSON.stringify(withFile)).toContain('price list.txt');
   });
@@ -136,7 +154,8 @@ describe('everyday work in the agent app', () => {
     const row = page.locator('[data-employee="sam@example.com"]');
     // Controlled boxes: they show the new state once the API answered, so click and read the API.
     await row.getByLabel('Sees all leads of its integrations').click();
-    const sam = async () => ((await call(server.base, 'GET', '/v1.3/managers', { token })).body as any[]).find((e) => e.login === 'sam@example.com');
+    const sam = async () =>
+      ((await call(server.base, 'GET', '/v1.3/managers', { token })).body as any[]).find((e) => e.login === 'sam@example.com');
     await expect.poll(async () => (await sam()).allowAllDeals).toBe(true);
     await row.getByLabel(OWNER.name).click();
     await expect.poll(async () => (await sam()).allowedUsers).toEqual([expect.any(Number)]);
@@ -153,7 +172,13 @@ describe('everyday work in the agent app', () => {
     // The receiver answered; the outcome is recorded by the worker's next claim: wait for it, then open the log.
     const [hook] = (await call(server.base, 'GET', '/v1.3/webhooks', { token })).body;
     await expect
-      .poll(async () => ((await call(server.base, 'GET', `/v1.3/webhooks/${hook.id}/deliveries`, { token })).body as any[]).some((d) => d.status === 'delivered'), { timeout: 15_000 })
+      .poll(
+        async () =>
+          ((await call(server.base, 'GET', `/v1.3/webhooks/${hook.id}/deliveries`, { token })).body as any[]).some(
+            (d) => d.status === 'delivered',
+          ),
+        { timeout: 15_000 },
+      )
       .toBe(true);
     await page.getByRole('button', { name: 'Delivery log' }).click();
     await page.getByText('delivered').first().waitFor();

@@ -5,7 +5,17 @@ import type { BrowserContext, Page } from 'playwright-core';
 import type { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECT, type TestDatabase } from '../helpers/database.js';
-import { call, ensureAppBuilt, decodeBody, launchChromium, OUTPUT, startServer, startSmtp, type ReceivedMail, type ServerProcess } from './agent-app-support.js';
+import {
+  call,
+  ensureAppBuilt,
+  decodeBody,
+  launchChromium,
+  OUTPUT,
+  startServer,
+  startSmtp,
+  type ReceivedMail,
+  type ServerProcess,
+} from './agent-app-support.js';
 
 /**
  * The agent web app in a real browser against the real server process: first-run setup, sign-in,
@@ -189,7 +199,11 @@ describe('the agent app in a browser', () => {
   it('accepting the lead and dragging it on the funnel changes its status', async () => {
     await page.locator('.lead-panel').getByRole('button', { name: 'Accept' }).click();
     await expect.poll(async () => (await call(server.base, 'GET', `/v1.3/leads/${state.leadId}`, { token })).body.statusId).not.toBeNull();
-    const statuses = (await call(server.base, 'GET', '/v1.3/statuses', { token })).body as Array<{ id: number; type: string; order: number }>;
+    const statuses = (await call(server.base, 'GET', '/v1.3/statuses', { token })).body as Array<{
+      id: number;
+      type: string;
+      order: number;
+    }>;
     const active = statuses.filter((s) => s.type === 'active').sort((a, b) => a.order - b.order);
     const before = (await call(server.base, 'GET', `/v1.3/leads/${state.leadId}`, { token })).body.statusId;
     expect(before).toBe(active[0]!.id);
@@ -222,7 +236,13 @@ describe('the agent app in a browser', () => {
     await page.fill('input[name=status-name]', 'VIP');
     await page.selectOption('select[name=status-type]', 'active');
     await page.locator('form[aria-label="Add a status"] button[type=submit]').click();
-    const list = async () => (await call(server.base, 'GET', '/v1.3/statuses', { token })).body as Array<{ id: number; name: string; type: string; order: number }>;
+    const list = async () =>
+      (await call(server.base, 'GET', '/v1.3/statuses', { token })).body as Array<{
+        id: number;
+        name: string;
+        type: string;
+        order: number;
+      }>;
     await expect.poll(async () => (await list()).some((s) => s.name === 'VIP' && s.type === 'active')).toBe(true);
     const vip = (await list()).find((s) => s.name === 'VIP')!;
 
@@ -233,7 +253,11 @@ describe('the agent app in a browser', () => {
     await expect.poll(async () => (await list()).find((s) => s.id === vip.id)?.name).toBe('VIP customers');
 
     // Reorder: move it to the top of its type with the keyboard-reachable arrow.
-    const activeIds = async () => (await list()).filter((s) => s.type === 'active').sort((a, b) => a.order - b.order).map((s) => s.id);
+    const activeIds = async () =>
+      (await list())
+        .filter((s) => s.type === 'active')
+        .sort((a, b) => a.order - b.order)
+        .map((s) => s.id);
     const n = (await activeIds()).indexOf(vip.id);
     for (let i = 0; i < n; i++) {
       await row.getByRole('button', { name: 'Move VIP customers up' }).click();
@@ -270,7 +294,11 @@ describe('the agent app in a browser', () => {
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Connected apps' }).waitFor();
     expect(await page.getByRole('link', { name: 'Statuses' }).count()).toBe(0);
-    const managers = (await call(server.base, 'GET', '/v1.3/managers', { token })).body as Array<{ login: string; confirmed: boolean; name: string }>;
+    const managers = (await call(server.base, 'GET', '/v1.3/managers', { token })).body as Array<{
+      login: string;
+      confirmed: boolean;
+      name: string;
+    }>;
     expect(managers.find((m) => m.login === 'grace.manager@example.com')).toMatchObject({ confirmed: true, name: 'Grace Manager' });
   });
 });

@@ -56,7 +56,10 @@ describe('the OAuth consent screen', () => {
   it('signs in, shows the app and scopes, allows, and the app gets working tokens; Connected apps revokes them', async () => {
     const reg = await call(server.base, 'POST', '/v1.3/auth/register', { body: OWNER });
     const session = reg.body.accessToken.token as string;
-    const app = await call(server.base, 'POST', '/v1.3/oauth/apps', { token: session, body: { name: 'Acme CRM', redirectUris: [redirectUri], confidential: false } });
+    const app = await call(server.base, 'POST', '/v1.3/oauth/apps', {
+      token: session,
+      body: { name: 'Acme CRM', redirectUris: [redirectUri], confidential: false },
+    });
     expect(app.status).toBe(200);
 
     const insecure = { [oauth.allowInsecureRequests]: true };
@@ -105,8 +108,12 @@ describe('the OAuth consent screen', () => {
   });
 
   it('a denial goes back to the app as access_denied', async () => {
-    const session = (await call(server.base, 'POST', '/v1.3/auth/login', { body: { login: OWNER.login, pass: OWNER.pass } })).body.accessToken.token;
-    const app = await call(server.base, 'POST', '/v1.3/oauth/apps', { token: session, body: { name: 'Other app', redirectUris: [redirectUri], confidential: true } });
+    const session = (await call(server.base, 'POST', '/v1.3/auth/login', { body: { login: OWNER.login, pass: OWNER.pass } })).body
+      .accessToken.token;
+    const app = await call(server.base, 'POST', '/v1.3/oauth/apps', {
+      token: session,
+      body: { name: 'Other app', redirectUris: [redirectUri], confidential: true },
+    });
     const url = `${server.base}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: app.body.clientId, redirect_uri: redirectUri, state: 's1' })}`;
     await page.goto(url);
     await page.getByRole('heading', { name: 'Allow Other app to use your Parley account?' }).waitFor();
@@ -118,7 +125,9 @@ describe('the OAuth consent screen', () => {
   });
 
   it('shows an unknown app as an error and never redirects', async () => {
-    await page.goto(`${server.base}/oauth/authorize?response_type=code&client_id=nope&redirect_uri=${encodeURIComponent('https://evil.example/cb')}`);
+    await page.goto(
+      `${server.base}/oauth/authorize?response_type=code&client_id=nope&redirect_uri=${encodeURIComponent('https://evil.example/cb')}`,
+    );
     await page.getByRole('heading', { name: 'This authorization request cannot be completed' }).waitFor();
     expect(page.url()).toContain(server.base);
   });

@@ -73,16 +73,17 @@ describe('the agent app as a PWA', () => {
     const payload = { title: 'Customer alice', body: 'Is my order on its way?', leadId: 42, url: '/leads/42' };
     const push = { origin: server.base, registrationId: await registrationId, data: JSON.stringify(payload) };
     await expect
-      .poll(async () => {
-        // DevTools drops a push delivered while the worker is still starting on a busy machine;
-        // delivering again is harmless: the notification's tag (the lead) replaces the one shown.
-        await cdp.send('ServiceWorker.deliverPushMessage', push);
-        return page.evaluate(async () => {
-          const reg = await navigator.serviceWorker.ready;
-          const shown = await reg.getNotifications();
-          return shown.map((n: any) => ({ title: n.title, body: n.body, tag: n.tag, url: n.data?.url }));
-        });
-      },
+      .poll(
+        async () => {
+          // DevTools drops a push delivered while the worker is still starting on a busy machine;
+          // delivering again is harmless: the notification's tag (the lead) replaces the one shown.
+          await cdp.send('ServiceWorker.deliverPushMessage', push);
+          return page.evaluate(async () => {
+            const reg = await navigator.serviceWorker.ready;
+            const shown = await reg.getNotifications();
+            return shown.map((n: any) => ({ title: n.title, body: n.body, tag: n.tag, url: n.data?.url }));
+          });
+        },
         // The browser shows it when its service worker has run: seconds on a busy machine.
         { timeout: 15_000 },
       )

@@ -57,7 +57,14 @@ beforeAll(async () => {
   context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
     viewport: { width: 1200, height: 800 },
   });
 }, 120_000);
@@ -95,7 +102,12 @@ function png(width: number, height: number, rgb: [number, number, number]): Buff
   header.set([8, 2, 0, 0, 0], 8);
   const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: width }, () => rgb).flat())]);
   const raw = Buffer.concat(Array.from({ length: height }, () => row));
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', zlib.deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', zlib.deflateSync(raw)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 const widget = (page: Page) => page.locator('#parley-widget');
@@ -147,7 +159,9 @@ describe('the site widget in a browser', () => {
     await page.locator('#parley-widget .msg.agent', { hasText: 'Yes, we ship to Lisbon in 2 days.' }).waitFor({ timeout: 10_000 });
 
     // A visitor attachment: uploaded, sent, shown as an image.
-    await page.locator('#parley-widget input[type=file]').setInputFiles({ name: 'parcel.png', mimeType: 'image/png', buffer: png(120, 80, [234, 88, 12]) });
+    await page
+      .locator('#parley-widget input[type=file]')
+      .setInputFiles({ name: 'parcel.png', mimeType: 'image/png', buffer: png(120, 80, [234, 88, 12]) });
     await input.fill('Here is the parcel label');
     await page.locator('#parley-widget button.send').click();
     const sentImage = page.locator('#parley-widget .msg.visitor:not(.pending) img[alt="parcel.png"]');
@@ -156,7 +170,9 @@ describe('the site widget in a browser', () => {
     expect(await page.locator('#parley-widget .chip').isHidden()).toBe(true);
 
     // The host page's styles do not reach inside (its buttons are green; the widget's are not).
-    const color = await page.locator('#parley-widget button.send').evaluate((el) => (globalThis as unknown as { getComputedStyle(e: unknown): { color: string } }).getComputedStyle(el).color);
+    const color = await page
+      .locator('#parley-widget button.send')
+      .evaluate((el) => (globalThis as unknown as { getComputedStyle(e: unknown): { color: string } }).getComputedStyle(el).color);
     expect(color).toBe('rgb(255, 255, 255)');
 
     fs.mkdirSync(OUTPUT, { recursive: true });
@@ -191,7 +207,11 @@ describe('the site widget in a browser', () => {
   });
 
   it('verifies identities from another site: a valid signature chats, a forged one is refused with nothing stored', async () => {
-    const w = await connectWidget(h, owner, { identityVerification: true, allowedOrigins: [siteBase], preChat: { name: 'off', email: 'off', phone: 'off' } });
+    const w = await connectWidget(h, owner, {
+      identityVerification: true,
+      allowedOrigins: [siteBase],
+      preChat: { name: 'off', email: 'off', phone: 'off' },
+    });
     const good = await context.newPage();
     await good.goto(`${siteBase}/?key=${w.key}&identifier=customer-77&signature=${sign(w.secret, 'customer-77')}`);
     await expect.poll(() => widget(good).getAttribute('data-socket')).toBe('open');
@@ -199,7 +219,11 @@ describe('the site widget in a browser', () => {
     await good.locator('#parley-widget textarea').fill('Signed in and asking');
     await good.locator('#parley-widget button.send').click();
     await good.locator('#parley-widget .msg.visitor:not(.pending)', { hasText: 'Signed in and asking' }).waitFor();
-    const profile = await h.database.db.kysely.selectFrom('profiles').selectAll().where('integration_id', '=', w.id).executeTakeFirstOrThrow();
+    const profile = await h.database.db.kysely
+      .selectFrom('profiles')
+      .selectAll()
+      .where('integration_id', '=', w.id)
+      .executeTakeFirstOrThrow();
     expect(profile.social_id).toBe('u_customer-77');
     await good.close();
 

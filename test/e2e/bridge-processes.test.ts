@@ -44,7 +44,9 @@ describe('the account bridge across server processes', () => {
   it('a write-first post, a send, a refusal and a contact check made on one process reach the bridge held by another', async () => {
     const holder = servers[0]!;
     const caller = servers.at(-1)!;
-    const registered = await callJson(caller.base, 'POST', '/v1.3/auth/register', { body: { login: 'bridge-e2e@example.com', pass: 'e2e password 123', name: 'Shop' } });
+    const registered = await callJson(caller.base, 'POST', '/v1.3/auth/register', {
+      body: { login: 'bridge-e2e@example.com', pass: 'e2e password 123', name: 'Shop' },
+    });
     expect(registered.status).toBe(200);
     const token = registered.body.accessToken.token as string;
     const connected = await callJson(caller.base, 'POST', '/v1.3/integrations', { token, body: { type: 'msgrb_personal' } });
@@ -54,15 +56,28 @@ describe('the account bridge across server processes', () => {
     const bridge = await FakeBridge.connect(holder.base, id, connected.body.bridge.token);
     bridge.contacts.add('someone');
     await bridge.login({ login: 'shop_account', externalId: '1001' });
-    await vi.waitFor(async () => expect((await callJson(caller.base, 'GET', `/v1.3/integrations/${id}/bridge`, { token })).body).toMatchObject({ status: 'active', online: true }), {
-      timeout: 5000,
-      interval: 20,
-    });
+    await vi.waitFor(
+      async () =>
+        expect((await callJson(caller.base, 'GET', `/v1.3/integrations/${id}/bridge`, { token })).body).toMatchObject({
+          status: 'active',
+          online: true,
+        }),
+      {
+        timeout: 5000,
+        interval: 20,
+      },
+    );
 
-    const post = await callJson(caller.base, 'POST', '/v1.3/messaging/post', { token, body: { saId: id, destination: 'someone', message: { text: 'first contact' }, customId: 'p-1' } });
+    const post = await callJson(caller.base, 'POST', '/v1.3/messaging/post', {
+      token,
+      body: { saId: id, destination: 'someone', message: { text: 'first contact' }, customId: 'p-1' },
+    });
     expect(post.status, JSON.stringify(post.body)).toBe(200);
     const leadId = post.body[0].leadId as number;
-    const repeat = await callJson(caller.base, 'POST', '/v1.3/messaging/post', { token, body: { saId: id, destination: 'someone', message: { text: 'first contact' }, customId: 'p-1' } });
+    const repeat = await callJson(caller.base, 'POST', '/v1.3/messaging/post', {
+      token,
+      body: { saId: id, destination: 'someone', message: { text: 'first contact' }, customId: 'p-1' },
+    });
     expect(repeat.body).toEqual(post.body);
 
     const sent = await callJson(caller.base, 'POST', `/v1.3/messaging/${leadId}/send`, { token, body: { message: { text: 'a reply' } } });
@@ -85,7 +100,10 @@ describe('the account bridge across server processes', () => {
 
     // The bridge leaves: every process answers 502 channel_offline.
     await bridge.close();
-    await vi.waitFor(async () => expect((await callJson(caller.base, 'GET', `/v1.3/integrations/${id}/bridge`, { token })).body.online).toBe(false), { timeout: 5000, interval: 20 });
+    await vi.waitFor(
+      async () => expect((await callJson(caller.base, 'GET', `/v1.3/integrations/${id}/bridge`, { token })).body.online).toBe(false),
+      { timeout: 5000, interval: 20 },
+    );
     const offline = await callJson(caller.base, 'POST', `/v1.3/messaging/${leadId}/send`, { token, body: { message: { text: 'x' } } });
     expect(offline).toMatchObject({ status: 502, body: { code: 'channel_offline' } });
   }, 60_000);

@@ -31,7 +31,8 @@ async function startServer(): Promise<Server> {
 
 const stop = (server: Server, signal: NodeJS.Signals) => stopServerProcess(server, signal);
 
-const call = (server: Server, method: string, url: string, opts: { token?: string; body?: unknown } = {}) => callBase(server.base, method, url, opts);
+const call = (server: Server, method: string, url: string, opts: { token?: string; body?: unknown } = {}) =>
+  callBase(server.base, method, url, opts);
 
 describe('the server process', () => {
   const credentials = { login: 'e2e-owner@example.com', pass: 'e2e password 123', name: 'E2E Shop' };

@@ -73,7 +73,9 @@ export function canonical(a: ReadArchive): Record<string, unknown[]> {
         c.allowed_users = (JSON.parse(c.allowed_users) as number[]).map((id) => pos('employees', id));
       }
       if (spec.name === 'integrations' && typeof c.user_mappings === 'string') {
-        c.user_mappings = Object.fromEntries(Object.entries(JSON.parse(c.user_mappings) as Record<string, number>).map(([k, v]) => [k, pos('employees', v)]));
+        c.user_mappings = Object.fromEntries(
+          Object.entries(JSON.parse(c.user_mappings) as Record<string, number>).map(([k, v]) => [k, pos('employees', v)]),
+        );
       }
       if (spec.name === 'messages') {
         for (const col of ['attachments', 'url']) {
@@ -98,20 +100,53 @@ export async function seedAccount(h: Harness, owner: SignedUp): Promise<{ integr
   const now = h.clock.now();
   const integrationId = await createIntegration(h, accountId, 'widget');
   const manager = await createManager(h, owner, { sources: [integrationId], allowedUsers: [owner.userId] });
-  await insertUser(db, { account_id: accountId, login: `invitee-${now}-${Math.random().toString(36).slice(2, 7)}@example.com`, name: null, password_hash: null, role: 'manager', confirmed: 0, created_at: now });
+  await insertUser(db, {
+    account_id: accountId,
+    login: `invitee-${now}-${Math.random().toString(36).slice(2, 7)}@example.com`,
+    name: null,
+    password_hash: null,
+    role: 'manager',
+    confirmed: 0,
+    created_at: now,
+  });
   await db
     .updateTable('integrations')
     .set({ credentials: 'SEALED-CREDENTIALS', user_mappings: JSON.stringify({ 'crm-7': manager.userId }) })
     .where('id', '=', integrationId)
     .execute();
-  const status = await db.insertInto('statuses').values({ account_id: accountId, name: 'Paid', type: 'completed', position: 9, color: '#00ff00', created_at: now }).returning('id').executeTakeFirstOrThrow();
-  const payment = await db.insertInto('payment_types').values({ account_id: accountId, title: 'Card' }).returning('id').executeTakeFirstOrThrow();
-  const tag = await db.insertInto('tags').values({ account_id: accountId, tag: 'VIP', tag_key: 'vip', created_at: now }).returning('id').executeTakeFirstOrThrow();
-  const group = await db.insertInto('template_groups').values({ account_id: accountId, key: 'greetings', created_at: now }).returning('id').executeTakeFirstOrThrow();
-  await db.insertInto('templates').values({ account_id: accountId, group_id: group.id, template: 'Hello!', hotkey: 'h', user_id: manager.userId, created_at: now }).execute();
-  await db.insertInto('templates').values({ account_id: accountId, group_id: group.id, template: 'Bye', user_id: null, created_at: now }).execute();
+  const status = await db
+    .insertInto('statuses')
+    .values({ account_id: accountId, name: 'Paid', type: 'completed', position: 9, color: '#00ff00', created_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const payment = await db
+    .insertInto('payment_types')
+    .values({ account_id: accountId, title: 'Card' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const tag = await db
+    .insertInto('tags')
+    .values({ account_id: accountId, tag: 'VIP', tag_key: 'vip', created_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const group = await db
+    .insertInto('template_groups')
+    .values({ account_id: accountId, key: 'greetings', created_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await db
+    .insertInto('templates')
+    .values({ account_id: accountId, group_id: group.id, template: 'Hello!', hotkey: 'h', user_id: manager.userId, created_at: now })
+    .execute();
+  await db
+    .insertInto('templates')
+    .values({ account_id: accountId, group_id: group.id, template: 'Bye', user_id: null, created_at: now })
+    .execute();
 
-  const upload = await postForm(h, '/v1.3/messaging/upload', owner.access, [['said', String(integrationId)], ['media', { data: sample('png'), type: 'image/png', filename: 'photo.png' }]]);
+  const upload = await postForm(h, '/v1.3/messaging/upload', owner.access, [
+    ['said', String(integrationId)],
+    ['media', { data: sample('png'), type: 'image/png', filename: 'photo.png' }],
+  ]);
   if (upload.statusCode !== 200) throw new Error(`upload failed: ${upload.body}`);
   const fileId = /files\/([A-Za-z0-9_-]{22})/.exec(upload.body)![1]!;
 
@@ -129,14 +164,45 @@ export async function seedAccount(h: Harness, owner: SignedUp): Promise<{ integr
       const attachments = i === 0 && m === 1 ? JSON.stringify([{ type: 'photo', url: `/files/${fileId}/photo.png` }]) : '[]';
       const row = await db
         .insertInto('messages')
-        .values({ account_id: accountId, lead_id: lead.leadId, source_id: lead.sourceId, integration_id: integrationId, incoming: m % 2, text: `message ${i}.${m} "quoted"\nline`, attachments, profile_id: m % 2 ? lead.profileId : null, user_id: m % 2 ? null : owner.userId, created_at: now + m })
+        .values({
+          account_id: accountId,
+          lead_id: lead.leadId,
+          source_id: lead.sourceId,
+          integration_id: integrationId,
+          incoming: m % 2,
+          text: `message ${i}.${m} "quoted"\nline`,
+          attachments,
+          profile_id: m % 2 ? lead.profileId : null,
+          user_id: m % 2 ? null : owner.userId,
+          created_at: now + m,
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
       ids.push(row.id);
     }
-    await db.updateTable('leads').set({ last_message_id: ids[i === 2 ? 1 : 2], payment_type_id: i === 0 ? payment.id : null, custom_fields: JSON.stringify({ size: 'L' }) }).where('id', '=', lead.leadId).execute();
-    if (i < 2) await db.insertInto('lead_tags').values({ account_id: accountId, lead_id: lead.leadId, tag_id: tag.id, created_at: now }).execute();
+    await db
+      .updateTable('leads')
+      .set({
+        last_message_id: ids[i === 2 ? 1 : 2],
+        payment_type_id: i === 0 ? payment.id : null,
+        custom_fields: JSON.stringify({ size: 'L' }),
+      })
+      .where('id', '=', lead.leadId)
+      .execute();
+    if (i < 2)
+      await db.insertInto('lead_tags').values({ account_id: accountId, lead_id: lead.leadId, tag_id: tag.id, created_at: now }).execute();
   }
-  await db.insertInto('webhooks').values({ account_id: accountId, url: 'https://hooks.example.com/parley', name: 'crm', events: JSON.stringify(['message.created']), secret: 'whsec_TOPSECRETVALUE', api_version: '1.3', created_at: now }).execute();
+  await db
+    .insertInto('webhooks')
+    .values({
+      account_id: accountId,
+      url: 'https://hooks.example.com/parley',
+      name: 'crm',
+      events: JSON.stringify(['message.created']),
+      secret: 'whsec_TOPSECRETVALUE',
+      api_version: '1.3',
+      created_at: now,
+    })
+    .execute();
   return { integrationId, fileId, leadIds };
 }

@@ -9,7 +9,11 @@ export async function listen(h: Harness): Promise<string> {
 }
 
 /** Connects a personal-account integration through the API: its id and bridge token (shown once). */
-export async function connectPersonal(h: Harness, owner: SignedUp, type = 'msgrb_personal'): Promise<{ id: number; token: string; body: any }> {
+export async function connectPersonal(
+  h: Harness,
+  owner: SignedUp,
+  type = 'msgrb_personal',
+): Promise<{ id: number; token: string; body: any }> {
   const res = await h.request({ method: 'POST', url: '/v1.3/integrations', token: owner.access, payload: { type } });
   if (res.statusCode !== 200) throw new Error(`connect failed: ${res.statusCode} ${res.body}`);
   const body = res.json();
@@ -28,7 +32,11 @@ export async function waitForStatus(h: Harness, integrationId: number, status: s
   const { vi } = await import('vitest');
   await vi.waitFor(
     async () => {
-      const row = await h.database.db.kysely.selectFrom('integrations').select('status').where('id', '=', integrationId).executeTakeFirstOrThrow();
+      const row = await h.database.db.kysely
+        .selectFrom('integrations')
+        .select('status')
+        .where('id', '=', integrationId)
+        .executeTakeFirstOrThrow();
       if (row.status !== status) throw new Error(`status ${row.status}, waiting for ${status}`);
     },
     { timeout: 5000, interval: 10 },

@@ -124,7 +124,14 @@ export class FakeBridge {
 
   /** Sends an inbound message and drops before Parley can acknowledge... as far as the bridge knows. */
   inboundUnacked(message: Partial<Json> & { id: string }): void {
-    const msg = { type: 'inbound', chatId: 'chat-1', datetime: Date.UTC(2026, 2, 1, 12), sender: { socialId: 'user-1' }, text: 'hi', ...message };
+    const msg = {
+      type: 'inbound',
+      chatId: 'chat-1',
+      datetime: Date.UTC(2026, 2, 1, 12),
+      sender: { socialId: 'user-1' },
+      text: 'hi',
+      ...message,
+    };
     this.unacked.set(msg.id, msg);
     this.ignoreAcks.add(msg.id);
     this.send(msg);

@@ -41,7 +41,9 @@ export async function startFakeFcm(project = 'parley-test'): Promise<FakeFcm> {
         ([status, body]) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body)),
         (err: Error) => {
           fake.refused.push(err.message);
-          res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 400, message: err.message, status: 'INVALID_ARGUMENT' } }));
+          res
+            .writeHead(400, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ error: { code: 400, message: err.message, status: 'INVALID_ARGUMENT' } }));
         },
       );
     });
@@ -51,12 +53,16 @@ export async function startFakeFcm(project = 'parley-test'): Promise<FakeFcm> {
     if (req.method === 'POST' && req.url === '/token') {
       const form = new URLSearchParams(text);
       if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer') throw new Error('unsupported grant_type');
-      const { payload } = await jwtVerify(form.get('assertion') ?? '', await importSPKI(publicKey.export({ type: 'spki', format: 'pem' }) as string, 'RS256'), {
-        algorithms: ['RS256'],
-        issuer: email,
-        audience: `${base}/token`,
-        currentDate: new Date(fake.now()),
-      });
+      const { payload } = await jwtVerify(
+        form.get('assertion') ?? '',
+        await importSPKI(publicKey.export({ type: 'spki', format: 'pem' }) as string, 'RS256'),
+        {
+          algorithms: ['RS256'],
+          issuer: email,
+          audience: `${base}/token`,
+          currentDate: new Date(fake.now()),
+        },
+      );
       if (payload.scope !== SCOPE) throw new Error('scope must be firebase.messaging');
       const token = crypto.randomBytes(24).toString('base64url');
       bearers.add(token);
@@ -68,10 +74,20 @@ export async function startFakeFcm(project = 'parley-test'): Promise<FakeFcm> {
       if (!bearer || !bearers.has(bearer)) return [401, { error: { code: 401, status: 'UNAUTHENTICATED' } }];
       const { message } = JSON.parse(text) as { message?: FakeFcm['messages'][number] };
       if (!message || typeof message.token !== 'string') throw new Error('message.token is required');
-      if (typeof message.notification?.title !== 'string' || typeof message.notification.body !== 'string') throw new Error('notification.title and body must be strings');
+      if (typeof message.notification?.title !== 'string' || typeof message.notification.body !== 'string')
+        throw new Error('notification.title and body must be strings');
       if (!message.data || Object.values(message.data).some((v) => typeof v !== 'string')) throw new Error('data values must be strings');
       if (unregistered.has(message.token)) {
-        return [404, { error: { code: 404, status: 'NOT_FOUND', details: [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode: 'UNREGISTERED' }] } }];
+        return [
+          404,
+          {
+            error: {
+              code: 404,
+              status: 'NOT_FOUND',
+              details: [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode: 'UNREGISTERED' }],
+            },
+          },
+        ];
       }
       fake.messages.push(message);
       return [200, { name: `projects/${project}/messages/${crypto.randomUUID()}` }];

@@ -113,6 +113,11 @@ export function feedWebhook(pageId: string, value: Record<string, unknown>, time
 }
 
 /** An Instagram webhook with one `comments` (or `live_comments`) change. */
-export function instagramCommentWebhook(igId: string, value: Record<string, unknown>, time: number, field = 'comments'): Record<string, unknown> {
+export function instagramCommentWebhook(
+  igId: string,
+  value: Record<string, unknown>,
+  time: number,
+  field = 'comments',
+): Record<string, unknown> {
   return { object: 'instagram', entry: [{ id: igId, time, changes: [{ field, value }] }] };
 }

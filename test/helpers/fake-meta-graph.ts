@@ -126,7 +126,9 @@ export class FakeMetaGraph {
       res.end(JSON.stringify(body));
     };
     const fail = (status: number, code: number, message: string, extra: Record<string, unknown> = {}) =>
-      json(status, { error: { message, type: code === 190 ? 'OAuthException' : 'OAuthException', code, fbtrace_id: `A${++this.seq}xYz`, ...extra } });
+      json(status, {
+        error: { message, type: code === 190 ? 'OAuthException' : 'OAuthException', code, fbtrace_id: `A${++this.seq}xYz`, ...extra },
+      });
 
     // The CDN-like download of a media file: the same bearer token is required.
     const cdn = /^\/cdn\/(\d+)$/.exec(url.pathname);
@@ -153,7 +155,8 @@ export class FakeMetaGraph {
     else if (type.startsWith('multipart/form-data')) {
       const form = await new Request('http://fake/', { method: 'POST', headers: { 'content-type': type }, body: raw }).formData();
       for (const [key, value] of form.entries()) {
-        body[key] = typeof value === 'string' ? value : { filename: value.name, mime: value.type, bytes: Buffer.from(await value.arrayBuffer()) };
+        body[key] =
+          typeof value === 'string' ? value : { filename: value.name, mime: value.type, bytes: Buffer.from(await value.arrayBuffer()) };
       }
     }
     this.calls.push({ method: req.method ?? 'GET', path, token, query: url.searchParams, body });
@@ -174,30 +177,48 @@ export class FakeMetaGraph {
     const [id, edge] = path.split('/');
     const number = owned.find((n) => n.phoneNumberId === id);
     const unknownObject = () =>
-      fail(400, 100, `Unsupported ${req.method === 'GET' ? 'get' : 'post'} request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`, { error_subcode: 33 });
+      fail(
+        400,
+        100,
+        `Unsupported ${req.method === 'GET' ? 'get' : 'post'} request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
+        { error_subcode: 33 },
+      );
 
     if (req.method === 'GET' && !edge) {
       if (number) return json(200, { display_phone_number: number.display, verified_name: number.name, id: number.phoneNumberId });
       const file = this.media.get(id!);
       if (file && file.owner === token) {
-        return json(200, { messaging_product: 'whatsapp', url: `${this.url}/media-download/${id}`, mime_type: file.mime, sha256: 'x', file_size: file.bytes.length, id });
+        return json(200, {
+          messaging_product: 'whatsapp',
+          url: `${this.url}/media-download/${id}`,
+          mime_type: file.mime,
+          sha256: 'x',
+          file_size: file.bytes.length,
+          id,
+        });
       }
       return unknownObject();
     }
     if (req.method === 'GET' && edge === 'message_templates') {
       const waba = owned.find((n) => n.wabaId === id);
       if (!waba) return unknownObject();
-      const all = (this.templates.get(id!) ?? []).filter((t) => !url.searchParams.get('status') || t.status === url.searchParams.get('status'));
+      const all = (this.templates.get(id!) ?? []).filter(
+        (t) => !url.searchParams.get('status') || t.status === url.searchParams.get('status'),
+      );
       const limit = Number(url.searchParams.get('limit') ?? 25);
       const start = Number(url.searchParams.get('after') ?? 0);
       const page = all.slice(start, start + limit).map((t, i) => ({ ...t, id: String(5000 + start + i) }));
       const more = start + limit < all.length;
-      return json(200, { data: page, paging: { cursors: { before: String(start), after: String(start + limit) }, ...(more ? { next: `${this.url}/next` } : {}) } });
+      return json(200, {
+        data: page,
+        paging: { cursors: { before: String(start), after: String(start + limit) }, ...(more ? { next: `${this.url}/next` } : {}) },
+      });
     }
     if (!number) return unknownObject();
     if (req.method === 'POST' && edge === 'media') {
       const file = body.file as { filename: string; mime: string; bytes: Buffer } | undefined;
-      if (body.messaging_product !== 'whatsapp' || !file) return fail(400, 100, 'Invalid parameter', { error_data: { details: 'messaging_product and file are required' } });
+      if (body.messaging_product !== 'whatsapp' || !file)
+        return fail(400, 100, 'Invalid parameter', { error_data: { details: 'messaging_product and file are required' } });
       const mediaId = String(800_000_000_000_000 + ++this.seq);
       this.media.set(mediaId, { ...file, owner: token });
       return json(200, { id: mediaId });
@@ -218,22 +239,30 @@ export class FakeMetaGraph {
     }
     if (body.type === 'template') {
       const t = body.template ?? {};
-      const known = (this.templates.get(number.wabaId) ?? []).find((x) => x.name === t.name && x.language === t.language?.code && x.status === 'APPROVED');
+      const known = (this.templates.get(number.wabaId) ?? []).find(
+        (x) => x.name === t.name && x.language === t.language?.code && x.status === 'APPROVED',
+      );
       if (!known) {
         fail(404, 132001, '(#132001) Template name does not exist in the translation', {
-          error_data: { messaging_product: 'whatsapp', details: `template name (${String(t.name)}) does not exist in ${String(t.language?.code)}` },
+          error_data: {
+            messaging_product: 'whatsapp',
+            details: `template name (${String(t.name)}) does not exist in ${String(t.language?.code)}`,
+          },
         });
         return;
       }
     } else {
       if (!this.windows.has(`${number.phoneNumberId}:${body.to}`)) {
         fail(400, 131047, 'Re-engagement message', {
-          error_data: { messaging_product: 'whatsapp', details: 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.' },
+          error_data: {
+            messaging_product: 'whatsapp',
+            details: 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
+          },
         });
         return;
       }
       if (body.type === 'text' && !(typeof body.text?.body === 'string' && body.text.body.length <= 4096)) {
-        fail(400, 100, '(#100) Param text[\'body\'] must be at most 4096 characters long.');
+        fail(400, 100, "(#100) Param text['body'] must be at most 4096 characters long.");
         return;
       }
       if (['image', 'video', 'document'].includes(body.type) && !this.media.has(String(body[body.type]?.id))) {
@@ -241,7 +270,11 @@ export class FakeMetaGraph {
         return;
       }
     }
-    json(200, { messaging_product: 'whatsapp', contacts: [{ input: body.to, wa_id: body.to }], messages: [{ id: this.takeWamid(), message_status: 'accepted' }] });
+    json(200, {
+      messaging_product: 'whatsapp',
+      contacts: [{ input: body.to, wa_id: body.to }],
+      messages: [{ id: this.takeWamid(), message_status: 'accepted' }],
+    });
   }
 
   private takeWamid(): string {
@@ -252,7 +285,11 @@ export class FakeMetaGraph {
 }
 
 /** A `whatsapp_business_account` webhook of one change (field `messages`). */
-export function waWebhook(phoneNumberId: string, value: { contacts?: unknown[]; messages?: unknown[]; statuses?: unknown[] }, wabaId = '102290129340398'): Record<string, unknown> {
+export function waWebhook(
+  phoneNumberId: string,
+  value: { contacts?: unknown[]; messages?: unknown[]; statuses?: unknown[] },
+  wabaId = '102290129340398',
+): Record<string, unknown> {
   return {
     object: 'whatsapp_business_account',
     entry: [
@@ -261,7 +298,11 @@ export function waWebhook(phoneNumberId: string, value: { contacts?: unknown[]; 
         changes: [
           {
             field: 'messages',
-            value: { messaging_product: 'whatsapp', metadata: { display_phone_number: '15550783881', phone_number_id: phoneNumberId }, ...value },
+            value: {
+              messaging_product: 'whatsapp',
+              metadata: { display_phone_number: '15550783881', phone_number_id: phoneNumberId },
+              ...value,
+            },
           },
         ],
       },

@@ -73,23 +73,36 @@ export class FakeMetaPages {
         return true;
       }
       if (id === page.id) {
-        r.json(200, { name: page.name, picture: { data: { url: page.picture, height: 50, width: 50, is_silhouette: false } }, id: page.id });
+        r.json(200, {
+          name: page.name,
+          picture: { data: { url: page.picture, height: 50, width: 50, is_silhouette: false } },
+          id: page.id,
+        });
         return true;
       }
       const user = this.users.get(id);
       if (user) {
-        r.json(200, page.kind === 'page'
-          ? { first_name: user.firstName, last_name: user.lastName, profile_pic: user.pic, id: user.id }
-          : { name: `${user.firstName} ${user.lastName}`, username: user.username, profile_pic: user.pic, id: user.id });
+        r.json(
+          200,
+          page.kind === 'page'
+            ? { first_name: user.firstName, last_name: user.lastName, profile_pic: user.pic, id: user.id }
+            : { name: `${user.firstName} ${user.lastName}`, username: user.username, profile_pic: user.pic, id: user.id },
+        );
         return true;
       }
     }
     if (id !== page.id) {
-      r.fail(400, 100, `Unsupported ${r.method.toLowerCase()} request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`, { error_subcode: 33 });
+      r.fail(
+        400,
+        100,
+        `Unsupported ${r.method.toLowerCase()} request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
+        { error_subcode: 33 },
+      );
       return true;
     }
     if (r.method === 'POST' && edge === 'subscribed_apps') {
-      if (!(r.query.get('subscribed_fields') ?? r.body.subscribed_fields)) r.fail(400, 100, '(#100) The parameter subscribed_fields is required');
+      if (!(r.query.get('subscribed_fields') ?? r.body.subscribed_fields))
+        r.fail(400, 100, '(#100) The parameter subscribed_fields is required');
       else r.json(200, { success: true });
       return true;
     }
@@ -143,6 +156,11 @@ export class FakeMetaPages {
 }
 
 /** A `page` (Messenger) or `instagram` webhook of messaging events for one page/account. */
-export function messagingWebhook(object: 'page' | 'instagram', pageId: string, messaging: unknown[], time = Date.now()): Record<string, unknown> {
+export function messagingWebhook(
+  object: 'page' | 'instagram',
+  pageId: string,
+  messaging: unknown[],
+  time = Date.now(),
+): Record<string, unknown> {
   return { object, entry: [{ id: pageId, time, messaging }] };
 }

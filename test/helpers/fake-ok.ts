@@ -101,7 +101,13 @@ export class FakeOk {
       return void res.end(file.bytes);
     }
     if (url.pathname === '/upload') {
-      const form = await new Request('http://upload/', { method: 'POST', headers: { 'content-type': String(req.headers['content-type'] ?? '') }, body: raw }).formData().catch(() => undefined);
+      const form = await new Request('http://upload/', {
+        method: 'POST',
+        headers: { 'content-type': String(req.headers['content-type'] ?? '') },
+        body: raw,
+      })
+        .formData()
+        .catch(() => undefined);
       const file = form?.get('data');
       if (!(file instanceof Blob)) return json({ error_code: 100, error_msg: 'PARAM : data is missing' });
       const token = `ftk${crypto.randomBytes(8).toString('hex')}`;
@@ -114,7 +120,8 @@ export class FakeOk {
     const token = url.searchParams.get('access_token') ?? '';
     let body: Record<string, any> = {};
     if (req.method === 'POST') {
-      if (!contentType.startsWith('application/json')) return json({ error_code: 100, error_msg: 'PARAM : Content-Type must be application/json', error_data: null });
+      if (!contentType.startsWith('application/json'))
+        return json({ error_code: 100, error_msg: 'PARAM : Content-Type must be application/json', error_data: null });
       body = raw.length ? JSON.parse(raw.toString('utf8')) : {};
     }
     this.calls.push({ method: req.method ?? 'GET', edge, token, contentType, query: Object.fromEntries(url.searchParams), body });
@@ -125,7 +132,8 @@ export class FakeOk {
       const [p] = this.planned.splice(plannedAt, 1);
       return json({ error_code: p!.code, error_msg: p!.msg, error_data: null });
     }
-    if (edge === 'info' && req.method === 'GET') return json({ group_id: `group:${group.id}`, name: group.name, user_id: `user:9${group.id}` });
+    if (edge === 'info' && req.method === 'GET')
+      return json({ group_id: `group:${group.id}`, name: group.name, user_id: `user:9${group.id}` });
     if (edge === 'subscribe' && req.method === 'POST') {
       if (typeof body.url === 'string') {
         if (!/^https?:\/\//.test(body.url)) return json({ error_code: 100, error_msg: 'PARAM : url is invalid', error_data: null });
@@ -146,12 +154,15 @@ export class FakeOk {
       return json({ marker: String(from + updates.length), updates });
     }
     if (edge === 'fileUploadUrl' && req.method === 'GET') {
-      return url.searchParams.get('type') ? json({ url: `${this.url}/upload`, file_id: `fid${this.seq}` }) : json({ error_code: 100, error_msg: 'PARAM : type', error_data: null });
+      return url.searchParams.get('type')
+        ? json({ url: `${this.url}/upload`, file_id: `fid${this.seq}` })
+        : json({ error_code: 100, error_msg: 'PARAM : type', error_data: null });
     }
     const chat = /^messages\/chat:(.+)$/.exec(edge);
     if (chat && req.method === 'POST') {
       const m = body.message ?? {};
-      if (body.recipient?.chat_id !== `chat:${chat[1]}`) return json({ error_code: 100, error_msg: 'PARAM : recipient.chat_id', error_data: null });
+      if (body.recipient?.chat_id !== `chat:${chat[1]}`)
+        return json({ error_code: 100, error_msg: 'PARAM : recipient.chat_id', error_data: null });
       if (!group.chats.has(chat[1]!)) return json({ error_code: 455, error_msg: 'CHAT_NOT_FOUND : chat not found', error_data: null });
       if (!m.text && !m.attachments?.length) return json({ error_code: 100, error_msg: 'PARAM : message is empty', error_data: null });
       if ((m.attachments ?? []).length > 5) return json({ error_code: 100, error_msg: 'PARAM : too many attachments', error_data: null });

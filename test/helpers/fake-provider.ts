@@ -1,10 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  ChannelFailedError,
-  ChannelRejectedError,
-  type ChannelAdapter,
-} from '../../src/channels/channel.js';
+import { ChannelFailedError, ChannelRejectedError, type ChannelAdapter } from '../../src/channels/channel.js';
 
 /**
  * A messaging provider on 127.0.0.1 speaking a small bot-API-like protocol, and the channel
@@ -81,7 +77,8 @@ export class FakeProvider {
       if (path !== '/send') return json(404, { ok: false, description: 'Not Found' });
       if (this.mode.kind === 'hold') return;
       if (this.mode.kind === 'status') return json(this.mode.status, this.mode.body);
-      if (this.splitFiles && body.text && body.file) return json(200, { ok: true, ids: [`fake-${++this.counter}`, `fake-${++this.counter}`] });
+      if (this.splitFiles && body.text && body.file)
+        return json(200, { ok: true, ids: [`fake-${++this.counter}`, `fake-${++this.counter}`] });
       return json(200, { ok: true, id: `fake-${++this.counter}` });
     });
   }

@@ -101,7 +101,12 @@ export class FakeTelegram {
   }
 
   rateLimitNext(method: string, retryAfter: number): void {
-    this.failNext(method, 429, { ok: false, error_code: 429, description: `Too Many Requests: retry after ${retryAfter}`, parameters: { retry_after: retryAfter } });
+    this.failNext(method, 429, {
+      ok: false,
+      error_code: 429,
+      description: `Too Many Requests: retry after ${retryAfter}`,
+      parameters: { retry_after: retryAfter },
+    });
   }
 
   callsOf(method: string): TgCall[] {
@@ -159,14 +164,16 @@ export class FakeTelegram {
       case 'getMe':
         return ok({ is_bot: true, can_join_groups: true, ...bot });
       case 'setWebhook':
-        if (!/^https?:\/\//.test(String(p.url ?? ''))) return bad(400, 'Bad Request: bad webhook: An HTTPS URL must be provided for webhook');
+        if (!/^https?:\/\//.test(String(p.url ?? '')))
+          return bad(400, 'Bad Request: bad webhook: An HTTPS URL must be provided for webhook');
         this.webhook = { url: String(p.url), secret_token: p.secret_token as string | undefined };
         return ok(true);
       case 'deleteWebhook':
         this.webhook = null;
         return ok(true);
       case 'getUpdates': {
-        if (this.webhook) return bad(409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first");
+        if (this.webhook)
+          return bad(409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first");
         const offset = Number(p.offset ?? 0);
         // Updates before the offset are confirmed: Telegram forgets them.
         const queue = this.queue(token);
@@ -197,7 +204,17 @@ export class FakeTelegram {
       }
       case 'getUserProfilePhotos': {
         const fileId = this.photos.get(Number(p.user_id));
-        return ok({ total_count: fileId ? 1 : 0, photos: fileId ? [[{ file_id: `${fileId}-small`, width: 160, height: 160 }, { file_id: fileId, width: 640, height: 640 }]] : [] });
+        return ok({
+          total_count: fileId ? 1 : 0,
+          photos: fileId
+            ? [
+                [
+                  { file_id: `${fileId}-small`, width: 160, height: 160 },
+                  { file_id: fileId, width: 640, height: 640 },
+                ],
+              ]
+            : [],
+        });
       }
       case 'getChat': {
         const chat = this.chats.get(chatId);

@@ -113,7 +113,13 @@ export class FakeViber {
         return ok({ message_token: 1, user: { id: body.id, ...user, country: 'DE', language: 'de', api_version: 10 } });
       }
       case 'get_online':
-        return ok({ users: (body.ids as string[]).map((id) => ({ id, online_status: this.subscribers.has(id) ? 0 : 4, online_status_message: this.subscribers.has(id) ? 'online' : 'unavailable' })) });
+        return ok({
+          users: (body.ids as string[]).map((id) => ({
+            id,
+            online_status: this.subscribers.has(id) ? 0 : 4,
+            online_status_message: this.subscribers.has(id) ? 'online' : 'unavailable',
+          })),
+        });
       default:
         return fail(3, 'badData');
     }

@@ -31,7 +31,10 @@ export class FakeVk {
   readonly calls: VkCall[] = [];
   /** Community tokens -> their community. */
   readonly tokens = new Map<string, Community>();
-  readonly users = new Map<number, { first_name: string; last_name: string; screen_name: string; photo_200: string; allowsMessages: boolean }>();
+  readonly users = new Map<
+    number,
+    { first_name: string; last_name: string; screen_name: string; photo_200: string; allowsMessages: boolean }
+  >();
   readonly sent: Array<{ peer_id: string; random_id: string; message?: string; attachment?: string; reply_to?: string; id: number }> = [];
   readonly uploads: Array<{ kind: string; name: string; bytes: Buffer }> = [];
   readonly objects = new Map<string, Record<string, unknown>>();
@@ -147,9 +150,11 @@ export class FakeVk {
     const contentType = String(req.headers['content-type'] ?? '');
     // VK reads parameters from the query or a form body; a JSON body carries none.
     const params: Record<string, string> = Object.fromEntries(url.searchParams);
-    if (contentType.startsWith('application/x-www-form-urlencoded')) Object.assign(params, Object.fromEntries(new URLSearchParams(raw.toString('utf8'))));
+    if (contentType.startsWith('application/x-www-form-urlencoded'))
+      Object.assign(params, Object.fromEntries(new URLSearchParams(raw.toString('utf8'))));
     this.calls.push({ method, contentType, params });
-    const error = (code: number, msg: string) => json({ error: { error_code: code, error_msg: msg, request_params: [{ key: 'method', value: method }] } });
+    const error = (code: number, msg: string) =>
+      json({ error: { error_code: code, error_msg: msg, request_params: [{ key: 'method', value: method }] } });
     if (!params.access_token) return error(5, 'User authorization failed: no access_token passed.');
     const community = this.tokens.get(params.access_token);
     if (!community) return error(5, 'User authorization failed: invalid access_token (4).');
@@ -170,13 +175,20 @@ export class FakeVk {
     const fail = (code: number, msg: string) => ({ error: [code, msg] });
     switch (method) {
       case 'groups.getById':
-        if (p.group_id && !/^\d+$/.test(p.group_id)) return fail(100, 'One of the parameters specified was missing or invalid: group_ids is undefined');
-        if (p.group_id && !groupOk()) return ok({ groups: [{ id: Number(p.group_id), name: 'Other', screen_name: `club${p.group_id}` }], profiles: [] });
-        return ok({ groups: [{ id: c.id, name: c.name, screen_name: c.screen_name, photo_200: c.photo_200, type: 'group' }], profiles: [] });
+        if (p.group_id && !/^\d+$/.test(p.group_id))
+          return fail(100, 'One of the parameters specified was missing or invalid: group_ids is undefined');
+        if (p.group_id && !groupOk())
+          return ok({ groups: [{ id: Number(p.group_id), name: 'Other', screen_name: `club${p.group_id}` }], profiles: [] });
+        return ok({
+          groups: [{ id: c.id, name: c.name, screen_name: c.screen_name, photo_200: c.photo_200, type: 'group' }],
+          profiles: [],
+        });
       case 'groups.getCallbackConfirmationCode':
         return groupOk() ? ok({ code: c.confirmation }) : fail(15, 'Access denied');
       case 'groups.getCallbackServers':
-        return groupOk() ? ok({ count: c.servers.length, items: c.servers.map(({ id, url, title }) => ({ id, url, title, creator_id: 1, status: 'ok' })) }) : fail(15, 'Access denied');
+        return groupOk()
+          ? ok({ count: c.servers.length, items: c.servers.map(({ id, url, title }) => ({ id, url, title, creator_id: 1, status: 'ok' })) })
+          : fail(15, 'Access denied');
       case 'groups.addCallbackServer': {
         if (!groupOk()) return fail(15, 'Access denied');
         if (!/^https?:\/\//.test(p.url ?? '') || !p.title) return fail(100, 'One of the parameters specified was missing or invalid');
@@ -207,14 +219,26 @@ export class FakeVk {
         return ok(
           (p.user_ids ?? '').split(',').flatMap((id) => {
             const user = this.users.get(Number(id));
-            return user ? [{ id: Number(id), first_name: user.first_name, last_name: user.last_name, screen_name: user.screen_name, photo_200: user.photo_200 }] : [];
+            return user
+              ? [
+                  {
+                    id: Number(id),
+                    first_name: user.first_name,
+                    last_name: user.last_name,
+                    screen_name: user.screen_name,
+                    photo_200: user.photo_200,
+                  },
+                ]
+              : [];
           }),
         );
       case 'messages.isMessagesFromGroupAllowed':
         return ok({ is_allowed: this.users.get(Number(p.user_id))?.allowsMessages ? 1 : 0 });
       case 'messages.send': {
-        if (!p.peer_id || !p.random_id) return fail(100, 'One of the parameters specified was missing or invalid: random_id is a required parameter');
-        if (!p.message && !p.attachment) return fail(100, 'One of the parameters specified was missing or invalid: message is empty or invalid');
+        if (!p.peer_id || !p.random_id)
+          return fail(100, 'One of the parameters specified was missing or invalid: random_id is a required parameter');
+        if (!p.message && !p.attachment)
+          return fail(100, 'One of the parameters specified was missing or invalid: message is empty or invalid');
         if ((p.message ?? '').length > 4096) return fail(914, 'Message is too long');
         const user = this.users.get(Number(p.peer_id));
         if (!user) return fail(100, 'peer_id is invalid');
@@ -222,7 +246,14 @@ export class FakeVk {
         const earlier = this.sent.find((m) => m.peer_id === p.peer_id && m.random_id === p.random_id);
         if (earlier) return ok(earlier.id);
         const id = this.nextId++;
-        this.sent.push({ peer_id: p.peer_id, random_id: p.random_id, message: p.message, attachment: p.attachment, reply_to: p.reply_to, id });
+        this.sent.push({
+          peer_id: p.peer_id,
+          random_id: p.random_id,
+          message: p.message,
+          attachment: p.attachment,
+          reply_to: p.reply_to,
+          id,
+        });
         return ok(id);
       }
       case 'photos.getMessagesUploadServer':
@@ -237,7 +268,10 @@ export class FakeVk {
       case 'docs.save': {
         const upload = this.uploads.find((u) => u.kind === 'doc' && uploadToken(u) === p.file);
         if (!upload) return fail(100, 'file is undefined');
-        return ok({ type: 'doc', doc: { id: this.nextId++, owner_id: -c.id, title: p.title ?? upload.name, url: `${this.url}/media/doc` } });
+        return ok({
+          type: 'doc',
+          doc: { id: this.nextId++, owner_id: -c.id, title: p.title ?? upload.name, url: `${this.url}/media/doc` },
+        });
       }
       case 'wall.createComment':
         return p.message ? ok({ comment_id: this.nextId++, parents_stack: [] }) : fail(100, 'message is empty');
@@ -277,7 +311,11 @@ export class FakeVk {
   }
 
   private async upload(kind: string, req: http.IncomingMessage, raw: Buffer): Promise<Record<string, unknown>> {
-    const form = await new Request('http://upload/', { method: 'POST', headers: { 'content-type': String(req.headers['content-type'] ?? '') }, body: raw })
+    const form = await new Request('http://upload/', {
+      method: 'POST',
+      headers: { 'content-type': String(req.headers['content-type'] ?? '') },
+      body: raw,
+    })
       .formData()
       .catch(() => undefined);
     const file = form?.get(kind === 'photo' ? 'photo' : 'file');

@@ -64,7 +64,13 @@ export async function startFakeWebPush(): Promise<FakeWebPush> {
     const vapidKey = await checkVapid(req.headers.authorization, base);
     if (req.headers['content-encoding'] !== 'aes128gcm') throw new Error('content-encoding must be aes128gcm');
     const plaintext = decrypt(body, sub.ecdh, sub.auth);
-    received.push({ subscriptionId: id, payload: JSON.parse(plaintext.toString('utf8')), vapidKey, ttl: req.headers.ttl as string | undefined, urgency: req.headers.urgency as string | undefined });
+    received.push({
+      subscriptionId: id,
+      payload: JSON.parse(plaintext.toString('utf8')),
+      vapidKey,
+      ttl: req.headers.ttl as string | undefined,
+      urgency: req.headers.urgency as string | undefined,
+    });
     return [201, ''];
   }
 

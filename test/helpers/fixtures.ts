@@ -78,12 +78,28 @@ export async function createLead(
     .executeTakeFirstOrThrow();
   const profile = await db
     .insertInto('profiles')
-    .values({ account_id: accountId, customer_id: customer.id, integration_id: integrationId, type: integration.type, social_id: social, login: social, created_at: now })
+    .values({
+      account_id: accountId,
+      customer_id: customer.id,
+      integration_id: integrationId,
+      type: integration.type,
+      social_id: social,
+      login: social,
+      created_at: now,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   const source = await db
     .insertInto('sources')
-    .values({ account_id: accountId, integration_id: integrationId, customer_id: customer.id, external_id: `chat-${social}`, type: 'message', sender: social, created_at: now })
+    .values({
+      account_id: accountId,
+      integration_id: integrationId,
+      customer_id: customer.id,
+      external_id: `chat-${social}`,
+      type: 'message',
+      sender: social,
+      created_at: now,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   const lead = await db

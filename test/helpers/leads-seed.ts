@@ -58,7 +58,16 @@ export class LeadSeeder {
     const now = this.h.clock.now();
     const row = await this.db
       .insertInto('customers')
-      .values({ account_id: this.accountId, name, login: `login-${++this.seq}`, avatar: `https://a.example/${this.seq}.png`, email: extra.email ?? null, phone: extra.phone ?? null, created_at: now, updated_at: now })
+      .values({
+        account_id: this.accountId,
+        name,
+        login: `login-${++this.seq}`,
+        avatar: `https://a.example/${this.seq}.png`,
+        email: extra.email ?? null,
+        phone: extra.phone ?? null,
+        created_at: now,
+        updated_at: now,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     return row.id;
@@ -70,7 +79,15 @@ export class LeadSeeder {
     if (known) return known;
     const row = await this.db
       .insertInto('sources')
-      .values({ account_id: this.accountId, integration_id: integrationId, customer_id: customerId, external_id: `ch-${key}`, type, sender: `s-${customerId}`, created_at: this.h.clock.now() })
+      .values({
+        account_id: this.accountId,
+        integration_id: integrationId,
+        customer_id: customerId,
+        external_id: `ch-${key}`,
+        type,
+        sender: `s-${customerId}`,
+        created_at: this.h.clock.now(),
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     this.sources.set(key, row.id);
@@ -148,7 +165,10 @@ export class LeadSeeder {
       .execute();
     const tags = [...new Set(spec.tags ?? [])];
     for (const t of tags) {
-      await this.db.insertInto('lead_tags').values({ account_id: this.accountId, lead_id: lead.id, tag_id: await this.tag(t), created_at: spec.createdAt }).execute();
+      await this.db
+        .insertInto('lead_tags')
+        .values({ account_id: this.accountId, lead_id: lead.id, tag_id: await this.tag(t), created_at: spec.createdAt })
+        .execute();
     }
     return {
       id: lead.id,

@@ -27,9 +27,7 @@ export async function postForm(h: Harness, url: string, token: string | undefine
 export function storedBlobs(h: Harness): string[] {
   const root = path.join(h.dataDir, 'files');
   if (!fs.existsSync(root)) return [];
-  return (fs.readdirSync(root, { recursive: true }) as string[])
-    .map((p) => path.join(root, p))
-    .filter((p) => fs.statSync(p).isFile());
+  return (fs.readdirSync(root, { recursive: true }) as string[]).map((p) => path.join(root, p)).filter((p) => fs.statSync(p).isFile());
 }
 
 export async function fileRows(h: Harness, accountId?: number) {
@@ -43,7 +41,11 @@ const png = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 export function sample(kind: 'png' | 'jpeg' | 'pdf' | 'text', size = 200): Uint8Array {
   const out = new Uint8Array(size);
   const head =
-    kind === 'png' ? png : kind === 'jpeg' ? [0xff, 0xd8, 0xff, 0xe0] : Array.from(kind === 'pdf' ? '%PDF-1.7\n' : 'hello, plain text\n', (c) => c.charCodeAt(0));
+    kind === 'png'
+      ? png
+      : kind === 'jpeg'
+        ? [0xff, 0xd8, 0xff, 0xe0]
+        : Array.from(kind === 'pdf' ? '%PDF-1.7\n' : 'hello, plain text\n', (c) => c.charCodeAt(0));
   out.set(head.slice(0, size));
   for (let i = head.length; i < size; i++) out[i] = kind === 'text' ? 0x61 + (i % 26) : (i * 31) & 0xff;
   return out;

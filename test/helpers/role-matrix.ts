@@ -26,12 +26,7 @@ export interface MatrixCase {
 
 const ORDER: Actor[] = ['none', 'manager', 'other', 'owner'];
 
-export async function runRoleMatrix(
-  h: Harness,
-  actors: Actors,
-  cases: MatrixCase[],
-  snapshot: () => Promise<unknown>,
-): Promise<void> {
+export async function runRoleMatrix(h: Harness, actors: Actors, cases: MatrixCase[], snapshot: () => Promise<unknown>): Promise<void> {
   const tokens: Record<Actor, string | undefined> = {
     none: undefined,
     manager: actors.manager.access,

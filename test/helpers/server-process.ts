@@ -82,7 +82,12 @@ export async function stopServerProcess(server: ServerProcess, signal: NodeJS.Si
 }
 
 /** One JSON request to a server process. */
-export async function call(base: string, method: string, url: string, opts: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+export async function call(
+  base: string,
+  method: string,
+  url: string,
+  opts: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+) {
   const res = await fetch(base + url, {
     method,
     headers: {

@@ -91,7 +91,11 @@ export async function widgetConversation(c: Cluster, owner: Owner): Promise<Widg
   const visitorToken = session.body.token as string;
   const said = await call(c.a, 'POST', '/widget/v1/messages', { token: visitorToken, body: { clientId: `c${++seq}`, text: 'hello' } });
   if (said.status !== 200) throw new Error(`visitor message: ${said.status} ${JSON.stringify(said.body)}`);
-  const lead = await c.database.db.kysely.selectFrom('leads').select('id').where('integration_id', '=', w.body.id).executeTakeFirstOrThrow();
+  const lead = await c.database.db.kysely
+    .selectFrom('leads')
+    .select('id')
+    .where('integration_id', '=', w.body.id)
+    .executeTakeFirstOrThrow();
   return { integrationId: w.body.id, key: w.body.widget.key, visitorToken, leadId: lead.id };
 }
 

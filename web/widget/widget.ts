@@ -10,11 +10,16 @@ const ICON_CHAT =
   '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2z"/></svg>';
 const ICON_CLIP =
   '<svg viewBox="0 0 24 24" aria-hidden="true" width="18" height="18"><path d="M16.5 6.5l-8.2 8.2a2 2 0 0 0 2.8 2.8l8.5-8.5a4 4 0 0 0-5.7-5.7L5.4 11.8a6 6 0 0 0 8.5 8.5L21 13.2" stroke="currentColor" stroke-width="2" fill="none" stroke-linecap="round"/></svg>';
-const ICON_CLOSE = '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M6 6l12 12M18 6L6 18" stroke="currentColor" stroke-width="2.5" fill="none"/></svg>';
+const ICON_CLOSE =
+  '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M6 6l12 12M18 6L6 18" stroke="currentColor" stroke-width="2.5" fill="none"/></svg>';
 
 type El = HTMLElement;
 
-function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...kids: Array<Node | string>): HTMLElementTagNameMap[K] {
+function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string> = {},
+  ...kids: Array<Node | string>
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
   for (const kid of kids) el.append(kid);
@@ -115,7 +120,13 @@ class ParleyWidget {
     const c = this.settings;
     const style = h('style');
     style.textContent = css(/^#[0-9a-f]{6}$/i.test(c.color) ? c.color : '#2563eb');
-    this.launcher = h('button', { class: 'launcher', type: 'button', 'aria-label': `Open chat: ${c.title}`, 'aria-expanded': 'false', 'aria-controls': 'parley-panel' });
+    this.launcher = h('button', {
+      class: 'launcher',
+      type: 'button',
+      'aria-label': `Open chat: ${c.title}`,
+      'aria-expanded': 'false',
+      'aria-controls': 'parley-panel',
+    });
     this.launcher.innerHTML = ICON_CHAT;
     this.launcher.addEventListener('click', () => this.toggle());
 
@@ -241,7 +252,13 @@ class ParleyWidget {
     this.typing = h('div', { class: 'typing', 'aria-live': 'polite' });
     this.error = h('div', { class: 'error', role: 'alert' });
     this.input = h('textarea', { rows: '1', placeholder: 'Write a message…', 'aria-label': 'Message', maxlength: '4000' });
-    const fileInput = h('input', { type: 'file', class: 'sr', tabindex: '-1', 'aria-hidden': 'true', accept: 'image/*,application/pdf,text/plain,.doc,.docx,.xls,.xlsx,.zip' });
+    const fileInput = h('input', {
+      type: 'file',
+      class: 'sr',
+      tabindex: '-1',
+      'aria-hidden': 'true',
+      accept: 'image/*,application/pdf,text/plain,.doc,.docx,.xls,.xlsx,.zip',
+    });
     const attach = h('button', { class: 'icon', type: 'button', 'aria-label': 'Attach a file', title: 'Attach a file' }, clip());
     attach.addEventListener('click', () => fileInput.click());
     const chip = h('div', { class: 'chip', hidden: '' });
@@ -309,7 +326,13 @@ class ParleyWidget {
     this.tellTyping(false);
     this.error.textContent = '';
     const clientId = randomId();
-    const bubble = this.bubble({ id: '', from: 'visitor', text, attachments: file ? [{ type: 'doc', url: '', name: file.name, size: file.size }] : [], at: Date.now() });
+    const bubble = this.bubble({
+      id: '',
+      from: 'visitor',
+      text,
+      attachments: file ? [{ type: 'doc', url: '', name: file.name, size: file.size }] : [],
+      at: Date.now(),
+    });
     bubble.classList.add('pending');
     this.log.append(bubble);
     this.scrollDown();

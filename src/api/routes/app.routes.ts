@@ -88,9 +88,14 @@ export function registerAppRoutes(app: FastifyInstance): void {
     } catch {
       return reply.callNotFound();
     }
-    return reply.type(TYPES[path.extname(file)] ?? 'application/octet-stream').header('cache-control', cache).header('x-content-type-options', 'nosniff').send(body);
+    return reply
+      .type(TYPES[path.extname(file)] ?? 'application/octet-stream')
+      .header('cache-control', cache)
+      .header('x-content-type-options', 'nosniff')
+      .send(body);
   };
-  for (const name of ROOT_FILES) app.get(`/${name}`, { schema: { hide: true } }, async (_req, reply) => sendFile(reply, path.join(APP_DIR, name), 'no-cache'));
+  for (const name of ROOT_FILES)
+    app.get(`/${name}`, { schema: { hide: true } }, async (_req, reply) => sendFile(reply, path.join(APP_DIR, name), 'no-cache'));
   app.get<{ Params: { name: string } }>('/icons/:name', { schema: { hide: true } }, async (req, reply) => {
     if (!/^[a-z0-9-]{1,40}\.png$/.test(req.params.name)) return reply.callNotFound();
     return sendFile(reply, path.join(APP_DIR, 'icons', req.params.name), 'public, max-age=86400');

@@ -9,7 +9,9 @@ export const BridgeConnectInfo = Type.Object(
   {
     token: Type.String({ description: 'The bridge token: shown once; rotate it with POST /v1.3/integrations/<id>/bridge/token' }),
     url: Type.String({ description: 'The WebSocket path a bridge connects to' }),
-    command: Type.Union([Type.String(), Type.Null()], { description: 'The shipped connector command for this type, or null (bring your own bridge)' }),
+    command: Type.Union([Type.String(), Type.Null()], {
+      description: 'The shipped connector command for this type, or null (bring your own bridge)',
+    }),
   },
   { title: 'BridgeConnectInfo', description: 'Account bridge (docs/channels/bridge.md)' },
 );
@@ -55,7 +57,12 @@ export const bridgeAdminRoutes = [
     versions: V13,
     method: 'GET',
     url: '/integrations/:id/bridge',
-    schema: { tags, summary: "An account bridge's state and login prompt (poll while connecting)", params: IdParams, response: { 200: BridgeState } },
+    schema: {
+      tags,
+      summary: "An account bridge's state and login prompt (poll while connecting)",
+      params: IdParams,
+      response: { 200: BridgeState },
+    },
     handler: async (req, _reply, { services, auth }) => services.bridge.view(auth, req.params.id),
   }),
   defineRoute({

@@ -127,7 +127,8 @@ function serveBridge(services: Services, socket: WebSocket, integration: Integra
       if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
     },
     close: (code, reason) => {
-      if (socket.readyState === socket.OPEN && code >= 4000) socket.send(JSON.stringify({ type: 'error', code: String(code), message: reason }));
+      if (socket.readyState === socket.OPEN && code >= 4000)
+        socket.send(JSON.stringify({ type: 'error', code: String(code), message: reason }));
       socket.close(code, reason);
     },
   };
@@ -148,31 +149,42 @@ function serveBridge(services: Services, socket: WebSocket, integration: Integra
       return fail(4403, 'message claims another integration');
     }
     if (!greeted && message.type !== 'hello') return fail(4400, 'hello first');
-    chain = chain.then(() => (closed ? undefined : handle(message))).catch((err: unknown) => {
-      log.error({ err, integrationId }, 'bridge message failed');
-      // The bridge resends what was not acknowledged after it reconnects.
-      fail(1011, 'internal error');
-    });
+    chain = chain
+      .then(() => (closed ? undefined : handle(message)))
+      .catch((err: unknown) => {
+        log.error({ err, integrationId }, 'bridge message failed');
+        // The bridge resends what was not acknowledged after it reconnects.
+        fail(1011, 'internal error');
+      });
   });
 
   socket.on('close', () => {
     closed = true;
     clearTimeout(helloTimer);
-    chain = chain.then(async () => {
-      if (!greeted) return;
-      if (await hub.detach(conn)) await bridge.onOffline(integrationId);
-    }).catch((err: unknown) => log.warn({ err, integrationId }, 'bridge detach failed'));
+    chain = chain
+      .then(async () => {
+        if (!greeted) return;
+        if (await hub.detach(conn)) await bridge.onOffline(integrationId);
+      })
+      .catch((err: unknown) => log.warn({ err, integrationId }, 'bridge detach failed'));
   });
 
   async function handle(message: BridgeInbound): Promise<void> {
     switch (message.type) {
       case 'hello':
         if (greeted) return fail(4400, 'hello twice');
-        if (message.protocol !== BRIDGE_PROTOCOL_VERSION) return fail(4406, `protocol ${message.protocol} is not supported (this Parley speaks ${BRIDGE_PROTOCOL_VERSION})`);
+        if (message.protocol !== BRIDGE_PROTOCOL_VERSION)
+          return fail(4406, `protocol ${message.protocol} is not supported (this Parley speaks ${BRIDGE_PROTOCOL_VERSION})`);
         greeted = true;
         clearTimeout(helloTimer);
         await hub.attach(conn);
-        conn.send({ type: 'hello', protocol: BRIDGE_PROTOCOL_VERSION, integrationId, integrationType: integration.type, now: services.deps.clock.now() });
+        conn.send({
+          type: 'hello',
+          protocol: BRIDGE_PROTOCOL_VERSION,
+          integrationId,
+          integrationType: integration.type,
+          now: services.deps.clock.now(),
+        });
         return hub.deliverPending(integrationId);
       case 'login.qr':
       case 'login.prompt':

@@ -9,7 +9,10 @@ const Params = Type.Object({
   integrationId: Type.Integer({ minimum: 1, description: 'The integration the provider delivers for (its id in Parley)' }),
 });
 
-const Ack = Type.Object({ ok: Type.Boolean() }, { description: 'Accepted: stored, recognized as a redelivery, or ignored (unknown kinds)' });
+const Ack = Type.Object(
+  { ok: Type.Boolean() },
+  { description: 'Accepted: stored, recognized as a redelivery, or ignored (unknown kinds)' },
+);
 
 const TelegramUpdate = Type.Object(
   {
@@ -61,7 +64,9 @@ const MetaAck = Type.Object(
     stored: Type.Integer({ description: 'Messages stored' }),
     duplicates: Type.Integer({ description: 'Messages stored before (Meta redelivers): unchanged' }),
     statuses: Type.Integer({ description: 'Delivery statuses that moved a message forward' }),
-    ignored: Type.Array(Type.String(), { description: 'What was left aside and why (unsupported kinds, other phone numbers, other fields)' }),
+    ignored: Type.Array(Type.String(), {
+      description: 'What was left aside and why (unsupported kinds, other phone numbers, other fields)',
+    }),
   },
   { description: 'Committed: Meta may stop redelivering' },
 );
@@ -122,7 +127,7 @@ export async function registerChannelWebhookRoutes(app: FastifyInstance, service
           tags: ['channels'],
           summary: 'Meta webhook verification (called by Meta when the callback URL is saved)',
           description:
-            'Answers `hub.challenge` as text/plain when `hub.mode` is `subscribe` and `hub.verify_token` is the integration\'s verify token (shown with the integration to its owner); otherwise 403.',
+            "Answers `hub.challenge` as text/plain when `hub.mode` is `subscribe` and `hub.verify_token` is the integration's verify token (shown with the integration to its owner); otherwise 403.",
           security: [],
           params: Params,
           querystring: MetaHandshake,
@@ -188,11 +193,16 @@ export async function registerChannelWebhookRoutes(app: FastifyInstance, service
           tags: ['channels'],
           summary: 'VK community Callback API (called by VK)',
           description:
-            'Registered with `groups.addCallbackServer` when PARLEY_PUBLIC_URL is set. Answers `text/plain`: the confirmation string to `confirmation`, `ok` once any other event is stored. Wrong or missing `secret`: 401; another community\'s `group_id` or a body that is no event: 400; nothing stored.',
+            "Registered with `groups.addCallbackServer` when PARLEY_PUBLIC_URL is set. Answers `text/plain`: the confirmation string to `confirmation`, `ok` once any other event is stored. Wrong or missing `secret`: 401; another community's `group_id` or a body that is no event: 400; nothing stored.",
           security: [],
           params: Params,
           body: VkCallback,
-          response: { 200: Type.String({ description: '`ok`, or the confirmation string' }), 400: CurrentErrorBody, 401: CurrentErrorBody, 404: CurrentErrorBody },
+          response: {
+            200: Type.String({ description: '`ok`, or the confirmation string' }),
+            400: CurrentErrorBody,
+            401: CurrentErrorBody,
+            404: CurrentErrorBody,
+          },
         },
       },
       async (req, reply) => {

@@ -37,7 +37,8 @@ const CustomerPatch = Type.Object({
   phone: Type.Optional(
     NullableString({
       maxLength: 32,
-      description: 'International number, 5-15 digits with an optional leading +; spaces, dashes, dots and brackets are dropped; null or "" clears it',
+      description:
+        'International number, 5-15 digits with an optional leading +; spaces, dashes, dots and brackets are dropped; null or "" clears it',
     }),
   ),
   address: Type.Optional(NullableString({ maxLength: 1000, description: 'null or "" clears it' })),
@@ -64,8 +65,7 @@ export const customerRoutes = [
       body: CustomerPatch,
       response: { 200: Customer },
     },
-    handler: async (req, _reply, { services, auth }) =>
-      serializeCustomer(await services.customers.update(auth, req.params.id, req.body)),
+    handler: async (req, _reply, { services, auth }) => serializeCustomer(await services.customers.update(auth, req.params.id, req.body)),
   }),
   defineRoute({
     versions: ALL,

@@ -16,10 +16,16 @@ const Download = (mime: string, description: string) =>
 
 const ExportObject = Type.Object({
   id: Type.Integer(),
-  status: Type.Union(['queued', 'running', 'ready', 'failed', 'expired'].map((s) => Type.Literal(s)), {
-    description: '`queued` -> `running` -> `ready` (downloadable until `expiresAt`) -> `expired`; or `failed` (see `error`)',
-  }),
-  progress: Type.Object({ done: Type.Integer(), total: Type.Integer() }, { description: 'Records and files written out of those counted at the start' }),
+  status: Type.Union(
+    ['queued', 'running', 'ready', 'failed', 'expired'].map((s) => Type.Literal(s)),
+    {
+      description: '`queued` -> `running` -> `ready` (downloadable until `expiresAt`) -> `expired`; or `failed` (see `error`)',
+    },
+  ),
+  progress: Type.Object(
+    { done: Type.Integer(), total: Type.Integer() },
+    { description: 'Records and files written out of those counted at the start' },
+  ),
   size: Type.Union([Type.Integer(), Type.Null()], { description: 'Bytes of the finished archive' }),
   createdAt: Type.String({ format: 'date-time' }),
   finishedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
@@ -46,8 +52,12 @@ function serializeExport(row: AccountExportRow) {
 
 const Days = Type.Union([Type.Integer({ minimum: 1, maximum: MAX_RETENTION_DAYS }), Type.Null()]);
 const RetentionObject = Type.Object({
-  messagesDays: Type.Union([Type.Integer(), Type.Null()], { description: 'Messages older than this many days are deleted; null: kept forever' }),
-  filesDays: Type.Union([Type.Integer(), Type.Null()], { description: 'Uploaded and received files older than this many days are deleted; null: kept forever' }),
+  messagesDays: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'Messages older than this many days are deleted; null: kept forever',
+  }),
+  filesDays: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'Uploaded and received files older than this many days are deleted; null: kept forever',
+  }),
 });
 
 export const dataOwnershipRoutes = [
@@ -100,7 +110,7 @@ export const dataOwnershipRoutes = [
     method: 'GET',
     url: '/account/me/exports',
     ownerOnly: true,
-    schema: { tags, summary: 'The account\'s last 20 exports, newest first (owner only)', response: { 200: Type.Array(ExportObject) } },
+    schema: { tags, summary: "The account's last 20 exports, newest first (owner only)", response: { 200: Type.Array(ExportObject) } },
     handler: async (_req, _reply, { services, auth }) => (await services.exports.list(auth)).map(serializeExport),
   }),
   defineRoute({

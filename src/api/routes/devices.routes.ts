@@ -25,7 +25,8 @@ export const devicesRoutes = [
     schema: {
       tags,
       summary: 'Register a device of the signed-in employee for push notifications (Web Push subscription or FCM token)',
-      description: 'Registering the same endpoint or token again updates it (same id). `web` takes `subscription` (PushSubscription.toJSON()), `fcm` takes `token`.',
+      description:
+        'Registering the same endpoint or token again updates it (same id). `web` takes `subscription` (PushSubscription.toJSON()), `fcm` takes `token`.',
       body: Type.Object({
         platform: Type.Union([Type.Literal('web'), Type.Literal('fcm')]),
         subscription: Type.Optional(
@@ -46,14 +47,14 @@ export const devicesRoutes = [
     versions: V13,
     method: 'GET',
     url: '/devices',
-    schema: { tags, summary: 'The signed-in employee\'s devices', response: { 200: Type.Array(Device) } },
+    schema: { tags, summary: "The signed-in employee's devices", response: { 200: Type.Array(Device) } },
     handler: (_req, _reply, { services, auth }) => services.devices.list(auth),
   }),
   defineRoute({
     versions: V13,
     method: 'DELETE',
     url: '/devices/:id',
-    schema: { tags, summary: 'Remove one of the signed-in employee\'s devices', params: IdParams, response: { 200: Empty } },
+    schema: { tags, summary: "Remove one of the signed-in employee's devices", params: IdParams, response: { 200: Empty } },
     handler: async (req, _reply, { services, auth }) => {
       await services.devices.remove(auth, req.params.id);
       return {};
@@ -74,7 +75,7 @@ export const devicesRoutes = [
     versions: V13,
     method: 'GET',
     url: '/devices/settings',
-    schema: { tags, summary: 'The account\'s push settings', response: { 200: PushSettings } },
+    schema: { tags, summary: "The account's push settings", response: { 200: PushSettings } },
     handler: (_req, _reply, { services, auth }) => services.devices.settings(auth),
   }),
   defineRoute({
@@ -82,7 +83,12 @@ export const devicesRoutes = [
     method: 'PUT',
     url: '/devices/settings',
     ownerOnly: true,
-    schema: { tags, summary: 'Change the account\'s push settings (owner): previews off shows only the customer\'s name', body: PushSettings, response: { 200: PushSettings } },
+    schema: {
+      tags,
+      summary: "Change the account's push settings (owner): previews off shows only the customer's name",
+      body: PushSettings,
+      response: { 200: PushSettings },
+    },
     handler: (req, _reply, { services, auth }) => services.devices.setSettings(auth, req.body),
   }),
 ];

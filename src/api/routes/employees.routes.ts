@@ -60,8 +60,8 @@ export const employeesRoutes = [
     ownerOnly: true,
     schema: (version) => ({
       tags: ['employees'],
-      summary: "Set whose leads the employee may access (owner only); the list replaces the previous one",
-      description: 'An empty array: no access to other employees\' leads. Ids that are not employees of the account -> 400.',
+      summary: 'Set whose leads the employee may access (owner only); the list replaces the previous one',
+      description: "An empty array: no access to other employees' leads. Ids that are not employees of the account -> 400.",
       params: IdParams,
       body: Type.Object({ allowedUsers: Type.Array(Id, { maxItems: 1000 }) }),
       response: { 200: employee(version) },
@@ -79,7 +79,7 @@ export const employeesRoutes = [
       summary: 'Set the integrations an employee reaches and allowAllDeals (owner only); answers the employee',
       description:
         '`sources` replaces the access records (absent: unchanged; `id` keeps an existing record). ' +
-        "The owner always reaches everything: non-empty sources or allowAllDeals false for the owner -> 400.",
+        'The owner always reaches everything: non-empty sources or allowAllDeals false for the owner -> 400.',
       params: IdParams,
       body: Type.Object({ sources: Type.Optional(Sources), allowAllDeals: Type.Optional(Type.Boolean()) }),
       response: { 200: employee(version) },

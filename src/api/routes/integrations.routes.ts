@@ -1,7 +1,12 @@
 import { Type } from 'typebox';
 import { ALL, defineRoute, V13 } from '../route.js';
 import { Empty, Id, IdParams } from '../schemas/common.js';
-import { serializeIntegration, serializeIntegrations, serializeUserMapping, type WebhookOf } from '../serializers/integrations.serializer.js';
+import {
+  serializeIntegration,
+  serializeIntegrations,
+  serializeUserMapping,
+  type WebhookOf,
+} from '../serializers/integrations.serializer.js';
 import { INTEGRATION_TYPE_NAMES } from '../../channels/integration-types.js';
 import { WidgetInfo } from './widget.routes.js';
 import { publicBase } from '../serializers/widget.serializer.js';
@@ -16,7 +21,8 @@ const Integration = Type.Object(
     avatar: Type.String(),
     externalId: Type.String({ description: 'Id of the connected account at the provider' }),
     status: Type.String({
-      description: '`active`; `auth failure` when the provider refused the credentials (or a bridge lost its session); `connecting` while a personal account waits for its bridge',
+      description:
+        '`active`; `auth failure` when the provider refused the credentials (or a bridge lost its session); `connecting` while a personal account waits for its bridge',
     }),
     identifier: Type.String({ description: 'Shared by integrations of one external account' }),
     url: Type.String(),
@@ -26,12 +32,17 @@ const Integration = Type.Object(
 
 const IntegrationWebhookSchema = Type.Object(
   {
-    url: Type.Union([Type.String(), Type.Null()], { description: 'Callback URL to paste into the Meta app (null until PARLEY_PUBLIC_URL is set)' }),
+    url: Type.Union([Type.String(), Type.Null()], {
+      description: 'Callback URL to paste into the Meta app (null until PARLEY_PUBLIC_URL is set)',
+    }),
     verifyToken: Type.String({ description: 'Verify token to paste next to it' }),
   },
   { description: 'Owner only, v1.3, integrations whose provider delivers to a pasted webhook (msgra_business_api)' },
 );
-const IntegrationOut = Type.Object({ ...Integration.properties, webhook: Type.Optional(IntegrationWebhookSchema) }, { title: 'Integration', description: 'Integration (credentials are never returned)' });
+const IntegrationOut = Type.Object(
+  { ...Integration.properties, webhook: Type.Optional(IntegrationWebhookSchema) },
+  { title: 'Integration', description: 'Integration (credentials are never returned)' },
+);
 
 const Template = Type.Object(
   {
@@ -45,11 +56,18 @@ const Template = Type.Object(
 );
 
 /** The webhook object for owners on versions that show it. */
-const webhookFor = (services: { meta: { webhooks: { webhookInfo: WebhookOf } } }, auth: { role: string }, traits: { integrationWebhook: boolean }): WebhookOf | undefined =>
+const webhookFor = (
+  services: { meta: { webhooks: { webhookInfo: WebhookOf } } },
+  auth: { role: string },
+  traits: { integrationWebhook: boolean },
+): WebhookOf | undefined =>
   traits.integrationWebhook && auth.role === 'owner' ? (row) => services.meta.webhooks.webhookInfo(row) : undefined;
 
 const ConnectBody = Type.Object({
-  type: Type.String({ enum: [...INTEGRATION_TYPE_NAMES, 'ok'], description: 'Integration type (`ok` is accepted for `social3` and answered as `social3`)' }),
+  type: Type.String({
+    enum: [...INTEGRATION_TYPE_NAMES, 'ok'],
+    description: 'Integration type (`ok` is accepted for `social3` and answered as `social3`)',
+  }),
   login: Type.Optional(Type.String({ maxLength: 255, description: 'Used when the provider does not tell one' })),
   credentials: Type.Optional(
     Type.Record(Type.String(), Type.String({ maxLength: 4096 }), {
@@ -92,7 +110,8 @@ export const integrationRoutes = [
     method: 'GET',
     url: '/integrations',
     schema: { tags, summary: 'Integrations the caller may use', response: { 200: Type.Array(IntegrationOut) } },
-    handler: async (_req, _reply, { services, auth, traits }) => serializeIntegrations(await services.integrations.list(auth), webhookFor(services, auth, traits)),
+    handler: async (_req, _reply, { services, auth, traits }) =>
+      serializeIntegrations(await services.integrations.list(auth), webhookFor(services, auth, traits)),
   }),
   defineRoute({
     versions: V13,
@@ -101,7 +120,8 @@ export const integrationRoutes = [
     schema: {
       tags,
       summary: 'Approved message templates of a msgra_business_api integration (read from Meta)',
-      description: 'For send form B. Owner, or an employee with access to the integration. Other integration types: 400. Meta refusing or failing: 422/502/504.',
+      description:
+        'For send form B. Owner, or an employee with access to the integration. Other integration types: 400. Meta refusing or failing: 422/502/504.',
       params: IdParams,
       response: { 200: Type.Array(Template) },
     },
@@ -115,7 +135,8 @@ export const integrationRoutes = [
     schema: {
       tags,
       summary: 'Connect an integration (credentials checked with the provider where an adapter can)',
-      description: 'A `widget` answers also `widget`: its public key, embed snippet, secret and settings (see GET /v1.3/integrations/<id>/widget).',
+      description:
+        'A `widget` answers also `widget`: its public key, embed snippet, secret and settings (see GET /v1.3/integrations/<id>/widget).',
       body: ConnectBody,
       response: {
         200: Type.Object(
@@ -158,8 +179,7 @@ export const integrationRoutes = [
       params: IdParams,
       response: { 200: UserMapping },
     },
-    handler: async (req, _reply, { services, auth }) =>
-      serializeUserMapping(await services.integrations.userMappings(auth, req.params.id)),
+    handler: async (req, _reply, { services, auth }) => serializeUserMapping(await services.integrations.userMappings(auth, req.params.id)),
   }),
   defineRoute({
     versions: ALL,

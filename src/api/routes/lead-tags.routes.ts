@@ -8,7 +8,7 @@ const params = Type.Object({
 });
 const response = { 200: Type.Array(Type.String(), { description: "The lead's tags, sorted without case" }) };
 const NOTE =
-  'Idempotent: answers 200 with the lead\'s tags either way. When the lead\'s tags really change, `lead.changed` is recorded ' +
+  "Idempotent: answers 200 with the lead's tags either way. When the lead's tags really change, `lead.changed` is recorded " +
   'with `changes: ["tags"]`.';
 
 /** Tags on leads (docs/api/leads.md). The account's tag list is in tags.routes.ts. */
@@ -33,7 +33,7 @@ export const leadTagsRoutes = [
     url: '/tags/:id/:tag',
     schema: {
       tags: ['tags'],
-      summary: 'Remove a tag from a lead (the tag stays in the account\'s list)',
+      summary: "Remove a tag from a lead (the tag stays in the account's list)",
       description: NOTE,
       params,
       response,

@@ -46,10 +46,13 @@ export function baseQuery(version: ApiVersion, withStatuses: boolean) {
 /** v1.3 filters (docs/api/leads.md). */
 export const extendedQuery = {
   customer: Type.Optional(Type.Integer({ minimum: 0, description: 'Customer id' })),
-  source_types: repeated('`message` or `comment` (comment covers comment, photo, video and market channels): leads with a message through such a channel. Other values: 400.'),
+  source_types: repeated(
+    '`message` or `comment` (comment covers comment, photo, video and market channels): leads with a message through such a channel. Other values: 400.',
+  ),
   unread: Type.Optional(
     Type.Enum([...UNREAD_FILTERS], {
-      description: '`unread`: has unread incoming messages; `read`: has none; `unanswered`: the last message is incoming; `answered`: the last message is outgoing. Other values: 400.',
+      description:
+        '`unread`: has unread incoming messages; `read`: has none; `unanswered`: the last message is incoming; `answered`: the last message is outgoing. Other values: 400.',
     }),
   ),
   lastMessageFrom: Type.Optional(Type.Integer({ minimum: 0, description: 'Last message at or after this instant (Unix ms)' })),
@@ -132,7 +135,9 @@ const text = (max: number, description?: string) => Type.Optional(Type.String({ 
 
 /** The editable fields of PUT /leads/<id> (docs/api/leads.md "One lead"). */
 const leadFields = {
-  statusId: Type.Optional(Nullable(Type.Integer({ minimum: 1, description: 'A status of the account; null moves the lead back to the inbox' }))),
+  statusId: Type.Optional(
+    Nullable(Type.Integer({ minimum: 1, description: 'A status of the account; null moves the lead back to the inbox' })),
+  ),
   details: text(FIELD_LIMITS.details, 'Comment'),
   amount: Type.Optional(Type.Integer({ minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER })),
   userId: Type.Optional(Nullable(Type.Integer({ minimum: 1, description: 'An employee of the account; null unassigns' }))),
@@ -140,15 +145,11 @@ const leadFields = {
   ttn: text(FIELD_LIMITS.ttn, 'Consignment note number'),
   customData: text(FIELD_LIMITS.customData, 'Free data of the integrator'),
   customFields: Type.Optional(
-    Type.Record(
-      Type.String(),
-      Type.Unknown({ description: 'A string, a number, or {value: string|number, title: string}' }),
-      {
-        maxProperties: FIELD_LIMITS.customFieldKeys,
-        description:
-          'Object of fields: each value a string or number, or `{value, title}`. Stored as written and answered as its JSON text. Replaces the previous object.',
-      },
-    ),
+    Type.Record(Type.String(), Type.Unknown({ description: 'A string, a number, or {value: string|number, title: string}' }), {
+      maxProperties: FIELD_LIMITS.customFieldKeys,
+      description:
+        'Object of fields: each value a string or number, or `{value, title}`. Stored as written and answered as its JSON text. Replaces the previous object.',
+    }),
   ),
   paymentTypeId: Type.Optional(Nullable(Type.Integer({ minimum: 1, description: 'A payment type of the account; null clears it' }))),
   items: Type.Optional(
@@ -201,17 +202,20 @@ export const leadsRoutes: RouteDef[] = [
         description:
           'Every filter of the lists applies. `lists` and `statuses` count leads of every status type (ignore ones under `lists.ignore`); ' +
           '`newLeads` (per UTC day of creation), `responseTime` and, with `breakdowns=true`, `employees` and `channels` cover the `all` list (ignore statuses only with `ignore=true`). ' +
-          'With `amounts=true`, `amounts` and each status\'s `amount` sum the amounts of the leads `lists` and `statuses` count.',
+          "With `amounts=true`, `amounts` and each status's `amount` sum the amounts of the leads `lists` and `statuses` count.",
         querystring: Type.Object({
           ...filters,
           ...extendedQuery,
           breakdowns: Type.Optional(
-            Type.Boolean({ description: 'Also answer `employees` and `channels` (reads every matching lead: meant for reports, not for list counts); default false' }),
+            Type.Boolean({
+              description:
+                'Also answer `employees` and `channels` (reads every matching lead: meant for reports, not for list counts); default false',
+            }),
           ),
           amounts: Type.Optional(
             Type.Boolean({
               description:
-                'Also answer `amounts` (per list) and `amount` on each status: the exact sums of the leads\' amounts as decimal strings, as the funnel board totals its columns (v1.3 extension); default false',
+                "Also answer `amounts` (per list) and `amount` on each status: the exact sums of the leads' amounts as decimal strings, as the funnel board totals its columns (v1.3 extension); default false",
             }),
           ),
         }),
@@ -221,7 +225,9 @@ export const leadsRoutes: RouteDef[] = [
     handler: async (req, _reply, { services, auth }) => {
       const filters = parseLeadFilters(req.query as Record<string, unknown>, { list: 'statistics', extended: true });
       const { breakdowns, amounts } = req.query as { breakdowns?: boolean; amounts?: boolean };
-      return serializeStatistics(await services.leads.statistics(auth, filters, { breakdowns: breakdowns === true, amounts: amounts === true }));
+      return serializeStatistics(
+        await services.leads.statistics(auth, filters, { breakdowns: breakdowns === true, amounts: amounts === true }),
+      );
     },
   }),
   defineRoute({
@@ -257,7 +263,12 @@ export const leadsRoutes: RouteDef[] = [
     versions: ALL,
     method: 'GET',
     url: '/leads/:id',
-    schema: { tags, summary: 'One lead (single-lead shape: customerId and timestamp, no nested objects)', params: IdParams, response: { 200: LeadObject } },
+    schema: {
+      tags,
+      summary: 'One lead (single-lead shape: customerId and timestamp, no nested objects)',
+      params: IdParams,
+      response: { 200: LeadObject },
+    },
     handler: async (req, _reply, { services, auth }) => serializeLead(await services.leads.get(auth, req.params.id)),
   }),
   defineRoute({
@@ -296,7 +307,8 @@ export const leadsRoutes: RouteDef[] = [
       }),
       response: { 200: LeadObject },
     },
-    handler: async (req, _reply, { services, auth }) => serializeLead(await services.leads.markRead(auth, req.params.id, req.body?.sources)),
+    handler: async (req, _reply, { services, auth }) =>
+      serializeLead(await services.leads.markRead(auth, req.params.id, req.body?.sources)),
   }),
   defineRoute({
     versions: V13,

@@ -2,12 +2,7 @@ import { Type, type TSchema } from 'typebox';
 import { ALL, defineRoute } from '../route.js';
 import { Id, IdParams } from '../schemas/common.js';
 import { VERSION_TRAITS, type ApiVersion } from '../versions.js';
-import {
-  serializeHistoryMessages,
-  serializeHistoryPage,
-  serializePosted,
-  serializeSources,
-} from '../serializers/messaging.serializer.js';
+import { serializeHistoryMessages, serializeHistoryPage, serializePosted, serializeSources } from '../serializers/messaging.serializer.js';
 
 const MAX_ID = 2 ** 53 - 1;
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -31,7 +26,9 @@ const Attachment = Type.Object({
 const Content = Type.Object({ text: Type.String(), url: Type.String(), attachments: Type.Array(Attachment) });
 const Sender = Type.Object(
   {
-    id: Type.Union([Type.Integer(), Type.String()], { description: 'Customer profile id, or the integration externalId for outgoing messages' }),
+    id: Type.Union([Type.Integer(), Type.String()], {
+      description: 'Customer profile id, or the integration externalId for outgoing messages',
+    }),
     customerId: Type.Optional(Type.Integer()),
     login: Type.Optional(Type.String()),
     avatar: Type.Optional(Type.String()),
@@ -44,13 +41,25 @@ const Sender = Type.Object(
 );
 const Preview = Nullable(
   Type.Object(
-    { photo: Type.Optional(Type.String()), description: Type.Optional(Type.String()), owner: Type.Optional(Type.String()), url: Type.Optional(Type.String()) },
+    {
+      photo: Type.Optional(Type.String()),
+      description: Type.Optional(Type.String()),
+      owner: Type.Optional(Type.String()),
+      url: Type.Optional(Type.String()),
+    },
     { description: 'The post a comment refers to' },
   ),
 );
 const ReplyTo = Nullable(
   Type.Object(
-    { messageId: Type.Integer(), datetime: Type.Integer({ description: 'Unix ms' }), incoming: Type.Boolean(), preview: Preview, sender: Sender, message: Content },
+    {
+      messageId: Type.Integer(),
+      datetime: Type.Integer({ description: 'Unix ms' }),
+      incoming: Type.Boolean(),
+      preview: Preview,
+      sender: Sender,
+      message: Content,
+    },
     { title: 'QuotedMessage', description: 'The quoted message' },
   ),
 );
@@ -78,7 +87,12 @@ const DeliveryError = Type.Object(
   { description: "The provider's reason for a failed delivery" },
 );
 const deliveryFields = {
-  status: Type.Optional(Type.String({ enum: ['sent', 'delivered', 'read', 'failed'], description: 'Outgoing messages of channels that report delivery (msgra_business_api): how far the message got (v1.3)' })),
+  status: Type.Optional(
+    Type.String({
+      enum: ['sent', 'delivered', 'read', 'failed'],
+      description: 'Outgoing messages of channels that report delivery (msgra_business_api): how far the message got (v1.3)',
+    }),
+  ),
   error: Type.Optional(DeliveryError),
 };
 
@@ -109,7 +123,10 @@ const withIdentifier = (version: ApiVersion) => VERSION_TRAITS[version].sourceId
 
 // --- requests -----------------------------------------------------------------------------------
 
-const Media = Type.Object({}, { additionalProperties: true, maxProperties: 50, description: 'The media object the upload operation answered' });
+const Media = Type.Object(
+  {},
+  { additionalProperties: true, maxProperties: 50, description: 'The media object the upload operation answered' },
+);
 const messageBody = (types: string[]) =>
   Type.Object({
     text: Type.Optional(Nullable(Type.String({ maxLength: 65_536 }))),
@@ -147,17 +164,19 @@ const sendFields = {
     ),
   ),
   userId: Type.Optional(Nullable(IdInput('Employee sending; the caller when absent (a manager may send only as itself)'))),
-  saId: Type.Optional(Nullable(IdInput("Integration of the channel (checked from v1.2; ignored by v1.1)"))),
-  customId: Type.Optional(Nullable(Type.String({ maxLength: 255, description: 'Idempotency key per lead; returned in the outgoing message event' }))),
+  saId: Type.Optional(Nullable(IdInput('Integration of the channel (checked from v1.2; ignored by v1.1)'))),
+  customId: Type.Optional(
+    Nullable(Type.String({ maxLength: 255, description: 'Idempotency key per lead; returned in the outgoing message event' })),
+  ),
   replyId: Type.Optional(Nullable(IdInput('messageId of a message of this lead to quote'))),
 };
 const PrivateField = Type.Optional(
-    Nullable(
-      Type.Boolean({
-        description:
-          'Answer the comment (`replyId`, else the latest comment of the `source` comment channel) with one private message in the direct-message integration sharing the identifier (social1_group, photonetVOff; within 7 days; once per comment; text only)',
-      }),
-    ),
+  Nullable(
+    Type.Boolean({
+      description:
+        'Answer the comment (`replyId`, else the latest comment of the `source` comment channel) with one private message in the direct-message integration sharing the identifier (social1_group, photonetVOff; within 7 days; once per comment; text only)',
+    }),
+  ),
 );
 const SendBody = Type.Object(sendFields);
 const SendBodyV13 = Type.Object({ ...sendFields, private: PrivateField });
@@ -183,7 +202,9 @@ const PostBody = Type.Object({
 
 const CheckContactBody = Type.Object({
   saId: IdInput('Integration id'),
-  chatId: Type.Union([Type.String({ minLength: 1, maxLength: 255 }), Type.Integer()], { description: 'Contact or chat id at the provider' }),
+  chatId: Type.Union([Type.String({ minLength: 1, maxLength: 255 }), Type.Integer()], {
+    description: 'Contact or chat id at the provider',
+  }),
 });
 
 const LeadParams = IdParams;
@@ -201,7 +222,8 @@ export const messagingRoutes = [
       params: LeadParams,
       response: { 200: Type.Array(sourceSchema(withIdentifier(version))) },
     }),
-    handler: async (req, _reply, { services, auth, traits }) => serializeSources(await services.messaging.sources(auth, req.params.id), traits),
+    handler: async (req, _reply, { services, auth, traits }) =>
+      serializeSources(await services.messaging.sources(auth, req.params.id), traits),
   }),
   defineRoute({
     versions: ALL,
@@ -241,7 +263,13 @@ export const messagingRoutes = [
       response: { 200: Type.Array(historyMessageSchema(withIdentifier(version), VERSION_TRAITS[version].deliveryStatus)) },
     }),
     handler: async (req, _reply, { services, auth, traits }) =>
-      serializeHistoryMessages(await services.messaging.send(auth, req.params.id, req.body, { honourSaId: traits.sendSaId, privateReplies: traits.privateReplies }), traits),
+      serializeHistoryMessages(
+        await services.messaging.send(auth, req.params.id, req.body, {
+          honourSaId: traits.sendSaId,
+          privateReplies: traits.privateReplies,
+        }),
+        traits,
+      ),
   }),
   defineRoute({
     versions: ALL,
@@ -251,11 +279,17 @@ export const messagingRoutes = [
       tags,
       summary: 'Write first to a contact (msgra, msgrb_personal; daily limit of new contacts)',
       description:
-        'Finds or creates the customer, channel and lead of the destination. New contacts count against the integration\'s limit per UTC day (429 `daily_limit` with Retry-After at the next UTC midnight).',
+        "Finds or creates the customer, channel and lead of the destination. New contacts count against the integration's limit per UTC day (429 `daily_limit` with Retry-After at the next UTC midnight).",
       body: PostBody,
       response: {
         200: Type.Array(
-          Type.Object({ ...historyMessageSchema(withIdentifier(version), VERSION_TRAITS[version].deliveryStatus).properties, leadId: Type.Integer() }, { title: historyTitle('HistoryMessageWithLead', withIdentifier(version), VERSION_TRAITS[version].deliveryStatus), description: 'History message with its lead' }),
+          Type.Object(
+            { ...historyMessageSchema(withIdentifier(version), VERSION_TRAITS[version].deliveryStatus).properties, leadId: Type.Integer() },
+            {
+              title: historyTitle('HistoryMessageWithLead', withIdentifier(version), VERSION_TRAITS[version].deliveryStatus),
+              description: 'History message with its lead',
+            },
+          ),
         ),
       },
     }),

@@ -36,7 +36,10 @@ export async function registerOAuthProtocolRoutes(app: FastifyInstance, services
   await app.register(async (scope) => {
     await scope.register(formbody, { bodyLimit: 16 * 1024 });
     const send = (reply: FastifyReply, answer: ProtocolAnswer) =>
-      reply.code(answer.status).headers({ ...answer.headers, 'cache-control': 'no-store', pragma: 'no-cache' }).send(answer.body);
+      reply
+        .code(answer.status)
+        .headers({ ...answer.headers, 'cache-control': 'no-store', pragma: 'no-cache' })
+        .send(answer.body);
     const input = (req: FastifyRequest) => ({
       method: req.method,
       headers: req.headers,

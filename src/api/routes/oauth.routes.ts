@@ -34,7 +34,7 @@ export const oauthRoutes = [
     ownerOnly: true,
     schema: {
       tags,
-      summary: 'Register an OAuth 2 app (owner, signed in); a confidential app\'s secret is shown once',
+      summary: "Register an OAuth 2 app (owner, signed in); a confidential app's secret is shown once",
       body: Type.Object({
         name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
         redirectUris: Type.Array(RedirectUri, { minItems: 1, maxItems: 10 }),
@@ -49,7 +49,7 @@ export const oauthRoutes = [
     method: 'GET',
     url: '/oauth/apps',
     ownerOnly: true,
-    schema: { tags, summary: 'List the account\'s OAuth 2 apps (without secrets)', response: { 200: Type.Array(OAuthApp) } },
+    schema: { tags, summary: "List the account's OAuth 2 apps (without secrets)", response: { 200: Type.Array(OAuthApp) } },
     handler: (_req, _reply, { services, auth }) => services.oauth.listApps(auth),
   }),
   defineRoute({
@@ -105,9 +105,7 @@ export const oauthRoutes = [
       tags,
       summary: 'The apps the signed-in employee has authorized',
       response: {
-        200: Type.Array(
-          Type.Object({ appId: Id, name: Type.String(), scopes: Type.Array(Type.String()), grantedAt: Type.Integer() }),
-        ),
+        200: Type.Array(Type.Object({ appId: Id, name: Type.String(), scopes: Type.Array(Type.String()), grantedAt: Type.Integer() })),
       },
     },
     handler: (_req, _reply, { services, auth }) => services.oauth.listConnected(auth),
@@ -118,7 +116,7 @@ export const oauthRoutes = [
     url: '/oauth/grants/:id',
     schema: {
       tags,
-      summary: 'Revoke the signed-in employee\'s authorization of an app (id: the app id); its tokens end',
+      summary: "Revoke the signed-in employee's authorization of an app (id: the app id); its tokens end",
       params: IdParams,
       response: { 200: Empty },
     },

@@ -26,8 +26,7 @@ export const paymentTypesRoutes = [
       body: Type.Object({ title: Title }),
       response: { 200: PaymentTypeObject },
     },
-    handler: async (req, _reply, { services, auth }) =>
-      serializePaymentType(await services.paymentTypes.create(auth, req.body.title)),
+    handler: async (req, _reply, { services, auth }) => serializePaymentType(await services.paymentTypes.create(auth, req.body.title)),
   }),
   defineRoute({
     versions: ALL,

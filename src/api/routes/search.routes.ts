@@ -2,9 +2,18 @@ import { Type } from 'typebox';
 import { ALL, defineRoute } from '../route.js';
 import { Id } from '../schemas/common.js';
 import { MAX_QUERY_LENGTH } from '../../domain/search/search.service.js';
-import { serializeMessageHits, messageSearchResponse, customerSearchResponse, customerSearchBody } from '../serializers/search.serializer.js';
+import {
+  serializeMessageHits,
+  messageSearchResponse,
+  customerSearchResponse,
+  customerSearchBody,
+} from '../serializers/search.serializer.js';
 
-const Q = Type.String({ minLength: 1, maxLength: MAX_QUERY_LENGTH + 64, description: 'Words to find (word prefixes, all required); at most 200 characters once trimmed' });
+const Q = Type.String({
+  minLength: 1,
+  maxLength: MAX_QUERY_LENGTH + 64,
+  description: 'Words to find (word prefixes, all required); at most 200 characters once trimmed',
+});
 const Cursor = Type.Union([Type.Integer(), Type.String({ maxLength: 32 })]);
 
 export const searchRoutes = [

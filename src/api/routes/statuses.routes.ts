@@ -37,7 +37,7 @@ export const statusesRoutes = [
       summary: 'Create a status (owner only); answers the created status',
       description:
         'Names are unique within a type (409 otherwise). Without `order` the status goes after the last of its type; ' +
-        'without `color` it gets its type\'s default color.',
+        "without `color` it gets its type's default color.",
       body: Type.Object({ name: Name, type: StatusType, order: Type.Optional(Order), color: Type.Optional(Color) }),
       response: { 200: StatusObject },
     },
@@ -68,14 +68,13 @@ export const statusesRoutes = [
       tags,
       summary: 'Rename or recolor a status (owner only); answers the status',
       description:
-        'Only `name` and `color` change. A `type` different from the status\'s own answers 409 (a status never changes ' +
+        "Only `name` and `color` change. A `type` different from the status's own answers 409 (a status never changes " +
         'type: delete it and create another); the same type is accepted. `order` is ignored (use /statuses/reorder).',
       params: IdParams,
       body: Type.Object({ name: Type.Optional(Name), color: Type.Optional(Color), type: Type.Optional(StatusType) }),
       response: { 200: StatusObject },
     },
-    handler: async (req, _reply, { services, auth }) =>
-      serializeStatus(await services.statuses.update(auth, req.params.id, req.body)),
+    handler: async (req, _reply, { services, auth }) => serializeStatus(await services.statuses.update(auth, req.params.id, req.body)),
   }),
   defineRoute({
     versions: ALL,
@@ -85,8 +84,7 @@ export const statusesRoutes = [
     schema: {
       tags,
       summary: 'Delete a status (owner only); answers {}',
-      description:
-        'Its leads move to the first remaining status of the same type (lowest order), or to the inbox when none remains.',
+      description: 'Its leads move to the first remaining status of the same type (lowest order), or to the inbox when none remains.',
       params: IdParams,
       response: { 200: Empty },
     },

@@ -36,17 +36,16 @@ export function registerSystemRoutes(app: FastifyInstance, services: Services): 
         // The agent app when it is built; this landing page otherwise.
         const html = appIndexHtml();
         if (html) return sendAppIndex(reply, html);
-        return reply.type('text/html; charset=utf-8').serializer((p: unknown) => String(p)).send(LANDING);
+        return reply
+          .type('text/html; charset=utf-8')
+          .serializer((p: unknown) => String(p))
+          .send(LANDING);
       }
       return health();
     },
   );
 
-  app.get(
-    '/health',
-    { schema: { tags: ['system'], summary: 'Liveness', security: [], response: { 200: Health } } },
-    async () => health(),
-  );
+  app.get('/health', { schema: { tags: ['system'], summary: 'Liveness', security: [], response: { 200: Health } } }, async () => health());
 
   app.get(
     '/ready',

@@ -1,12 +1,7 @@
 import { Type } from 'typebox';
 import { ALL, defineRoute } from '../route.js';
 import { Empty, Id } from '../schemas/common.js';
-import {
-  serializePhrase,
-  serializeTemplateGroup,
-  TemplateGroupObject,
-  TemplatePhraseObject,
-} from '../serializers/templates.serializer.js';
+import { serializePhrase, serializeTemplateGroup, TemplateGroupObject, TemplatePhraseObject } from '../serializers/templates.serializer.js';
 
 const Key = Type.String({ minLength: 1, maxLength: 100 });
 const Template = Type.String({ minLength: 1, maxLength: 4000 });
@@ -33,8 +28,7 @@ export const templatesRoutes = [
     schema: {
       tags,
       summary: 'List reply template groups with their phrases',
-      description:
-        'Each caller (the owner too) sees the shared phrases and its own personal ones. Groups and phrases in creation order.',
+      description: 'Each caller (the owner too) sees the shared phrases and its own personal ones. Groups and phrases in creation order.',
       response: { 200: Type.Array(TemplateGroupObject) },
     },
     handler: async (_req, _reply, { services, auth }) => (await services.templates.list(auth)).map(serializeTemplateGroup),
@@ -51,8 +45,7 @@ export const templatesRoutes = [
       body: Type.Object({ key: Key }),
       response: { 200: TemplateGroupObject },
     },
-    handler: async (req, _reply, { services, auth }) =>
-      serializeTemplateGroup(await services.templates.createGroup(auth, req.body.key)),
+    handler: async (req, _reply, { services, auth }) => serializeTemplateGroup(await services.templates.createGroup(auth, req.body.key)),
   }),
   defineRoute({
     versions: ALL,

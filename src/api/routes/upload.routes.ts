@@ -11,14 +11,20 @@ import { VERSION_TRAITS } from '../versions.js';
 
 const Str = (description: string) => Type.String({ description });
 
-const IdUrl = Type.Object({ id: Type.Integer({ description: 'File id (integer alias)' }), url: Str('Public URL of the file') }, {
-  title: 'id-url',
-  description: 'social2_personal, social2_group',
-});
-const TypeFilenameSrc = Type.Object({ type: Str('Media type (mime)'), filename: Str('File name'), src: Str('Public URL of the file') }, {
-  title: 'type-filename-src',
-  description: 'msgra, msgra2',
-});
+const IdUrl = Type.Object(
+  { id: Type.Integer({ description: 'File id (integer alias)' }), url: Str('Public URL of the file') },
+  {
+    title: 'id-url',
+    description: 'social2_personal, social2_group',
+  },
+);
+const TypeFilenameSrc = Type.Object(
+  { type: Str('Media type (mime)'), filename: Str('File name'), src: Str('Public URL of the file') },
+  {
+    title: 'type-filename-src',
+    description: 'msgra, msgra2',
+  },
+);
 const Parts = Type.Object(
   {
     parts: Type.Integer({ description: 'Number of pieces the file was split into (always 1 here)' }),
@@ -39,13 +45,17 @@ const MimeNameUrl = Type.Object(
   },
   { title: 'mime-name-url', description: 'photo network (photonetV2, photonetVOff, photonetV3), msgrc_bot, social3' },
 );
-const MimeNamePath = Type.Object({ mime: Str('Media type'), name: Str('File name'), path: Str('Path of the file URL on this server') }, {
-  title: 'mime-name-path',
-  description: 'all other integration types',
-});
+const MimeNamePath = Type.Object(
+  { mime: Str('Media type'), name: Str('File name'), path: Str('Path of the file URL on this server') },
+  {
+    title: 'mime-name-path',
+    description: 'all other integration types',
+  },
+);
 
 const Media = Type.Union([IdUrl, TypeFilenameSrc, Parts, MimeNameUrl, MimeNamePath], {
-  description: 'Uploaded media object, in the shape of the integration type (docs/api/resources.md, Uploaded media object); pass it back as `message.attachment.media` when sending',
+  description:
+    'Uploaded media object, in the shape of the integration type (docs/api/resources.md, Uploaded media object); pass it back as `message.attachment.media` when sending',
 });
 const UploadType = Type.String({ enum: ['photo', 'doc'], description: '`photo` for images, `doc` otherwise' });
 
@@ -68,7 +78,7 @@ const UploadForm = Type.Object({
     }),
   ),
   source: Type.Optional(
-    Type.String({ maxLength: 255, description: "Channel: its realId, or its own id string (exactly one of source or said)" }),
+    Type.String({ maxLength: 255, description: 'Channel: its realId, or its own id string (exactly one of source or said)' }),
   ),
   said: Type.Optional(Type.String({ maxLength: 20, description: 'Integration id (exactly one of source or said)' })),
   saId: Type.Optional(Type.String({ maxLength: 20, description: 'Same as said' })),

@@ -57,8 +57,7 @@ export const webhooksRoutes = [
       }),
       response: { 200: WebhookRecordSchema },
     },
-    handler: async (req, _reply, { services, auth }) =>
-      serializeWebhook(await services.webhooks.update(auth, req.params.id, req.body)),
+    handler: async (req, _reply, { services, auth }) => serializeWebhook(await services.webhooks.update(auth, req.params.id, req.body)),
   }),
   defineRoute({
     versions: ALL,

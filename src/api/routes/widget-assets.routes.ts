@@ -53,7 +53,10 @@ export function registerWidgetAssetRoutes(app: FastifyInstance, services: Servic
       if (!key) return reply.send(noWidgetPage(base));
       const identifier = clip(q.identifier, 255);
       const signature = clip(q.signature, 128);
-      const identity = identifier && signature ? ` data-parley-identifier="${escapeAttr(identifier)}" data-parley-signature="${escapeAttr(signature)}"` : '';
+      const identity =
+        identifier && signature
+          ? ` data-parley-identifier="${escapeAttr(identifier)}" data-parley-signature="${escapeAttr(signature)}"`
+          : '';
       return reply.send(demoPage(base, key, identity));
     },
   );

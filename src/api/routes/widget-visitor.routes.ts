@@ -60,14 +60,21 @@ const Session = Type.Object({
 const SessionBody = Type.Object({
   key: Key,
   token: Type.Optional(Type.String({ maxLength: 200, description: 'A token from an earlier session: resumes it' })),
-  identifier: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.identifier, description: "The site's user id (identity verification)" })),
+  identifier: Type.Optional(
+    Type.String({ minLength: 1, maxLength: LIMITS.identifier, description: "The site's user id (identity verification)" }),
+  ),
   signature: Type.Optional(Type.String({ maxLength: 128, description: 'Hex HMAC-SHA256 of identifier with the widget secret' })),
   name: Type.Optional(Type.String({ maxLength: LIMITS.name })),
   email: Type.Optional(Type.String({ maxLength: LIMITS.email })),
   phone: Type.Optional(Type.String({ maxLength: LIMITS.phone })),
 });
 const MessageBody = Type.Object({
-  clientId: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$', description: 'Client-made id: a retry with the same id is stored once' }),
+  clientId: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    pattern: '^[A-Za-z0-9_-]+$',
+    description: 'Client-made id: a retry with the same id is stored once',
+  }),
   text: Type.Optional(Type.String({ maxLength: LIMITS.text })),
   fileId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Id of a file uploaded with POST /widget/v1/uploads' })),
 });
@@ -195,7 +202,14 @@ export async function registerWidgetVisitorRoutes(app: FastifyInstance, services
       await scope.register(async (files) => {
         files.addHook('onRequest', refuseDeclaredOversize(services.widget.conversation.maxUploadBytes));
         await files.register(multipart, {
-          limits: { fileSize: services.widget.conversation.maxUploadBytes + 1, files: 1, fields: 5, fieldSize: 256, parts: 6, headerPairs: 30 },
+          limits: {
+            fileSize: services.widget.conversation.maxUploadBytes + 1,
+            files: 1,
+            fields: 5,
+            fieldSize: 256,
+            parts: 6,
+            headerPairs: 30,
+          },
           throwFileSizeLimit: false,
         });
         files.post(
@@ -221,8 +235,14 @@ export async function registerWidgetVisitorRoutes(app: FastifyInstance, services
               } catch {
                 throw invalid('Malformed multipart body');
               }
-              if (part?.fieldname !== 'file') throw invalid('The file part "file" is missing', [{ path: 'body.file', message: 'is required' }]);
-              const stored = await services.widget.conversation.upload(visitor, part.file, { filename: part.filename, mime: part.mimetype }, req.ip);
+              if (part?.fieldname !== 'file')
+                throw invalid('The file part "file" is missing', [{ path: 'body.file', message: 'is required' }]);
+              const stored = await services.widget.conversation.upload(
+                visitor,
+                part.file,
+                { filename: part.filename, mime: part.mimetype },
+                req.ip,
+              );
               if (part.file.truncated) {
                 await services.files.remove(stored.accountId, stored.id);
                 throw new AppError(413, 'payload_too_large', 'The file is larger than the widget upload limit');
@@ -256,14 +276,17 @@ export async function registerWidgetVisitorRoutes(app: FastifyInstance, services
           socket.on('close', () => {
             closed = true;
             remove?.();
-            if (visitor && !services.widget.hub.has(visitor.integration.id, visitor.row.public_id)) services.widget.typing.forgetVisitor(visitor.row.id);
+            if (visitor && !services.widget.hub.has(visitor.integration.id, visitor.row.public_id))
+              services.widget.typing.forgetVisitor(visitor.row.id);
           });
           socket.on('message', (data) => {
             const message = clientMessage(data.toString());
             if (message?.type === 'ping' && socket.readyState === socket.OPEN) socket.send('{"type":"pong"}');
             // The visitor's typing goes to the employees through the outbox (domain/widget/widget-typing.ts).
             if (message?.type === 'typing' && visitor) {
-              void services.widget.typing.visitorTyping(visitor, message.typing !== false).catch((err) => req.log.warn({ err }, 'visitor typing not recorded'));
+              void services.widget.typing
+                .visitorTyping(visitor, message.typing !== false)
+                .catch((err) => req.log.warn({ err }, 'visitor typing not recorded'));
             }
           });
           void (async () => {
@@ -272,7 +295,8 @@ export async function registerWidgetVisitorRoutes(app: FastifyInstance, services
               authenticated = await services.widget.sessions.authenticate(req.query.token, visitorRequest(req));
             } catch (err) {
               const forbidden = (err as { statusCode?: number }).statusCode === 403;
-              if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ type: 'error', error: forbidden ? 'origin_not_allowed' : 'unauthorized' }));
+              if (socket.readyState === socket.OPEN)
+                socket.send(JSON.stringify({ type: 'error', error: forbidden ? 'origin_not_allowed' : 'unauthorized' }));
               socket.close(forbidden ? 4403 : 4401, forbidden ? 'origin not allowed' : 'unauthorized');
               return;
             }

@@ -44,10 +44,7 @@ const SettingsPatch = Type.Object(
     color: Type.Optional(Type.String({ pattern: '^#[0-9a-fA-F]{6}$', maxLength: 7 })),
     allowedOrigins: Type.Optional(Type.Array(Type.String({ maxLength: LIMITS.origin }), { maxItems: LIMITS.origins })),
     preChat: Type.Optional(
-      Type.Object(
-        { name: Type.Optional(Mode), email: Type.Optional(Mode), phone: Type.Optional(Mode) },
-        { additionalProperties: false },
-      ),
+      Type.Object({ name: Type.Optional(Mode), email: Type.Optional(Mode), phone: Type.Optional(Mode) }, { additionalProperties: false }),
     ),
     offlineMessage: Type.Optional(Type.String({ maxLength: LIMITS.offlineMessage })),
     offline: Type.Optional(Type.Boolean()),
@@ -71,7 +68,8 @@ export const widgetRoutes = [
       params: IdParams,
       response: { 200: WidgetInfo },
     },
-    handler: async (req, _reply, { services, auth }) => services.widget.admin.get(auth, req.params.id, publicBase(services.deps.config, req)),
+    handler: async (req, _reply, { services, auth }) =>
+      services.widget.admin.get(auth, req.params.id, publicBase(services.deps.config, req)),
   }),
   defineRoute({
     versions: V13,

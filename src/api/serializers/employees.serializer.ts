@@ -10,14 +10,13 @@ const EmployeeBase = {
   role: Type.Union([Type.Literal('owner'), Type.Literal('manager')]),
   confirmed: Type.Boolean(),
   allowAllDeals: Type.Boolean(),
-  sources: Type.Array(
-    Type.Object({ id: Id, saId: Type.Union([Id, Type.Null()]) }),
-    { description: 'integration access records; empty = all integrations, one with saId null = none' },
-  ),
+  sources: Type.Array(Type.Object({ id: Id, saId: Type.Union([Id, Type.Null()]) }), {
+    description: 'integration access records; empty = all integrations, one with saId null = none',
+  }),
 };
 
 const EmployeeExtras = {
-  allowedUsers: Type.Union([Type.Array(Id), Type.Null()], { description: "employees whose leads this one may access" }),
+  allowedUsers: Type.Union([Type.Array(Id), Type.Null()], { description: 'employees whose leads this one may access' }),
   metadata: Type.Object({}, { additionalProperties: true }),
 };
 

@@ -10,7 +10,10 @@ export function serializeIntegration(row: IntegrationRow, webhookOf?: WebhookOf)
   return webhook ? { ...integrationView(row), webhook } : integrationView(row);
 }
 
-export function serializeIntegrations(rows: IntegrationRow[], webhookOf?: WebhookOf): Array<IntegrationView & { webhook?: IntegrationWebhook }> {
+export function serializeIntegrations(
+  rows: IntegrationRow[],
+  webhookOf?: WebhookOf,
+): Array<IntegrationView & { webhook?: IntegrationWebhook }> {
   return rows.map((row) => serializeIntegration(row, webhookOf));
 }
 

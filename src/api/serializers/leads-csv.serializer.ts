@@ -2,9 +2,29 @@ import type { LeadListEntry } from '../../domain/leads/leads.types.js';
 
 /** Columns of `GET /v1.3/leads/export.csv` (docs/api/data-ownership.md), in order. */
 export const CSV_COLUMNS = [
-  'id', 'createdAt', 'updatedAt', 'statusType', 'statusId', 'status', 'userId', 'integrationId', 'integrationType', 'integration',
-  'customerId', 'customerName', 'customerPhone', 'customerEmail', 'amount', 'details', 'address', 'ttn', 'tags', 'unread',
-  'lastMessageAt', 'lastMessageIncoming', 'lastMessage',
+  'id',
+  'createdAt',
+  'updatedAt',
+  'statusType',
+  'statusId',
+  'status',
+  'userId',
+  'integrationId',
+  'integrationType',
+  'integration',
+  'customerId',
+  'customerName',
+  'customerPhone',
+  'customerEmail',
+  'amount',
+  'details',
+  'address',
+  'ttn',
+  'tags',
+  'unread',
+  'lastMessageAt',
+  'lastMessageIncoming',
+  'lastMessage',
 ] as const;
 
 /**
@@ -29,10 +49,29 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 export function csvRow(entry: LeadListEntry, statusNames: Map<number, string>): string {
   const { lead, customer, integration, message, tags } = entry;
   return csvLine([
-    lead.id, iso(lead.created_at), iso(lead.updated_at), lead.status_type, lead.status_id,
-    lead.status_id === null ? null : (statusNames.get(lead.status_id) ?? null), lead.user_id, integration.id, integration.type,
-    integration.login, customer.id, customer.name, customer.phone, customer.email, lead.amount, lead.details, lead.address, lead.ttn,
-    tags.join('; '), lead.unread_count, iso(lead.last_message_at), message ? (message.incoming ? 'yes' : 'no') : null, message?.text ?? null,
+    lead.id,
+    iso(lead.created_at),
+    iso(lead.updated_at),
+    lead.status_type,
+    lead.status_id,
+    lead.status_id === null ? null : (statusNames.get(lead.status_id) ?? null),
+    lead.user_id,
+    integration.id,
+    integration.type,
+    integration.login,
+    customer.id,
+    customer.name,
+    customer.phone,
+    customer.email,
+    lead.amount,
+    lead.details,
+    lead.address,
+    lead.ttn,
+    tags.join('; '),
+    lead.unread_count,
+    iso(lead.last_message_at),
+    message ? (message.incoming ? 'yes' : 'no') : null,
+    message?.text ?? null,
   ]);
 }
 

@@ -23,10 +23,14 @@ const Item = Type.Object(
   {
     title: Type.String(),
     count: Type.Integer(),
-    id: Type.Optional(Type.Unknown({ description: 'Id in the client\'s system (usually an integer)' })),
+    id: Type.Optional(Type.Unknown({ description: "Id in the client's system (usually an integer)" })),
     link: Type.Optional(Type.Unknown({ description: 'Link to the goods (usually a string)' })),
   },
-  { additionalProperties: true, title: 'GoodsItem', description: 'Goods item: `title` and `count` always, anything else as it was written' },
+  {
+    additionalProperties: true,
+    title: 'GoodsItem',
+    description: 'Goods item: `title` and `count` always, anything else as it was written',
+  },
 );
 
 const common = {
@@ -37,7 +41,9 @@ const common = {
   details: Type.String({ description: 'Comment' }),
   amount: Type.Integer({ description: 'Lead value' }),
   responseTime: Nullable(
-    Type.Number({ description: 'Milliseconds from the first unanswered incoming message to the answer; null while the customer has the last word' }),
+    Type.Number({
+      description: 'Milliseconds from the first unanswered incoming message to the answer; null while the customer has the last word',
+    }),
   ),
 };
 
@@ -54,7 +60,10 @@ export const LeadListItemObject = Type.Object(
   {
     ...common,
     tags: Type.Array(Type.String(), { description: 'Tag values, sorted without case' }),
-    socialAccount: Type.Object({ id: Type.Integer(), login: Type.String(), type: Type.String() }, { description: 'Integration that received the lead' }),
+    socialAccount: Type.Object(
+      { id: Type.Integer(), login: Type.String(), type: Type.String() },
+      { description: 'Integration that received the lead' },
+    ),
     customer: Type.Object({
       id: Type.Integer(),
       login: Type.String(),
@@ -71,7 +80,10 @@ export const LeadListItemObject = Type.Object(
           incoming: Type.Boolean(),
           data: Type.Object({ text: Type.String(), url: Type.String(), attachments: Type.Array(Attachment) }),
         },
-        { title: 'LeadLastMessage', description: 'The last message; null for a lead without messages (one created through POST /v1.3/leads)' },
+        {
+          title: 'LeadLastMessage',
+          description: 'The last message; null for a lead without messages (one created through POST /v1.3/leads)',
+        },
       ),
     ),
     ...tail,
@@ -84,7 +96,9 @@ export const LeadObject = Type.Object(
   {
     ...common,
     customerId: Type.Integer(),
-    timestamp: Type.String({ description: 'Time of the last message (of the creation for a lead without messages), ISO 8601 UTC with milliseconds' }),
+    timestamp: Type.String({
+      description: 'Time of the last message (of the creation for a lead without messages), ISO 8601 UTC with milliseconds',
+    }),
     ...tail,
   },
   { title: 'Lead', description: 'Lead (single)' },
@@ -134,7 +148,7 @@ export const LeadStatisticsObject = Type.Object(
           all: AmountSum,
           ignore: AmountSum,
         },
-        { description: 'Sums of the leads\' `amount` per list, as `lists` counts them; with `amounts=true` (v1.3 extension)' },
+        { description: "Sums of the leads' `amount` per list, as `lists` counts them; with `amounts=true` (v1.3 extension)" },
       ),
     ),
     statuses: Type.Array(
@@ -145,7 +159,9 @@ export const LeadStatisticsObject = Type.Object(
         count: Type.Integer(),
         amount: Type.Optional(AmountSum),
       }),
-      { description: 'Every status of the account in list order, with its lead count (and, with `amounts=true`, the sum of their amounts)' },
+      {
+        description: 'Every status of the account in list order, with its lead count (and, with `amounts=true`, the sum of their amounts)',
+      },
     ),
     newLeads: Type.Array(Type.Object({ date: Type.String({ description: 'UTC day, YYYY-MM-DD' }), count: Type.Integer() }), {
       description: 'Leads created per UTC day, ascending; days without new leads are left out',
@@ -157,18 +173,22 @@ export const LeadStatisticsObject = Type.Object(
       },
       { description: 'Over the leads with a known responseTime' },
     ),
-    employees: Type.Optional(Type.Array(
-      Type.Object({
-        userId: Nullable(Type.Integer({ description: 'Responsible employee; null: unassigned leads' })),
-        count: Type.Integer(),
-        responseTime: ResponseTimeObject,
-      }),
-      { description: 'Per responsible employee, most leads first; with `breakdowns=true` (v1.3 extension)' },
-    )),
-    channels: Type.Optional(Type.Array(
-      Type.Object({ type: Type.String({ description: 'Integration type' }), count: Type.Integer(), responseTime: ResponseTimeObject }),
-      { description: 'Per channel (integration) type, most leads first; with `breakdowns=true` (v1.3 extension)' },
-    )),
+    employees: Type.Optional(
+      Type.Array(
+        Type.Object({
+          userId: Nullable(Type.Integer({ description: 'Responsible employee; null: unassigned leads' })),
+          count: Type.Integer(),
+          responseTime: ResponseTimeObject,
+        }),
+        { description: 'Per responsible employee, most leads first; with `breakdowns=true` (v1.3 extension)' },
+      ),
+    ),
+    channels: Type.Optional(
+      Type.Array(
+        Type.Object({ type: Type.String({ description: 'Integration type' }), count: Type.Integer(), responseTime: ResponseTimeObject }),
+        { description: 'Per channel (integration) type, most leads first; with `breakdowns=true` (v1.3 extension)' },
+      ),
+    ),
   },
   { description: 'Lead statistics' },
 );

@@ -2,9 +2,7 @@ import type { VersionTraits } from '../versions.js';
 import { mediaObject } from '../../domain/files/media.js';
 import type { MediaObject, Upload, UploadType } from '../../domain/files/files.types.js';
 
-export type UploadAnswer =
-  | { type: UploadType; media: MediaObject }
-  | { type: UploadType; media: { type: UploadType; media: MediaObject } };
+export type UploadAnswer = { type: UploadType; media: MediaObject } | { type: UploadType; media: { type: UploadType; media: MediaObject } };
 
 /**
  * The upload answer: `{type, media}`, with `media` in the upload shape of the integration type;

@@ -76,7 +76,8 @@ export class BotChannels {
       .where('status', '=', 'active')
       .where('deleted_at', 'is', null)
       .executeTakeFirst();
-    if (Number(changed.numUpdatedRows) > 0) this.deps.log.warn({ integrationId, reason }, 'provider refused the bot token: integration set to auth failure');
+    if (Number(changed.numUpdatedRows) > 0)
+      this.deps.log.warn({ integrationId, reason }, 'provider refused the bot token: integration set to auth failure');
   }
 
   // --- Telegram --------------------------------------------------------------------------------
@@ -132,7 +133,11 @@ export class BotChannels {
   }
 
   async pollOffset(integrationId: number): Promise<number> {
-    const row = await this.db.selectFrom('bot_poll_offsets').select('next_offset').where('integration_id', '=', integrationId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('bot_poll_offsets')
+      .select('next_offset')
+      .where('integration_id', '=', integrationId)
+      .executeTakeFirst();
     return row ? Number(row.next_offset) : 0;
   }
 

@@ -52,10 +52,7 @@ export async function readAll(stream: Readable): Promise<Buffer> {
  * Stores bytes declared as `mime`; when the bytes contradict the declaration (or the type may not
  * be served), they are kept as a generic binary whose type storage detects from the bytes.
  */
-export async function saveWithFallback(
-  save: (mime: string) => Promise<StoredFile>,
-  mime: string,
-): Promise<StoredFile> {
+export async function saveWithFallback(save: (mime: string) => Promise<StoredFile>, mime: string): Promise<StoredFile> {
   try {
     return await save(mime);
   } catch (err) {

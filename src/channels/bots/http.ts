@@ -28,7 +28,10 @@ export async function request(
 }
 
 /** Downloads a file at most `maxBytes` long (a longer one is refused: nothing is kept). */
-export async function download(url: string, opts: { maxBytes: number; timeoutMs: number; headers?: Record<string, string> }): Promise<{ bytes: Buffer; mime: string }> {
+export async function download(
+  url: string,
+  opts: { maxBytes: number; timeoutMs: number; headers?: Record<string, string> },
+): Promise<{ bytes: Buffer; mime: string }> {
   let res: Response;
   try {
     res = await fetch(url, { headers: opts.headers, signal: AbortSignal.timeout(opts.timeoutMs) });

@@ -76,10 +76,16 @@ export class BridgeHub implements BackgroundWorker {
    * written. Refused: ChannelRejectedError; retryable failure: ChannelFailedError; no answer in
    * time: ChannelTimeoutError.
    */
-  async request(integrationId: number, kind: RequestKind, body: Record<string, unknown>, opts: { requireActive: boolean; timeoutMs?: number }): Promise<OkResult> {
+  async request(
+    integrationId: number,
+    kind: RequestKind,
+    body: Record<string, unknown>,
+    opts: { requireActive: boolean; timeoutMs?: number },
+  ): Promise<OkResult> {
     const found = await repo.findBridge(this.db, integrationId);
     if (!found?.bridge.conn_id) throw new ChannelOfflineError('No bridge is connected for this integration');
-    if (opts.requireActive && found.integration.status !== 'active') throw new ChannelOfflineError('The bridge of this integration is not logged in');
+    if (opts.requireActive && found.integration.status !== 'active')
+      throw new ChannelOfflineError('The bridge of this integration is not logged in');
     await this.start();
     const timeoutMs = opts.timeoutMs ?? this.deps.config.sendTimeoutMs;
     const now = this.deps.clock.now();
@@ -159,11 +165,17 @@ export class BridgeHub implements BackgroundWorker {
     const row = await repo.findRequest(this.db, result.requestId);
     if (row && row.integration_id === conn.integrationId) {
       // The caller gave up (504) or a repeat answer: the provider may hold a message Parley does not.
-      this.deps.log.warn({ integrationId: conn.integrationId, requestId: result.requestId, state: row.state }, 'bridge answered a request no longer waited for');
+      this.deps.log.warn(
+        { integrationId: conn.integrationId, requestId: result.requestId, state: row.state },
+        'bridge answered a request no longer waited for',
+      );
       return;
     }
     if (!row) {
-      this.deps.log.warn({ integrationId: conn.integrationId, requestId: result.requestId }, 'bridge answered an unknown request (given up and removed, or never made)');
+      this.deps.log.warn(
+        { integrationId: conn.integrationId, requestId: result.requestId },
+        'bridge answered an unknown request (given up and removed, or never made)',
+      );
       return;
     }
     conn.send({ type: 'error', code: 'not_your_request', message: `request ${result.requestId} is not a request of this integration` });

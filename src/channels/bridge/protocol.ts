@@ -13,7 +13,11 @@ const Id = Text(256, { minLength: 1, description: 'A provider id, as text' });
 const Millis = Type.Integer({ minimum: 0, maximum: 2 ** 53 - 1, description: 'Unix milliseconds' });
 const RequestId = Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1, description: "Parley's id of the request" });
 /** A bridge may name its integration on any message; a different one than its token's is refused. */
-const Claim = { integrationId: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1, description: 'Must be the integration of the token when given' })) };
+const Claim = {
+  integrationId: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1, description: 'Must be the integration of the token when given' }),
+  ),
+};
 
 const MediaRef = Type.Object(
   {
@@ -113,7 +117,11 @@ export const Result = Type.Union(
       { additionalProperties: false },
     ),
     Type.Object(
-      { ...ResultBase, ok: Type.Literal(false), refused: Text(1000, { minLength: 1, description: 'The provider refused: 422 with this reason' }) },
+      {
+        ...ResultBase,
+        ok: Type.Literal(false),
+        refused: Text(1000, { minLength: 1, description: 'The provider refused: 422 with this reason' }),
+      },
       { additionalProperties: false },
     ),
     Type.Object(
@@ -159,7 +167,13 @@ export const SendRequest = Type.Object(
     text: Type.Optional(Text(65536)),
     attachment: Type.Optional(
       Type.Object(
-        { type: Type.String(), url: Text(2048), name: Type.Optional(Text(255)), mime: Type.Optional(Text(255)), size: Type.Optional(Type.Integer()) },
+        {
+          type: Type.String(),
+          url: Text(2048),
+          name: Type.Optional(Text(255)),
+          mime: Type.Optional(Text(255)),
+          size: Type.Optional(Type.Integer()),
+        },
         { additionalProperties: false },
       ),
     ),
@@ -168,7 +182,11 @@ export const SendRequest = Type.Object(
   { additionalProperties: false, description: 'Send a message; answer with a result' },
 );
 export const CheckRequest = Type.Object(
-  { type: Type.Literal('check'), ...RequestBase, contact: Text(256, { description: 'A phone in international format, a login or a chat id' }) },
+  {
+    type: Type.Literal('check'),
+    ...RequestBase,
+    contact: Text(256, { description: 'A phone in international format, a login or a chat id' }),
+  },
   { additionalProperties: false, description: 'Can the account write to this contact? Answer with a result carrying exists' },
 );
 export const ProfileRequest = Type.Object(
@@ -238,7 +256,8 @@ export function parseBridgeMessage(text: string): { ok: true; message: BridgeInb
     return { ok: false, reason: 'not JSON' };
   }
   if (!validateInbound(value)) {
-    const type = typeof value === 'object' && value !== null && 'type' in value ? String((value as { type: unknown }).type).slice(0, 40) : '?';
+    const type =
+      typeof value === 'object' && value !== null && 'type' in value ? String((value as { type: unknown }).type).slice(0, 40) : '?';
     return { ok: false, reason: `not a valid bridge message (type ${type})` };
   }
   // NUL characters are refused by PostgreSQL text columns: refuse them here, for both databases alike.

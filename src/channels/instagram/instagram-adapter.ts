@@ -29,12 +29,18 @@ export class InstagramAdapter extends MetaMessagingAdapter {
   async connect(integration: ChannelIntegration): Promise<ConnectResult> {
     const api = this.api(integration);
     const me = await this.connectRead(
-      () => api.get<{ user_id?: string | number; username?: string; profile_picture_url?: string }>('me', { fields: 'user_id,username,profile_picture_url' }),
+      () =>
+        api.get<{ user_id?: string | number; username?: string; profile_picture_url?: string }>('me', {
+          fields: 'user_id,username,profile_picture_url',
+        }),
       'access token',
     );
     const userId = String(me.user_id ?? '');
     if (!GRAPH_ID.test(userId)) throw new ChannelRejectedError('Meta answered /me without a user_id');
-    await this.connectRead(() => api.post(`${userId}/subscribed_apps`, { subscribed_fields: INSTAGRAM_SUBSCRIBED_FIELDS }), 'webhook subscription');
+    await this.connectRead(
+      () => api.post(`${userId}/subscribed_apps`, { subscribed_fields: INSTAGRAM_SUBSCRIBED_FIELDS }),
+      'webhook subscription',
+    );
     return {
       login: me.username || userId,
       externalId: userId,
@@ -45,7 +51,9 @@ export class InstagramAdapter extends MetaMessagingAdapter {
   }
 
   protected async profileOf(integration: ChannelIntegration, userId: string): Promise<ProfileUpdate | null> {
-    const user = await this.api(integration).get<{ name?: string; username?: string; profile_pic?: string }>(userId, { fields: 'name,username,profile_pic' });
+    const user = await this.api(integration).get<{ name?: string; username?: string; profile_pic?: string }>(userId, {
+      fields: 'name,username,profile_pic',
+    });
     const update: ProfileUpdate = {};
     if (user.name || user.username) update.name = user.name || user.username;
     if (user.username) {
@@ -57,10 +65,16 @@ export class InstagramAdapter extends MetaMessagingAdapter {
   }
 
   /** Instagram fetches the file itself: it needs Parley's public https link. */
-  protected async attachmentPayload(_integration: ChannelIntegration, _kind: MetaAttachmentKind, attachment: OutgoingFile): Promise<Record<string, unknown>> {
+  protected async attachmentPayload(
+    _integration: ChannelIntegration,
+    _kind: MetaAttachmentKind,
+    attachment: OutgoingFile,
+  ): Promise<Record<string, unknown>> {
     const url = typeof attachment.media.url === 'string' ? attachment.media.url : '';
     if (!/^https:\/\//i.test(url)) {
-      throw new ChannelRejectedError('Instagram fetches files by URL: Parley needs a public https address (PARLEY_PUBLIC_URL) to send files');
+      throw new ChannelRejectedError(
+        'Instagram fetches files by URL: Parley needs a public https address (PARLEY_PUBLIC_URL) to send files',
+      );
     }
     return { url };
   }

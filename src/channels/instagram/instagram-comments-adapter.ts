@@ -32,10 +32,15 @@ export class InstagramCommentsAdapter extends InstagramAdapter {
     };
   }
 
-  override async send(integration: ChannelIntegration, channel: { externalId: string; type: string }, message: OutgoingMessage): Promise<SendResult> {
+  override async send(
+    integration: ChannelIntegration,
+    channel: { externalId: string; type: string },
+    message: OutgoingMessage,
+  ): Promise<SendResult> {
     this.requireConnected(integration);
     const mediaId = commentObject(channel.externalId);
-    if (channel.type === 'message' || !mediaId) throw new ChannelRejectedError('An Instagram comments integration answers on comment channels only');
+    if (channel.type === 'message' || !mediaId)
+      throw new ChannelRejectedError('An Instagram comments integration answers on comment channels only');
     if (message.attachment) throw new ChannelRejectedError('Replies to Instagram comments carry text only');
     const text = message.text ?? '';
     if (!text) throw new ChannelRejectedError('A reply to an Instagram comment needs text');
@@ -57,7 +62,14 @@ export class InstagramCommentsAdapter extends InstagramAdapter {
     let video = productType === 'REELS';
     try {
       const media = await this.guard(integration, () =>
-        this.api(integration).get<{ caption?: string; media_type?: string; media_url?: string; thumbnail_url?: string; permalink?: string; username?: string }>(mediaId, {
+        this.api(integration).get<{
+          caption?: string;
+          media_type?: string;
+          media_url?: string;
+          thumbnail_url?: string;
+          permalink?: string;
+          username?: string;
+        }>(mediaId, {
           fields: 'caption,media_type,media_url,thumbnail_url,permalink,username',
         }),
       );

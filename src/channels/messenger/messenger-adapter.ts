@@ -29,10 +29,17 @@ export class MessengerAdapter extends MetaMessagingAdapter {
   /** Reads the Page with its token and subscribes the app to the Page's webhooks. */
   async connect(integration: ChannelIntegration): Promise<ConnectResult> {
     const pageId = integration.credentials.pageId ?? '';
-    if (!GRAPH_ID.test(pageId)) throw invalid('The Page id is a number', [{ path: 'body.credentials.pageId', message: 'must be the numeric Page id' }]);
+    if (!GRAPH_ID.test(pageId))
+      throw invalid('The Page id is a number', [{ path: 'body.credentials.pageId', message: 'must be the numeric Page id' }]);
     const api = this.api(integration);
-    const page = await this.connectRead(() => api.get<{ name?: string; picture?: { data?: { url?: string } } }>(pageId, { fields: 'name,picture' }), 'Page id');
-    await this.connectRead(() => api.post(`${pageId}/subscribed_apps`, { subscribed_fields: PAGE_SUBSCRIBED_FIELDS }), 'webhook subscription');
+    const page = await this.connectRead(
+      () => api.get<{ name?: string; picture?: { data?: { url?: string } } }>(pageId, { fields: 'name,picture' }),
+      'Page id',
+    );
+    await this.connectRead(
+      () => api.post(`${pageId}/subscribed_apps`, { subscribed_fields: PAGE_SUBSCRIBED_FIELDS }),
+      'webhook subscription',
+    );
     return {
       login: page.name || pageId,
       externalId: pageId,
@@ -43,7 +50,9 @@ export class MessengerAdapter extends MetaMessagingAdapter {
   }
 
   protected async profileOf(integration: ChannelIntegration, userId: string): Promise<ProfileUpdate | null> {
-    const user = await this.api(integration).get<{ first_name?: string; last_name?: string; profile_pic?: string }>(userId, { fields: 'first_name,last_name,profile_pic' });
+    const user = await this.api(integration).get<{ first_name?: string; last_name?: string; profile_pic?: string }>(userId, {
+      fields: 'first_name,last_name,profile_pic',
+    });
     const name = [user.first_name, user.last_name].filter(Boolean).join(' ');
     const update: ProfileUpdate = {};
     if (name) update.name = name;
@@ -52,7 +61,11 @@ export class MessengerAdapter extends MetaMessagingAdapter {
   }
 
   /** Uploads the file (Meta needs no access to Parley) and names it by its attachment id. */
-  protected async attachmentPayload(integration: ChannelIntegration, kind: MetaAttachmentKind, attachment: OutgoingFile): Promise<Record<string, unknown>> {
+  protected async attachmentPayload(
+    integration: ChannelIntegration,
+    kind: MetaAttachmentKind,
+    attachment: OutgoingFile,
+  ): Promise<Record<string, unknown>> {
     const fileId = typeof attachment.media.fileId === 'string' ? attachment.media.fileId : '';
     const found = fileId ? await this.kit.readFile(fileId) : undefined;
     if (!found) throw new ChannelRejectedError('The uploaded file is no longer available');
@@ -60,7 +73,9 @@ export class MessengerAdapter extends MetaMessagingAdapter {
     const form = new FormData();
     form.set('message', JSON.stringify({ attachment: { type: kind, payload: { is_reusable: true } } }));
     form.set('filedata', new Blob([found.bytes], { type: mime }), found.file.name || 'file');
-    const uploaded = await this.guard(integration, () => this.api(integration).postForm<{ attachment_id?: string }>(`${integration.externalId}/message_attachments`, form));
+    const uploaded = await this.guard(integration, () =>
+      this.api(integration).postForm<{ attachment_id?: string }>(`${integration.externalId}/message_attachments`, form),
+    );
     if (!uploaded.attachment_id) throw new ChannelRejectedError('Meta answered the attachment upload without an id');
     return { attachment_id: uploaded.attachment_id };
   }

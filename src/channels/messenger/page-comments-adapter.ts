@@ -31,10 +31,15 @@ export class PageCommentsAdapter extends MessengerAdapter {
     };
   }
 
-  override async send(integration: ChannelIntegration, channel: { externalId: string; type: string }, message: OutgoingMessage): Promise<SendResult> {
+  override async send(
+    integration: ChannelIntegration,
+    channel: { externalId: string; type: string },
+    message: OutgoingMessage,
+  ): Promise<SendResult> {
     this.requireConnected(integration);
     const postId = commentObject(channel.externalId);
-    if (channel.type !== 'comment' || !postId) throw new ChannelRejectedError('A Facebook Page integration answers on comment channels only');
+    if (channel.type !== 'comment' || !postId)
+      throw new ChannelRejectedError('A Facebook Page integration answers on comment channels only');
     const text = message.text ?? '';
     if (text.length > COMMENT_LIMIT) throw new ChannelRejectedError(`A Facebook comment holds at most ${COMMENT_LIMIT} characters`);
     const body: Record<string, unknown> = text ? { message: text } : {};
@@ -61,7 +66,13 @@ export class PageCommentsAdapter extends MessengerAdapter {
     const preview = { photo: '', description: '', owner: integration.login, url: `https://www.facebook.com/${postId}` };
     try {
       const post = await this.guard(integration, () =>
-        this.api(integration).get<{ message?: string; story?: string; full_picture?: string; permalink_url?: string; from?: { name?: string } }>(postId, {
+        this.api(integration).get<{
+          message?: string;
+          story?: string;
+          full_picture?: string;
+          permalink_url?: string;
+          from?: { name?: string };
+        }>(postId, {
           fields: 'message,story,full_picture,permalink_url,from',
         }),
       );

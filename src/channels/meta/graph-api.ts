@@ -28,7 +28,12 @@ export const GRAPH_CODES = {
 } as const;
 
 const RATE_LIMIT_CODES: readonly number[] = [GRAPH_CODES.throughput, GRAPH_CODES.pairRate, 4, 17, 32, 613, 80007];
-const PROVIDER_FAILURE_CODES: readonly number[] = [GRAPH_CODES.unknown, GRAPH_CODES.service, GRAPH_CODES.cloudUnknown, GRAPH_CODES.cloudUnavailable];
+const PROVIDER_FAILURE_CODES: readonly number[] = [
+  GRAPH_CODES.unknown,
+  GRAPH_CODES.service,
+  GRAPH_CODES.cloudUnknown,
+  GRAPH_CODES.cloudUnavailable,
+];
 /** Meta names no retry delay for throughput errors: the wait Parley asks clients for. */
 export const RATE_LIMIT_RETRY_SECONDS = 60;
 

@@ -59,14 +59,19 @@ export class MetaChannels {
     );
     this.messenger = new MessengerAdapter(kit);
     this.instagram = new InstagramAdapter(kit);
-    const messaging = { ...parts, knownProfile: async (integrationId: number, socialId: string) => !!(await findProfileBySocialId(deps.db.kysely, integrationId, socialId)) };
+    const messaging = {
+      ...parts,
+      knownProfile: async (integrationId: number, socialId: string) =>
+        !!(await findProfileBySocialId(deps.db.kysely, integrationId, socialId)),
+    };
     this.webhooks.register(new MetaMessagingInbound(kit, this.messenger, ['page'], messaging));
     this.webhooks.register(new MetaMessagingInbound(kit, this.instagram, ['instagram'], messaging));
     this.pageComments = new PageCommentsAdapter(kit, this.messenger);
     this.instagramComments = new InstagramCommentsAdapter(kit, this.instagram);
     const comments = {
       ...parts,
-      knownMessage: async (integrationId: number, externalId: string) => !!(await findMessageByExternalId(deps.db.kysely, integrationId, externalId)),
+      knownMessage: async (integrationId: number, externalId: string) =>
+        !!(await findMessageByExternalId(deps.db.kysely, integrationId, externalId)),
     };
     this.webhooks.register(new MetaCommentsInbound(this.pageComments, ['page'], readFeedChange, comments));
     this.webhooks.register(new MetaCommentsInbound(this.instagramComments, ['instagram'], readInstagramCommentChange, comments));
@@ -80,7 +85,9 @@ export class MetaChannels {
   async templates(auth: AuthContext, integrationId: number): Promise<WhatsAppTemplate[]> {
     const row = await this.parts.integrations.get(auth, integrationId);
     if (row.type !== this.whatsapp.type) {
-      throw invalid(`Integration type ${row.type} has no message templates`, [{ path: 'params.id', message: 'is not a msgra_business_api integration' }]);
+      throw invalid(`Integration type ${row.type} has no message templates`, [
+        { path: 'params.id', message: 'is not a msgra_business_api integration' },
+      ]);
     }
     try {
       return await this.whatsapp.templates(this.parts.integrations.channelIntegration(row));

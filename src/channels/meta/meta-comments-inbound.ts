@@ -74,7 +74,8 @@ export class MetaCommentsInbound implements MetaProduct {
     const targets = new Map<string, Promise<CommentTarget>>();
     for (const change of changes) {
       if (change.kind === 'edit' || change.kind === 'remove') {
-        const content = change.kind === 'edit' ? { text: change.text, attachments: change.attachments } : { text: REMOVED_COMMENT_TEXT, attachments: [] };
+        const content =
+          change.kind === 'edit' ? { text: change.text, attachments: change.attachments } : { text: REMOVED_COMMENT_TEXT, attachments: [] };
         if (await this.parts.history.applyEdit(row, change.commentId, content)) outcome.stored++;
         else outcome.ignored.push(`${change.kind} of comment ${change.commentId}: not stored here`);
         continue;
@@ -92,7 +93,11 @@ export class MetaCommentsInbound implements MetaProduct {
       const incoming: IncomingMessage = {
         externalId: change.commentId,
         datetime: change.at,
-        sender: { socialId: change.author.id, ...(change.author.name ? { name: change.author.name } : {}), ...loginOf(row.type, change.author.login) },
+        sender: {
+          socialId: change.author.id,
+          ...(change.author.name ? { name: change.author.name } : {}),
+          ...loginOf(row.type, change.author.login),
+        },
         channel: { externalId: commentChannelId(change.objectId, change.author.id), type: target.sourceType, name: target.name },
         text: change.text,
         url: row.type === 'social1_group' ? `https://www.facebook.com/${change.commentId}` : target.preview.url,
@@ -189,7 +194,8 @@ export function readFeedChange(_entry: Record<string, unknown>, change: Provider
   const postId = id(v.post_id, 'post_id');
   if (!isObject(v.from)) throw new MalformedWebhookError('a comment needs from');
   const author = id(v.from.id, 'from.id', SCOPED_ID);
-  if (!Number.isSafeInteger(v.created_time) || v.created_time < 0 || v.created_time > 1e11) throw new MalformedWebhookError('created_time must be Unix seconds');
+  if (!Number.isSafeInteger(v.created_time) || v.created_time < 0 || v.created_time > 1e11)
+    throw new MalformedWebhookError('created_time must be Unix seconds');
   const body = text(v.message, 'message');
   const attachments = feedAttachments(v);
   const parent = v.parent_id === undefined ? undefined : id(v.parent_id, 'parent_id');
@@ -215,7 +221,11 @@ export function readFeedChange(_entry: Record<string, unknown>, change: Provider
  * `from {id, username}`, `media {id, media_product_type}`, `parent_id` for a reply. Instagram
  * sends no time with a comment: the entry's `time` (seconds or milliseconds) stands for it.
  */
-export function readInstagramCommentChange(entry: Record<string, unknown>, change: ProviderJson, ignored: string[]): CommentChange | undefined {
+export function readInstagramCommentChange(
+  entry: Record<string, unknown>,
+  change: ProviderJson,
+  ignored: string[],
+): CommentChange | undefined {
   if (change.field !== 'comments' && change.field !== 'live_comments') {
     ignored.push(`field ${String(change.field).slice(0, 40)}`);
     return undefined;

@@ -65,8 +65,10 @@ export class MetaMessagingInbound implements MetaProduct {
     const steps = this.plan(integration, payload, outcome.ignored);
     for (const step of steps) {
       if ('mids' in step) {
-        for (const mid of step.mids) if (await this.parts.deliveryStatuses.record(row, { externalId: mid, status: step.kind })) outcome.statuses++;
-        if (step.watermark !== undefined) outcome.statuses += await this.parts.deliveryStatuses.recordUpTo(row, step.customer, step.watermark, step.kind);
+        for (const mid of step.mids)
+          if (await this.parts.deliveryStatuses.record(row, { externalId: mid, status: step.kind })) outcome.statuses++;
+        if (step.watermark !== undefined)
+          outcome.statuses += await this.parts.deliveryStatuses.recordUpTo(row, step.customer, step.watermark, step.kind);
         continue;
       }
       if (step.kind === 'echo') {
@@ -76,14 +78,18 @@ export class MetaMessagingInbound implements MetaProduct {
           continue;
         }
         const at = Number(step.event.timestamp);
-        const done = await this.parts.ingest.recordEcho(row, { socialId: step.customer, channelExternalId: step.customer }, {
-          externalId: step.event.message.mid,
-          text: content.text,
-          attachments: content.attachments,
-          replyTo: undefined,
-          customId: null,
-          at,
-        });
+        const done = await this.parts.ingest.recordEcho(
+          row,
+          { socialId: step.customer, channelExternalId: step.customer },
+          {
+            externalId: step.event.message.mid,
+            text: content.text,
+            attachments: content.attachments,
+            replyTo: undefined,
+            customId: null,
+            at,
+          },
+        );
         if (done.duplicate) outcome.duplicates++;
         else outcome.stored++;
         continue;
@@ -120,7 +126,14 @@ export class MetaMessagingInbound implements MetaProduct {
       for (const event of entry.messaging as Array<ProviderJson>) {
         const sender = str(event.sender?.id);
         const recipient = str(event.recipient?.id);
-        if (!sender || !recipient || sender.length > 64 || recipient.length > 64 || !Number.isSafeInteger(event.timestamp) || event.timestamp < 0) {
+        if (
+          !sender ||
+          !recipient ||
+          sender.length > 64 ||
+          recipient.length > 64 ||
+          !Number.isSafeInteger(event.timestamp) ||
+          event.timestamp < 0
+        ) {
           throw new MalformedWebhookError('a messaging event needs sender.id, recipient.id and timestamp');
         }
         const echo = isObject(event.message) && event.message.is_echo === true;
@@ -138,25 +151,39 @@ export class MetaMessagingInbound implements MetaProduct {
           }
           steps.push({ kind: echo ? 'echo' : 'message', event, customer });
         } else if (isObject(event.postback)) {
-          if (!str(event.postback.title) && !str(event.postback.payload)) throw new MalformedWebhookError('a postback needs title or payload');
+          if (!str(event.postback.title) && !str(event.postback.payload))
+            throw new MalformedWebhookError('a postback needs title or payload');
           steps.push({ kind: 'postback', event, customer });
         } else if (isObject(event.read) || isObject(event.delivery)) {
           const report = (event.read ?? event.delivery) as ProviderJson;
           const mids = report.mids === undefined ? (str(report.mid) ? [report.mid] : []) : report.mids;
           const watermark = report.watermark;
-          if (!Array.isArray(mids) || !mids.every((m) => typeof m === 'string' && m.length <= 255) || (watermark !== undefined && !Number.isSafeInteger(watermark))) {
+          if (
+            !Array.isArray(mids) ||
+            !mids.every((m) => typeof m === 'string' && m.length <= 255) ||
+            (watermark !== undefined && !Number.isSafeInteger(watermark))
+          ) {
             throw new MalformedWebhookError('a receipt needs mids[] or a watermark');
           }
           steps.push({ kind: event.read ? 'read' : 'delivered', customer, mids, watermark });
         } else {
-          ignored.push(`event of ${sender}: ${Object.keys(event).filter((k) => !['sender', 'recipient', 'timestamp'].includes(k)).join(',') || 'empty'}`);
+          ignored.push(
+            `event of ${sender}: ${
+              Object.keys(event)
+                .filter((k) => !['sender', 'recipient', 'timestamp'].includes(k))
+                .join(',') || 'empty'
+            }`,
+          );
         }
       }
     }
     return steps;
   }
 
-  private async incoming(integration: ChannelIntegration, step: Extract<Step, { kind: 'message' | 'postback' }>): Promise<IncomingMessage | undefined> {
+  private async incoming(
+    integration: ChannelIntegration,
+    step: Extract<Step, { kind: 'message' | 'postback' }>,
+  ): Promise<IncomingMessage | undefined> {
     const event = step.event;
     const at = Number(event.timestamp);
     let externalId: string;
@@ -174,7 +201,9 @@ export class MetaMessagingInbound implements MetaProduct {
     if (!content.text && !content.attachments.length) return undefined;
     // A new customer's name and picture are read once; later messages leave the profile as it is.
     const known = await this.parts.knownProfile(integration.id, step.customer);
-    const sender = known ? { socialId: step.customer } : { socialId: step.customer, login: step.customer, ...((await this.adapter.fetchProfile(integration, step.customer)) ?? {}) };
+    const sender = known
+      ? { socialId: step.customer }
+      : { socialId: step.customer, login: step.customer, ...((await this.adapter.fetchProfile(integration, step.customer)) ?? {}) };
     return {
       externalId,
       datetime: at,
@@ -200,7 +229,11 @@ export class MetaMessagingInbound implements MetaProduct {
       } else if (url && /^https?:\/\//i.test(url) && DOWNLOADED[a.type]) {
         const kind = a.payload.sticker_id ? { type: 'sticker' as const, ext: 'png' } : DOWNLOADED[a.type];
         attachments.push(
-          await mediaAttachment(this.kit, integration.accountId, kind.type, { url: async () => url, filename: `${a.type}-${m.mid.slice(-12)}-${i}.${kind.ext}`, mime: '' }),
+          await mediaAttachment(this.kit, integration.accountId, kind.type, {
+            url: async () => url,
+            filename: `${a.type}-${m.mid.slice(-12)}-${i}.${kind.ext}`,
+            mime: '',
+          }),
         );
       } else if (url && /^https?:\/\//i.test(url)) {
         attachments.push({ type: 'link', url, text: str(a.title) ?? str(a.payload?.title) ?? LINKS[a.type] ?? 'Link' });
@@ -213,7 +246,10 @@ export class MetaMessagingInbound implements MetaProduct {
 function checkMessage(m: ProviderJson): void {
   if (!str(m.mid) || m.mid.length > 255) throw new MalformedWebhookError('a message needs mid');
   if (m.text !== undefined && typeof m.text !== 'string') throw new MalformedWebhookError('message.text must be a string');
-  if (m.attachments !== undefined && !(Array.isArray(m.attachments) && m.attachments.every((a: unknown) => isObject(a) && typeof a.type === 'string'))) {
+  if (
+    m.attachments !== undefined &&
+    !(Array.isArray(m.attachments) && m.attachments.every((a: unknown) => isObject(a) && typeof a.type === 'string'))
+  ) {
     throw new MalformedWebhookError('message.attachments must be objects with a type');
   }
 }

@@ -46,7 +46,11 @@ export abstract class MetaMessagingAdapter implements ChannelAdapter {
   /** The token of the integration's credentials. */
   protected abstract token(integration: Pick<ChannelIntegration, 'credentials'>): string;
   /** The `attachment.payload` naming a file Parley stores. */
-  protected abstract attachmentPayload(integration: ChannelIntegration, kind: MetaAttachmentKind, file: OutgoingFile): Promise<Record<string, unknown>>;
+  protected abstract attachmentPayload(
+    integration: ChannelIntegration,
+    kind: MetaAttachmentKind,
+    file: OutgoingFile,
+  ): Promise<Record<string, unknown>>;
   /** The Graph fields of a user profile, and how they read. */
   protected abstract profileOf(integration: ChannelIntegration, userId: string): Promise<ProfileUpdate | null>;
 
@@ -58,11 +62,15 @@ export abstract class MetaMessagingAdapter implements ChannelAdapter {
   /** `settings.humanAgent: true` lets answers go with the HUMAN_AGENT tag up to 7 days. */
   lateReply(integration: ChannelIntegration): { withinMs: number; closedReason: string } {
     if (integration.settings.humanAgent === true) {
-      return { withinMs: HUMAN_AGENT_WINDOW_MS - MESSAGING_WINDOW_MS, closedReason: 'outside the 7-day human agent window: wait for the customer to write again' };
+      return {
+        withinMs: HUMAN_AGENT_WINDOW_MS - MESSAGING_WINDOW_MS,
+        closedReason: 'outside the 7-day human agent window: wait for the customer to write again',
+      };
     }
     return {
       withinMs: 0,
-      closedReason: 'outside the 24-hour window: wait for the customer to write again, or enable the HUMAN_AGENT tag (settings.humanAgent) to answer up to 7 days',
+      closedReason:
+        'outside the 24-hour window: wait for the customer to write again, or enable the HUMAN_AGENT tag (settings.humanAgent) to answer up to 7 days',
     };
   }
 
@@ -96,7 +104,11 @@ export abstract class MetaMessagingAdapter implements ChannelAdapter {
         await sendOne({ attachment: { type: kind, payload } });
       }
     } catch (err) {
-      if (ids.length) this.kit.log.warn({ integrationId: integration.id, delivered: ids }, `${this.product} refused a later part of a message; earlier parts were delivered`);
+      if (ids.length)
+        this.kit.log.warn(
+          { integrationId: integration.id, delivered: ids },
+          `${this.product} refused a later part of a message; earlier parts were delivered`,
+        );
       throw err;
     }
     return parts.length > 1 ? { externalIds: ids, texts: parts } : { externalIds: ids };
@@ -107,7 +119,11 @@ export abstract class MetaMessagingAdapter implements ChannelAdapter {
    * the Send API with `recipient: {comment_id}`, from this direct-message integration. Meta answers
    * the author's page- or Instagram-scoped id as `recipient_id`.
    */
-  async sendPrivateReply(integration: ChannelIntegration, commentId: string, text: string): Promise<{ externalId: string; recipientId: string | undefined }> {
+  async sendPrivateReply(
+    integration: ChannelIntegration,
+    commentId: string,
+    text: string,
+  ): Promise<{ externalId: string; recipientId: string | undefined }> {
     this.requireConnected(integration);
     if (!COMMENT_ID.test(commentId)) throw new ChannelRejectedError('This comment has no id Meta can answer');
     const answer = await this.guard(integration, () =>

@@ -113,7 +113,8 @@ export class MetaWebhooks {
     }
     try {
       const payload = parsePayload(raw);
-      if (!product.objects.includes(payload.object)) throw new MalformedWebhookError(`object "${payload.object}" is not one this integration receives`);
+      if (!product.objects.includes(payload.object))
+        throw new MalformedWebhookError(`object "${payload.object}" is not one this integration receives`);
       const siblings = await this.siblings(row, integration, payload.object);
       for (const s of siblings) s.product.check?.(s.integration, payload);
       const outcome = await product.handle(row, integration, payload);
@@ -169,6 +170,7 @@ function parsePayload(raw: Buffer): MetaWebhookPayload {
   if (typeof p !== 'object' || p === null || typeof p.object !== 'string' || !Array.isArray(p.entry)) {
     throw new MalformedWebhookError('a webhook needs object and entry[]');
   }
-  if (!p.entry.every((e) => typeof e === 'object' && e !== null && !Array.isArray(e))) throw new MalformedWebhookError('entry[] items must be objects');
+  if (!p.entry.every((e) => typeof e === 'object' && e !== null && !Array.isArray(e)))
+    throw new MalformedWebhookError('entry[] items must be objects');
   return p as MetaWebhookPayload;
 }

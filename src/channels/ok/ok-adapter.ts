@@ -76,7 +76,9 @@ export class OkAdapter implements ChannelAdapter {
       recipient: { chat_id: chatId },
       message: { ...(message.text ? { text: message.text } : {}), ...(attachments.length ? { attachments } : {}) },
     };
-    const answer = await guardCall(this.kit, integration, started, () => api.post<{ success?: boolean; message_id?: string }>(`messages/${chatId}`, body));
+    const answer = await guardCall(this.kit, integration, started, () =>
+      api.post<{ success?: boolean; message_id?: string }>(`messages/${chatId}`, body),
+    );
     if (!answer.message_id) throw new ChannelRejectedError('OK accepted no message');
     return { externalIds: [answer.message_id] };
   }
@@ -90,13 +92,16 @@ export class OkAdapter implements ChannelAdapter {
     const media = attachment.media;
     if (attachment.type === 'photo') {
       const url = typeof media.url === 'string' ? media.url : '';
-      if (!/^https?:\/\//i.test(url)) throw new ChannelRejectedError('OK fetches pictures by URL: set PARLEY_PUBLIC_URL so that OK can reach Parley');
+      if (!/^https?:\/\//i.test(url))
+        throw new ChannelRejectedError('OK fetches pictures by URL: set PARLEY_PUBLIC_URL so that OK can reach Parley');
       return { type: 'IMAGE', payload: { url } };
     }
     const fileId = typeof media.fileId === 'string' ? media.fileId : '';
     const found = fileId ? await this.kit.readFile(fileId) : undefined;
     if (!found) throw new ChannelRejectedError('The file to send is no longer stored');
-    const target = await guardCall(this.kit, integration, started, () => api.get<{ url?: string; file_id?: string }>('fileUploadUrl', { type: 'FILE' }));
+    const target = await guardCall(this.kit, integration, started, () =>
+      api.get<{ url?: string; file_id?: string }>('fileUploadUrl', { type: 'FILE' }),
+    );
     if (!target.url) throw new ChannelRejectedError('OK gave no upload address');
     const uploaded = await api.upload(target.url, { bytes: found.bytes, name: found.file.name, mime: found.file.mime });
     const token = str(uploaded.token) ?? (isObject(uploaded.payload) ? str(uploaded.payload.token) : undefined);

@@ -35,7 +35,11 @@ export class OkApi {
   }
 
   async get<T>(edge: string, query: Record<string, string> = {}, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<T> {
-    const answer = await request(this.url(edge, query), { method: 'GET', timeoutMs: opts.timeoutMs ?? this.timeoutMs, signal: opts.signal });
+    const answer = await request(this.url(edge, query), {
+      method: 'GET',
+      timeoutMs: opts.timeoutMs ?? this.timeoutMs,
+      signal: opts.signal,
+    });
     return this.read<T>(edge, answer);
   }
 

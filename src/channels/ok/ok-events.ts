@@ -21,7 +21,15 @@ export const bareId = (value: string, kind: string) => (value.startsWith(`${kind
 export async function normalizeOkEvent(kit: BotKit, accountId: number, event: ProviderJson): Promise<OkNormalized> {
   if (event.webhookType !== 'MESSAGE_CREATED') return { kind: 'ignored', reason: `notification ${String(event.webhookType)}` };
   const { sender, recipient, message: m } = event;
-  if (!isObject(sender) || !str(sender.user_id) || !isObject(recipient) || !str(recipient.chat_id) || !isObject(m) || !str(m.mid) || !isInt(event.timestamp)) {
+  if (
+    !isObject(sender) ||
+    !str(sender.user_id) ||
+    !isObject(recipient) ||
+    !str(recipient.chat_id) ||
+    !isObject(m) ||
+    !str(m.mid) ||
+    !isInt(event.timestamp)
+  ) {
     throw new MalformedOkEvent('MESSAGE_CREATED needs sender.user_id, recipient.chat_id, message.mid and timestamp');
   }
   const attachments = await okAttachments(kit, accountId, m.mid, m.attachments ?? (m.attachment ? [m.attachment] : []));
@@ -60,7 +68,11 @@ async function okAttachments(kit: BotKit, accountId: number, mid: string, list: 
     const url = str(payload.url);
     if (!kind || !url || !/^https?:\/\//i.test(url)) continue;
     const name = str(payload.name) ?? str(payload.title) ?? `${kind.type}-${mid.slice(-12)}-${i}.${kind.ext}`;
-    out.push(kind.download ? await mediaAttachment(kit, accountId, kind.type, { url: async () => url, filename: name, mime: kind.mime }) : { type: kind.type, url, text: str(payload.title) ?? '' });
+    out.push(
+      kind.download
+        ? await mediaAttachment(kit, accountId, kind.type, { url: async () => url, filename: name, mime: kind.mime })
+        : { type: kind.type, url, text: str(payload.title) ?? '' },
+    );
   }
   return out;
 }

@@ -34,7 +34,10 @@ export class OkPollSource implements PollSource {
       api.get<{ marker?: unknown; updates?: unknown }>('updates', query, { timeoutMs: (waitSeconds + 10) * 1000, signal }),
     );
     if (!isObject(answer) || !Array.isArray(answer.updates)) throw new ChannelFailedError('OK updates answered no list');
-    const batch = await handleBatch(answer.updates, (update) => this.social.okEvent(row, update), this.log, { integrationId: row.id, provider: 'OK' });
+    const batch = await handleBatch(answer.updates, (update) => this.social.okEvent(row, update), this.log, {
+      integrationId: row.id,
+      provider: 'OK',
+    });
     if (batch.failed) return batch;
     if (answer.marker !== undefined && answer.marker !== null) await this.social.savePollCursor(row.id, String(answer.marker));
     return batch;

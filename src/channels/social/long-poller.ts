@@ -176,5 +176,10 @@ export async function handleBatch(
 
 /** Failures of the provider (or a refusal to store its data), not of this process or its database. */
 export function isProviderSide(err: unknown): boolean {
-  return err instanceof ChannelRejectedError || err instanceof ChannelFailedError || err instanceof ChannelTimeoutError || err instanceof AppError;
+  return (
+    err instanceof ChannelRejectedError ||
+    err instanceof ChannelFailedError ||
+    err instanceof ChannelTimeoutError ||
+    err instanceof AppError
+  );
 }

@@ -9,7 +9,12 @@ export function findIntegrationOfType(db: Executor, type: string, id: number): P
 
 /** Active integrations of a type (or the one with `id` while it is active). */
 export function activeIntegrations(db: Executor, type: string, id?: number): Promise<IntegrationRow[]> {
-  let query = db.selectFrom('integrations').selectAll().where('type', '=', type).where('status', '=', 'active').where('deleted_at', 'is', null);
+  let query = db
+    .selectFrom('integrations')
+    .selectAll()
+    .where('type', '=', type)
+    .where('status', '=', 'active')
+    .where('deleted_at', 'is', null);
   if (id !== undefined) query = query.where('id', '=', id);
   return query.orderBy('id').execute();
 }
@@ -28,17 +33,33 @@ export async function savePollCursor(db: Executor, integrationId: number, cursor
 }
 
 export async function profileAvatar(db: Executor, integrationId: number, socialId: string): Promise<string | undefined> {
-  const row = await db.selectFrom('profiles').select('avatar').where('integration_id', '=', integrationId).where('social_id', '=', socialId).executeTakeFirst();
+  const row = await db
+    .selectFrom('profiles')
+    .select('avatar')
+    .where('integration_id', '=', integrationId)
+    .where('social_id', '=', socialId)
+    .executeTakeFirst();
   return row?.avatar;
 }
 
 export async function eventHandled(db: Executor, integrationId: number, eventId: string): Promise<boolean> {
-  const row = await db.selectFrom('channel_events').select('event_id').where('integration_id', '=', integrationId).where('event_id', '=', eventId).executeTakeFirst();
+  const row = await db
+    .selectFrom('channel_events')
+    .select('event_id')
+    .where('integration_id', '=', integrationId)
+    .where('event_id', '=', eventId)
+    .executeTakeFirst();
   return row !== undefined;
 }
 
 /** Records a handled event id and forgets those older than `keepSince`. */
-export async function recordEventHandled(db: Executor, integrationId: number, eventId: string, now: number, keepSince: number): Promise<void> {
+export async function recordEventHandled(
+  db: Executor,
+  integrationId: number,
+  eventId: string,
+  now: number,
+  keepSince: number,
+): Promise<void> {
   await db
     .insertInto('channel_events')
     .values({ integration_id: integrationId, event_id: eventId, created_at: now })

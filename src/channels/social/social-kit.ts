@@ -66,7 +66,9 @@ export async function guardCall<T>(kit: BotKit, integration: { id: number }, sta
  * name, and PostgreSQL refuses them in text columns. Throws SyntaxError when it is no JSON.
  */
 export function parseProviderJson(text: string): unknown {
-  return JSON.parse(text, (_key, value: unknown) => (typeof value === 'string' && value.includes('\u0000') ? value.replaceAll('\u0000', '') : value));
+  return JSON.parse(text, (_key, value: unknown) =>
+    typeof value === 'string' && value.includes('\u0000') ? value.replaceAll('\u0000', '') : value,
+  );
 }
 
 /** Reads a provider's answer as JSON: a 5xx or a body that is no JSON is the provider failing (502). */
@@ -98,12 +100,7 @@ export async function postForm(url: string, params: FormParams, opts: { timeoutM
 }
 
 /** A file POSTed as `multipart/form-data` to an upload server the provider named. */
-export async function uploadFile(
-  url: string,
-  field: string,
-  file: { bytes: Buffer; name: string; mime: string },
-  timeoutMs: number,
-) {
+export async function uploadFile(url: string, field: string, file: { bytes: Buffer; name: string; mime: string }, timeoutMs: number) {
   const form = new FormData();
   form.set(field, new Blob([file.bytes], { type: file.mime }), file.name);
   return request(url, { body: form, timeoutMs });

@@ -99,7 +99,11 @@ export class TelegramAdapter implements ChannelAdapter {
         sent(await this.guard(integration, started, () => api.call(SEND_METHOD[attachment.type][0], form())));
       }
     } catch (err) {
-      if (ids.length) this.kit.log.warn({ integrationId: integration.id, delivered: ids }, 'Telegram refused a later part of a message; earlier parts were delivered');
+      if (ids.length)
+        this.kit.log.warn(
+          { integrationId: integration.id, delivered: ids },
+          'Telegram refused a later part of a message; earlier parts were delivered',
+        );
       throw err;
     }
     return parts.length > 1 ? { externalIds: ids, texts: parts } : { externalIds: ids };

@@ -46,7 +46,11 @@ export class TelegramApi {
   ) {}
 
   /** Calls a method; `params` as JSON, or a FormData for uploads. */
-  async call<T>(method: string, params: Record<string, unknown> | FormData = {}, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<T> {
+  async call<T>(
+    method: string,
+    params: Record<string, unknown> | FormData = {},
+    opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<T> {
     const multipart = params instanceof FormData;
     const answer = await request(`${this.root}/bot${this.token}/${method}`, {
       headers: multipart ? {} : { 'content-type': 'application/json' },

@@ -98,7 +98,10 @@ export class TelegramPoller implements BackgroundWorker {
     );
     if (!Array.isArray(updates)) throw new ChannelFailedError('getUpdates answered no array');
     const ordered = updates
-      .filter((u): u is { update_id: number } => typeof u === 'object' && u !== null && Number.isSafeInteger((u as { update_id?: unknown }).update_id))
+      .filter(
+        (u): u is { update_id: number } =>
+          typeof u === 'object' && u !== null && Number.isSafeInteger((u as { update_id?: unknown }).update_id),
+      )
       .sort((a, b) => a.update_id - b.update_id);
     let handled = 0;
     for (const update of ordered) {
@@ -189,5 +192,10 @@ export function pause(ms: number, signal: AbortSignal): Promise<void> {
 
 /** Failures of Telegram (or a refusal to store its data), not of this process or its database. */
 function isProviderSide(err: unknown): boolean {
-  return err instanceof ChannelRejectedError || err instanceof ChannelFailedError || err instanceof ChannelTimeoutError || err instanceof AppError;
+  return (
+    err instanceof ChannelRejectedError ||
+    err instanceof ChannelFailedError ||
+    err instanceof ChannelTimeoutError ||
+    err instanceof AppError
+  );
 }

@@ -13,7 +13,9 @@ import type { ProviderJson } from '../provider-json.js';
 
 export class MalformedUpdateError extends Error {}
 
-export type Normalized = { kind: 'message'; updateId: number; incoming: IncomingMessage } | { kind: 'ignored'; updateId: number; reason: string };
+export type Normalized =
+  | { kind: 'message'; updateId: number; incoming: IncomingMessage }
+  | { kind: 'ignored'; updateId: number; reason: string };
 
 /** Telegram message ids are unique per chat only: Parley's id names both. */
 export const telegramMessageId = (chatId: number | string, messageId: number) => `${chatId}:${messageId}`;
@@ -42,7 +44,11 @@ export async function downloadAvatar(kit: BotKit, api: TelegramApi, accountId: n
   const photos = await api.call<{ photos?: Array<Array<{ file_id: string }>> }>('getUserProfilePhotos', { user_id: userId, limit: 1 });
   const best = photos.photos?.[0]?.at(-1);
   if (!best?.file_id) return undefined;
-  const attachment = await mediaAttachment(kit, accountId, 'photo', { url: () => fileUrl(api, best.file_id), filename: `avatar-${userId}.jpg`, mime: 'image/jpeg' });
+  const attachment = await mediaAttachment(kit, accountId, 'photo', {
+    url: () => fileUrl(api, best.file_id),
+    filename: `avatar-${userId}.jpg`,
+    mime: 'image/jpeg',
+  });
   return attachment.url || undefined;
 }
 
@@ -103,7 +109,8 @@ export async function normalizeUpdate(
   if (text) lines.push(text);
   if (isObject(m.location)) {
     const { latitude, longitude } = m.location;
-    if (typeof latitude !== 'number' || typeof longitude !== 'number') throw new MalformedUpdateError('location needs latitude and longitude');
+    if (typeof latitude !== 'number' || typeof longitude !== 'number')
+      throw new MalformedUpdateError('location needs latitude and longitude');
     const title = isObject(m.venue) ? [str(m.venue.title), str(m.venue.address)].filter(Boolean).join(', ') : '';
     attachments.push({ type: 'link', url: mapUrl(latitude, longitude), text: title || 'Location' });
   }

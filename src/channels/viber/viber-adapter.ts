@@ -68,14 +68,20 @@ export class ViberAdapter implements ChannelAdapter {
     const parts = text && !captioned ? splitText(text, TEXT_LIMIT) : [];
     const ids: string[] = [];
     const sendOne = async (body: Record<string, unknown>) => {
-      const answer = await this.guard(integration, started, () => api.call<{ message_token?: string }>('send_message', { ...base, ...body }));
+      const answer = await this.guard(integration, started, () =>
+        api.call<{ message_token?: string }>('send_message', { ...base, ...body }),
+      );
       ids.push(String(answer.message_token ?? ''));
     };
     try {
       for (const part of parts) await sendOne({ type: 'text', text: part });
       if (attachment) await sendOne(this.mediaBody(attachment, captioned ? text : ''));
     } catch (err) {
-      if (ids.length) this.kit.log.warn({ integrationId: integration.id, delivered: ids }, 'Viber refused a later part of a message; earlier parts were delivered');
+      if (ids.length)
+        this.kit.log.warn(
+          { integrationId: integration.id, delivered: ids },
+          'Viber refused a later part of a message; earlier parts were delivered',
+        );
       throw err;
     }
     return parts.length > 1 ? { externalIds: ids, texts: parts } : { externalIds: ids };
@@ -86,7 +92,11 @@ export class ViberAdapter implements ChannelAdapter {
     const answer = await this.guard(integration, Date.now(), () =>
       this.api(integration).call<{ users?: Array<{ id?: string; online_status?: number }> }>('get_online', { ids: [chatId] }),
     ).catch((err: unknown) => {
-      if (err instanceof ViberError && [VIBER_STATUS.badData, VIBER_STATUS.receiverNotRegistered, VIBER_STATUS.receiverNotSubscribed].includes(err.status as 3)) return null;
+      if (
+        err instanceof ViberError &&
+        [VIBER_STATUS.badData, VIBER_STATUS.receiverNotRegistered, VIBER_STATUS.receiverNotSubscribed].includes(err.status as 3)
+      )
+        return null;
       throw err;
     });
     const user = answer?.users?.find((u) => u.id === chatId);

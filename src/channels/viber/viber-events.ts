@@ -41,7 +41,15 @@ export async function normalizeEvent(kit: BotKit, integration: { accountId: numb
   if (event.event !== 'message') return { kind: 'ignored', event: event.event, reason: `event ${event.event}` };
   const { message: m, sender } = event;
   const token = str(event.message_token);
-  if (!token || !/^\d+$/.test(token) || typeof event.timestamp !== 'number' || !isObject(sender) || !str(sender.id) || !isObject(m) || !str(m.type)) {
+  if (
+    !token ||
+    !/^\d+$/.test(token) ||
+    typeof event.timestamp !== 'number' ||
+    !isObject(sender) ||
+    !str(sender.id) ||
+    !isObject(m) ||
+    !str(m.type)
+  ) {
     throw new MalformedEventError('a message callback needs message_token, timestamp, sender.id and message.type');
   }
   const media = async (type: AttachmentType, filename: string, mime: string): Promise<Attachment> => {
@@ -82,7 +90,8 @@ export async function normalizeEvent(kit: BotKit, integration: { accountId: numb
       break;
     case 'location': {
       const loc = m.location;
-      if (!isObject(loc) || typeof loc.lat !== 'number' || typeof loc.lon !== 'number') throw new MalformedEventError('location needs lat and lon');
+      if (!isObject(loc) || typeof loc.lat !== 'number' || typeof loc.lon !== 'number')
+        throw new MalformedEventError('location needs lat and lon');
       attachments.push({ type: 'link', url: mapUrl(loc.lat, loc.lon), text: str(loc.address) || 'Location' });
       break;
     }

@@ -20,7 +20,9 @@ export function groupIdOf(integration: Pick<ChannelIntegration, 'credentials'>):
   const raw = (integration.credentials.groupId ?? '').trim().replace(/^-/, '');
   const id = /^\d{1,12}$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isSafeInteger(id) || id < 1) {
-    throw invalid('credentials.groupId must be the numeric id of the VK community', [{ path: 'body.credentials.groupId', message: 'is not a community id' }]);
+    throw invalid('credentials.groupId must be the numeric id of the VK community', [
+      { path: 'body.credentials.groupId', message: 'is not a community id' },
+    ]);
   }
   return id;
 }
@@ -57,7 +59,10 @@ export class VkAdapter implements ChannelAdapter {
 
   /** The `secret_key` VK sends in every callback of the integration: derived, nothing stored (VK takes up to 50 letters and digits). */
   callbackSecret(integrationId: number): string {
-    return this.kit.webhookSecret('vk', integrationId).replace(/[^A-Za-z0-9]/g, '').slice(0, 40);
+    return this.kit
+      .webhookSecret('vk', integrationId)
+      .replace(/[^A-Za-z0-9]/g, '')
+      .slice(0, 40);
   }
 
   /** The events Parley subscribes to, as the flags of setCallbackSettings / setLongPollSettings. */
@@ -78,7 +83,10 @@ export class VkAdapter implements ChannelAdapter {
       if (err instanceof VkError && err.code === 100) throw invalid(`VK knows no community ${groupId}: ${err.reason}`);
       throw err;
     }
-    if (!group) throw invalid(`The token is not one of VK community ${groupId}`, [{ path: 'body.credentials.groupId', message: 'does not match the token' }]);
+    if (!group)
+      throw invalid(`The token is not one of VK community ${groupId}`, [
+        { path: 'body.credentials.groupId', message: 'does not match the token' },
+      ]);
     try {
       const url = this.callbackUrl(integration.id);
       if (url) await this.registerCallbackServer(api, groupId, url, integration.id);
@@ -88,7 +96,13 @@ export class VkAdapter implements ChannelAdapter {
       throw err;
     }
     const screenName = group.screen_name ?? `club${groupId}`;
-    return { login: screenName, externalId: String(groupId), identifier: String(groupId), avatar: group.photo_200 ?? '', url: `https://vk.com/${screenName}` };
+    return {
+      login: screenName,
+      externalId: String(groupId),
+      identifier: String(groupId),
+      avatar: group.photo_200 ?? '',
+      url: `https://vk.com/${screenName}`,
+    };
   }
 
   /** Registers `<PARLEY_PUBLIC_URL>/channels/vk/<id>` (replacing an earlier registration of it) with the events Parley reads. */
@@ -112,12 +126,17 @@ export class VkAdapter implements ChannelAdapter {
 
   async disconnect(integration: ChannelIntegration): Promise<void> {
     const url = this.callbackUrl(integration.id);
-    if (url) await guardCall(this.kit, integration, Date.now(), () => this.deleteCallbackServers(this.api(integration), groupIdOf(integration), url));
+    if (url)
+      await guardCall(this.kit, integration, Date.now(), () =>
+        this.deleteCallbackServers(this.api(integration), groupIdOf(integration), url),
+      );
   }
 
   /** The confirmation string VK expects back from the `confirmation` callback. */
   async confirmationCode(integration: ChannelIntegration): Promise<string> {
-    const answer = await this.api(integration).call<{ code?: string }>('groups.getCallbackConfirmationCode', { group_id: groupIdOf(integration) });
+    const answer = await this.api(integration).call<{ code?: string }>('groups.getCallbackConfirmationCode', {
+      group_id: groupIdOf(integration),
+    });
     return answer.code ?? '';
   }
 
@@ -125,7 +144,11 @@ export class VkAdapter implements ChannelAdapter {
    * A message (`messages.send`, text split at 4096, the file with the last part) or, on a comment
    * channel, a reply comment on the commented object.
    */
-  async send(integration: ChannelIntegration, channel: { externalId: string; type: string }, message: OutgoingMessage): Promise<SendResult> {
+  async send(
+    integration: ChannelIntegration,
+    channel: { externalId: string; type: string },
+    message: OutgoingMessage,
+  ): Promise<SendResult> {
     const started = Date.now();
     if (channel.type !== 'message') return this.sendComment(integration, channel.externalId, message, started);
     const api = this.api(integration);
@@ -151,7 +174,11 @@ export class VkAdapter implements ChannelAdapter {
         ids.push(String(isObject(sent) ? sent.message_id : sent));
       }
     } catch (err) {
-      if (ids.length) this.kit.log.warn({ integrationId: integration.id, delivered: ids }, 'VK refused a later part of a message; earlier parts were delivered');
+      if (ids.length)
+        this.kit.log.warn(
+          { integrationId: integration.id, delivered: ids },
+          'VK refused a later part of a message; earlier parts were delivered',
+        );
       throw err;
     }
     return parts.length > 1 ? { externalIds: ids, texts: parts } : { externalIds: ids };
@@ -161,7 +188,10 @@ export class VkAdapter implements ChannelAdapter {
   async checkContact(integration: ChannelIntegration, chatId: string): Promise<boolean> {
     if (!/^\d{1,12}$/.test(chatId)) return false;
     const answer = await guardCall(this.kit, integration, Date.now(), () =>
-      this.api(integration).call<{ is_allowed?: number }>('messages.isMessagesFromGroupAllowed', { group_id: groupIdOf(integration), user_id: chatId }),
+      this.api(integration).call<{ is_allowed?: number }>('messages.isMessagesFromGroupAllowed', {
+        group_id: groupIdOf(integration),
+        user_id: chatId,
+      }),
     );
     return answer.is_allowed === 1;
   }
@@ -189,11 +219,13 @@ export class VkAdapter implements ChannelAdapter {
     if (attachment.type === 'photo') {
       const server = await guard(() => api.call<{ upload_url: string }>('photos.getMessagesUploadServer', { peer_id: peerId }));
       const up = await api.upload(server.upload_url, 'photo', file);
-      const saved = await guard(() => api.call<Array<{ id: number; owner_id: number; access_key?: string }>>('photos.saveMessagesPhoto', {
-        server: up.server as number,
-        photo: String(up.photo ?? ''),
-        hash: String(up.hash ?? ''),
-      }));
+      const saved = await guard(() =>
+        api.call<Array<{ id: number; owner_id: number; access_key?: string }>>('photos.saveMessagesPhoto', {
+          server: up.server as number,
+          photo: String(up.photo ?? ''),
+          hash: String(up.hash ?? ''),
+        }),
+      );
       const photo = saved[0];
       if (!photo) throw new ChannelRejectedError('VK saved no photo');
       return `photo${photo.owner_id}_${photo.id}${photo.access_key ? `_${photo.access_key}` : ''}`;
@@ -207,7 +239,12 @@ export class VkAdapter implements ChannelAdapter {
   }
 
   /** A reply comment, from the community, on the object the channel's comments are about. */
-  private async sendComment(integration: ChannelIntegration, channelId: string, message: OutgoingMessage, started: number): Promise<SendResult> {
+  private async sendComment(
+    integration: ChannelIntegration,
+    channelId: string,
+    message: OutgoingMessage,
+    started: number,
+  ): Promise<SendResult> {
     const target = parseCommentRef(channelId);
     if (!target) throw new ChannelRejectedError(`${channelId} is not a VK comment channel`);
     if (message.attachment) throw new ChannelRejectedError('Replies to VK comments carry text only');

@@ -47,7 +47,11 @@ export class VkApi {
   ) {}
 
   async call<T>(method: string, params: FormParams = {}): Promise<T> {
-    const answer = await postForm(`${this.root}/${method}`, { ...params, access_token: this.token, v: this.version }, { timeoutMs: this.timeoutMs });
+    const answer = await postForm(
+      `${this.root}/${method}`,
+      { ...params, access_token: this.token, v: this.version },
+      { timeoutMs: this.timeoutMs },
+    );
     const body = jsonAnswer('VK', method, answer);
     if (isObject(body) && isObject(body.error)) {
       const code = Number(body.error.error_code);
@@ -74,7 +78,12 @@ export class VkApi {
    * One Bots Long Poll request (https://dev.vk.com/en/api/bots-long-poll/getting-started):
    * `<server>?act=a_check&key=<key>&ts=<ts>&wait=<wait>`. Answers `{ts, updates}` or `{failed, ts?}`.
    */
-  async check(session: VkLongPollServer, ts: string, wait: number, signal?: AbortSignal): Promise<{ ts?: string; updates?: unknown[]; failed?: number }> {
+  async check(
+    session: VkLongPollServer,
+    ts: string,
+    wait: number,
+    signal?: AbortSignal,
+  ): Promise<{ ts?: string; updates?: unknown[]; failed?: number }> {
     const url = new URL(session.server);
     url.searchParams.set('act', 'a_check');
     url.searchParams.set('key', session.key);

@@ -39,16 +39,37 @@ export async function vkAttachments(kit: BotKit, accountId: number, list: unknow
         out.push(await download('photo', largestPhoto(a), `photo${ref}.jpg`, 'image/jpeg'));
         break;
       case 'doc':
-        out.push(await download('doc', str(a.url), str(a.title) || `doc${ref}${a.ext ? `.${a.ext}` : ''}`, '', isInt(a.size) ? a.size : undefined));
+        out.push(
+          await download('doc', str(a.url), str(a.title) || `doc${ref}${a.ext ? `.${a.ext}` : ''}`, '', isInt(a.size) ? a.size : undefined),
+        );
         break;
       case 'audio_message':
-        out.push(await download('audio', str(a.link_ogg) ?? str(a.link_mp3), `voice${ref}.${a.link_ogg ? 'ogg' : 'mp3'}`, a.link_ogg ? 'audio/ogg' : 'audio/mpeg'));
+        out.push(
+          await download(
+            'audio',
+            str(a.link_ogg) ?? str(a.link_mp3),
+            `voice${ref}.${a.link_ogg ? 'ogg' : 'mp3'}`,
+            a.link_ogg ? 'audio/ogg' : 'audio/mpeg',
+          ),
+        );
         break;
       case 'sticker':
-        out.push(await download('sticker', lastImage(a.images) ?? lastImage(a.images_with_background), `sticker-${a.sticker_id ?? 'vk'}.png`, 'image/png'));
+        out.push(
+          await download(
+            'sticker',
+            lastImage(a.images) ?? lastImage(a.images_with_background),
+            `sticker-${a.sticker_id ?? 'vk'}.png`,
+            'image/png',
+          ),
+        );
         break;
       case 'video':
-        out.push({ type: 'video', url: `${VK}/video${ref}`, text: str(a.title) ?? '', ...(lastImage(a.image) ? { preview: lastImage(a.image) } : {}) });
+        out.push({
+          type: 'video',
+          url: `${VK}/video${ref}`,
+          text: str(a.title) ?? '',
+          ...(lastImage(a.image) ? { preview: lastImage(a.image) } : {}),
+        });
         break;
       case 'audio':
         out.push({ type: 'audio', url: `${VK}/audio${ref}`, text: [str(a.artist), str(a.title)].filter(Boolean).join(' - ') });

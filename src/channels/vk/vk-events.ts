@@ -53,7 +53,9 @@ export const VK_EVENT_TYPES = ['message_new', 'message_reply', 'message_edit', .
 export const commentId = (target: string, id: number | string) => `${target}?reply=${id}`;
 
 /** The commented object and comment of a stored comment id or channel id; undefined when it is none. */
-export function parseCommentRef(value: string | undefined): { prefix: 'wall' | 'photo' | 'video' | 'market'; owner: number; item: number; reply?: number } | undefined {
+export function parseCommentRef(
+  value: string | undefined,
+): { prefix: 'wall' | 'photo' | 'video' | 'market'; owner: number; item: number; reply?: number } | undefined {
   const m = value ? /^(wall|photo|video|market)(-?\d+)_(\d+)(?:\?reply=(\d+)|:-?\d+)?$/.exec(value) : null;
   if (!m) return undefined;
   return { prefix: m[1] as 'wall', owner: Number(m[2]), item: Number(m[3]), ...(m[4] ? { reply: Number(m[4]) } : {}) };
@@ -65,14 +67,20 @@ export async function normalizeVkEvent(ctx: VkEventContext, type: string, object
   if (type === 'message_reply') return outgoingMessage(ctx, object);
   if (type === 'message_edit') {
     const m = checkMessage(object);
-    return { kind: 'edit', externalId: messageId(m), text: messageText(m), attachments: await vkAttachments(ctx.kit, ctx.integration.accountId, m.attachments) };
+    return {
+      kind: 'edit',
+      externalId: messageId(m),
+      text: messageText(m),
+      attachments: await vkAttachments(ctx.kit, ctx.integration.accountId, m.attachments),
+    };
   }
   if (type in COMMENT_EVENTS) return comment(ctx, COMMENT_EVENTS[type as keyof typeof COMMENT_EVENTS], object);
   return { kind: 'ignored', reason: `event ${type}` };
 }
 
 function checkMessage(m: ProviderJson): ProviderJson {
-  if (!isInt(m.id) || !isInt(m.date) || !isInt(m.peer_id) || !isInt(m.from_id)) throw new MalformedVkEvent('a message needs id, date, peer_id and from_id');
+  if (!isInt(m.id) || !isInt(m.date) || !isInt(m.peer_id) || !isInt(m.from_id))
+    throw new MalformedVkEvent('a message needs id, date, peer_id and from_id');
   return m;
 }
 
@@ -189,7 +197,9 @@ async function previewOf(ctx: VkEventContext, prefix: keyof typeof OBJECT_URL, o
   try {
     if (prefix === 'wall') {
       const post = first(await ctx.api.call('wall.getById', { posts: ref }));
-      const photo = Array.isArray(post?.attachments) ? post.attachments.find((a: unknown) => isObject(a) && a.type === 'photo')?.photo : undefined;
+      const photo = Array.isArray(post?.attachments)
+        ? post.attachments.find((a: unknown) => isObject(a) && a.type === 'photo')?.photo
+        : undefined;
       preview.description = str(post?.text) ?? '';
       preview.photo = (isObject(photo) && largestPhoto(photo)) || '';
     } else if (prefix === 'photo') {

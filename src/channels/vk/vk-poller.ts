@@ -53,7 +53,10 @@ export class VkPollSource implements PollSource {
       return { handled: 0, failed: false };
     }
     if (!answer.ts || !answer.updates) throw new ChannelFailedError('VK long poll answered neither updates nor failed');
-    const batch = await handleBatch(answer.updates, (update) => this.social.vkEvent(row, update), this.log, { integrationId: row.id, provider: 'VK' });
+    const batch = await handleBatch(answer.updates, (update) => this.social.vkEvent(row, update), this.log, {
+      integrationId: row.id,
+      provider: 'VK',
+    });
     if (batch.failed) return batch;
     await this.social.savePollCursor(row.id, answer.ts);
     return batch;
@@ -61,7 +64,9 @@ export class VkPollSource implements PollSource {
 
   /** After `failed: 3`: a new session, reading from its `ts` on. */
   private async restartCursor(row: IntegrationRow, api: ReturnType<SocialChannels['vk']['api']>): Promise<void> {
-    const fresh = await api.call<VkLongPollServer>('groups.getLongPollServer', { group_id: groupIdOf(this.social.channelIntegration(row)) });
+    const fresh = await api.call<VkLongPollServer>('groups.getLongPollServer', {
+      group_id: groupIdOf(this.social.channelIntegration(row)),
+    });
     this.sessions.set(row.id, { server: fresh.server, key: fresh.key, ts: String(fresh.ts) });
     await this.social.savePollCursor(row.id, String(fresh.ts));
   }

@@ -36,7 +36,12 @@ export class WhatsAppAdapter implements ChannelAdapter {
 
   api(integration: Pick<ChannelIntegration, 'credentials'>): GraphApi {
     const { metaGraphUrl, metaGraphVersion, sendTimeoutMs } = this.kit.config;
-    return new GraphApi({ root: metaGraphUrl, version: metaGraphVersion, token: integration.credentials.accessToken ?? '', timeoutMs: sendTimeoutMs });
+    return new GraphApi({
+      root: metaGraphUrl,
+      version: metaGraphVersion,
+      token: integration.credentials.accessToken ?? '',
+      timeoutMs: sendTimeoutMs,
+    });
   }
 
   /** Reads the number with the token: a refused token (Graph code 190) -> `auth failure`; other refusals -> 400. */
@@ -98,7 +103,11 @@ export class WhatsAppAdapter implements ChannelAdapter {
       for (const part of parts) await sendOne({ type: 'text', text: { body: part, preview_url: false } });
       if (attachment) await sendOne(await this.mediaBody(integration, attachment, captioned ? text : ''));
     } catch (err) {
-      if (ids.length) this.kit.log.warn({ integrationId: integration.id, delivered: ids }, 'Meta refused a later part of a message; earlier parts were delivered');
+      if (ids.length)
+        this.kit.log.warn(
+          { integrationId: integration.id, delivered: ids },
+          'Meta refused a later part of a message; earlier parts were delivered',
+        );
       throw err;
     }
     return parts.length > 1 ? { externalIds: ids, texts: parts } : { externalIds: ids };
@@ -138,7 +147,11 @@ export class WhatsAppAdapter implements ChannelAdapter {
   }
 
   /** Uploads the file to `/{phoneNumberId}/media` and answers the message body naming its media id. */
-  private async mediaBody(integration: ChannelIntegration, attachment: NonNullable<OutgoingMessage['attachment']>, caption: string): Promise<Record<string, unknown>> {
+  private async mediaBody(
+    integration: ChannelIntegration,
+    attachment: NonNullable<OutgoingMessage['attachment']>,
+    caption: string,
+  ): Promise<Record<string, unknown>> {
     const fileId = typeof attachment.media.fileId === 'string' ? attachment.media.fileId : '';
     const found = fileId ? await this.kit.readFile(fileId) : undefined;
     if (!found) throw new ChannelRejectedError('The uploaded file is no longer available');
@@ -147,7 +160,9 @@ export class WhatsAppAdapter implements ChannelAdapter {
     form.set('messaging_product', 'whatsapp');
     form.set('type', mime);
     form.set('file', new Blob([found.bytes], { type: mime }), found.file.name || 'file');
-    const uploaded = await this.guard(integration, () => this.api(integration).postForm<{ id?: string }>(`${integration.externalId}/media`, form));
+    const uploaded = await this.guard(integration, () =>
+      this.api(integration).postForm<{ id?: string }>(`${integration.externalId}/media`, form),
+    );
     if (!uploaded.id) throw new ChannelRejectedError('Meta answered the media upload without an id');
     const kind = attachment.type === 'photo' ? 'image' : attachment.type === 'video' ? 'video' : 'document';
     const media: Record<string, unknown> = { id: uploaded.id, ...(caption ? { caption } : {}) };

@@ -12,9 +12,7 @@ import type { ProviderJson } from '../provider-json.js';
 export const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /** What a `messages` change asks for, checked before anything is stored or downloaded. */
-type Step =
-  | { kind: 'message'; message: ProviderJson; name: string | undefined }
-  | { kind: 'status'; report: DeliveryReport };
+type Step = { kind: 'message'; message: ProviderJson; name: string | undefined } | { kind: 'status'; report: DeliveryReport };
 
 const isObject = (v: unknown): v is ProviderJson => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -46,7 +44,10 @@ export class WhatsAppInbound implements MetaProduct {
       ingest: Pick<IngestService, 'ingest'>;
       deliveryStatuses: Pick<DeliveryStatusService, 'record'>;
       /** Another live number of the account by phone number id (one Meta app, several numbers). */
-      sibling: (row: IntegrationRow, phoneNumberId: string) => Promise<{ row: IntegrationRow; integration: ChannelIntegration } | undefined>;
+      sibling: (
+        row: IntegrationRow,
+        phoneNumberId: string,
+      ) => Promise<{ row: IntegrationRow; integration: ChannelIntegration } | undefined>;
     },
   ) {}
 
@@ -155,12 +156,18 @@ export class WhatsAppInbound implements MetaProduct {
           break;
         case 'location': {
           const loc = m.location;
-          attachments.push({ type: 'link', url: mapUrl(loc.latitude, loc.longitude), text: [str(loc.name), str(loc.address)].filter(Boolean).join(', ') || 'Location' });
+          attachments.push({
+            type: 'link',
+            url: mapUrl(loc.latitude, loc.longitude),
+            text: [str(loc.name), str(loc.address)].filter(Boolean).join(', ') || 'Location',
+          });
           break;
         }
         case 'contacts':
           for (const c of Array.isArray(m.contacts) ? m.contacts : []) {
-            const phones = (Array.isArray(c?.phones) ? c.phones : []).map((p: unknown) => str(isObject(p) ? p.phone : undefined)).filter(Boolean);
+            const phones = (Array.isArray(c?.phones) ? c.phones : [])
+              .map((p: unknown) => str(isObject(p) ? p.phone : undefined))
+              .filter(Boolean);
             lines.push(`Contact: ${[str(c?.name?.formatted_name), ...phones].filter(Boolean).join(', ')}`);
           }
           break;

@@ -1,5 +1,12 @@
 import crypto from 'node:crypto';
-import { ChannelRejectedError, type ChannelAdapter, type ChannelIntegration, type ConnectResult, type OutgoingMessage, type SendResult } from '../channel.js';
+import {
+  ChannelRejectedError,
+  type ChannelAdapter,
+  type ChannelIntegration,
+  type ConnectResult,
+  type OutgoingMessage,
+  type SendResult,
+} from '../channel.js';
 
 /** What the adapter needs of the widget domain (it never touches the database itself). */
 export interface WidgetVisitors {
@@ -24,7 +31,11 @@ export class WidgetAdapter implements ChannelAdapter {
     return { login: integration.login || title || 'Site widget', externalId: key, identifier: key, avatar: '', url: '' };
   }
 
-  async send(integration: ChannelIntegration, channel: { externalId: string; type: string }, message: OutgoingMessage): Promise<SendResult> {
+  async send(
+    integration: ChannelIntegration,
+    channel: { externalId: string; type: string },
+    message: OutgoingMessage,
+  ): Promise<SendResult> {
     if (channel.type !== 'message' || !(await this.visitors.visitorExists(integration.id, channel.externalId))) {
       throw new ChannelRejectedError('No visitor of this widget has this channel');
     }

@@ -34,7 +34,13 @@ export interface TelegramConnectorOptions {
  */
 export async function runTelegramConnector(opts: TelegramConnectorOptions): Promise<string> {
   const tg = new TelegramClient({ apiId: opts.apiId, apiHash: opts.apiHash, storage: opts.session });
-  const bridge = new BridgeClient({ url: opts.url, integrationId: opts.integrationId, token: opts.token, client: 'parley-telegram/1', log: opts.log });
+  const bridge = new BridgeClient({
+    url: opts.url,
+    integrationId: opts.integrationId,
+    token: opts.token,
+    client: 'parley-telegram/1',
+    log: opts.log,
+  });
   const prompter = new LoginPrompter(bridge);
   let identity: Json | undefined;
 

@@ -4,7 +4,19 @@ import type { WAMessage, WASocket } from 'baileys';
 import pino from 'pino';
 import { BridgeClient, type Json } from '../bridge-client.js';
 import { LoginPrompter } from '../login-prompter.js';
-import { closeKind, identityOf, inboundOf, mediaFileName, mediaMime, mediaOf, mediaSize, resultOfError, statusesOf, unwrap, type WaMessage } from './whatsapp-mapping.js';
+import {
+  closeKind,
+  identityOf,
+  inboundOf,
+  mediaFileName,
+  mediaMime,
+  mediaOf,
+  mediaSize,
+  resultOfError,
+  statusesOf,
+  unwrap,
+  type WaMessage,
+} from './whatsapp-mapping.js';
 import { WhatsAppRequests } from './whatsapp-requests.js';
 
 export interface WhatsAppConnectorOptions {
@@ -30,7 +42,13 @@ export async function runWhatsAppConnector(opts: WhatsAppConnectorOptions): Prom
   // Loaded here, not at the top: baileys is an optional dependency (GPL-3.0 libsignal, see docs/channels/bridge.md).
   const baileys = await import('baileys');
   const logger = pino({ level: process.env.PARLEY_BRIDGE_LOG_LEVEL ?? 'error' }, pino.destination(2));
-  const bridge = new BridgeClient({ url: opts.url, integrationId: opts.integrationId, token: opts.token, client: 'parley-whatsapp/1', log: opts.log });
+  const bridge = new BridgeClient({
+    url: opts.url,
+    integrationId: opts.integrationId,
+    token: opts.token,
+    client: 'parley-whatsapp/1',
+    log: opts.log,
+  });
   const prompter = new LoginPrompter(bridge);
   const requests = new WhatsAppRequests(opts.url, baileys.jidNormalizedUser);
   const { pushNames, ownSends } = requests;

@@ -92,7 +92,8 @@ export function isPersonJid(jid: string | null | undefined): jid is string {
 export function unwrap(content: WaContent | null | undefined): WaContent | undefined {
   let c = content ?? undefined;
   for (let i = 0; i < 4 && c; i++) {
-    const inner = c.ephemeralMessage?.message ?? c.viewOnceMessage?.message ?? c.viewOnceMessageV2?.message ?? c.documentWithCaptionMessage?.message;
+    const inner =
+      c.ephemeralMessage?.message ?? c.viewOnceMessage?.message ?? c.viewOnceMessageV2?.message ?? c.documentWithCaptionMessage?.message;
     if (!inner) break;
     c = inner;
   }
@@ -135,7 +136,8 @@ export function keyOf(id: string): { remoteJid: string; fromMe: boolean; id: str
 export function mediaFileName(kind: AttachmentKind, media: WaMedia, id: string): string {
   if (media.fileName) return media.fileName.slice(0, 255);
   const sub = baseMime(media.mimetype ?? '').split('/')[1];
-  const ext = kind === 'photo' ? 'jpg' : kind === 'sticker' ? 'webp' : media.ptt ? 'ogg' : sub && /^[a-z0-9.+-]{1,10}$/.test(sub) ? sub : 'bin';
+  const ext =
+    kind === 'photo' ? 'jpg' : kind === 'sticker' ? 'webp' : media.ptt ? 'ogg' : sub && /^[a-z0-9.+-]{1,10}$/.test(sub) ? sub : 'bin';
   return `${kind}-${id}.${ext}`;
 }
 
@@ -171,7 +173,11 @@ export function inboundOf(msg: WaMessage, ownJid: string): Json | null {
     id: messageId(remoteJid, false, id),
     chatId,
     datetime: seconds !== undefined ? seconds * 1000 : Date.now(),
-    sender: { socialId: chatId, ...(chatId.startsWith('+') ? { login: chatId } : {}), ...(msg.pushName ? { name: msg.pushName.slice(0, 255) } : {}) },
+    sender: {
+      socialId: chatId,
+      ...(chatId.startsWith('+') ? { login: chatId } : {}),
+      ...(msg.pushName ? { name: msg.pushName.slice(0, 255) } : {}),
+    },
     ...(text ? { text: text.slice(0, 65536) } : {}),
     ...(quoted?.stanzaId ? { replyTo: messageId(remoteJid, quotedFromMe, quoted.stanzaId) } : {}),
   };
@@ -212,7 +218,11 @@ export function resultOfError(err: unknown): RequestResult {
 }
 
 /** What `connection.update`'s close means for the session (Baileys' DisconnectReason codes). */
-export function closeKind(lastDisconnect: { error?: unknown } | undefined): { kind: 'lost' | 'restart' | 'replaced' | 'reconnect'; code?: number; reason: string } {
+export function closeKind(lastDisconnect: { error?: unknown } | undefined): {
+  kind: 'lost' | 'restart' | 'replaced' | 'reconnect';
+  code?: number;
+  reason: string;
+} {
   const err = lastDisconnect?.error as { output?: { statusCode?: unknown }; message?: unknown } | undefined;
   const code = typeof err?.output?.statusCode === 'number' ? err.output.statusCode : undefined;
   const reason = typeof err?.message === 'string' ? err.message.slice(0, 500) : 'connection closed';
@@ -226,7 +236,13 @@ export function closeKind(lastDisconnect: { error?: unknown } | undefined): { ki
 /** The connected account (Baileys' `sock.user`) as the protocol's `identity`. */
 export function identityOf(user: { id: string; name?: string | null }, avatar?: string): Json {
   const chat = chatIdOf(user.id.replace(/:\d+@/, '@'));
-  return { type: 'identity', login: chat, externalId: chat, identifier: user.name ? user.name.slice(0, 255) : chat, ...(avatar ? { avatar } : {}) };
+  return {
+    type: 'identity',
+    login: chat,
+    externalId: chat,
+    identifier: user.name ? user.name.slice(0, 255) : chat,
+    ...(avatar ? { avatar } : {}),
+  };
 }
 
 /** A contact's profile: the push name the account has seen, the phone, the picture URL. */

@@ -68,7 +68,13 @@ export class WhatsAppRequests {
       const bytes = new Uint8Array(await res.arrayBuffer());
       const captioned = attachment.type !== 'audio' && attachment.type !== 'sticker';
       const mime = attachment.mime ?? res.headers.get('content-type')?.split(';')[0] ?? undefined;
-      await sent(mediaContent(attachment.type, bytes, { ...(mime ? { mime } : {}), ...(attachment.name ? { name: attachment.name } : {}), ...(captioned && text ? { caption: text } : {}) }));
+      await sent(
+        mediaContent(attachment.type, bytes, {
+          ...(mime ? { mime } : {}),
+          ...(attachment.name ? { name: attachment.name } : {}),
+          ...(captioned && text ? { caption: text } : {}),
+        }),
+      );
       // Voice notes and stickers carry no caption: the text follows as a message of its own.
       if (!captioned && text) await sent({ text });
     } else {

@@ -127,12 +127,7 @@ export const coreModel: ParleyMigration = {
       .addColumn('expires_at', bigint)
       .addColumn('created_at', bigint, (c) => c.notNull())
       .execute();
-    await db.schema
-      .createIndex('sources_external_uq')
-      .on('sources')
-      .columns(['integration_id', 'type', 'external_id'])
-      .unique()
-      .execute();
+    await db.schema.createIndex('sources_external_uq').on('sources').columns(['integration_id', 'type', 'external_id']).unique().execute();
     await db.schema.createIndex('sources_customer_idx').on('sources').column('customer_id').execute();
 
     await kit
@@ -162,11 +157,7 @@ export const coreModel: ParleyMigration = {
       .addColumn('created_at', bigint, (c) => c.notNull())
       .addColumn('updated_at', bigint, (c) => c.notNull())
       .execute();
-    await db.schema
-      .createIndex('leads_list_idx')
-      .on('leads')
-      .columns(['account_id', 'status_type', 'last_message_at', 'id'])
-      .execute();
+    await db.schema.createIndex('leads_list_idx').on('leads').columns(['account_id', 'status_type', 'last_message_at', 'id']).execute();
     await db.schema.createIndex('leads_recent_idx').on('leads').columns(['account_id', 'last_message_at', 'id']).execute();
     await db.schema.createIndex('leads_customer_idx').on('leads').columns(['customer_id', 'integration_id', 'id']).execute();
     await db.schema.createIndex('leads_user_idx').on('leads').columns(['user_id']).execute();
@@ -202,12 +193,7 @@ export const coreModel: ParleyMigration = {
       .addColumn('unread', 'integer', (c) => c.notNull().defaultTo(0))
       .addColumn('created_at', bigint, (c) => c.notNull())
       .execute();
-    await db.schema
-      .createIndex('messages_external_uq')
-      .on('messages')
-      .columns(['integration_id', 'external_id'])
-      .unique()
-      .execute();
+    await db.schema.createIndex('messages_external_uq').on('messages').columns(['integration_id', 'external_id']).unique().execute();
     await db.schema.createIndex('messages_history_idx').on('messages').columns(['lead_id', 'source_id', 'id']).execute();
     await db.schema.createIndex('messages_custom_idx').on('messages').columns(['lead_id', 'custom_id']).execute();
   },

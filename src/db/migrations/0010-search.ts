@@ -11,7 +11,9 @@ import type { ParleyMigration } from './helpers.js';
 export const search: ParleyMigration = {
   async up(db, kit) {
     if (kit.dialect === 'sqlite') {
-      await sql`create virtual table messages_fts using fts5(text, content='messages', content_rowid='id', tokenize="unicode61 remove_diacritics 2")`.execute(db);
+      await sql`create virtual table messages_fts using fts5(text, content='messages', content_rowid='id', tokenize="unicode61 remove_diacritics 2")`.execute(
+        db,
+      );
       await sql`create trigger messages_fts_ai after insert on messages begin
         insert into messages_fts(rowid, text) values (new.id, new.text); end`.execute(db);
       await sql`create trigger messages_fts_ad after delete on messages begin
@@ -22,11 +24,14 @@ export const search: ParleyMigration = {
 
       // Customers: name, login, e-mail and phone digits (full and the last ten, to match without a
       // country code) in one contentless index keyed by customer id.
-      await sql`create virtual table customers_fts using fts5(doc, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 2")`.execute(db);
-      const doc = (r: string) => sql.raw(
-        `coalesce(${r}.name,'') || ' ' || coalesce(${r}.login,'') || ' ' || coalesce(${r}.email,'') || ' ' || ` +
-          `parley_digits(${r}.phone) || ' ' || substr(parley_digits(${r}.phone), -10)`,
+      await sql`create virtual table customers_fts using fts5(doc, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 2")`.execute(
+        db,
       );
+      const doc = (r: string) =>
+        sql.raw(
+          `coalesce(${r}.name,'') || ' ' || coalesce(${r}.login,'') || ' ' || coalesce(${r}.email,'') || ' ' || ` +
+            `parley_digits(${r}.phone) || ' ' || substr(parley_digits(${r}.phone), -10)`,
+        );
       await sql`create trigger customers_fts_ai after insert on customers begin
         insert into customers_fts(rowid, doc) values (new.id, ${doc('new')}); end`.execute(db);
       await sql`create trigger customers_fts_ad after delete on customers begin
@@ -42,7 +47,9 @@ export const search: ParleyMigration = {
     // this wrapper safe for generated columns and indexes.
     await sql`create or replace function parley_search_text(t text) returns text
       language sql immutable parallel safe as
-      $$ select lower(regexp_replace(public.unaccent('public.unaccent'::regdictionary, coalesce(t, '')), '[^[:alnum:]]+', ' ', 'g')) $$`.execute(db);
+      $$ select lower(regexp_replace(public.unaccent('public.unaccent'::regdictionary, coalesce(t, '')), '[^[:alnum:]]+', ' ', 'g')) $$`.execute(
+      db,
+    );
     await sql`create or replace function parley_digits(t text) returns text
       language sql immutable parallel safe as $$ select regexp_replace(coalesce(t, ''), '[^0-9]', '', 'g') $$`.execute(db);
     await sql`alter table messages add column search_tsv tsvector

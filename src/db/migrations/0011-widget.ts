@@ -23,7 +23,12 @@ export const widget: ParleyMigration = {
       .addColumn('created_at', bigint, (c) => c.notNull())
       .addColumn('last_seen_at', bigint, (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('widget_visitors_public_uq').on('widget_visitors').columns(['integration_id', 'public_id']).unique().execute();
+    await db.schema
+      .createIndex('widget_visitors_public_uq')
+      .on('widget_visitors')
+      .columns(['integration_id', 'public_id'])
+      .unique()
+      .execute();
 
     await kit
       .id(db.schema.createTable('widget_sessions'))

@@ -22,7 +22,9 @@ export const deliveryQueue: ParleyMigration = {
   async up(db) {
     await sql`create index deliveries_pending_idx on deliveries (webhook_id, next_attempt_at, id) where status = 'pending'`.execute(db);
     await sql`create index deliveries_lead_pending_idx on deliveries (webhook_id, lead_id, id) where status = 'pending'`.execute(db);
-    await sql`create index deliveries_leased_idx on deliveries (webhook_id, lease_until) where status = 'pending' and lease_until is not null`.execute(db);
+    await sql`create index deliveries_leased_idx on deliveries (webhook_id, lease_until) where status = 'pending' and lease_until is not null`.execute(
+      db,
+    );
     for (const index of ['deliveries_due_idx', 'deliveries_lead_idx', 'deliveries_lease_idx']) await db.schema.dropIndex(index).execute();
   },
 };

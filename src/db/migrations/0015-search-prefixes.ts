@@ -22,7 +22,14 @@ export const searchPrefixes: ParleyMigration = {
   async up(db, kit) {
     if (kit.dialect !== 'sqlite') return;
     await db.transaction().execute(async (trx) => {
-      for (const t of ['messages_fts_ai', 'messages_fts_ad', 'messages_fts_au', 'customers_fts_ai', 'customers_fts_ad', 'customers_fts_au']) {
+      for (const t of [
+        'messages_fts_ai',
+        'messages_fts_ad',
+        'messages_fts_au',
+        'customers_fts_ai',
+        'customers_fts_ad',
+        'customers_fts_au',
+      ]) {
         await sql`drop trigger if exists ${sql.id(t)}`.execute(trx);
       }
       await sql`drop table if exists messages_fts`.execute(trx);
@@ -42,10 +49,11 @@ export const searchPrefixes: ParleyMigration = {
 
       await sql`create virtual table customers_fts using fts5(doc, content='', contentless_delete=1,
         tokenize="unicode61 remove_diacritics 2", prefix=${sql.lit(PREFIX_LENGTHS)})`.execute(trx);
-      const doc = (r: string) => sql.raw(
-        `coalesce(${r}.name,'') || ' ' || coalesce(${r}.login,'') || ' ' || coalesce(${r}.email,'') || ' ' || ` +
-          `parley_digits(${r}.phone) || ' ' || substr(parley_digits(${r}.phone), -10)`,
-      );
+      const doc = (r: string) =>
+        sql.raw(
+          `coalesce(${r}.name,'') || ' ' || coalesce(${r}.login,'') || ' ' || coalesce(${r}.email,'') || ' ' || ` +
+            `parley_digits(${r}.phone) || ' ' || substr(parley_digits(${r}.phone), -10)`,
+        );
       // A contentless table has nothing to rebuild from: its documents are made again from customers.
       await sql`insert into customers_fts(rowid, doc) select c.id, ${doc('c')} from customers c`.execute(trx);
       await sql`create trigger customers_fts_ai after insert on customers begin

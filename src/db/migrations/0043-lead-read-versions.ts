@@ -28,7 +28,11 @@ export const leadReadVersions: ParleyMigration = {
 
     if (kit.dialect === 'sqlite') {
       for (const table of LEAD_READ_TABLES) {
-        for (const [op, row] of [['insert', 'new'], ['update', 'new'], ['delete', 'old']] as const) {
+        for (const [op, row] of [
+          ['insert', 'new'],
+          ['update', 'new'],
+          ['delete', 'old'],
+        ] as const) {
           await sql`create trigger ${sql.raw(`${table}_read_version_${op}`)} after ${sql.raw(op)} on ${sql.table(table)} begin
             insert into lead_read_versions (account_id, backend, version) values (${sql.raw(row)}.account_id, 0, 1)
             on conflict (account_id, backend) do update set version = version + 1; end`.execute(db);

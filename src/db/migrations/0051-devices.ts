@@ -41,6 +41,9 @@ export const devices: ParleyMigration = {
       .execute();
     await db.schema.createIndex('realtime_presence_user_idx').on('realtime_presence').columns(['user_id', 'seen_at']).execute();
 
-    await db.schema.alterTable('accounts').addColumn('push_previews', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+    await db.schema
+      .alterTable('accounts')
+      .addColumn('push_previews', 'integer', (c) => c.notNull().defaultTo(1))
+      .execute();
   },
 };

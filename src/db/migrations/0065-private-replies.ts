@@ -17,6 +17,11 @@ export const privateReplies: ParleyMigration = {
       .addColumn('message_id', bigint, (c) => c.references('messages.id').onDelete('set null'))
       .addColumn('created_at', bigint, (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('private_replies_comment_uq').on('private_replies').columns(['integration_id', 'comment_id']).unique().execute();
+    await db.schema
+      .createIndex('private_replies_comment_uq')
+      .on('private_replies')
+      .columns(['integration_id', 'comment_id'])
+      .unique()
+      .execute();
   },
 };

@@ -16,10 +16,7 @@ export async function findAccount(db: Executor, id: number): Promise<AccountRow 
 }
 
 export async function countAccounts(db: Executor): Promise<number> {
-  const row = await db
-    .selectFrom('accounts')
-    .select(sql<number>`count(*)`.as('n'))
-    .executeTakeFirstOrThrow();
+  const row = await db.selectFrom('accounts').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -28,7 +25,11 @@ export async function listAccounts(db: Executor): Promise<AccountRow[]> {
 }
 
 export async function updatePlan(db: Executor, id: number, plan: Plan): Promise<void> {
-  await db.updateTable('accounts').set({ plan: JSON.stringify(plan) }).where('id', '=', id).execute();
+  await db
+    .updateTable('accounts')
+    .set({ plan: JSON.stringify(plan) })
+    .where('id', '=', id)
+    .execute();
 }
 
 /** PostgreSQL: account creations one at a time (the first-account check, unique logins), until commit. */

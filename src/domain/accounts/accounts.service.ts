@@ -118,4 +118,3 @@ export class AccountsService {
     return user;
   }
 }
-

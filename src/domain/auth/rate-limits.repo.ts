@@ -21,7 +21,12 @@ export async function hitCounter(db: Executor, key: string, windowMs: number, no
 }
 
 export async function readCounter(db: Executor, key: string, now: number): Promise<Counter | undefined> {
-  const row = await db.selectFrom('rate_limits').select(['count', 'reset_at']).where('key', '=', key).where('reset_at', '>', now).executeTakeFirst();
+  const row = await db
+    .selectFrom('rate_limits')
+    .select(['count', 'reset_at'])
+    .where('key', '=', key)
+    .where('reset_at', '>', now)
+    .executeTakeFirst();
   return row ? { count: Number(row.count), resetAt: Number(row.reset_at) } : undefined;
 }
 

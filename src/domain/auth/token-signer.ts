@@ -52,13 +52,7 @@ export class TokenSigner {
   ) {}
 
   /** `ttlSeconds` null issues a token without expiry (API keys: revocable, never expiring). */
-  async sign(
-    sub: number,
-    accountId: number,
-    typ: TokenType,
-    ttlSeconds: number | null,
-    extra: ExtraClaims = {},
-  ): Promise<IssuedToken> {
+  async sign(sub: number, accountId: number, typ: TokenType, ttlSeconds: number | null, extra: ExtraClaims = {}): Promise<IssuedToken> {
     const iat = Math.floor(this.clock.now() / 1000);
     const jti = crypto.randomUUID();
     const claims: Record<string, unknown> = { accountId, typ };
@@ -66,11 +60,7 @@ export class TokenSigner {
     if (extra.gen) claims.gen = extra.gen;
     if (extra.grantId !== undefined) claims.gid = extra.grantId;
     if (extra.scope !== undefined) claims.scope = extra.scope;
-    const jwt = new SignJWT(claims)
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setSubject(String(sub))
-      .setJti(jti)
-      .setIssuedAt(iat);
+    const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setSubject(String(sub)).setJti(jti).setIssuedAt(iat);
     const exp = ttlSeconds === null ? 0 : iat + ttlSeconds;
     if (ttlSeconds !== null) jwt.setExpirationTime(exp);
     return { token: await jwt.sign(this.secret), exp, jti };

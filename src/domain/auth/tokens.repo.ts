@@ -3,11 +3,11 @@ import type { ApiKeyRow, RefreshTokenRow } from '../../db/schema.js';
 import { deleteAllUserDevices } from '../devices/devices.repo.js';
 import { revokeAllUserGrants } from '../oauth/oauth.repo.js';
 
-export async function insertRefreshToken(
-  db: Executor,
-  row: Omit<RefreshTokenRow, 'revoked_at'>,
-): Promise<void> {
-  await db.insertInto('refresh_tokens').values({ ...row, revoked_at: null }).execute();
+export async function insertRefreshToken(db: Executor, row: Omit<RefreshTokenRow, 'revoked_at'>): Promise<void> {
+  await db
+    .insertInto('refresh_tokens')
+    .values({ ...row, revoked_at: null })
+    .execute();
 }
 
 export async function findRefreshToken(db: Executor, id: string): Promise<RefreshTokenRow | undefined> {
@@ -35,12 +35,7 @@ export async function revokeFamily(db: Executor, familyId: string, now: number):
 }
 
 export async function revokeUserRefreshTokens(db: Executor, userId: number, now: number): Promise<void> {
-  await db
-    .updateTable('refresh_tokens')
-    .set({ revoked_at: now })
-    .where('user_id', '=', userId)
-    .where('revoked_at', 'is', null)
-    .execute();
+  await db.updateTable('refresh_tokens').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
 }
 
 /**
@@ -88,13 +83,7 @@ export async function findApiKeyByJti(db: Executor, jti: string): Promise<ApiKey
 }
 
 export async function listApiKeys(db: Executor, accountId: number): Promise<ApiKeyRow[]> {
-  return db
-    .selectFrom('api_keys')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('revoked_at', 'is', null)
-    .orderBy('id')
-    .execute();
+  return db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).where('revoked_at', 'is', null).orderBy('id').execute();
 }
 
 export async function revokeApiKey(db: Executor, accountId: number, id: number, now: number): Promise<boolean> {

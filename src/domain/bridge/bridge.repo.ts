@@ -4,7 +4,10 @@ import type { BridgeRequestRow, BridgeRow, IntegrationRow } from '../../db/schem
 
 /** SQL of the account bridge: bridges (token, prompt, holder) and bridge_requests. */
 
-export async function saveToken(db: Executor, row: { integrationId: number; accountId: number; tokenHash: string; now: number }): Promise<void> {
+export async function saveToken(
+  db: Executor,
+  row: { integrationId: number; accountId: number; tokenHash: string; now: number },
+): Promise<void> {
   await db
     .insertInto('bridges')
     .values({ integration_id: row.integrationId, account_id: row.accountId, token_hash: row.tokenHash, updated_at: row.now })
@@ -13,7 +16,10 @@ export async function saveToken(db: Executor, row: { integrationId: number; acco
 }
 
 /** The bridge of a live integration, with the integration. */
-export async function findBridge(db: Executor, integrationId: number): Promise<{ bridge: BridgeRow; integration: IntegrationRow } | undefined> {
+export async function findBridge(
+  db: Executor,
+  integrationId: number,
+): Promise<{ bridge: BridgeRow; integration: IntegrationRow } | undefined> {
   const integration = await db
     .selectFrom('integrations')
     .selectAll()
@@ -34,7 +40,11 @@ export async function setPrompt(db: Executor, integrationId: number, prompt: str
 }
 
 export async function holdBridge(db: Executor, integrationId: number, connId: string, now: number): Promise<void> {
-  await db.updateTable('bridges').set({ conn_id: connId, connected_at: now, updated_at: now }).where('integration_id', '=', integrationId).execute();
+  await db
+    .updateTable('bridges')
+    .set({ conn_id: connId, connected_at: now, updated_at: now })
+    .where('integration_id', '=', integrationId)
+    .execute();
 }
 
 /** Clears the holder when it is still this connection (a newer one may have taken over). */
@@ -62,7 +72,14 @@ export async function insertRequest(
 ): Promise<number> {
   const inserted = await db
     .insertInto('bridge_requests')
-    .values({ integration_id: row.integrationId, kind: row.kind, payload: row.payload, state: 'pending', created_at: row.now, deadline: row.deadline })
+    .values({
+      integration_id: row.integrationId,
+      kind: row.kind,
+      payload: row.payload,
+      state: 'pending',
+      created_at: row.now,
+      deadline: row.deadline,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   return inserted.id;
@@ -129,7 +146,10 @@ export async function returnTaken(db: Executor, connId: string): Promise<number>
 
 /** Requests nobody waits for any more (their caller crashed): removed an hour after their deadline. */
 export async function purgeStale(db: Executor, now: number): Promise<void> {
-  await db.deleteFrom('bridge_requests').where('deadline', '<', now - 3_600_000).execute();
+  await db
+    .deleteFrom('bridge_requests')
+    .where('deadline', '<', now - 3_600_000)
+    .execute();
 }
 
 export const notifyChannel = 'parley_bridge';
@@ -141,5 +161,10 @@ export async function notify(db: Executor, payload: string): Promise<void> {
 
 /** An active bridged integration back to `connecting` (its bridge went away). */
 export async function markOffline(db: Executor, integrationId: number): Promise<void> {
-  await db.updateTable('integrations').set({ status: 'connecting' }).where('id', '=', integrationId).where('status', '=', 'active').execute();
+  await db
+    .updateTable('integrations')
+    .set({ status: 'connecting' })
+    .where('id', '=', integrationId)
+    .where('status', '=', 'active')
+    .execute();
 }

@@ -43,7 +43,12 @@ export interface BridgeView {
 export class BridgeService {
   constructor(
     private readonly deps: Deps,
-    private readonly parts: { hub: BridgeHub; ingest: IngestService; files: Pick<FilesService, 'store'>; integrations: IntegrationsService },
+    private readonly parts: {
+      hub: BridgeHub;
+      ingest: IngestService;
+      files: Pick<FilesService, 'store'>;
+      integrations: IntegrationsService;
+    },
   ) {}
 
   private get db() {
@@ -53,7 +58,12 @@ export class BridgeService {
   /** A new token for a bridge-served integration (shown once). Replaces any previous one. */
   async issueToken(row: IntegrationRow): Promise<string> {
     const token = newBridgeToken();
-    await repo.saveToken(this.db, { integrationId: row.id, accountId: row.account_id, tokenHash: hashBridgeToken(token), now: this.deps.clock.now() });
+    await repo.saveToken(this.db, {
+      integrationId: row.id,
+      accountId: row.account_id,
+      tokenHash: hashBridgeToken(token),
+      now: this.deps.clock.now(),
+    });
     return token;
   }
 
@@ -145,7 +155,14 @@ export class BridgeService {
       channel: { externalId: msg.chatId, type: 'message' },
       ...(msg.text ? { text: msg.text } : {}),
       ...(msg.attachments?.length
-        ? { attachments: msg.attachments.map((a) => ({ type: a.type, url: a.url, ...(a.name ? { text: a.name } : {}), ...(a.size !== undefined ? { filesize: a.size } : {}) })) }
+        ? {
+            attachments: msg.attachments.map((a) => ({
+              type: a.type,
+              url: a.url,
+              ...(a.name ? { text: a.name } : {}),
+              ...(a.size !== undefined ? { filesize: a.size } : {}),
+            })),
+          }
         : {}),
       ...(msg.replyTo ? { replyToExternalId: msg.replyTo } : {}),
     };
@@ -160,7 +177,9 @@ export class BridgeService {
   private async bridgeIntegration(auth: AuthContext, integrationId: number): Promise<IntegrationRow> {
     const row = await this.parts.integrations.get(auth, integrationId);
     if (!isBridgeType(row.type)) {
-      throw invalid(`Integration type ${row.type} is not served by an account bridge`, [{ path: 'params.id', message: 'is not a bridge integration' }]);
+      throw invalid(`Integration type ${row.type} is not served by an account bridge`, [
+        { path: 'params.id', message: 'is not a bridge integration' },
+      ]);
     }
     return row;
   }

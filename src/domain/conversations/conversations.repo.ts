@@ -9,11 +9,7 @@ const messageByExternalId = prepared((db, p: { integrationId: number; externalId
   db.selectFrom('messages').selectAll().where('integration_id', '=', p.integrationId).where('external_id', '=', p.externalId),
 );
 
-export async function findMessageByExternalId(
-  db: Executor,
-  integrationId: number,
-  externalId: string,
-): Promise<MessageRow | undefined> {
+export async function findMessageByExternalId(db: Executor, integrationId: number, externalId: string): Promise<MessageRow | undefined> {
   return (await messageByExternalId(db, { integrationId, externalId }))[0];
 }
 
@@ -40,20 +36,26 @@ export async function findProfileForUpdate(db: Executor, integrationId: number, 
 }
 
 const sourceByExternalId = prepared((db, p: { integrationId: number; type: string; externalId: string }) =>
-  db.selectFrom('sources').selectAll().where('integration_id', '=', p.integrationId).where('type', '=', p.type).where('external_id', '=', p.externalId),
+  db
+    .selectFrom('sources')
+    .selectAll()
+    .where('integration_id', '=', p.integrationId)
+    .where('type', '=', p.type)
+    .where('external_id', '=', p.externalId),
 );
 
-export async function findSource(
-  db: Executor,
-  integrationId: number,
-  type: string,
-  externalId: string,
-): Promise<SourceRow | undefined> {
+export async function findSource(db: Executor, integrationId: number, type: string, externalId: string): Promise<SourceRow | undefined> {
   return (await sourceByExternalId(db, { integrationId, type, externalId }))[0];
 }
 
 const latestLeadOf = prepared((db, p: { customerId: number; integrationId: number }) =>
-  db.selectFrom('leads').selectAll().where('customer_id', '=', p.customerId).where('integration_id', '=', p.integrationId).orderBy('id', 'desc').limit(1),
+  db
+    .selectFrom('leads')
+    .selectAll()
+    .where('customer_id', '=', p.customerId)
+    .where('integration_id', '=', p.integrationId)
+    .orderBy('id', 'desc')
+    .limit(1),
 );
 
 /** The customer's most recent lead on an integration. */
@@ -119,7 +121,11 @@ const updateMessageFedRow = prepared((db, p: Pick<LeadRow, (typeof MESSAGE_FED_C
  * `lead` is the row as this transaction read it: the answer is that row with the new fields
  * (`returning *` made SQLite's update twice as slow as `returning id`).
  */
-export async function updateMessageFed(db: Executor, lead: LeadRow, fields: Pick<LeadRow, (typeof MESSAGE_FED_COLUMNS)[number]>): Promise<LeadRow> {
+export async function updateMessageFed(
+  db: Executor,
+  lead: LeadRow,
+  fields: Pick<LeadRow, (typeof MESSAGE_FED_COLUMNS)[number]>,
+): Promise<LeadRow> {
   const [row] = await updateMessageFedRow(db, { ...fields, leadId: lead.id });
   if (!row) throw new Error(`lead ${lead.id} vanished during its update`);
   return { ...lead, ...fields };

@@ -76,7 +76,18 @@ export type SourcePart = Pick<SourceRow, 'id' | 'external_id' | 'name' | 'type' 
 export type ProfilePart = Pick<ProfileRow, 'id' | 'customer_id' | 'login' | 'avatar' | 'type' | 'social_id' | 'profile_url'>;
 export type MessagePart = Pick<
   MessageRow,
-  'id' | 'created_at' | 'incoming' | 'text' | 'url' | 'attachments' | 'reply_to' | 'preview' | 'user_id' | 'custom_id' | 'delivery_status' | 'delivery_error'
+  | 'id'
+  | 'created_at'
+  | 'incoming'
+  | 'text'
+  | 'url'
+  | 'attachments'
+  | 'reply_to'
+  | 'preview'
+  | 'user_id'
+  | 'custom_id'
+  | 'delivery_status'
+  | 'delivery_error'
 >;
 
 export function presentSource(source: SourcePart, integration: Pick<IntegrationRow, 'identifier'>): SourceObject {
@@ -162,11 +173,7 @@ export function historyPresenter(
 const parseAttachments = (json: string): Attachment[] => (json === '[]' ? [] : (JSON.parse(json) as Attachment[]));
 
 /** The snapshot kept in `reply_to` of a message that quotes `quoted`. */
-export function replySnapshot(
-  quoted: MessageRow,
-  integration: IntegrationPart,
-  profile: ProfileRow | undefined,
-): ReplyToObject {
+export function replySnapshot(quoted: MessageRow, integration: IntegrationPart, profile: ProfileRow | undefined): ReplyToObject {
   return {
     messageId: quoted.id,
     datetime: quoted.created_at,

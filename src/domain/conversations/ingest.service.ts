@@ -131,11 +131,18 @@ export class IngestService {
       created_at: incoming.datetime,
     });
 
-    const updated = await repo.updateMessageFed(trx, current, { ...afterIncoming(current, message.id, incoming.datetime), updated_at: now });
+    const updated = await repo.updateMessageFed(trx, current, {
+      ...afterIncoming(current, message.id, incoming.datetime),
+      updated_at: now,
+    });
 
     if (isNewCustomer) await this.recordCustomerCreated(trx, profile, now);
     if (isNewLead) {
-      await recordEvent(trx, { accountId, type: 'lead.created', leadId: updated.id, payload: { leadId: updated.id, lead: presentLead(updated) } }, now);
+      await recordEvent(
+        trx,
+        { accountId, type: 'lead.created', leadId: updated.id, payload: { leadId: updated.id, lead: presentLead(updated) } },
+        now,
+      );
     }
     await recordEvent(
       trx,
@@ -253,12 +260,28 @@ export class IngestService {
       profile = await this.createCustomer(trx, integration, { ...sender, login: contact.socialId, name: contact.socialId }, now);
       await this.recordCustomerCreated(trx, profile, now);
     }
-    const source = await this.findOrCreateSource(trx, integration, profile, { sender, channel: { externalId: contact.channelExternalId, type: 'message' } }, now);
+    const source = await this.findOrCreateSource(
+      trx,
+      integration,
+      profile,
+      { sender, channel: { externalId: contact.channelExternalId, type: 'message' } },
+      now,
+    );
     let lead = isNewCustomer ? undefined : await repo.latestLead(trx, profile.customer_id, integration.id);
     const isNewLead = !joinsLatestLead(lead);
     if (isNewLead) {
-      lead = await repo.insertInboxLead(trx, { accountId: integration.account_id, integrationId: integration.id, customerId: profile.customer_id, at, now });
-      await recordEvent(trx, { accountId: integration.account_id, type: 'lead.created', leadId: lead.id, payload: { leadId: lead.id, lead: presentLead(lead) } }, now);
+      lead = await repo.insertInboxLead(trx, {
+        accountId: integration.account_id,
+        integrationId: integration.id,
+        customerId: profile.customer_id,
+        at,
+        now,
+      });
+      await recordEvent(
+        trx,
+        { accountId: integration.account_id, type: 'lead.created', leadId: lead.id, payload: { leadId: lead.id, lead: presentLead(lead) } },
+        now,
+      );
     }
     return { profile, source, lead: lead as LeadRow, isNewCustomer, isNewLead };
   }

@@ -46,7 +46,10 @@ export class ProviderHistoryService {
     if (content.text.length > MAX_TEXT) throw invalid('Message text is too long');
     const message = await repo.findMessageByExternalId(this.deps.db.kysely, integration.id, externalId);
     if (!message) return false;
-    await repo.updateMessageContent(this.deps.db.kysely, message.id, { text: content.text, attachments: JSON.stringify(content.attachments) });
+    await repo.updateMessageContent(this.deps.db.kysely, message.id, {
+      text: content.text,
+      attachments: JSON.stringify(content.attachments),
+    });
     return true;
   }
 }

@@ -46,12 +46,7 @@ export async function fillEmptyContacts(
     .executeTakeFirst();
 }
 
-export async function updateCustomer(
-  db: Executor,
-  accountId: number,
-  id: number,
-  patch: Updateable<CustomersTable>,
-): Promise<CustomerRow> {
+export async function updateCustomer(db: Executor, accountId: number, id: number, patch: Updateable<CustomersTable>): Promise<CustomerRow> {
   return db
     .updateTable('customers')
     .set(patch)

@@ -123,7 +123,10 @@ export class CustomersService {
   }
 
   private viewFor(scope: Scope, customer: CustomerRow, profiles: ProfileRow[]): CustomerView {
-    return customerView(customer, profiles.filter((p) => canUseIntegration(scope, p.integration_id)));
+    return customerView(
+      customer,
+      profiles.filter((p) => canUseIntegration(scope, p.integration_id)),
+    );
   }
 }
 

@@ -17,7 +17,12 @@ export async function listUserDevices(db: Executor, accountId: number, userId: n
 }
 
 export async function deleteUserDevice(db: Executor, accountId: number, userId: number, id: number): Promise<boolean> {
-  const result = await db.deleteFrom('devices').where('id', '=', id).where('account_id', '=', accountId).where('user_id', '=', userId).executeTakeFirst();
+  const result = await db
+    .deleteFrom('devices')
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) === 1;
 }
 
@@ -37,7 +42,11 @@ export async function pushPreviews(db: Executor, accountId: number): Promise<boo
 }
 
 export async function setPushPreviews(db: Executor, accountId: number, on: boolean): Promise<void> {
-  await db.updateTable('accounts').set({ push_previews: on ? 1 : 0 }).where('id', '=', accountId).execute();
+  await db
+    .updateTable('accounts')
+    .set({ push_previews: on ? 1 : 0 })
+    .where('id', '=', accountId)
+    .execute();
 }
 
 /**

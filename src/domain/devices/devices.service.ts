@@ -36,7 +36,9 @@ export class DevicesService {
     let keys: string | null = null;
     const [wanted, other] = input.platform === 'web' ? (['subscription', 'token'] as const) : (['token', 'subscription'] as const);
     if (input[wanted] === undefined || input[other] !== undefined) {
-      throw invalid(`A ${input.platform} device takes \`${wanted}\` (and no \`${other}\`)`, [{ path: `/${wanted}`, message: 'is required' }]);
+      throw invalid(`A ${input.platform} device takes \`${wanted}\` (and no \`${other}\`)`, [
+        { path: `/${wanted}`, message: 'is required' },
+      ]);
     }
     if (input.subscription) {
       await this.checkSubscription(input.subscription);

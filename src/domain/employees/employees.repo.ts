@@ -14,10 +14,7 @@ export interface SourceRecord {
 
 /** Access records of the account, or of one employee of it, in id order. */
 export async function listSourceRecords(db: Executor, accountId: number, userId?: number): Promise<SourceRecord[]> {
-  let query = db
-    .selectFrom('user_sources')
-    .select(['id', 'user_id', 'sa_id'])
-    .where('account_id', '=', accountId);
+  let query = db.selectFrom('user_sources').select(['id', 'user_id', 'sa_id']).where('account_id', '=', accountId);
   if (userId !== undefined) query = query.where('user_id', '=', userId);
   return query.orderBy('id').execute();
 }
@@ -70,7 +67,10 @@ export async function insertInvitation(
   trx: Executor,
   row: { account_id: number; user_id: number; token_hash: string; expires_at: number; created_at: number },
 ): Promise<void> {
-  await trx.insertInto('invitations').values({ ...row, used_at: null }).execute();
+  await trx
+    .insertInto('invitations')
+    .values({ ...row, used_at: null })
+    .execute();
 }
 
 export async function findInvitationByHash(db: Executor, tokenHash: string): Promise<InvitationRow | undefined> {

@@ -183,7 +183,12 @@ export class EmployeesService {
       for (const lead of await unassignLeads(trx, auth.accountId, id, now)) {
         await recordEvent(
           trx,
-          { accountId: auth.accountId, type: 'lead.changed', leadId: lead.id, payload: { leadId: lead.id, changes: ['userId'], lead: presentLead(lead) } },
+          {
+            accountId: auth.accountId,
+            type: 'lead.changed',
+            leadId: lead.id,
+            payload: { leadId: lead.id, changes: ['userId'], lead: presentLead(lead) },
+          },
           now,
         );
       }

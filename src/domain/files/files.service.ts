@@ -139,7 +139,17 @@ export class FilesService {
           storage_key: put.key,
           created_at: createdAt,
         });
-        return this.view({ id, account_id: accountId, num, name, mime, size: put.size, md5: put.md5, storage_key: put.key, created_at: createdAt });
+        return this.view({
+          id,
+          account_id: accountId,
+          num,
+          name,
+          mime,
+          size: put.size,
+          md5: put.md5,
+          storage_key: put.key,
+          created_at: createdAt,
+        });
       } catch (err) {
         if (isUniqueViolation(err) && attempt < 5) continue;
         await this.storage.delete(put.key);
@@ -211,7 +221,9 @@ export class FilesService {
     const integration = said ?? saId;
     const field = said !== undefined ? 'said' : 'saId';
     if (source !== undefined && integration !== undefined) {
-      throw invalid(`Give exactly one of source or ${field}, not both`, [{ path: 'body.source', message: `cannot be combined with ${field}` }]);
+      throw invalid(`Give exactly one of source or ${field}, not both`, [
+        { path: 'body.source', message: `cannot be combined with ${field}` },
+      ]);
     }
     if (source === undefined && integration === undefined) {
       throw invalid('Give exactly one of source or said', [{ path: 'body.source', message: 'is required when said is absent' }]);
@@ -219,14 +231,16 @@ export class FilesService {
     const scope = await scopeOf(this.db, auth);
 
     if (integration !== undefined) {
-      if (!/^\d{1,15}$/.test(integration)) throw invalid(`${field} must be an integer`, [{ path: `body.${field}`, message: 'must be an integer' }]);
+      if (!/^\d{1,15}$/.test(integration))
+        throw invalid(`${field} must be an integer`, [{ path: `body.${field}`, message: 'must be an integer' }]);
       const row = await findIntegration(this.db, auth.accountId, Number(integration));
       if (!row || !canUseIntegration(scope, row.id)) throw notFound('Integration not found');
       return { integrationId: row.id, shape: shapeOf(row.type) };
     }
 
     const key = source;
-    if (key === undefined) throw invalid('Give exactly one of source or said', [{ path: 'body.source', message: 'is required when said is absent' }]);
+    if (key === undefined)
+      throw invalid('Give exactly one of source or said', [{ path: 'body.source', message: 'is required when said is absent' }]);
     if (key.length > 255) throw invalid('source is too long', [{ path: 'body.source', message: 'is too long' }]);
     let channel = /^\d{1,15}$/.test(key)
       ? await repo.findChannelForUpload(this.db, auth.accountId, { realId: Number(key) }, scope.integrations)

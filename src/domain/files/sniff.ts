@@ -14,9 +14,16 @@ const bytesAt = (b: Uint8Array, offset: number, expected: readonly number[]) =>
   b.length >= offset + expected.length && expected.every((v, i) => b[offset + i] === v);
 
 const asciiAt = (b: Uint8Array, offset: number, text: string) =>
-  bytesAt(b, offset, Array.from(text, (c) => c.charCodeAt(0)));
+  bytesAt(
+    b,
+    offset,
+    Array.from(text, (c) => c.charCodeAt(0)),
+  );
 
-const riff = (form: string): Test => (b) => asciiAt(b, 0, 'RIFF') && asciiAt(b, 8, form);
+const riff =
+  (form: string): Test =>
+  (b) =>
+    asciiAt(b, 0, 'RIFF') && asciiAt(b, 8, form);
 
 /** One file format: how it starts, the types that claim it, and the type it is known by. */
 interface Family {
@@ -35,7 +42,8 @@ const FAMILIES: Record<string, Family> = {
   pdf: { test: (b) => asciiAt(b, 0, '%PDF-'), mimes: ['application/pdf'] },
   zip: {
     // Office Open XML, OpenDocument and EPUB files are zip archives.
-    test: (b) => bytesAt(b, 0, [0x50, 0x4b, 0x03, 0x04]) || bytesAt(b, 0, [0x50, 0x4b, 0x05, 0x06]) || bytesAt(b, 0, [0x50, 0x4b, 0x07, 0x08]),
+    test: (b) =>
+      bytesAt(b, 0, [0x50, 0x4b, 0x03, 0x04]) || bytesAt(b, 0, [0x50, 0x4b, 0x05, 0x06]) || bytesAt(b, 0, [0x50, 0x4b, 0x07, 0x08]),
     mimes: [
       'application/zip',
       'application/x-zip-compressed',
@@ -72,7 +80,10 @@ const FAMILIES: Record<string, Family> = {
       'image/avif',
     ],
   },
-  ebml: { test: (b) => bytesAt(b, 0, [0x1a, 0x45, 0xdf, 0xa3]), mimes: ['video/webm', 'audio/webm', 'video/x-matroska', 'audio/x-matroska'] },
+  ebml: {
+    test: (b) => bytesAt(b, 0, [0x1a, 0x45, 0xdf, 0xa3]),
+    mimes: ['video/webm', 'audio/webm', 'video/x-matroska', 'audio/x-matroska'],
+  },
   ogg: { test: (b) => asciiAt(b, 0, 'OggS'), mimes: ['audio/ogg', 'video/ogg', 'application/ogg', 'audio/opus'] },
   mp3: {
     // An ID3v2 tag, or an MPEG audio frame sync (11 set bits).
@@ -183,8 +194,7 @@ function isobmffMime(head: Uint8Array): string {
 
 export type SniffVerdict =
   /** The type to store: the declared one, or what the bytes show when the declared one was generic. */
-  | { ok: true; mime: string }
-  | { ok: false; reason: 'mismatch' };
+  { ok: true; mime: string } | { ok: false; reason: 'mismatch' };
 
 /**
  * Checks a declared type (already an essence, not forbidden) against the leading bytes. A generic

@@ -8,7 +8,8 @@ import { AppError } from '../errors.js';
 export function channelAppError(err: unknown): unknown {
   if (err instanceof ChannelRejectedError) return new AppError(422, 'channel_rejected', err.message || 'The channel refused the request');
   if (err instanceof ChannelTimeoutError) return new AppError(504, 'channel_timeout', 'The channel did not answer in time');
-  if (err instanceof ChannelOfflineError) return new AppError(502, 'channel_offline', err.message || 'No bridge is connected for this integration');
+  if (err instanceof ChannelOfflineError)
+    return new AppError(502, 'channel_offline', err.message || 'No bridge is connected for this integration');
   if (err instanceof ChannelFailedError) return new AppError(502, 'channel_failed', 'The channel failed to answer');
   return err;
 }

@@ -5,7 +5,12 @@ import type { IntegrationRow, IntegrationsTable } from '../../db/schema.js';
 
 /** A live (not deleted) integration of the account; another account's id finds nothing. */
 const integrationById = prepared((db, p: { accountId: number; integrationId: number }) =>
-  db.selectFrom('integrations').selectAll().where('id', '=', p.integrationId).where('account_id', '=', p.accountId).where('deleted_at', 'is', null),
+  db
+    .selectFrom('integrations')
+    .selectAll()
+    .where('id', '=', p.integrationId)
+    .where('account_id', '=', p.accountId)
+    .where('deleted_at', 'is', null),
 );
 
 export async function findIntegration(db: Executor, accountId: number, id: number): Promise<IntegrationRow | undefined> {
@@ -15,11 +20,7 @@ export async function findIntegration(db: Executor, accountId: number, id: numbe
 /** Live integrations of the account, oldest first; `ids` narrows to those (an employee's sources). */
 export async function listIntegrations(db: Executor, accountId: number, ids: 'all' | number[]): Promise<IntegrationRow[]> {
   if (ids !== 'all' && ids.length === 0) return [];
-  let query = db
-    .selectFrom('integrations')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('deleted_at', 'is', null);
+  let query = db.selectFrom('integrations').selectAll().where('account_id', '=', accountId).where('deleted_at', 'is', null);
   if (ids !== 'all') query = query.where('id', 'in', ids);
   return query.orderBy('id').execute();
 }
@@ -48,14 +49,18 @@ export async function deleteIntegrationRow(db: Executor, accountId: number, id: 
   await db.deleteFrom('integrations').where('id', '=', id).where('account_id', '=', accountId).execute();
 }
 
-
 /** A live integration by id whatever its account: provider webhooks name the integration in their URL. */
 export function findLiveIntegrationById(db: Executor, id: number): Promise<IntegrationRow | undefined> {
   return db.selectFrom('integrations').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
 }
 
 /** A live integration of the account by type and provider id (a WhatsApp phone number id). */
-export function findLiveIntegrationByExternalId(db: Executor, accountId: number, type: string, externalId: string): Promise<IntegrationRow | undefined> {
+export function findLiveIntegrationByExternalId(
+  db: Executor,
+  accountId: number,
+  type: string,
+  externalId: string,
+): Promise<IntegrationRow | undefined> {
   return db
     .selectFrom('integrations')
     .selectAll()
@@ -68,7 +73,12 @@ export function findLiveIntegrationByExternalId(db: Executor, accountId: number,
 }
 
 /** Marks a live integration deleted; undefined when it was not live (deleted meanwhile). */
-export async function markIntegrationDeleted(db: Executor, accountId: number, id: number, now: number): Promise<IntegrationRow | undefined> {
+export async function markIntegrationDeleted(
+  db: Executor,
+  accountId: number,
+  id: number,
+  now: number,
+): Promise<IntegrationRow | undefined> {
   return db
     .updateTable('integrations')
     .set({ deleted_at: now })
@@ -80,7 +90,12 @@ export async function markIntegrationDeleted(db: Executor, accountId: number, id
 }
 
 /** Live integrations of the account of the given types sharing an external `identifier` (one external account). */
-export function liveIntegrationsByIdentifier(db: Executor, accountId: number, types: string[], identifier: string): Promise<IntegrationRow[]> {
+export function liveIntegrationsByIdentifier(
+  db: Executor,
+  accountId: number,
+  types: string[],
+  identifier: string,
+): Promise<IntegrationRow[]> {
   if (!types.length || !identifier) return Promise.resolve([]);
   return db
     .selectFrom('integrations')

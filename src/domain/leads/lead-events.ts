@@ -16,7 +16,11 @@ export async function recordLeadChange(trx: Executor, before: LeadRow, after: Le
   if (before.status_id !== after.status_id) {
     await recordEvent(
       trx,
-      { ...base, type: 'lead.changed.status', payload: { leadId: after.id, statusId: after.status_id, previousStatusId: before.status_id, lead } },
+      {
+        ...base,
+        type: 'lead.changed.status',
+        payload: { leadId: after.id, statusId: after.status_id, previousStatusId: before.status_id, lead },
+      },
       now,
     );
   }

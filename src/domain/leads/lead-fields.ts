@@ -35,13 +35,15 @@ export function customFieldsProblems(value: unknown, path = 'body.customFields')
   for (const key of keys) {
     const at = `${path}.${key}`;
     const v = value[key];
-    if (key.length > FIELD_LIMITS.customFieldKey) out.push({ path: at, message: `key must be at most ${FIELD_LIMITS.customFieldKey} characters` });
+    if (key.length > FIELD_LIMITS.customFieldKey)
+      out.push({ path: at, message: `key must be at most ${FIELD_LIMITS.customFieldKey} characters` });
     if (isScalar(v)) {
       if (typeof v === 'string' && v.length > FIELD_LIMITS.customFieldText) out.push({ path: at, message: 'is too long' });
       continue;
     }
     if (isPlainObject(v) && isScalar(v.value) && typeof v.title === 'string') {
-      if (typeof v.value === 'string' && v.value.length > FIELD_LIMITS.customFieldText) out.push({ path: `${at}.value`, message: 'is too long' });
+      if (typeof v.value === 'string' && v.value.length > FIELD_LIMITS.customFieldText)
+        out.push({ path: `${at}.value`, message: 'is too long' });
       if (v.title.length > FIELD_LIMITS.customFieldTitle) out.push({ path: `${at}.title`, message: 'is too long' });
       continue;
     }
@@ -63,7 +65,8 @@ export function itemsProblems(value: unknown, path = 'body.items'): ErrorDetail[
     }
     if (typeof item.title !== 'string') out.push({ path: `${at}.title`, message: 'is required (string)' });
     else if (item.title.length > FIELD_LIMITS.itemTitle) out.push({ path: `${at}.title`, message: 'is too long' });
-    if (typeof item.count !== 'number' || !Number.isSafeInteger(item.count)) out.push({ path: `${at}.count`, message: 'is required (integer)' });
+    if (typeof item.count !== 'number' || !Number.isSafeInteger(item.count))
+      out.push({ path: `${at}.count`, message: 'is required (integer)' });
   });
   return out;
 }
@@ -79,7 +82,8 @@ export function leadFieldColumns(input: LeadFieldsInput): Updateable<LeadsTable>
     const v = input[name];
     if (v === undefined) return;
     if (typeof v !== 'string') details.push({ path: `body.${name}`, message: 'must be a string' });
-    else if (v.length > FIELD_LIMITS[name]) details.push({ path: `body.${name}`, message: `must be at most ${FIELD_LIMITS[name]} characters` });
+    else if (v.length > FIELD_LIMITS[name])
+      details.push({ path: `body.${name}`, message: `must be at most ${FIELD_LIMITS[name]} characters` });
     else cols[column] = v;
   };
   text('details', 'details');

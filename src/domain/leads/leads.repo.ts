@@ -139,7 +139,10 @@ function toEntry(r: EntryRow, tags: string[]): LeadListEntry {
 }
 
 async function withTags(db: Executor, rows: EntryRow[]): Promise<LeadListEntry[]> {
-  const tags = await tagsOfLeads(db, rows.map((r) => r.id));
+  const tags = await tagsOfLeads(
+    db,
+    rows.map((r) => r.id),
+  );
   return rows.map((r) => toEntry(r, tags.get(r.id) ?? []));
 }
 
@@ -157,7 +160,10 @@ export async function listEntries(db: Executor, where: RawBuilder<SqlBool>, page
     .limit(page.limit)
     .offset(page.offset)
     .execute();
-  return entriesByIds(db, rows.map((r) => r.id));
+  return entriesByIds(
+    db,
+    rows.map((r) => r.id),
+  );
 }
 
 /** The leads with these ids, in list order. */
@@ -343,12 +349,7 @@ export async function insertLead(db: Executor, row: Insertable<LeadsTable>): Pro
  * channels of the given (type, integration) pairs.
  */
 export async function markMessagesRead(db: Executor, leadId: number, sources?: ReadSource[]): Promise<void> {
-  let query = db
-    .updateTable('messages')
-    .set({ unread: 0 })
-    .where('lead_id', '=', leadId)
-    .where('incoming', '=', 1)
-    .where('unread', '=', 1);
+  let query = db.updateTable('messages').set({ unread: 0 }).where('lead_id', '=', leadId).where('incoming', '=', 1).where('unread', '=', 1);
   if (sources) {
     const pairs = sources.map(
       (s) => sql<SqlBool>`(messages.integration_id = ${s.saId} and messages.source_id in (
@@ -398,4 +399,3 @@ export async function detachTag(db: Executor, leadId: number, tagId: number): Pr
   const result = await db.deleteFrom('lead_tags').where('lead_id', '=', leadId).where('tag_id', '=', tagId).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
-

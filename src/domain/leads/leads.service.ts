@@ -116,7 +116,11 @@ export class LeadsService {
    * `amounts`: also the exact sum of the leads' amounts per list and per status (the funnel
    * board's column totals), from the same grouped query as the counts.
    */
-  async statistics(auth: AuthContext, filters: LeadFilters, opts: { breakdowns?: boolean; amounts?: boolean } = {}): Promise<LeadStatistics> {
+  async statistics(
+    auth: AuthContext,
+    filters: LeadFilters,
+    opts: { breakdowns?: boolean; amounts?: boolean } = {},
+  ): Promise<LeadStatistics> {
     const scope = await scopeOf(this.db, auth);
     const everything = repo.leadConditions(scope, 'any', filters);
     const allList = repo.leadConditions(scope, statusTypesOf('all', filters), filters);
@@ -238,13 +242,17 @@ export class LeadsService {
    */
   async create(auth: AuthContext, input: NewLeadInput): Promise<LeadRow> {
     if ((input.customerId === undefined) === (input.customer === undefined)) {
-      throw invalid('Give exactly one of customerId and customer', [{ path: 'body.customerId', message: 'exactly one of customerId and customer' }]);
+      throw invalid('Give exactly one of customerId and customer', [
+        { path: 'body.customerId', message: 'exactly one of customerId and customer' },
+      ]);
     }
     const { saId, customerId, customer: newCustomer, ...fields } = input;
     const cols = leadFieldColumns(fields);
     const customerPatch = newCustomer ? normalizeCustomerPatch(newCustomer) : undefined;
     if (customerPatch && !customerPatch.name) {
-      throw invalid('Invalid request: body.customer.name must not be blank', [{ path: 'body.customer.name', message: 'must not be blank' }]);
+      throw invalid('Invalid request: body.customer.name must not be blank', [
+        { path: 'body.customer.name', message: 'must not be blank' },
+      ]);
     }
     if (cols.user_id === undefined && auth.role === 'manager') cols.user_id = auth.userId;
     const scope = await scopeOf(this.db, auth);
@@ -271,7 +279,11 @@ export class LeadsService {
         customerIdToUse = customer.id;
         await recordEvent(
           trx,
-          { accountId: auth.accountId, type: 'customer.created', payload: { customerId: customer.id, customer: customerView(customer, []) } },
+          {
+            accountId: auth.accountId,
+            type: 'customer.created',
+            payload: { customerId: customer.id, customer: customerView(customer, []) },
+          },
           now,
         );
       }
@@ -284,7 +296,11 @@ export class LeadsService {
         created_at: now,
         updated_at: now,
       });
-      await recordEvent(trx, { accountId: auth.accountId, type: 'lead.created', leadId: lead.id, payload: { leadId: lead.id, lead: presentLead(lead) } }, now);
+      await recordEvent(
+        trx,
+        { accountId: auth.accountId, type: 'lead.created', leadId: lead.id, payload: { leadId: lead.id, lead: presentLead(lead) } },
+        now,
+      );
       return lead;
     });
   }
@@ -348,7 +364,9 @@ export class LeadsService {
     }
     if (cols.payment_type_id !== undefined && cols.payment_type_id !== null) {
       if (!(await findPaymentType(trx, accountId, Number(cols.payment_type_id)))) {
-        throw invalid(`Unknown payment type ${String(cols.payment_type_id)}`, [{ path: 'body.paymentTypeId', message: 'no such payment type' }]);
+        throw invalid(`Unknown payment type ${String(cols.payment_type_id)}`, [
+          { path: 'body.paymentTypeId', message: 'no such payment type' },
+        ]);
       }
     }
     return out;
@@ -369,6 +387,7 @@ export class LeadsService {
 function cleanTag(raw: string): string {
   const tag = raw.trim();
   if (!tag) throw invalid('Invalid request: tag must not be blank', [{ path: 'params.tag', message: 'must not be blank' }]);
-  if (tag.length > TAG_MAX) throw invalid(`Invalid request: tag must be at most ${TAG_MAX} characters`, [{ path: 'params.tag', message: 'is too long' }]);
+  if (tag.length > TAG_MAX)
+    throw invalid(`Invalid request: tag must be at most ${TAG_MAX} characters`, [{ path: 'params.tag', message: 'is too long' }]);
   return tag;
 }

@@ -35,23 +35,47 @@ export async function advanceDeliveryStatus(
     .where('integration_id', '=', integrationId)
     .where('external_id', '=', externalId)
     .where('incoming', '=', 0)
-    .where((eb) => (from.length ? eb.or([eb('delivery_status', 'is', null), eb('delivery_status', 'in', from)]) : eb('delivery_status', 'is', null)))
+    .where((eb) =>
+      from.length ? eb.or([eb('delivery_status', 'is', null), eb('delivery_status', 'in', from)]) : eb('delivery_status', 'is', null),
+    )
     .returningAll()
     .executeTakeFirst();
 }
 
 export function outgoingMessage(db: Executor, integrationId: number, externalId: string): Promise<MessageRow | undefined> {
-  return db.selectFrom('messages').selectAll().where('integration_id', '=', integrationId).where('external_id', '=', externalId).where('incoming', '=', 0).executeTakeFirst();
+  return db
+    .selectFrom('messages')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .where('external_id', '=', externalId)
+    .where('incoming', '=', 0)
+    .executeTakeFirst();
 }
 
 export async function outgoingExists(db: Executor, integrationId: number, externalId: string): Promise<boolean> {
-  const row = await db.selectFrom('messages').select('id').where('integration_id', '=', integrationId).where('external_id', '=', externalId).executeTakeFirst();
+  const row = await db
+    .selectFrom('messages')
+    .select('id')
+    .where('integration_id', '=', integrationId)
+    .where('external_id', '=', externalId)
+    .executeTakeFirst();
   return row !== undefined;
 }
 
 /** Keeps a report of a message not stored yet (once per status), pruning the integration's stale ones. */
-export async function holdDeliveryStatus(db: Executor, integrationId: number, externalId: string, status: DeliveryStatus, error: string | null, now: number): Promise<void> {
-  await db.deleteFrom('held_delivery_statuses').where('integration_id', '=', integrationId).where('created_at', '<', now - HOLD_MS).execute();
+export async function holdDeliveryStatus(
+  db: Executor,
+  integrationId: number,
+  externalId: string,
+  status: DeliveryStatus,
+  error: string | null,
+  now: number,
+): Promise<void> {
+  await db
+    .deleteFrom('held_delivery_statuses')
+    .where('integration_id', '=', integrationId)
+    .where('created_at', '<', now - HOLD_MS)
+    .execute();
   await db
     .insertInto('held_delivery_statuses')
     .values({ integration_id: integrationId, external_id: externalId, status, error, created_at: now })
@@ -60,7 +84,11 @@ export async function holdDeliveryStatus(db: Executor, integrationId: number, ex
 }
 
 /** The reports held for a message just stored, in the order statuses move, and forgets them. */
-export async function takeHeldDeliveryStatuses(db: Executor, integrationId: number, externalId: string): Promise<Array<{ status: DeliveryStatus; error: string | null }>> {
+export async function takeHeldDeliveryStatuses(
+  db: Executor,
+  integrationId: number,
+  externalId: string,
+): Promise<Array<{ status: DeliveryStatus; error: string | null }>> {
   const rows = await db
     .selectFrom('held_delivery_statuses')
     .select(['status', 'error'])

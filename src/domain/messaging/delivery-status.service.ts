@@ -68,7 +68,11 @@ export class DeliveryStatusService {
 }
 
 /** Applies the reports held for a message just stored; answers the moved row, or undefined. */
-export async function applyHeldStatuses(trx: Executor, integration: Pick<IntegrationRow, 'id'>, message: MessageRow): Promise<MessageRow | undefined> {
+export async function applyHeldStatuses(
+  trx: Executor,
+  integration: Pick<IntegrationRow, 'id'>,
+  message: MessageRow,
+): Promise<MessageRow | undefined> {
   if (message.external_id === null || message.incoming) return undefined;
   let moved: MessageRow | undefined;
   for (const held of await takeHeldDeliveryStatuses(trx, integration.id, message.external_id)) {
@@ -78,7 +82,13 @@ export async function applyHeldStatuses(trx: Executor, integration: Pick<Integra
 }
 
 /** `message.status` for a message whose status moved, in the caller's transaction. */
-export async function recordStatusEvent(trx: Executor, integration: IntegrationPart & Pick<IntegrationRow, 'account_id'>, message: MessageRow, source: SourceRow, now: number): Promise<void> {
+export async function recordStatusEvent(
+  trx: Executor,
+  integration: IntegrationPart & Pick<IntegrationRow, 'account_id'>,
+  message: MessageRow,
+  source: SourceRow,
+  now: number,
+): Promise<void> {
   const history = presentHistoryMessage(message, source, integration, undefined);
   await recordEvent(
     trx,

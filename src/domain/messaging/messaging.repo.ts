@@ -9,7 +9,10 @@ import { HISTORY_PAGE_SIZE } from './messaging.types.js';
 /** SQL of the messaging API: a lead's channels, history pages, idempotency and write-first counts. */
 
 /** The channels of a lead: its customer's channels on the lead's integration, oldest first. */
-export async function leadSources(db: Executor, lead: Pick<LeadRow, 'account_id' | 'customer_id' | 'integration_id'>): Promise<SourceRow[]> {
+export async function leadSources(
+  db: Executor,
+  lead: Pick<LeadRow, 'account_id' | 'customer_id' | 'integration_id'>,
+): Promise<SourceRow[]> {
   return db
     .selectFrom('sources')
     .selectAll()
@@ -53,7 +56,14 @@ export async function historyTarget(
   if (!r) return undefined;
   return {
     leadId: r.lead_id,
-    integration: { id: r.i_id, type: r.i_type, login: r.i_login, avatar: r.i_avatar, identifier: r.i_identifier, external_id: r.i_external_id },
+    integration: {
+      id: r.i_id,
+      type: r.i_type,
+      login: r.i_login,
+      avatar: r.i_avatar,
+      identifier: r.i_identifier,
+      external_id: r.i_external_id,
+    },
     source:
       r.s_id === null
         ? undefined
@@ -112,7 +122,9 @@ function targetQuery(db: Executor, leadId: number, accountId: number, realId: nu
 
 type TargetParams = { leadId: number; accountId: number; realId: number };
 const unrestrictedTarget = prepared((db, p: TargetParams) => targetQuery(db, p.leadId, p.accountId, p.realId, undefined));
-const unrestrictedTargetAt = prepared((db, p: TargetParams & { cursor: number }) => targetQuery(db, p.leadId, p.accountId, p.realId, p.cursor));
+const unrestrictedTargetAt = prepared((db, p: TargetParams & { cursor: number }) =>
+  targetQuery(db, p.leadId, p.accountId, p.realId, p.cursor),
+);
 
 /** The integration of a lead, also when it was disconnected since (its history stays readable). */
 export async function integrationOfLead(db: Executor, lead: Pick<LeadRow, 'account_id' | 'integration_id'>): Promise<IntegrationRow> {
@@ -159,21 +171,42 @@ export async function historyPage(
 function pageQuery(db: Executor, leadId: number, sourceId: number, before: number | undefined, limit: number) {
   let query = db
     .selectFrom('messages')
-    .select(['id', 'created_at', 'incoming', 'text', 'url', 'attachments', 'reply_to', 'preview', 'user_id', 'custom_id', 'profile_id', 'delivery_status', 'delivery_error'])
+    .select([
+      'id',
+      'created_at',
+      'incoming',
+      'text',
+      'url',
+      'attachments',
+      'reply_to',
+      'preview',
+      'user_id',
+      'custom_id',
+      'profile_id',
+      'delivery_status',
+      'delivery_error',
+    ])
     .where('lead_id', '=', leadId)
     .where('source_id', '=', sourceId);
   if (before !== undefined) query = query.where('id', '<', before);
   return query.orderBy('id', 'desc').limit(limit + 1);
 }
 
-const newestPage = prepared((db, p: { leadId: number; sourceId: number }) => pageQuery(db, p.leadId, p.sourceId, undefined, HISTORY_PAGE_SIZE));
-const pageBefore = prepared((db, p: { leadId: number; sourceId: number; before: number }) => pageQuery(db, p.leadId, p.sourceId, p.before, HISTORY_PAGE_SIZE));
+const newestPage = prepared((db, p: { leadId: number; sourceId: number }) =>
+  pageQuery(db, p.leadId, p.sourceId, undefined, HISTORY_PAGE_SIZE),
+);
+const pageBefore = prepared((db, p: { leadId: number; sourceId: number; before: number }) =>
+  pageQuery(db, p.leadId, p.sourceId, p.before, HISTORY_PAGE_SIZE),
+);
 
 /** The senders' profiles of a history page, by id (usually one: the customer's). */
 export async function profilesByIds(db: Executor, ids: number[]): Promise<Map<number, ProfilePart>> {
   if (!ids.length) return new Map();
   const [only] = ids;
-  const rows = ids.length === 1 && only !== undefined ? await profileById(db, { profileId: only }) : await profilesQuery(db).where('id', 'in', ids).execute();
+  const rows =
+    ids.length === 1 && only !== undefined
+      ? await profileById(db, { profileId: only })
+      : await profilesQuery(db).where('id', 'in', ids).execute();
   return new Map(rows.map((p) => [p.id, p]));
 }
 
@@ -187,13 +220,7 @@ export async function messageOfLead(db: Executor, leadId: number, id: number): P
 
 /** Messages a send with this `customId` stored in the lead (index messages_custom_idx). */
 export async function messagesByCustomId(db: Executor, leadId: number, customId: string): Promise<MessageRow[]> {
-  return db
-    .selectFrom('messages')
-    .selectAll()
-    .where('lead_id', '=', leadId)
-    .where('custom_id', '=', customId)
-    .orderBy('id')
-    .execute();
+  return db.selectFrom('messages').selectAll().where('lead_id', '=', leadId).where('custom_id', '=', customId).orderBy('id').execute();
 }
 
 export async function sourcesByIds(db: Executor, ids: number[]): Promise<Map<number, SourceRow>> {

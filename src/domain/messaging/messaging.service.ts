@@ -6,7 +6,13 @@ import type { ChannelRegistry } from '../../channels/registry.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
-import { historyPresenter, presentHistoryMessage, presentSource, type HistoryMessage, type SourceObject } from '../conversations/history-message.js';
+import {
+  historyPresenter,
+  presentHistoryMessage,
+  presentSource,
+  type HistoryMessage,
+  type SourceObject,
+} from '../conversations/history-message.js';
 import type { IngestService } from '../conversations/ingest.service.js';
 import { accountExpired, AppError, forbidden, invalid, notFound } from '../errors.js';
 import type { FilesService } from '../files/files.service.js';
@@ -123,13 +129,25 @@ export class MessagingService {
         { path: 'body.template', message: 'is not supported by this integration' },
       ]);
     }
-    const replyTo = input.replyId === undefined || input.replyId === null ? await this.commentAnswered(lead, source, integration) : await this.replyTarget(lead, input.replyId);
+    const replyTo =
+      input.replyId === undefined || input.replyId === null
+        ? await this.commentAnswered(lead, source, integration)
+        : await this.replyTarget(lead, input.replyId);
     const file = await this.resolveAttachment(auth.accountId, input.message?.attachment);
     if (file) content.attachment = file.attachment;
     const customId = input.customId || null;
     if (input.private === true && opts.privateReplies) {
       await this.requireActiveAccount(auth.accountId);
-      const common = { lead, source, integration, userId, text: content.text, replyTo, customId, mayUse: (id: number) => canUseIntegration(scope, id) };
+      const common = {
+        lead,
+        source,
+        integration,
+        userId,
+        text: content.text,
+        replyTo,
+        customId,
+        mayUse: (id: number) => canUseIntegration(scope, id),
+      };
       return this.privateReplies.send({ ...common, hasAttachment: !!file, hasTemplate: !!input.template });
     }
 
@@ -203,7 +221,8 @@ export class MessagingService {
       let claimId: number | undefined;
       if (customId !== null) {
         const claim = await this.writeFirst.claim(integration, destination, customId);
-        if (!('claimId' in claim)) return (await this.presentStored(claim.messages, integration)).map((m) => ({ ...m, leadId: claim.leadId }));
+        if (!('claimId' in claim))
+          return (await this.presentStored(claim.messages, integration)).map((m) => ({ ...m, leadId: claim.leadId }));
         claimId = claim.claimId;
       }
       const channel = { externalId: known.channelExternalId, type: 'message', token: known.channelToken };
@@ -217,8 +236,19 @@ export class MessagingService {
         await this.writeFirst.releaseClaim(claimId);
         throw err;
       }
-      const records = outgoingRecords(content, sent.externalIds, { replyTo: undefined, customId, at: this.deps.clock.now(), texts: sent.texts });
-      return this.writeFirst.store(integration, { socialId: destination, channelExternalId: channel.externalId }, auth.userId, records, claimId);
+      const records = outgoingRecords(content, sent.externalIds, {
+        replyTo: undefined,
+        customId,
+        at: this.deps.clock.now(),
+        texts: sent.texts,
+      });
+      return this.writeFirst.store(
+        integration,
+        { socialId: destination, channelExternalId: channel.externalId },
+        auth.userId,
+        records,
+        claimId,
+      );
     });
   }
 
@@ -264,7 +294,9 @@ export class MessagingService {
     requireScope(auth, 'admin');
     const user = await findUser(this.db, auth.accountId, userId);
     if (!user?.confirmed) {
-      throw invalid('userId is not a confirmed employee of this account', [{ path: 'body.userId', message: 'is not a confirmed employee' }]);
+      throw invalid('userId is not a confirmed employee of this account', [
+        { path: 'body.userId', message: 'is not a confirmed employee' },
+      ]);
     }
     return userId;
   }
@@ -306,7 +338,8 @@ export class MessagingService {
   private async replyTarget(lead: LeadRow, input: NonNullable<SendInput['replyId']>): Promise<MessageRow> {
     const id = parseId(input);
     const quoted = id === undefined ? undefined : await repo.messageOfLead(this.db, lead.id, id);
-    if (!quoted) throw invalid('replyId is not a message of this lead', [{ path: 'body.replyId', message: 'is not a message of this lead' }]);
+    if (!quoted)
+      throw invalid('replyId is not a message of this lead', [{ path: 'body.replyId', message: 'is not a message of this lead' }]);
     return quoted;
   }
 
@@ -322,7 +355,9 @@ export class MessagingService {
     if (!input) return undefined;
     const file = await this.parts.files.resolveMedia(accountId, input.media);
     if (!file) {
-      throw invalid('media names no uploaded file of this account', [{ path: 'body.message.attachment.media', message: 'is not an uploaded file' }]);
+      throw invalid('media names no uploaded file of this account', [
+        { path: 'body.message.attachment.media', message: 'is not an uploaded file' },
+      ]);
     }
     const type = (input.type ?? uploadTypeOf(file.mime)) as 'photo' | 'doc' | 'video';
     return {

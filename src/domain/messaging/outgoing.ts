@@ -42,7 +42,13 @@ export function outgoingRecords(
   // The provider split a long text: one row per part (the quote on the first), then the file.
   const parts = extra.texts;
   if (parts && parts.length > 1 && ids.length >= parts.length) {
-    const records: OutgoingRecord[] = parts.map((part, i) => ({ ...base, externalId: ids[i], text: part, attachments: [], replyTo: i === 0 ? extra.replyTo : undefined }));
+    const records: OutgoingRecord[] = parts.map((part, i) => ({
+      ...base,
+      externalId: ids[i],
+      text: part,
+      attachments: [],
+      replyTo: i === 0 ? extra.replyTo : undefined,
+    }));
     if (attachments.length) {
       const fileId = ids[parts.length];
       if (fileId) records.push({ ...base, externalId: fileId, text: '', attachments, replyTo: undefined });

@@ -17,7 +17,12 @@ export function latestIncoming(db: Executor, leadId: number, sourceId: number): 
 }
 
 /** The live integration of the type that shares the account's external `identifier` (the oldest first). */
-export function integrationByIdentifier(db: Executor, accountId: number, type: string, identifier: string): Promise<IntegrationRow | undefined> {
+export function integrationByIdentifier(
+  db: Executor,
+  accountId: number,
+  type: string,
+  identifier: string,
+): Promise<IntegrationRow | undefined> {
   return db
     .selectFrom('integrations')
     .selectAll()
@@ -31,11 +36,20 @@ export function integrationByIdentifier(db: Executor, accountId: number, type: s
 }
 
 /** Claims the comment's one private reply: false when it was claimed (answered) before. */
-export async function claimPrivateReply(db: Executor, row: { accountId: number; integrationId: number; commentId: string; now: number }): Promise<boolean> {
+export async function claimPrivateReply(
+  db: Executor,
+  row: { accountId: number; integrationId: number; commentId: string; now: number },
+): Promise<boolean> {
   try {
     await db
       .insertInto('private_replies')
-      .values({ account_id: row.accountId, integration_id: row.integrationId, comment_id: row.commentId, message_id: null, created_at: row.now })
+      .values({
+        account_id: row.accountId,
+        integration_id: row.integrationId,
+        comment_id: row.commentId,
+        message_id: null,
+        created_at: row.now,
+      })
       .execute();
     return true;
   } catch (err) {
@@ -45,15 +59,31 @@ export async function claimPrivateReply(db: Executor, row: { accountId: number; 
 }
 
 export async function releasePrivateReply(db: Executor, integrationId: number, commentId: string): Promise<void> {
-  await db.deleteFrom('private_replies').where('integration_id', '=', integrationId).where('comment_id', '=', commentId).where('message_id', 'is', null).execute();
+  await db
+    .deleteFrom('private_replies')
+    .where('integration_id', '=', integrationId)
+    .where('comment_id', '=', commentId)
+    .where('message_id', 'is', null)
+    .execute();
 }
 
 export async function settlePrivateReply(db: Executor, integrationId: number, commentId: string, messageId: number): Promise<void> {
-  await db.updateTable('private_replies').set({ message_id: messageId }).where('integration_id', '=', integrationId).where('comment_id', '=', commentId).execute();
+  await db
+    .updateTable('private_replies')
+    .set({ message_id: messageId })
+    .where('integration_id', '=', integrationId)
+    .where('comment_id', '=', commentId)
+    .execute();
 }
 
 /** A profile of the customer on another integration (the comment author's direct-message id). */
-export function insertLinkedProfile(db: Executor, like: ProfileRow, integration: IntegrationRow, socialId: string, now: number): Promise<ProfileRow> {
+export function insertLinkedProfile(
+  db: Executor,
+  like: ProfileRow,
+  integration: IntegrationRow,
+  socialId: string,
+  now: number,
+): Promise<ProfileRow> {
   return db
     .insertInto('profiles')
     .values({

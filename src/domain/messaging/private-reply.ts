@@ -66,7 +66,9 @@ export class PrivateReplyService {
     const comment = input.replyTo ?? (await repo.latestIncoming(this.db, lead.id, source.id));
     const commentId = comment?.incoming && comment.source_id === source.id ? comment.external_id : null;
     if (!comment || !commentId) {
-      throw invalid('replyId must be a comment of the customer on this channel', [{ path: 'body.replyId', message: 'is not a customer comment on this channel' }]);
+      throw invalid('replyId must be a comment of the customer on this channel', [
+        { path: 'body.replyId', message: 'is not a customer comment on this channel' },
+      ]);
     }
     const now = this.deps.clock.now();
     if (comment.created_at + replies.windowMs <= now) {
@@ -95,31 +97,65 @@ export class PrivateReplyService {
   }
 
   /** Stores the delivered reply in the customer's direct-message lead, linking the two profiles. */
-  private async store(input: PrivateReplyInput, comment: MessageRow & { external_id: string }, dm: IntegrationRow, sent: { externalId: string; recipientId: string | undefined }) {
+  private async store(
+    input: PrivateReplyInput,
+    comment: MessageRow & { external_id: string },
+    dm: IntegrationRow,
+    sent: { externalId: string; recipientId: string | undefined },
+  ) {
     const at = this.deps.clock.now();
-    const record = { externalId: sent.externalId || null, text: input.text, attachments: [], replyTo: undefined, customId: input.customId, at };
+    const record = {
+      externalId: sent.externalId || null,
+      text: input.text,
+      attachments: [],
+      replyTo: undefined,
+      customId: input.customId,
+      at,
+    };
     return this.db.transaction().execute(async (trx) => {
       const author = await findProfile(trx, comment.profile_id);
       if (!sent.recipientId || !author) {
         // Meta names the author's direct-message id with every send; without it the reply is kept
         // on the comment's channel so that it is not lost.
-        this.deps.log.warn({ integrationId: dm.id, comment: comment.external_id }, 'private reply without recipient_id: stored on the comment channel');
+        this.deps.log.warn(
+          { integrationId: dm.id, comment: comment.external_id },
+          'private reply without recipient_id: stored on the comment channel',
+        );
         const current = await lockLead(trx, this.deps.db.dialect, input.lead.id);
-        const out = await this.parts.ingest.recordOutgoing(trx, { integration: input.integration, source: input.source, lead: current, userId: input.userId }, [record]);
+        const out = await this.parts.ingest.recordOutgoing(
+          trx,
+          { integration: input.integration, source: input.source, lead: current, userId: input.userId },
+          [record],
+        );
         await repo.settlePrivateReply(trx, input.integration.id, comment.external_id, Number(out[0]?.messageId));
         return out;
       }
       const profile = await findProfileForUpdate(trx, dm.id, sent.recipientId);
       if (!profile) await repo.insertLinkedProfile(trx, author, dm, sent.recipientId, at);
-      else if (profile.customer_id !== author.customer_id) await repo.mergeCustomer(trx, dm.account_id, profile.customer_id, author.customer_id);
-      const opened = await this.parts.ingest.openOutgoingConversation(trx, dm, { socialId: sent.recipientId, channelExternalId: sent.recipientId }, at);
+      else if (profile.customer_id !== author.customer_id)
+        await repo.mergeCustomer(trx, dm.account_id, profile.customer_id, author.customer_id);
+      const opened = await this.parts.ingest.openOutgoingConversation(
+        trx,
+        dm,
+        { socialId: sent.recipientId, channelExternalId: sent.recipientId },
+        at,
+      );
       let source = opened.source;
       if (source.expires_at === null) {
         // A private reply opens no messaging window: free-form messages wait for the customer's answer.
-        source = await trx.updateTable('sources').set({ expires_at: at }).where('id', '=', source.id).returningAll().executeTakeFirstOrThrow();
+        source = await trx
+          .updateTable('sources')
+          .set({ expires_at: at })
+          .where('id', '=', source.id)
+          .returningAll()
+          .executeTakeFirstOrThrow();
       }
       const lead = await lockLead(trx, this.deps.db.dialect, opened.lead.id);
-      const out = await this.parts.ingest.recordOutgoing(trx, { integration: dm, source, lead, userId: input.userId, isNewLead: opened.isNewLead }, [record]);
+      const out = await this.parts.ingest.recordOutgoing(
+        trx,
+        { integration: dm, source, lead, userId: input.userId, isNewLead: opened.isNewLead },
+        [record],
+      );
       await repo.settlePrivateReply(trx, input.integration.id, comment.external_id, Number(out[0]?.messageId));
       return out;
     });

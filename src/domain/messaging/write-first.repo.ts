@@ -30,7 +30,12 @@ export async function insertPostClaim(
   return inserted.id;
 }
 
-export async function findPostClaim(db: Executor, integrationId: number, destination: string, customId: string): Promise<PostClaim | undefined> {
+export async function findPostClaim(
+  db: Executor,
+  integrationId: number,
+  destination: string,
+  customId: string,
+): Promise<PostClaim | undefined> {
   return db
     .selectFrom('write_first_posts')
     .select(['id', 'state', 'lead_id', 'message_ids'])
@@ -41,7 +46,11 @@ export async function findPostClaim(db: Executor, integrationId: number, destina
 }
 
 export async function completePostClaim(db: Executor, id: number, leadId: number, messageIds: number[]): Promise<void> {
-  await db.updateTable('write_first_posts').set({ state: 'done', lead_id: leadId, message_ids: JSON.stringify(messageIds) }).where('id', '=', id).execute();
+  await db
+    .updateTable('write_first_posts')
+    .set({ state: 'done', lead_id: leadId, message_ids: JSON.stringify(messageIds) })
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function deletePostClaim(db: Executor, id: number): Promise<void> {

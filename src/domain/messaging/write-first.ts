@@ -124,7 +124,13 @@ export class WriteFirst {
             { integration, source: conv.source, lead: conv.lead, userId, isNewLead: conv.isNewLead, isNewCustomer: conv.isNewCustomer },
             records,
           );
-          if (claimId !== undefined) await claims.completePostClaim(trx, claimId, conv.lead.id, messages.map((m) => Number(m.messageId)));
+          if (claimId !== undefined)
+            await claims.completePostClaim(
+              trx,
+              claimId,
+              conv.lead.id,
+              messages.map((m) => Number(m.messageId)),
+            );
           return messages.map((m) => ({ ...m, leadId: conv.lead.id }));
         });
       } catch (err) {

@@ -16,7 +16,9 @@ const WORD_CHAR = /[\p{L}\p{N}_]/u;
  */
 export function resolveMentions(text: string, employees: readonly Mentionable[]): number[] {
   const candidates = employees
-    .flatMap((e) => [e.name, e.login].filter((n): n is string => !!n && n.trim() !== '').map((n) => ({ id: e.id, key: n.trim().toLocaleLowerCase() })))
+    .flatMap((e) =>
+      [e.name, e.login].filter((n): n is string => !!n && n.trim() !== '').map((n) => ({ id: e.id, key: n.trim().toLocaleLowerCase() })),
+    )
     .sort((a, b) => b.key.length - a.key.length);
   const lower = text.toLocaleLowerCase();
   // Lower-casing may change lengths in a few scripts; matching on the lowered text keeps indexes consistent.

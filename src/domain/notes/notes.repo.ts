@@ -24,6 +24,9 @@ export async function insertNote(
 }
 
 /** The account's employees as mentions need them. */
-export async function mentionableEmployees(db: Executor, accountId: number): Promise<Array<{ id: number; name: string | null; login: string }>> {
+export async function mentionableEmployees(
+  db: Executor,
+  accountId: number,
+): Promise<Array<{ id: number; name: string | null; login: string }>> {
   return db.selectFrom('users').select(['id', 'name', 'login']).where('account_id', '=', accountId).execute();
 }

@@ -99,7 +99,14 @@ export class OAuthModel {
   }
 
   async saveAuthorizationCode(
-    code: { authorizationCode: string; expiresAt: Date; redirectUri: string; scope?: string[]; codeChallenge?: string; codeChallengeMethod?: string },
+    code: {
+      authorizationCode: string;
+      expiresAt: Date;
+      redirectUri: string;
+      scope?: string[];
+      codeChallenge?: string;
+      codeChallengeMethod?: string;
+    },
     client: OAuthClient,
     user: OAuthUser,
   ) {
@@ -109,7 +116,13 @@ export class OAuthModel {
     const now = this.deps.clock.now();
     const scope = code.scope ?? ['read'];
     const grant = await this.db.transaction().execute(async (trx) => {
-      const g = await repo.insertGrant(trx, { account_id: user.accountId, app_id: client.appId, user_id: user.id, scope: scope.join(' '), created_at: now });
+      const g = await repo.insertGrant(trx, {
+        account_id: user.accountId,
+        app_id: client.appId,
+        user_id: user.id,
+        scope: scope.join(' '),
+        created_at: now,
+      });
       await repo.insertCode(trx, {
         code_hash: sha256(code.authorizationCode),
         grant_id: g.id,
@@ -217,6 +230,15 @@ export class OAuthModel {
     const app = await repo.findApp(this.db, grant.app_id);
     const user = await findUser(this.db, grant.account_id, grant.user_id);
     if (!app || !user?.confirmed) return undefined;
-    return { client: toClient(app), user: { id: user.id, accountId: user.account_id, role: user.role, grantId: grant.id, generation: Number(user.token_generation) } satisfies OAuthUser };
+    return {
+      client: toClient(app),
+      user: {
+        id: user.id,
+        accountId: user.account_id,
+        role: user.role,
+        grantId: grant.id,
+        generation: Number(user.token_generation),
+      } satisfies OAuthUser,
+    };
   }
 }

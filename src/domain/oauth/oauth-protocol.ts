@@ -69,13 +69,15 @@ export class OAuthProtocol {
     const client = await this.clientOf(params);
     if (!client || client.accountId !== auth.accountId) throw oauthInvalid('invalid_client', 'Unknown client_id');
     const redirectUri = params.redirect_uri ?? client.redirectUris[0];
-    if (!client.redirectUris.includes(redirectUri)) throw oauthInvalid('invalid_redirect_uri', 'redirect_uri is not registered for this app');
+    if (!client.redirectUris.includes(redirectUri))
+      throw oauthInvalid('invalid_redirect_uri', 'redirect_uri is not registered for this app');
     const scopes = grantableScopes(auth.role, params.scope?.split(' ').filter(Boolean));
     if (!scopes) throw oauthInvalid('invalid_scope', `scope must be among ${OAUTH_SCOPES.join(', ')}; admin only for the owner`);
     if (params.code_challenge_method !== undefined && params.code_challenge_method !== 'S256') {
       throw oauthInvalid('invalid_request', 'code_challenge_method must be S256');
     }
-    if (!client.confidential && !params.code_challenge) throw oauthInvalid('invalid_request', 'PKCE (code_challenge, S256) is required for this app');
+    if (!client.confidential && !params.code_challenge)
+      throw oauthInvalid('invalid_request', 'PKCE (code_challenge, S256) is required for this app');
     return { app: { clientId: client.id, name: client.name }, scopes, redirectUri };
   }
 
@@ -96,7 +98,8 @@ export class OAuthProtocol {
     try {
       await this.consentServer.authorize(request, response, { authenticateHandler: { handle: () => user }, allowEmptyState: true });
     } catch (err) {
-      if (!(err instanceof OAuthError) || !response.headers?.location) throw err instanceof OAuthError ? oauthInvalid(err.name, err.message) : err;
+      if (!(err instanceof OAuthError) || !response.headers?.location)
+        throw err instanceof OAuthError ? oauthInvalid(err.name, err.message) : err;
     }
     const location = response.headers?.location;
     if (!location) throw new Error('the authorization server answered without a redirect');
@@ -114,7 +117,11 @@ export class OAuthProtocol {
       // Checks of the request's shape (method, content type) fail before the library fills the response.
       return { status: err.code, headers: stringHeaders(response.headers), body: { error: err.name, error_description: err.message } };
     }
-    return { status: response.status ?? 200, headers: stringHeaders(response.headers), body: (response.body ?? {}) as Record<string, unknown> };
+    return {
+      status: response.status ?? 200,
+      headers: stringHeaders(response.headers),
+      body: (response.body ?? {}) as Record<string, unknown>,
+    };
   }
 
   /**
@@ -126,8 +133,14 @@ export class OAuthProtocol {
     const { clientId, clientSecret } = clientCredentials(req);
     // RFC 6749 Appendix A: ids and secrets are printable ASCII (so no NUL reaches the database).
     const printable = (v: string | undefined) => v === undefined || /^[\x20-\x7E]{1,512}$/.test(v);
-    const client = clientId && printable(clientId) && printable(clientSecret) ? await this.tokenModel.getClient(clientId, clientSecret) : false;
-    if (!client) return { status: 401, headers: { 'www-authenticate': 'Basic realm="parley"' }, body: { error: 'invalid_client', error_description: 'Client authentication failed' } };
+    const client =
+      clientId && printable(clientId) && printable(clientSecret) ? await this.tokenModel.getClient(clientId, clientSecret) : false;
+    if (!client)
+      return {
+        status: 401,
+        headers: { 'www-authenticate': 'Basic realm="parley"' },
+        body: { error: 'invalid_client', error_description: 'Client authentication failed' },
+      };
     const token = typeof req.body.token === 'string' ? req.body.token : '';
     if (!token) return { status: 400, headers: {}, body: { error: 'invalid_request', error_description: 'Missing parameter: `token`' } };
     const grantId = await this.grantOfToken(token);
@@ -219,4 +232,3 @@ function clientCredentials(req: ProtocolRequest): { clientId?: string; clientSec
   const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
   return { clientId: str(req.body.client_id), clientSecret: str(req.body.client_secret) };
 }
-

@@ -1,10 +1,7 @@
 import type { Executor } from '../../db/database.js';
 import type { OAuthAppRow, OAuthCodeRow, OAuthGrantRow, OAuthRefreshTokenRow } from '../../db/schema.js';
 
-export async function insertApp(
-  db: Executor,
-  row: Omit<OAuthAppRow, 'id'>,
-): Promise<OAuthAppRow> {
+export async function insertApp(db: Executor, row: Omit<OAuthAppRow, 'id'>): Promise<OAuthAppRow> {
   return db.insertInto('oauth_apps').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
@@ -27,7 +24,11 @@ export async function deleteApp(db: Executor, accountId: number, id: number): Pr
 }
 
 export async function insertGrant(db: Executor, row: Omit<OAuthGrantRow, 'id' | 'revoked_at'>): Promise<OAuthGrantRow> {
-  return db.insertInto('oauth_grants').values({ ...row, revoked_at: null }).returningAll().executeTakeFirstOrThrow();
+  return db
+    .insertInto('oauth_grants')
+    .values({ ...row, revoked_at: null })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export async function findGrant(db: Executor, id: number): Promise<OAuthGrantRow | undefined> {
@@ -49,7 +50,12 @@ export async function isGrantActive(db: Executor, id: number, accountId: number,
 
 export async function revokeGrant(db: Executor, id: number, now: number): Promise<void> {
   await db.updateTable('oauth_grants').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).execute();
-  await db.updateTable('oauth_refresh_tokens').set({ revoked_at: now }).where('grant_id', '=', id).where('revoked_at', 'is', null).execute();
+  await db
+    .updateTable('oauth_refresh_tokens')
+    .set({ revoked_at: now })
+    .where('grant_id', '=', id)
+    .where('revoked_at', 'is', null)
+    .execute();
 }
 
 /** Signing out everywhere: every app the employee authorized loses its tokens. */
@@ -97,7 +103,10 @@ export async function listUserGrants(db: Executor, accountId: number, userId: nu
 }
 
 export async function insertCode(db: Executor, row: Omit<OAuthCodeRow, 'id' | 'used_at'>): Promise<void> {
-  await db.insertInto('oauth_codes').values({ ...row, used_at: null }).execute();
+  await db
+    .insertInto('oauth_codes')
+    .values({ ...row, used_at: null })
+    .execute();
 }
 
 export async function findCodeByHash(db: Executor, hash: string): Promise<OAuthCodeRow | undefined> {
@@ -106,12 +115,20 @@ export async function findCodeByHash(db: Executor, hash: string): Promise<OAuthC
 
 /** Marks a code used; false when it already was (a concurrent exchange won). */
 export async function useCode(db: Executor, id: number, now: number): Promise<boolean> {
-  const result = await db.updateTable('oauth_codes').set({ used_at: now }).where('id', '=', id).where('used_at', 'is', null).executeTakeFirst();
+  const result = await db
+    .updateTable('oauth_codes')
+    .set({ used_at: now })
+    .where('id', '=', id)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 
 export async function insertRefreshToken(db: Executor, row: Omit<OAuthRefreshTokenRow, 'id' | 'revoked_at'>): Promise<void> {
-  await db.insertInto('oauth_refresh_tokens').values({ ...row, revoked_at: null }).execute();
+  await db
+    .insertInto('oauth_refresh_tokens')
+    .values({ ...row, revoked_at: null })
+    .execute();
 }
 
 export async function findRefreshTokenByHash(db: Executor, hash: string): Promise<OAuthRefreshTokenRow | undefined> {

@@ -109,5 +109,12 @@ export class OAuthService {
 
 function appView(row: Parameters<typeof toClient>[0]): OAuthAppView {
   const client = toClient(row);
-  return { id: row.id, clientId: row.client_id, name: row.name, redirectUris: client.redirectUris, confidential: client.confidential, createdAt: row.created_at };
+  return {
+    id: row.id,
+    clientId: row.client_id,
+    name: row.name,
+    redirectUris: client.redirectUris,
+    confidential: client.confidential,
+    createdAt: row.created_at,
+  };
 }

@@ -7,21 +7,11 @@ export async function listPaymentTypes(db: Executor, accountId: number): Promise
 
 /** Scoped by account: an id of another account finds nothing. */
 export async function findPaymentType(db: Executor, accountId: number, id: number): Promise<PaymentTypeRow | undefined> {
-  return db
-    .selectFrom('payment_types')
-    .selectAll()
-    .where('id', '=', id)
-    .where('account_id', '=', accountId)
-    .executeTakeFirst();
+  return db.selectFrom('payment_types').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
 }
 
 export async function findPaymentTypeByTitle(db: Executor, accountId: number, title: string): Promise<PaymentTypeRow | undefined> {
-  return db
-    .selectFrom('payment_types')
-    .selectAll()
-    .where('title', '=', title)
-    .where('account_id', '=', accountId)
-    .executeTakeFirst();
+  return db.selectFrom('payment_types').selectAll().where('title', '=', title).where('account_id', '=', accountId).executeTakeFirst();
 }
 
 export async function insertPaymentType(db: Executor, accountId: number, title: string): Promise<PaymentTypeRow> {

@@ -14,13 +14,7 @@ export async function insertPlugin(
 
 /** The account's plugins that still work; deleted ones are kept (revoked) but no longer listed. */
 export async function listPlugins(db: Executor, accountId: number): Promise<PluginRow[]> {
-  return db
-    .selectFrom('plugins')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('revoked_at', 'is', null)
-    .orderBy('id')
-    .execute();
+  return db.selectFrom('plugins').selectAll().where('account_id', '=', accountId).where('revoked_at', 'is', null).orderBy('id').execute();
 }
 
 export async function findPluginByTokenHash(db: Executor, tokenHash: string): Promise<PluginRow | undefined> {

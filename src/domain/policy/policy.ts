@@ -58,8 +58,7 @@ const sourcesOfUser = prepared((db, p: { accountId: number; userId: number }) =>
 export async function scopeOf(db: Executor, auth: AuthContext): Promise<Scope> {
   if (auth.role === 'owner') return { accountId: auth.accountId, integrations: 'all', leads: 'all' };
   const records = await sourcesOfUser(db, { accountId: auth.accountId, userId: auth.userId });
-  const integrations: Scope['integrations'] =
-    records.length === 0 ? 'all' : records.flatMap((r) => (r.sa_id === null ? [] : [r.sa_id]));
+  const integrations: Scope['integrations'] = records.length === 0 ? 'all' : records.flatMap((r) => (r.sa_id === null ? [] : [r.sa_id]));
   const leads: Scope['leads'] = auth.user.allow_all_deals
     ? 'all'
     : { self: auth.userId, allowedUsers: parseIdList(auth.user.allowed_users) };
@@ -75,18 +74,12 @@ export function leadScopeSql(scope: Scope, alias = 'leads'): RawBuilder<SqlBool>
   const parts: RawBuilder<unknown>[] = [];
   const col = (name: string) => sql.ref(`${alias}.${name}`);
   if (scope.integrations !== 'all') {
-    parts.push(
-      scope.integrations.length
-        ? sql`${col('integration_id')} in (${sql.join(scope.integrations)})`
-        : sql`1 = 0`,
-    );
+    parts.push(scope.integrations.length ? sql`${col('integration_id')} in (${sql.join(scope.integrations)})` : sql`1 = 0`);
   }
   if (scope.leads !== 'all') {
     const { self, allowedUsers } = scope.leads;
     const mine = [self, ...allowedUsers];
-    parts.push(
-      sql`(${col('user_id')} in (${sql.join(mine)}) or (${col('user_id')} is null and ${col('status_type')} = 'inbox'))`,
-    );
+    parts.push(sql`(${col('user_id')} in (${sql.join(mine)}) or (${col('user_id')} is null and ${col('status_type')} = 'inbox'))`);
   }
   if (!parts.length) return null;
   return sql<SqlBool>`(${sql.join(parts, sql` and `)})`;
@@ -110,7 +103,13 @@ export async function visibleLead(db: Executor, scope: Scope, leadId: number): P
   const rule = leadScopeSql(scope);
   // Unrestricted scopes (the owner, API keys) run a query compiled once; a rule's SQL varies with the scope.
   const lead = rule
-    ? await db.selectFrom('leads').selectAll().where('id', '=', leadId).where('account_id', '=', scope.accountId).where(rule).executeTakeFirst()
+    ? await db
+        .selectFrom('leads')
+        .selectAll()
+        .where('id', '=', leadId)
+        .where('account_id', '=', scope.accountId)
+        .where(rule)
+        .executeTakeFirst()
     : (await leadOfAccount(db, { accountId: scope.accountId, leadId }))[0];
   if (!lead) throw notFound('Lead not found');
   return lead;

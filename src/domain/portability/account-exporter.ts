@@ -7,7 +7,17 @@ import type { Executor } from '../../db/database.js';
 import type { FileStorage } from '../../storage/storage.js';
 import { VERSION } from '../../version.js';
 import { notFound } from '../errors.js';
-import { END_ENTRY, FORMAT_NAME, FORMAT_VERSION, PART_BYTES, PART_RECORDS, SECTIONS, partName, type ArchiveRecord, type Manifest } from './archive-format.js';
+import {
+  END_ENTRY,
+  FORMAT_NAME,
+  FORMAT_VERSION,
+  PART_BYTES,
+  PART_RECORDS,
+  SECTIONS,
+  partName,
+  type ArchiveRecord,
+  type Manifest,
+} from './archive-format.js';
 import * as repo from './portability.repo.js';
 
 /** Progress of a long operation: records (and files) done out of the expected total. */
@@ -52,7 +62,12 @@ export async function exportAccount(
     exportId: crypto.randomUUID(),
     createdAt: new Date().toISOString(),
     parleyVersion: VERSION,
-    account: { id: Number(account.id), name: account.name, plan: JSON.parse(account.plan) as unknown, created_at: Number(account.created_at) },
+    account: {
+      id: Number(account.id),
+      name: account.name,
+      plan: JSON.parse(account.plan) as unknown,
+      created_at: Number(account.created_at),
+    },
     counts,
   };
 
@@ -61,7 +76,9 @@ export async function exportAccount(
   // A failed output stops the pack; the writers below then fail on the destroyed pack.
   written.catch(() => pack.destroy());
   const addEntry = (name: string, body: Buffer) =>
-    new Promise<void>((resolve, reject) => pack.entry({ name, size: body.length, mtime: new Date(0) }, body, (err) => (err ? reject(err) : resolve())));
+    new Promise<void>((resolve, reject) =>
+      pack.entry({ name, size: body.length, mtime: new Date(0) }, body, (err) => (err ? reject(err) : resolve())),
+    );
 
   let done = 0;
   const summary: ExportSummary = { exportId: manifest.exportId, counts: {}, files: 0, missingFiles: 0 };
@@ -147,7 +164,9 @@ async function addFiles(
       summary.missingFiles++;
     } else {
       await new Promise<void>((resolve, reject) => {
-        const sink = pack.entry({ name: `files/${String(row.id)}`, size: Number(row.size), mtime: new Date(0) }, (err) => (err ? reject(err) : resolve()));
+        const sink = pack.entry({ name: `files/${String(row.id)}`, size: Number(row.size), mtime: new Date(0) }, (err) =>
+          err ? reject(err) : resolve(),
+        );
         stream.on('error', (err) => sink.destroy(err));
         stream.pipe(sink);
       });

@@ -29,7 +29,6 @@ export interface ImportReport {
   referencesCleared: number;
 }
 
-
 const MAX_MANIFEST = 1024 * 1024;
 const MAX_PART = 64 * 1024 * 1024;
 
@@ -101,7 +100,9 @@ export async function importAccount(
       for (const spec of SECTIONS) {
         const expected = Number(end.counts?.[spec.name] ?? 0);
         if ((writer.counts[spec.name] ?? 0) !== expected) {
-          throw new ImportError(`The archive is truncated or altered: ${spec.name} holds ${writer.counts[spec.name] ?? 0} records, its end entry says ${expected}`);
+          throw new ImportError(
+            `The archive is truncated or altered: ${spec.name} holds ${writer.counts[spec.name] ?? 0} records, its end entry says ${expected}`,
+          );
         }
       }
       const result: ImportReport = {
@@ -114,7 +115,12 @@ export async function importAccount(
         filesWithoutBytes: counters.filesWithoutBytes,
         referencesCleared: counters.referencesCleared,
       };
-      await repo.insertImport(trx, { export_id: manifest.exportId, account_id: accountId, report: JSON.stringify(result), created_at: clock.now() });
+      await repo.insertImport(trx, {
+        export_id: manifest.exportId,
+        account_id: accountId,
+        report: JSON.stringify(result),
+        created_at: clock.now(),
+      });
       return result;
     });
   } catch (err) {
@@ -134,12 +140,22 @@ export async function importAccount(
 function checkManifest(body: Buffer): Manifest {
   const m = parseJson<Partial<Manifest>>(body, 'manifest.json');
   if (m.format !== FORMAT_NAME) throw new ImportError('Not a Parley account archive (manifest format)');
-  if (typeof m.version !== 'number' || !Number.isInteger(m.version) || m.version < 1) throw new ImportError('The archive has no valid format version');
+  if (typeof m.version !== 'number' || !Number.isInteger(m.version) || m.version < 1)
+    throw new ImportError('The archive has no valid format version');
   if (m.version > FORMAT_VERSION) {
-    throw new ImportError(`The archive has format version ${m.version}; this Parley reads up to version ${FORMAT_VERSION}: upgrade Parley to import it`);
+    throw new ImportError(
+      `The archive has format version ${m.version}; this Parley reads up to version ${FORMAT_VERSION}: upgrade Parley to import it`,
+    );
   }
   const a = m.account;
-  if (typeof m.exportId !== 'string' || !/^[0-9a-f-]{36}$/.test(m.exportId) || !a || typeof a.name !== 'string' || !Number.isSafeInteger(a.id) || !Number.isSafeInteger(a.created_at)) {
+  if (
+    typeof m.exportId !== 'string' ||
+    !/^[0-9a-f-]{36}$/.test(m.exportId) ||
+    !a ||
+    typeof a.name !== 'string' ||
+    !Number.isSafeInteger(a.id) ||
+    !Number.isSafeInteger(a.created_at)
+  ) {
     throw new ImportError('The archive manifest is incomplete');
   }
   return { ...m, counts: typeof m.counts === 'object' && m.counts ? m.counts : {} } as Manifest;

@@ -42,17 +42,28 @@ const section = (name: string, table: TableName, columns: string[], refs: Record
  */
 export const SECTIONS: SectionSpec[] = [
   section('employees', 'users', ['login', 'name', 'role', 'confirmed', 'allow_all_deals', 'allowed_users', 'metadata', 'created_at']),
-  section(
-    'integrations',
-    'integrations',
-    ['type', 'login', 'avatar', 'external_id', 'identifier', 'url', 'status', 'settings', 'user_mappings', 'created_at', 'deleted_at'],
-  ),
+  section('integrations', 'integrations', [
+    'type',
+    'login',
+    'avatar',
+    'external_id',
+    'identifier',
+    'url',
+    'status',
+    'settings',
+    'user_mappings',
+    'created_at',
+    'deleted_at',
+  ]),
   section('employee_integrations', 'user_sources', ['user_id', 'sa_id'], { user_id: 'employees', sa_id: 'integrations' }),
   section('statuses', 'statuses', ['name', 'type', 'position', 'color', 'created_at']),
   section('payment_types', 'payment_types', ['title']),
   section('tags', 'tags', ['tag', 'tag_key', 'created_at']),
   section('template_groups', 'template_groups', ['key', 'created_at']),
-  section('templates', 'templates', ['group_id', 'template', 'hotkey', 'user_id', 'created_at'], { group_id: 'template_groups', user_id: 'employees' }),
+  section('templates', 'templates', ['group_id', 'template', 'hotkey', 'user_id', 'created_at'], {
+    group_id: 'template_groups',
+    user_id: 'employees',
+  }),
   section('customers', 'customers', ['name', 'login', 'avatar', 'email', 'phone', 'address', 'created_at', 'updated_at']),
   section(
     'profiles',
@@ -69,20 +80,57 @@ export const SECTIONS: SectionSpec[] = [
     'leads',
     'leads',
     [
-      'integration_id', 'customer_id', 'user_id', 'status_id', 'status_type', 'details', 'amount', 'address', 'ttn', 'custom_data',
-      'custom_fields', 'payment_type_id', 'items', 'unread_count', 'last_message_id', 'last_message_at', 'last_message_incoming',
-      'awaiting_since', 'response_time', 'created_at', 'updated_at',
+      'integration_id',
+      'customer_id',
+      'user_id',
+      'status_id',
+      'status_type',
+      'details',
+      'amount',
+      'address',
+      'ttn',
+      'custom_data',
+      'custom_fields',
+      'payment_type_id',
+      'items',
+      'unread_count',
+      'last_message_id',
+      'last_message_at',
+      'last_message_incoming',
+      'awaiting_since',
+      'response_time',
+      'created_at',
+      'updated_at',
     ],
     // last_message_id names a message, a later section: the importer sets it after the messages.
-    { integration_id: 'integrations', customer_id: 'customers', user_id: 'employees', status_id: 'statuses', payment_type_id: 'payment_types' },
+    {
+      integration_id: 'integrations',
+      customer_id: 'customers',
+      user_id: 'employees',
+      status_id: 'statuses',
+      payment_type_id: 'payment_types',
+    },
   ),
   section('lead_tags', 'lead_tags', ['lead_id', 'tag_id', 'created_at'], { lead_id: 'leads', tag_id: 'tags' }, false),
   section(
     'messages',
     'messages',
     [
-      'lead_id', 'source_id', 'integration_id', 'external_id', 'incoming', 'text', 'url', 'attachments', 'reply_to', 'preview',
-      'profile_id', 'user_id', 'custom_id', 'unread', 'created_at',
+      'lead_id',
+      'source_id',
+      'integration_id',
+      'external_id',
+      'incoming',
+      'text',
+      'url',
+      'attachments',
+      'reply_to',
+      'preview',
+      'profile_id',
+      'user_id',
+      'custom_id',
+      'unread',
+      'created_at',
     ],
     { lead_id: 'leads', source_id: 'channels', integration_id: 'integrations', profile_id: 'profiles', user_id: 'employees' },
   ),
@@ -122,7 +170,12 @@ export interface EndRecord {
   files: number;
 }
 
-export type EntryKind = { kind: 'manifest' } | { kind: 'end' } | { kind: 'part'; section: SectionSpec } | { kind: 'file'; id: string } | { kind: 'unknown' };
+export type EntryKind =
+  | { kind: 'manifest' }
+  | { kind: 'end' }
+  | { kind: 'part'; section: SectionSpec }
+  | { kind: 'file'; id: string }
+  | { kind: 'unknown' };
 
 export function entryKind(name: string): EntryKind {
   if (name === 'manifest.json') return { kind: 'manifest' };

@@ -21,7 +21,12 @@ const SECRETS = ['jwt-secret', 'encryption-key'];
  * pg_dump's job: the archive holds the files and secrets. Files are immutable once stored, so a
  * file copied after the database snapshot is either the one it names or one it does not know yet.
  */
-export async function runBackup(config: Config, dialect: DialectName, outFile: string, progress: Progress = () => {}): Promise<{ files: number }> {
+export async function runBackup(
+  config: Config,
+  dialect: DialectName,
+  outFile: string,
+  progress: Progress = () => {},
+): Promise<{ files: number }> {
   const files = await listFiles(path.join(config.dataDir, 'files'));
   const pack = tar.pack();
   const out = fs.createWriteStream(outFile, { mode: 0o600 });
@@ -92,7 +97,9 @@ async function listFiles(root: string): Promise<string[]> {
 }
 
 function addBuffer(pack: tar.Pack, name: string, body: Buffer): Promise<void> {
-  return new Promise((resolve, reject) => pack.entry({ name, size: body.length, mode: 0o600 }, body, (err) => (err ? reject(err) : resolve())));
+  return new Promise((resolve, reject) =>
+    pack.entry({ name, size: body.length, mode: 0o600 }, body, (err) => (err ? reject(err) : resolve())),
+  );
 }
 
 /** Streams a file into the archive; false when it no longer exists. */

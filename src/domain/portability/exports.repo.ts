@@ -4,7 +4,10 @@ import type { Updateable } from 'kysely';
 
 /** SQL of account export jobs. No rules here. */
 
-export async function insertExport(db: Executor, row: { account_id: number; user_id: number; created_at: number }): Promise<AccountExportRow> {
+export async function insertExport(
+  db: Executor,
+  row: { account_id: number; user_id: number; created_at: number },
+): Promise<AccountExportRow> {
   return db.insertInto('account_exports').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
@@ -17,7 +20,12 @@ export async function listExports(db: Executor, accountId: number, limit: number
 }
 
 export async function activeExport(db: Executor, accountId: number): Promise<AccountExportRow | undefined> {
-  return db.selectFrom('account_exports').selectAll().where('account_id', '=', accountId).where('status', 'in', ['queued', 'running']).executeTakeFirst();
+  return db
+    .selectFrom('account_exports')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('status', 'in', ['queued', 'running'])
+    .executeTakeFirst();
 }
 
 /**

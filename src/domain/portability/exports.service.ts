@@ -32,7 +32,8 @@ export class ExportsService {
 
   async create(auth: AuthContext): Promise<AccountExportRow> {
     requireOwner(auth);
-    if (await repo.activeExport(this.db, auth.accountId)) throw conflict('An export of this account is already queued or running', 'export_in_progress');
+    if (await repo.activeExport(this.db, auth.accountId))
+      throw conflict('An export of this account is already queued or running', 'export_in_progress');
     const row = await repo.insertExport(this.db, { account_id: auth.accountId, user_id: auth.userId, created_at: this.deps.clock.now() });
     this.onQueued();
     return row;
@@ -55,7 +56,11 @@ export class ExportsService {
     const row = await this.get(auth, id);
     if (row.status === 'queued' || row.status === 'running') throw conflict('The export is not finished yet', 'export_not_ready');
     if (row.status !== 'ready' || !row.storage_key || (row.expires_at ?? 0) <= this.deps.clock.now()) {
-      throw new AppError(410, 'export_gone', row.status === 'failed' ? 'The export failed; ask for a new one' : 'The export has expired; ask for a new one');
+      throw new AppError(
+        410,
+        'export_gone',
+        row.status === 'failed' ? 'The export failed; ask for a new one' : 'The export has expired; ask for a new one',
+      );
     }
     const stream = await this.storage.open(row.storage_key);
     if (!stream) throw new AppError(410, 'export_gone', 'The export has expired; ask for a new one');
@@ -103,7 +108,12 @@ export class ExportsService {
       if (put) await this.storage.delete(put.key);
       await pending.catch(() => {});
       this.deps.log.error({ err, exportId: job.id }, 'account export failed');
-      await repo.updateExport(this.db, job.id, { status: 'failed', error: (err as Error).message.slice(0, 500), finished_at: this.deps.clock.now(), lease_until: null });
+      await repo.updateExport(this.db, job.id, {
+        status: 'failed',
+        error: (err as Error).message.slice(0, 500),
+        finished_at: this.deps.clock.now(),
+        lease_until: null,
+      });
     }
   }
 

@@ -70,10 +70,15 @@ export function dataWorkers(services: {
   deps: { config: { retentionIntervalMinutes: number }; log: Logger };
 }): PeriodicWorker[] {
   const { exports, retention, deps } = services;
-  const exportWorker = new PeriodicWorker('account-exports', async () => {
-    await exports.runPending();
-    await exports.expire();
-  }, 30_000, deps.log);
+  const exportWorker = new PeriodicWorker(
+    'account-exports',
+    async () => {
+      await exports.runPending();
+      await exports.expire();
+    },
+    30_000,
+    deps.log,
+  );
   exports.onQueued = () => exportWorker.wake();
   const retentionWorker = new PeriodicWorker('retention', () => retention.sweep(), deps.config.retentionIntervalMinutes * 60_000, deps.log);
   return [exportWorker, retentionWorker];

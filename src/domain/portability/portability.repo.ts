@@ -7,13 +7,17 @@ import type { ArchiveRecord, SectionSpec, TableName } from './archive-format.js'
 /** The highest id of the account's rows in a section's table (the export's upper bound). */
 export async function maxId(db: Executor, spec: SectionSpec, accountId: number): Promise<number> {
   if (!spec.hasId || spec.table === 'files') return 0;
-  const row = await sql<{ m: number | null }>`select max(id) as m from ${sql.table(spec.table)} where account_id = ${accountId}`.execute(db);
+  const row = await sql<{ m: number | null }>`select max(id) as m from ${sql.table(spec.table)} where account_id = ${accountId}`.execute(
+    db,
+  );
   return Number(row.rows[0]?.m ?? 0);
 }
 
 export async function countRows(db: Executor, spec: SectionSpec, accountId: number, bound: number): Promise<number> {
   const bounded = spec.hasId && spec.table !== 'files' ? sql`and id <= ${bound}` : sql``;
-  const row = await sql<{ n: number }>`select count(*) as n from ${sql.table(spec.table)} where account_id = ${accountId} ${bounded}`.execute(db);
+  const row = await sql<{
+    n: number;
+  }>`select count(*) as n from ${sql.table(spec.table)} where account_id = ${accountId} ${bounded}`.execute(db);
   return Number(row.rows[0]?.n ?? 0);
 }
 
@@ -43,7 +47,10 @@ export async function readPage(
     if (after && 'id' in after) where = sql`${where} and id > ${after.id}`;
     if (spec.table !== 'files') where = sql`${where} and id <= ${bound}`;
   }
-  const result = await sql<ArchiveRecord>`select ${list} from ${sql.table(spec.table)} where ${where} order by ${order} limit ${sql.lit(limit)}`.execute(db);
+  const result =
+    await sql<ArchiveRecord>`select ${list} from ${sql.table(spec.table)} where ${where} order by ${order} limit ${sql.lit(limit)}`.execute(
+      db,
+    );
   return result.rows;
 }
 
@@ -56,9 +63,17 @@ export async function findAccount(db: Executor, accountId: number) {
  * writers keep theirs); SQLite, whose writers are serialized and which runs the import in one write
  * transaction, counts on from the highest rowid.
  */
-export async function allocateIds(db: Executor, dialect: 'sqlite' | 'postgres', table: TableName, n: number, next: Map<string, number>): Promise<number[]> {
+export async function allocateIds(
+  db: Executor,
+  dialect: 'sqlite' | 'postgres',
+  table: TableName,
+  n: number,
+  next: Map<string, number>,
+): Promise<number[]> {
   if (dialect === 'postgres') {
-    const rows = await sql<{ id: number }>`select nextval(pg_get_serial_sequence(${table}, 'id')) as id from generate_series(1, ${sql.lit(n)})`.execute(db);
+    const rows = await sql<{
+      id: number;
+    }>`select nextval(pg_get_serial_sequence(${table}, 'id')) as id from generate_series(1, ${sql.lit(n)})`.execute(db);
     return rows.rows.map((r) => Number(r.id)).sort((a, b) => a - b);
   }
   const start = next.get(table) ?? (await firstFreeSqliteId(db, table));
@@ -79,7 +94,10 @@ export async function insertRows(db: Executor, table: TableName, rows: Record<st
   const width = Object.keys(rows[0]).length;
   const chunk = Math.max(1, Math.floor(30000 / width));
   for (let i = 0; i < rows.length; i += chunk) {
-    await db.insertInto(table).values(rows.slice(i, i + chunk) as never).execute();
+    await db
+      .insertInto(table)
+      .values(rows.slice(i, i + chunk) as never)
+      .execute();
   }
 }
 
@@ -101,7 +119,10 @@ export async function findImport(db: Executor, exportId: string) {
   return db.selectFrom('account_imports').selectAll().where('export_id', '=', exportId).executeTakeFirst();
 }
 
-export async function insertImport(db: Executor, row: { export_id: string; account_id: number; report: string; created_at: number }): Promise<void> {
+export async function insertImport(
+  db: Executor,
+  row: { export_id: string; account_id: number; report: string; created_at: number },
+): Promise<void> {
   await db.insertInto('account_imports').values(row).execute();
 }
 
@@ -117,6 +138,11 @@ export async function loginsTaken(db: Executor, logins: string[]): Promise<strin
 }
 
 export async function fileStorageKey(db: Executor, accountId: number, id: string): Promise<string | undefined> {
-  const row = await db.selectFrom('files').select('storage_key').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  const row = await db
+    .selectFrom('files')
+    .select('storage_key')
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
   return row?.storage_key;
 }

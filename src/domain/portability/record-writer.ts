@@ -62,7 +62,8 @@ export class RecordWriter {
 
   async part(spec: SectionSpec, name: string, body: Buffer): Promise<void> {
     const index = SECTIONS.indexOf(spec);
-    if (index < this.sectionIndex) throw new ImportError(`The archive is out of order: ${name} comes after ${SECTIONS[this.sectionIndex].name}`);
+    if (index < this.sectionIndex)
+      throw new ImportError(`The archive is out of order: ${name} comes after ${SECTIONS[this.sectionIndex].name}`);
     if (index > this.sectionIndex) {
       await this.endSection();
       this.sectionIndex = index;
@@ -82,7 +83,8 @@ export class RecordWriter {
       } catch {
         throw new ImportError(`The archive is corrupt: ${name} line ${line} is not JSON`);
       }
-      if (typeof record !== 'object' || record === null || Array.isArray(record)) throw new ImportError(`The archive is corrupt: ${name} line ${line} is not a record`);
+      if (typeof record !== 'object' || record === null || Array.isArray(record))
+        throw new ImportError(`The archive is corrupt: ${name} line ${line} is not a record`);
       this.batch.push(record as ArchiveRecord);
       // Employees name each other (allowed_users): their section is written in one batch.
       if (this.batch.length >= BATCH && spec.name !== 'employees') await this.flush(spec);
@@ -103,7 +105,8 @@ export class RecordWriter {
       throw err;
     }
     this.stored.push(put.key);
-    if (put.size !== Number(record.size) || put.md5 !== record.md5) throw new ImportError(`The archive is corrupt: the bytes of file ${id} do not match its size and MD5`);
+    if (put.size !== Number(record.size) || put.md5 !== record.md5)
+      throw new ImportError(`The archive is corrupt: the bytes of file ${id} do not match its size and MD5`);
     await this.insertFile(id, record, put.key);
     this.counters.files++;
   }
@@ -167,7 +170,8 @@ export class RecordWriter {
     const ids = spec.hasId ? await repo.allocateIds(this.db, this.dialect, spec.table, records.length, this.nextIds) : [];
     records.forEach((r, i) => {
       if (!map) return;
-      if (!Number.isSafeInteger(r.id) || !map.add(r.id as number, ids[i])) throw new ImportError(`The archive is corrupt: ${spec.name} ids are missing or out of order`);
+      if (!Number.isSafeInteger(r.id) || !map.add(r.id as number, ids[i]))
+        throw new ImportError(`The archive is corrupt: ${spec.name} ids are missing or out of order`);
     });
     const rows = records.map((r, i) => this.row(spec, r, ids[i]));
     await this.insert(spec.name, spec.table, rows);
@@ -184,7 +188,10 @@ export class RecordWriter {
       else if (OPTIONAL_REFS.has(column) && spec.name !== 'employee_integrations') {
         row[column] = null;
         this.counters.referencesCleared++;
-      } else throw new ImportError(`The archive is inconsistent: a record of ${spec.name} names ${target} ${String(old)}, which it does not hold`);
+      } else
+        throw new ImportError(
+          `The archive is inconsistent: a record of ${spec.name} names ${target} ${String(old)}, which it does not hold`,
+        );
     }
     if (spec.name === 'employees') row.allowed_users = this.remapAllowedUsers(row.allowed_users);
     // A new secret: the archive never holds one (receivers get the new one from the owner).
@@ -226,8 +233,14 @@ export class RecordWriter {
 
   private async insert(section: string, table: SectionSpec['table'], rows: Record<string, unknown>[]): Promise<void> {
     if (section === 'employees') {
-      const taken = await repo.loginsTaken(this.db, rows.map((r) => String(r.login)));
-      if (taken.length) throw new ImportError(`Employee logins already used in this installation: ${taken.join(', ')} (a login names one employee of one account)`);
+      const taken = await repo.loginsTaken(
+        this.db,
+        rows.map((r) => String(r.login)),
+      );
+      if (taken.length)
+        throw new ImportError(
+          `Employee logins already used in this installation: ${taken.join(', ')} (a login names one employee of one account)`,
+        );
     }
     try {
       await repo.insertRows(this.db, table, rows);
@@ -248,7 +261,8 @@ function pick(record: ArchiveRecord, columns: string[]): Record<string, unknown>
   for (const c of columns) {
     const v = record[c];
     if (v === undefined) continue;
-    if (v !== null && typeof v !== 'string' && typeof v !== 'number') throw new ImportError(`The archive is corrupt: ${c} holds a ${Array.isArray(v) ? 'list' : typeof v}`);
+    if (v !== null && typeof v !== 'string' && typeof v !== 'number')
+      throw new ImportError(`The archive is corrupt: ${c} holds a ${Array.isArray(v) ? 'list' : typeof v}`);
     out[c] = v;
   }
   return out;

@@ -12,7 +12,9 @@ export async function upsertRetention(db: Executor, row: AccountRetentionTable):
   await db
     .insertInto('account_retention')
     .values(row)
-    .onConflict((oc) => oc.column('account_id').doUpdateSet({ messages_days: row.messages_days, files_days: row.files_days, updated_at: row.updated_at }))
+    .onConflict((oc) =>
+      oc.column('account_id').doUpdateSet({ messages_days: row.messages_days, files_days: row.files_days, updated_at: row.updated_at }),
+    )
     .execute();
 }
 
@@ -36,7 +38,10 @@ export async function deleteMessagesBefore(db: Executor, accountId: number, befo
     .orderBy('created_at')
     .limit(limit)
     .execute();
-  return deleteMessages(db, ids.map((r) => Number(r.id)));
+  return deleteMessages(
+    db,
+    ids.map((r) => Number(r.id)),
+  );
 }
 
 async function deleteMessages(db: Executor, ids: number[]): Promise<number> {
@@ -74,22 +79,55 @@ export async function deleteMessageIds(db: Executor, ids: number[]): Promise<num
 }
 
 export async function countMessages(db: Executor, accountId: number): Promise<number> {
-  const row = await db.selectFrom('messages').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirst();
+  const row = await db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
   return Number(row?.n ?? 0);
 }
 
 /** Storage keys of everything the account keeps on disk: its files and its finished exports. */
 export async function storageKeysOfAccount(db: Executor, accountId: number): Promise<string[]> {
   const files = await db.selectFrom('files').select('storage_key').where('account_id', '=', accountId).execute();
-  const exports = await db.selectFrom('account_exports').select('storage_key').where('account_id', '=', accountId).where('storage_key', 'is not', null).execute();
+  const exports = await db
+    .selectFrom('account_exports')
+    .select('storage_key')
+    .where('account_id', '=', accountId)
+    .where('storage_key', 'is not', null)
+    .execute();
   return [...files.map((r) => r.storage_key), ...exports.map((r) => r.storage_key ?? '')].filter((k) => k !== '');
 }
 
 /** Tables whose rows carry account_id: counted before deletion for the operator's report. */
 export const ACCOUNT_TABLES = [
-  'users', 'refresh_tokens', 'api_keys', 'events', 'integrations', 'user_sources', 'statuses', 'payment_types', 'tags', 'lead_tags',
-  'template_groups', 'templates', 'customers', 'profiles', 'sources', 'leads', 'messages', 'invitations', 'plugins', 'files',
-  'write_first_contacts', 'webhooks', 'widget_visitors', 'account_imports', 'account_exports', 'account_retention', 'private_replies',
+  'users',
+  'refresh_tokens',
+  'api_keys',
+  'events',
+  'integrations',
+  'user_sources',
+  'statuses',
+  'payment_types',
+  'tags',
+  'lead_tags',
+  'template_groups',
+  'templates',
+  'customers',
+  'profiles',
+  'sources',
+  'leads',
+  'messages',
+  'invitations',
+  'plugins',
+  'files',
+  'write_first_contacts',
+  'webhooks',
+  'widget_visitors',
+  'account_imports',
+  'account_exports',
+  'account_retention',
+  'private_replies',
 ] as const;
 
 export async function countAccountRows(db: Executor, accountId: number): Promise<number> {

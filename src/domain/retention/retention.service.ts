@@ -48,7 +48,9 @@ export class RetentionService {
     for (const key of ['messagesDays', 'filesDays'] as const) {
       const v = patch[key];
       if (v !== undefined && v !== null && (!Number.isSafeInteger(v) || v < 1 || v > MAX_RETENTION_DAYS)) {
-        throw invalid(`${key} must be null (forever) or a whole number of days from 1 to ${MAX_RETENTION_DAYS}`, [{ path: `/${key}`, message: 'out of range' }]);
+        throw invalid(`${key} must be null (forever) or a whole number of days from 1 to ${MAX_RETENTION_DAYS}`, [
+          { path: `/${key}`, message: 'out of range' },
+        ]);
       }
     }
     const current = await this.settings(auth);
@@ -83,7 +85,11 @@ export class RetentionService {
           const rows = await repo.filesBefore(this.db, r.account_id, before, BATCH);
           // Bytes first: a crash in between leaves a record without bytes (a 404), never bytes nobody can reach.
           for (const f of rows) if (f.storage_key) await this.storage.delete(f.storage_key);
-          await repo.deleteFileRows(this.db, r.account_id, rows.map((f) => f.id));
+          await repo.deleteFileRows(
+            this.db,
+            r.account_id,
+            rows.map((f) => f.id),
+          );
           result.files += rows.length;
           if (rows.length < BATCH) break;
           await yieldToOthers();

@@ -7,7 +7,10 @@ const MAX_TERMS = 8;
  * separator, so user input never reaches the FTS query language.
  */
 export function queryTerms(q: string): string[] {
-  const folded = q.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+  const folded = q
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
   const words = folded.match(/[\p{L}\p{N}]+/gu) ?? [];
   return [...new Set(words)].slice(0, MAX_TERMS);
 }

@@ -31,7 +31,8 @@ const sqliteIndex: SearchIndex = {
   messageMatches: (terms, alias) =>
     sql<SqlBool>`${sql.ref(`${alias}.id`)} in (select rowid from messages_fts where messages_fts match ${fts5Query(terms)})`,
   customerMatches: (alternatives, alias) => sql<SqlBool>`${sql.ref(`${alias}.id`)} in (${sqliteIndex.customerIds(alternatives)})`,
-  customerIds: (alternatives) => sql<{ id: number }>`select rowid as id from customers_fts where customers_fts match ${fts5AnyQuery(alternatives)}`,
+  customerIds: (alternatives) =>
+    sql<{ id: number }>`select rowid as id from customers_fts where customers_fts match ${fts5AnyQuery(alternatives)}`,
   newestMessages: (query, terms) =>
     query
       // biome-ignore lint/suspicious/noExplicitAny: the join builder of a generic QB has no nameable type
@@ -41,8 +42,7 @@ const sqliteIndex: SearchIndex = {
 };
 
 const postgresIndex: SearchIndex = {
-  messageMatches: (terms, alias) =>
-    sql<SqlBool>`${sql.ref(`${alias}.search_tsv`)} @@ to_tsquery('simple'::regconfig, ${tsQuery(terms)})`,
+  messageMatches: (terms, alias) => sql<SqlBool>`${sql.ref(`${alias}.search_tsv`)} @@ to_tsquery('simple'::regconfig, ${tsQuery(terms)})`,
   customerMatches: (alternatives, alias) =>
     sql<SqlBool>`${sql.ref(`${alias}.search_tsv`)} @@ to_tsquery('simple'::regconfig, ${tsAnyQuery(alternatives)})`,
   customerIds: (alternatives) =>

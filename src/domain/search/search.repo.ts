@@ -86,7 +86,13 @@ export async function isLeadOf(db: Executor, accountId: number, leadId: number):
  * each match is checked in customers_account_idx (not the table: fewer pages), and it stops at the
  * threshold (~0.3 ms).
  */
-export async function customerMatchesExceed(db: Executor, index: SearchIndex, accountId: number, alternatives: string[][], threshold: number): Promise<boolean> {
+export async function customerMatchesExceed(
+  db: Executor,
+  index: SearchIndex,
+  accountId: number,
+  alternatives: string[][],
+  threshold: number,
+): Promise<boolean> {
   const { rows } = await sql<{ n: number }>`select count(*) as n from (select 1 from (${index.customerIds(alternatives)}) as m
     where exists (select 1 from customers as c where c.account_id = ${accountId} and c.id = m.id)
     limit ${sql.lit(threshold + 1)})`.execute(db);
@@ -136,7 +142,13 @@ export async function customerLeadIds(db: Executor, index: SearchIndex, plan: Cu
             .where(sql`+leads.account_id`, '=', q.accountId)
             .where(sql<SqlBool>`+leads.customer_id in (${index.customerIds(q.alternatives)})`)
             .where((eb) =>
-              eb.exists(eb.selectFrom('customers as c').select('c.id').whereRef('c.id', '=', 'leads.customer_id').where('c.account_id', '=', q.accountId)),
+              eb.exists(
+                eb
+                  .selectFrom('customers as c')
+                  .select('c.id')
+                  .whereRef('c.id', '=', 'leads.customer_id')
+                  .where('c.account_id', '=', q.accountId),
+              ),
             )
         : db
             .selectFrom('leads')

@@ -135,7 +135,11 @@ export class SearchService {
     return { cursor: next, leads: leadIds.flatMap((id) => entries.get(id) ?? []) };
   }
 
-  private async customerLeadIds(auth: AuthContext, q: string, cursor: string | number | undefined): Promise<{ cursor: number; leadIds: number[] }> {
+  private async customerLeadIds(
+    auth: AuthContext,
+    q: string,
+    cursor: string | number | undefined,
+  ): Promise<{ cursor: number; leadIds: number[] }> {
     const db = this.deps.db.kysely;
     const terms = this.terms(q);
     // Phone numbers are indexed as digit runs: "+7 (916) 123-45-67" also searches as one number.
@@ -181,6 +185,7 @@ export class SearchService {
   }
 
   private async assertIssued(integrationId: number, group: SearchGroup, messageId: number): Promise<void> {
-    if (!(await repo.isMessageOf(this.deps.db.kysely, integrationId, GROUP_SOURCE_TYPES[group], messageId))) throw invalid('Unknown cursor');
+    if (!(await repo.isMessageOf(this.deps.db.kysely, integrationId, GROUP_SOURCE_TYPES[group], messageId)))
+      throw invalid('Unknown cursor');
   }
 }

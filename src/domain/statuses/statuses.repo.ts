@@ -64,13 +64,7 @@ export async function deleteStatus(db: Executor, accountId: number, id: number):
 
 /** Ids of the leads in a status, ascending. */
 export async function leadsInStatus(db: Executor, accountId: number, statusId: number): Promise<LeadRow[]> {
-  return db
-    .selectFrom('leads')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('status_id', '=', statusId)
-    .orderBy('id')
-    .execute();
+  return db.selectFrom('leads').selectAll().where('account_id', '=', accountId).where('status_id', '=', statusId).orderBy('id').execute();
 }
 
 /** Moves every lead of one status to another (or to the inbox); status_id and status_type together. */

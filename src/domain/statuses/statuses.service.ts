@@ -73,7 +73,8 @@ export class StatusesService {
     requireOwner(auth);
     const ids = items.map((i) => i.id);
     const repeated = ids.find((id, i) => ids.indexOf(id) !== i);
-    if (repeated !== undefined) throw invalid(`Status ${repeated} is listed more than once`, [{ path: 'body', message: 'ids must be unique' }]);
+    if (repeated !== undefined)
+      throw invalid(`Status ${repeated} is listed more than once`, [{ path: 'body', message: 'ids must be unique' }]);
     return this.write(auth.accountId, async (trx) => {
       const found = await repo.findStatusesByIds(trx, auth.accountId, ids);
       const unknown = ids.filter((id) => !found.some((s) => s.id === id));
@@ -139,6 +140,13 @@ function cleanName(raw: string): string {
 export async function seedDefaultStatuses(trx: Executor, accountId: number, now: number): Promise<void> {
   await repo.insertStatuses(
     trx,
-    DEFAULT_STATUSES.map((s) => ({ account_id: accountId, name: s.name, type: s.type, position: s.order, color: s.color, created_at: now })),
+    DEFAULT_STATUSES.map((s) => ({
+      account_id: accountId,
+      name: s.name,
+      type: s.type,
+      position: s.order,
+      color: s.color,
+      created_at: now,
+    })),
   );
 }

@@ -51,7 +51,5 @@ export const DEFAULT_STATUSES: ReadonlyArray<{ name: string; type: StatusType; o
 
 /** List order: by type (active, completed, failed, ignore), then `order`, then id. */
 export function compareStatuses(a: StatusRow, b: StatusRow): number {
-  return (
-    STATUS_TYPES.indexOf(a.type) - STATUS_TYPES.indexOf(b.type) || a.position - b.position || a.id - b.id
-  );
+  return STATUS_TYPES.indexOf(a.type) - STATUS_TYPES.indexOf(b.type) || a.position - b.position || a.id - b.id;
 }

@@ -6,29 +6,15 @@ export async function listGroups(db: Executor, accountId: number): Promise<Templ
 }
 
 export async function findGroup(db: Executor, accountId: number, id: number): Promise<TemplateGroupRow | undefined> {
-  return db
-    .selectFrom('template_groups')
-    .selectAll()
-    .where('id', '=', id)
-    .where('account_id', '=', accountId)
-    .executeTakeFirst();
+  return db.selectFrom('template_groups').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
 }
 
 export async function findGroupByKey(db: Executor, accountId: number, key: string): Promise<TemplateGroupRow | undefined> {
-  return db
-    .selectFrom('template_groups')
-    .selectAll()
-    .where('key', '=', key)
-    .where('account_id', '=', accountId)
-    .executeTakeFirst();
+  return db.selectFrom('template_groups').selectAll().where('key', '=', key).where('account_id', '=', accountId).executeTakeFirst();
 }
 
 export async function insertGroup(db: Executor, accountId: number, key: string, now: number): Promise<TemplateGroupRow> {
-  return db
-    .insertInto('template_groups')
-    .values({ account_id: accountId, key, created_at: now })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  return db.insertInto('template_groups').values({ account_id: accountId, key, created_at: now }).returningAll().executeTakeFirstOrThrow();
 }
 
 export async function renameGroup(db: Executor, accountId: number, id: number, key: string): Promise<void> {
@@ -42,12 +28,7 @@ export async function deleteGroup(db: Executor, accountId: number, id: number): 
 }
 
 /** Phrases a user sees: shared ones (user_id null) and its own personal ones. */
-export async function listVisiblePhrases(
-  db: Executor,
-  accountId: number,
-  userId: number,
-  groupId?: number,
-): Promise<TemplateRow[]> {
+export async function listVisiblePhrases(db: Executor, accountId: number, userId: number, groupId?: number): Promise<TemplateRow[]> {
   let query = db
     .selectFrom('templates')
     .selectAll()
@@ -57,12 +38,7 @@ export async function listVisiblePhrases(
   return query.orderBy('id').execute();
 }
 
-export async function findPhrase(
-  db: Executor,
-  accountId: number,
-  groupId: number,
-  id: number,
-): Promise<TemplateRow | undefined> {
+export async function findPhrase(db: Executor, accountId: number, groupId: number, id: number): Promise<TemplateRow | undefined> {
   return db
     .selectFrom('templates')
     .selectAll()

@@ -139,7 +139,9 @@ export class TemplatesService {
       return;
     }
     if (userId !== null && !(await findUser(db, auth.accountId, userId))) {
-      throw invalid(`userId ${userId} is not an employee of this account`, [{ path: 'body.userId', message: 'is not an employee of this account' }]);
+      throw invalid(`userId ${userId} is not an employee of this account`, [
+        { path: 'body.userId', message: 'is not an employee of this account' },
+      ]);
     }
   }
 }

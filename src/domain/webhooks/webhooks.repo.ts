@@ -35,13 +35,7 @@ export function updateWebhook(
   id: number,
   patch: Updateable<WebhooksTable>,
 ): Promise<WebhookRow | undefined> {
-  return db
-    .updateTable('webhooks')
-    .set(patch)
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirst();
+  return db.updateTable('webhooks').set(patch).where('account_id', '=', accountId).where('id', '=', id).returningAll().executeTakeFirst();
 }
 
 export async function deleteWebhook(db: Executor, accountId: number, id: number): Promise<boolean> {

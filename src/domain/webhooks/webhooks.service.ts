@@ -8,13 +8,7 @@ import type { Deps } from '../context.js';
 import { conflict, invalid, notFound } from '../errors.js';
 import { requireOwner } from '../policy/policy.js';
 import * as repo from './webhooks.repo.js';
-import {
-  DELIVERY_LIST_DEFAULT,
-  type DeliveryView,
-  type NewWebhookInput,
-  type WebhookPatch,
-  type WebhookRecord,
-} from './webhooks.types.js';
+import { DELIVERY_LIST_DEFAULT, type DeliveryView, type NewWebhookInput, type WebhookPatch, type WebhookRecord } from './webhooks.types.js';
 
 const DUPLICATE = 'This server already exists';
 
@@ -103,7 +97,10 @@ export class WebhooksService {
     const db = this.deps.db.kysely;
     if (!(await repo.findWebhook(db, auth.accountId, id))) throw notFound('Webhook not found');
     const rows = await repo.listDeliveries(db, id, opts.limit ?? DELIVERY_LIST_DEFAULT, opts.before);
-    const attempts = await repo.attemptsOf(db, rows.map((r) => r.id));
+    const attempts = await repo.attemptsOf(
+      db,
+      rows.map((r) => r.id),
+    );
     return rows.map((r) => ({
       id: r.id,
       eventId: r.event_id,

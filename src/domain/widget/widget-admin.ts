@@ -33,7 +33,11 @@ export class WidgetAdmin {
     const given = input.settings ?? {};
     const settings = applyWidgetSettings(DEFAULT_WIDGET_SETTINGS, pick(given), 'body.settings');
     if (input.login === undefined || input.login.trim() === '') input = { ...input, login: settings.title };
-    return { ...input, settings: { ...given, ...settings }, credentials: { secret: `wsec_${crypto.randomBytes(32).toString('base64url')}` } };
+    return {
+      ...input,
+      settings: { ...given, ...settings },
+      credentials: { secret: `wsec_${crypto.randomBytes(32).toString('base64url')}` },
+    };
   }
 
   /** The owner's view of a widget integration (the secret included). */

@@ -43,9 +43,12 @@ export class WidgetConversation {
    */
   async sendMessage(visitor: Visitor, input: { clientId: string; text?: string; fileId?: string }, ip: string): Promise<VisitorMessage> {
     const text = (input.text ?? '').trim();
-    if (!CLIENT_ID.test(input.clientId)) throw invalid('clientId must be 1-64 letters, digits, _ or -', [{ path: 'body.clientId', message: 'is invalid' }]);
-    if (text.length > LIMITS.text) throw invalid(`The message is longer than ${LIMITS.text} characters`, [{ path: 'body.text', message: 'is too long' }]);
-    if (!text && !input.fileId) throw invalid('The message is empty', [{ path: 'body.text', message: 'is required without an attachment' }]);
+    if (!CLIENT_ID.test(input.clientId))
+      throw invalid('clientId must be 1-64 letters, digits, _ or -', [{ path: 'body.clientId', message: 'is invalid' }]);
+    if (text.length > LIMITS.text)
+      throw invalid(`The message is longer than ${LIMITS.text} characters`, [{ path: 'body.text', message: 'is too long' }]);
+    if (!text && !input.fileId)
+      throw invalid('The message is empty', [{ path: 'body.text', message: 'is required without an attachment' }]);
     await limit(this.limits.messagesPerVisitor, `visitor:${visitor.row.id}`);
     await limit(this.limits.messagesPerIp, `ip:${ip}`);
     const { row, integration } = visitor;
@@ -81,12 +84,21 @@ export class WidgetConversation {
     await this.db.transaction().execute(async (trx) => {
       const customerId = await repo.visitorCustomerId(trx, integration.id, visitor.public_id);
       if (customerId === undefined) return;
-      const customer = await fillEmptyContacts(trx, customerId, { email: visitor.email || null, phone: visitor.phone || null }, this.deps.clock.now());
+      const customer = await fillEmptyContacts(
+        trx,
+        customerId,
+        { email: visitor.email || null, phone: visitor.phone || null },
+        this.deps.clock.now(),
+      );
       if (!customer) return;
       const profiles = await listProfiles(trx, customer.account_id, customer.id);
       await recordEvent(
         trx,
-        { accountId: customer.account_id, type: 'customer.changed', payload: { customerId: customer.id, customer: customerView(customer, profiles) } },
+        {
+          accountId: customer.account_id,
+          type: 'customer.changed',
+          payload: { customerId: customer.id, customer: customerView(customer, profiles) },
+        },
         this.deps.clock.now(),
       );
     });
@@ -119,7 +131,14 @@ export class WidgetConversation {
   }
 }
 
-export function presentVisitorMessage(m: { external_id: string | null; id: number; incoming: number; text: string; attachments: string; created_at: number }): VisitorMessage {
+export function presentVisitorMessage(m: {
+  external_id: string | null;
+  id: number;
+  incoming: number;
+  text: string;
+  attachments: string;
+  created_at: number;
+}): VisitorMessage {
   return {
     id: m.external_id ?? `m${m.id}`,
     from: m.incoming ? 'visitor' : 'agent',

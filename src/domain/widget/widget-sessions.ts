@@ -151,7 +151,8 @@ export class WidgetSessions {
   private verifiedIdentifier(integration: IntegrationRow, input: SessionInput): string {
     const identifier = input.identifier;
     const signature = input.signature?.toLowerCase();
-    if (!identifier || !signature) throw new AppError(403, 'identity_required', 'This widget needs a verified identity (identifier and signature)');
+    if (!identifier || !signature)
+      throw new AppError(403, 'identity_required', 'This widget needs a verified identity (identifier and signature)');
     const secret = this.integrations.channelIntegration(integration).credentials.secret;
     const expected = secret ? crypto.createHmac('sha256', secret).update(identifier, 'utf8').digest() : undefined;
     const given = /^[0-9a-f]{64}$/.test(signature) ? Buffer.from(signature, 'hex') : undefined;
@@ -165,7 +166,8 @@ export class WidgetSessions {
   async authenticate(token: string | undefined, req: Pick<VisitorRequest, 'origin' | 'selfOrigin'>): Promise<Visitor> {
     const found = token && token.length <= 200 ? await repo.findVisitorByToken(this.db, hashToken(token)) : undefined;
     const integration = found && (await findIntegration(this.db, found.account_id, found.integration_id));
-    if (!found || !integration || integration.status !== 'active') throw new AppError(401, 'unauthorized', 'Unknown or expired visitor session');
+    if (!found || !integration || integration.status !== 'active')
+      throw new AppError(401, 'unauthorized', 'Unknown or expired visitor session');
     const settings = widgetSettingsOf(parseSettings(integration.settings));
     this.checkOrigin(settings, req);
     const { session_id: _session, ...row } = found;
@@ -195,7 +197,8 @@ function checkProfileFields(input: SessionInput): Partial<Record<'name' | 'email
   const name = input.name?.trim();
   if (name) {
     // biome-ignore lint/suspicious/noControlCharactersInRegex: a name with control characters is refused
-    if (name.length > LIMITS.name || /[\u0000-\u001f\u007f]/.test(name)) details.push({ path: 'body.name', message: 'is not a valid name' });
+    if (name.length > LIMITS.name || /[\u0000-\u001f\u007f]/.test(name))
+      details.push({ path: 'body.name', message: 'is not a valid name' });
     else out.name = name;
   }
   const email = input.email?.trim();

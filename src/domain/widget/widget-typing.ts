@@ -72,7 +72,9 @@ export class WidgetTyping {
     const lead = customerId === undefined ? undefined : await latestLead(this.db, customerId, integration.id);
     if (!lead || !joinsLatestLead(lead)) return false;
     const payload = { leadId: lead.id, integrationId: integration.id, visitorId: row.public_id, typing };
-    await this.db.transaction().execute((trx) => recordEvent(trx, { accountId: lead.account_id, type: 'widget.visitor.typing', leadId: lead.id, payload }, now));
+    await this.db
+      .transaction()
+      .execute((trx) => recordEvent(trx, { accountId: lead.account_id, type: 'widget.visitor.typing', leadId: lead.id, payload }, now));
     return true;
   }
 

@@ -38,7 +38,10 @@ const visitorByToken = prepared((db, p: { tokenHash: string }) =>
     .where('widget_sessions.token_hash', '=', p.tokenHash),
 );
 
-export async function findVisitorByToken(db: Executor, tokenHash: string): Promise<(WidgetVisitorRow & { session_id: number }) | undefined> {
+export async function findVisitorByToken(
+  db: Executor,
+  tokenHash: string,
+): Promise<(WidgetVisitorRow & { session_id: number }) | undefined> {
   return (await visitorByToken(db, { tokenHash }))[0];
 }
 
@@ -51,10 +54,7 @@ export async function findVisitor(db: Executor, integrationId: number, publicId:
     .executeTakeFirst();
 }
 
-export async function insertVisitor(
-  db: Executor,
-  row: Omit<WidgetVisitorRow, 'id'>,
-): Promise<WidgetVisitorRow> {
+export async function insertVisitor(db: Executor, row: Omit<WidgetVisitorRow, 'id'>): Promise<WidgetVisitorRow> {
   return db.insertInto('widget_visitors').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
@@ -67,7 +67,10 @@ export async function updateVisitor(
 }
 
 export async function insertSession(db: Executor, visitorId: number, tokenHash: string, now: number): Promise<void> {
-  await db.insertInto('widget_sessions').values({ visitor_id: visitorId, token_hash: tokenHash, created_at: now, last_used_at: now }).execute();
+  await db
+    .insertInto('widget_sessions')
+    .values({ visitor_id: visitorId, token_hash: tokenHash, created_at: now, last_used_at: now })
+    .execute();
 }
 
 export async function touchSession(db: Executor, sessionId: number, now: number): Promise<void> {
@@ -100,7 +103,10 @@ export async function visitorCustomerId(db: Executor, integrationId: number, pub
 export async function historyRows(db: Executor, sourceId: number, before: number | undefined, limit: number): Promise<MessageRow[]> {
   let query = db.selectFrom('messages').selectAll().where('source_id', '=', sourceId);
   if (before !== undefined) query = query.where('id', '<', before);
-  return query.orderBy('id', 'desc').limit(limit + 1).execute();
+  return query
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
 }
 
 export async function messageByExternalId(db: Executor, integrationId: number, externalId: string): Promise<MessageRow | undefined> {

@@ -86,7 +86,8 @@ export function applyWidgetSettings(current: WidgetSettings, patch: Record<strin
   text('greeting', 0);
   text('offlineMessage', 0);
   if (patch.color !== undefined) {
-    if (typeof patch.color !== 'string' || !COLOR.test(patch.color)) details.push({ path: `${at}.color`, message: 'must be a #rrggbb color' });
+    if (typeof patch.color !== 'string' || !COLOR.test(patch.color))
+      details.push({ path: `${at}.color`, message: 'must be a #rrggbb color' });
     else next.color = patch.color.toLowerCase();
   }
   for (const key of ['offline', 'identityVerification'] as const) {

@@ -22,7 +22,8 @@ export function App() {
   const { path, query } = useLocation();
   if (path === '/invite') return <InvitePage token={query.get('token') ?? ''} />;
   // A third-party app's authorization request: sign in first if needed, then the consent screen.
-  if (path === '/oauth/authorize') return session ? <ConsentPage query={query} /> : <AuthPage mode="login" next={location.pathname + location.search} />;
+  if (path === '/oauth/authorize')
+    return session ? <ConsentPage query={query} /> : <AuthPage mode="login" next={location.pathname + location.search} />;
   if (!session) return <AuthPage mode={path === '/setup' ? 'setup' : 'login'} />;
   return (
     <CatalogProvider
@@ -31,8 +32,12 @@ export function App() {
           {error ? (
             <>
               <p>{t('app.error', { message: error })}</p>
-              <button type="button" onClick={retry}>{t('app.retry')}</button>
-              <button type="button" className="link" onClick={() => setTokens(null)}>{t('nav.logout')}</button>
+              <button type="button" onClick={retry}>
+                {t('app.retry')}
+              </button>
+              <button type="button" className="link" onClick={() => setTokens(null)}>
+                {t('nav.logout')}
+              </button>
             </>
           ) : (
             t('app.loading')

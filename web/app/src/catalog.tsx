@@ -33,7 +33,13 @@ const loaders = {
   paymentTypes: () => api.get<PaymentType[]>('/payment-types'),
 };
 
-export function CatalogProvider({ children, fallback }: { children: ReactNode; fallback: (error: string | null, retry: () => void) => ReactNode }) {
+export function CatalogProvider({
+  children,
+  fallback,
+}: {
+  children: ReactNode;
+  fallback: (error: string | null, retry: () => void) => ReactNode;
+}) {
   const [data, setData] = useState<Data | null>(null);
   const [error, setError] = useState<string | null>(null);
 

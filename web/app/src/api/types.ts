@@ -77,9 +77,19 @@ export interface RealtimeEvent {
 }
 
 /** An internal note on a lead (GET/POST /v1.3/leads/<id>/notes). */
-export interface Note { id: number; leadId: number; userId: number | null; text: string; mentions: number[]; createdAt: string }
+export interface Note {
+  id: number;
+  leadId: number;
+  userId: number | null;
+  text: string;
+  mentions: number[];
+  createdAt: string;
+}
 
-export interface ResponseTimeStat { median: number | null; count: number }
+export interface ResponseTimeStat {
+  median: number | null;
+  count: number;
+}
 /** GET /v1.3/leads/statistics as the reports page reads it. */
 export interface ReportStatistics extends Statistics {
   newLeads: Array<{ date: string; count: number }>;

@@ -18,7 +18,17 @@ type Action =
  * Bulk work on the selected leads. The API changes one lead per request, so the bar runs them a
  * few at a time, shows progress, and lists the leads that failed (with the reason) when it ends.
  */
-export function BulkBar({ ids, onSelectPage, onClear, onDone }: { ids: number[]; onSelectPage: () => void; onClear: () => void; onDone: () => void }) {
+export function BulkBar({
+  ids,
+  onSelectPage,
+  onClear,
+  onDone,
+}: {
+  ids: number[];
+  onSelectPage: () => void;
+  onClear: () => void;
+  onDone: () => void;
+}) {
   const { statuses, employees, userId } = useCatalog();
   const [tag, setTag] = useState('');
   const [progress, setProgress] = useState<BulkOutcome | null>(null);
@@ -75,7 +85,9 @@ export function BulkBar({ ids, onSelectPage, onClear, onDone }: { ids: number[];
           aria-label={t('bulk.moveTo')}
           value=""
           disabled={!ids.length || busy}
-          onChange={(e) => e.target.value && void run({ kind: 'status', statusId: e.target.value === 'inbox' ? null : Number(e.target.value) })}
+          onChange={(e) =>
+            e.target.value && void run({ kind: 'status', statusId: e.target.value === 'inbox' ? null : Number(e.target.value) })
+          }
         >
           <option value="">{t('bulk.moveTo')}</option>
           <option value="inbox">{t('lead.inbox')}</option>
@@ -85,17 +97,35 @@ export function BulkBar({ ids, onSelectPage, onClear, onDone }: { ids: number[];
           aria-label={t('bulk.assignTo')}
           value=""
           disabled={!ids.length || busy}
-          onChange={(e) => e.target.value && void run({ kind: 'assign', userId: e.target.value === 'none' ? null : Number(e.target.value) })}
+          onChange={(e) =>
+            e.target.value && void run({ kind: 'assign', userId: e.target.value === 'none' ? null : Number(e.target.value) })
+          }
         >
           <option value="">{t('bulk.assignTo')}</option>
           <option value="none">{t('lead.unassigned')}</option>
           <EmployeeOptions employees={employees} />
         </select>
-        <input value={tag} onChange={(e) => setTag(e.target.value)} aria-label={t('bulk.tagValue')} placeholder={t('bulk.tagValue')} maxLength={100} />
-        <button type="button" className="small" disabled={!ids.length || busy || !tagValue} onClick={() => void run({ kind: 'tag', tag: tagValue })}>
+        <input
+          value={tag}
+          onChange={(e) => setTag(e.target.value)}
+          aria-label={t('bulk.tagValue')}
+          placeholder={t('bulk.tagValue')}
+          maxLength={100}
+        />
+        <button
+          type="button"
+          className="small"
+          disabled={!ids.length || busy || !tagValue}
+          onClick={() => void run({ kind: 'tag', tag: tagValue })}
+        >
           {t('bulk.tag')}
         </button>
-        <button type="button" className="small" disabled={!ids.length || busy || !tagValue} onClick={() => void run({ kind: 'untag', tag: tagValue })}>
+        <button
+          type="button"
+          className="small"
+          disabled={!ids.length || busy || !tagValue}
+          onClick={() => void run({ kind: 'untag', tag: tagValue })}
+        >
           {t('bulk.untag')}
         </button>
       </div>
@@ -103,7 +133,11 @@ export function BulkBar({ ids, onSelectPage, onClear, onDone }: { ids: number[];
         <div className="bulk-report" role="status">
           {busy ? (
             <>
-              <progress max={progress.total} value={progress.done} aria-label={t('bulk.progress', { done: progress.done, total: progress.total })} />{' '}
+              <progress
+                max={progress.total}
+                value={progress.done}
+                aria-label={t('bulk.progress', { done: progress.done, total: progress.total })}
+              />{' '}
               {t('bulk.progress', { done: progress.done, total: progress.total })}
             </>
           ) : (

@@ -7,7 +7,17 @@ import { linkProps } from '../router';
 import { Avatar } from '../pages/Inbox';
 import '../sales.css';
 
-function Editable({ label, value, type = 'text', onSave }: { label: string; value: string; type?: string; onSave: (v: string) => Promise<unknown> }) {
+function Editable({
+  label,
+  value,
+  type = 'text',
+  onSave,
+}: {
+  label: string;
+  value: string;
+  type?: string;
+  onSave: (v: string) => Promise<unknown>;
+}) {
   const [draft, setDraft] = useState(value);
   const [state, setState] = useState<string>('');
   useEffect(() => setDraft(value), [value]);
@@ -23,7 +33,14 @@ function Editable({ label, value, type = 'text', onSave }: { label: string; valu
   return (
     <label className="field">
       {label}
-      <input type={type} value={draft} maxLength={1000} onChange={(e) => setDraft(e.target.value)} onBlur={() => void save()} onKeyDown={(e) => e.key === 'Enter' && void save()} />
+      <input
+        type={type}
+        value={draft}
+        maxLength={1000}
+        onChange={(e) => setDraft(e.target.value)}
+        onBlur={() => void save()}
+        onKeyDown={(e) => e.key === 'Enter' && void save()}
+      />
       {state && <small aria-live="polite">{state}</small>}
     </label>
   );

@@ -51,14 +51,22 @@ export function LeadHeaderTools({ lead, onChange }: { lead: SingleLead; onChange
       )}
       <label>
         <span className="sr-only">{t('lead.status')}</span>
-        <select value={lead.statusId ?? ''} onChange={(e) => void update({ statusId: e.target.value ? Number(e.target.value) : null })} title={t('lead.status')}>
+        <select
+          value={lead.statusId ?? ''}
+          onChange={(e) => void update({ statusId: e.target.value ? Number(e.target.value) : null })}
+          title={t('lead.status')}
+        >
           <option value="">{t('lead.inbox')}</option>
           <StatusOptions statuses={statuses} />
         </select>
       </label>
       <label>
         <span className="sr-only">{t('lead.assignee')}</span>
-        <select value={lead.userId ?? ''} onChange={(e) => void update({ userId: e.target.value ? Number(e.target.value) : null })} title={t('lead.assignee')}>
+        <select
+          value={lead.userId ?? ''}
+          onChange={(e) => void update({ userId: e.target.value ? Number(e.target.value) : null })}
+          title={t('lead.assignee')}
+        >
           <option value="">{t('lead.unassigned')}</option>
           <EmployeeOptions employees={employees} />
         </select>

@@ -97,12 +97,15 @@ export function LeadNotes({ leadId }: { leadId: number }) {
                 {n.userId === null ? t('notes.unknownAuthor') : (employeeName(employees, n.userId) ?? `#${n.userId}`)} ·{' '}
                 <time dateTime={n.createdAt}>{formatTime(Date.parse(n.createdAt))}</time>
               </div>
-              {splitMentions(n.text, employees.filter((e) => n.mentions.includes(e.id))).map((part, i) =>
+              {splitMentions(
+                n.text,
+                employees.filter((e) => n.mentions.includes(e.id)),
+              ).map((part, i) => (
                 // biome-ignore lint/suspicious/noArrayIndexKey: the parts of one stored note, in text order: they never move
                 <span key={i} className={part.userId ? 'mention' : undefined}>
                   {part.text}
                 </span>
-              )}
+              ))}
             </li>
           ))}
         </ul>

@@ -58,7 +58,11 @@ export const SHORTCUTS: Array<{ keys: string[]; label: MessageKey }> = [
 ];
 
 const typing = (el: Element | null) =>
-  !!el && (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement || (el as HTMLElement).isContentEditable);
+  !!el &&
+  (el instanceof HTMLInputElement ||
+    el instanceof HTMLTextAreaElement ||
+    el instanceof HTMLSelectElement ||
+    (el as HTMLElement).isContentEditable);
 
 /**
  * The app's keyboard shortcuts (single keys, never while typing) and the `?` overlay listing them.

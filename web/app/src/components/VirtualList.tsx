@@ -25,7 +25,20 @@ interface Props<T> {
  * A windowed list of fixed-height rows: only the rows in view (plus a few) are in the DOM, so 10k
  * leads scroll like 50. Keyboard: it is one listbox (arrows, Home/End, Enter opens).
  */
-export function VirtualList<T>({ items, rowHeight, keyOf, renderRow, onEndReached, onOpen, label, activeKey, footer, empty, idPrefix, picking }: Props<T>) {
+export function VirtualList<T>({
+  items,
+  rowHeight,
+  keyOf,
+  renderRow,
+  onEndReached,
+  onOpen,
+  label,
+  activeKey,
+  footer,
+  empty,
+  idPrefix,
+  picking,
+}: Props<T>) {
   const ref = useRef<HTMLDivElement>(null);
   const [scrollTop, setScrollTop] = useState(0);
   const [viewport, setViewport] = useState(600);

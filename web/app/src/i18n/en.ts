@@ -91,7 +91,7 @@ export const en = {
   'conv.replying': 'Replying to: {text}',
   'conv.replyPrivately': 'Reply privately',
   'conv.replyingPrivately': 'Replying privately (one direct message, within 7 days of the comment) to: {text}',
-  'conv.sentPrivately': 'Sent privately: the reply is in the customer\'s direct-message conversation.',
+  'conv.sentPrivately': "Sent privately: the reply is in the customer's direct-message conversation.",
   'conv.post': 'Commented post',
   'conv.cancelReply': 'Cancel reply',
   'conv.failed': 'Not delivered: {reason}',
@@ -387,7 +387,8 @@ export const en = {
   'keys.help': 'Show this list',
   'keys.close': 'Close',
   'firstRun.title': 'Connect your first channel',
-  'firstRun.intro': 'Customers reach you through channels. Start with the site widget: paste one line into your site and visitors can write to you at once.',
+  'firstRun.intro':
+    'Customers reach you through channels. Start with the site widget: paste one line into your site and visitors can write to you at once.',
   'firstRun.widget': 'Connect the site widget',
   'firstRun.others': 'Messenger bots (Telegram, Viber) and other channels: Integrations',
   'firstRun.ask': 'Ask the account owner to connect a channel (Settings → Integrations).',

@@ -74,8 +74,17 @@ export function AuthPage({ mode, next }: { mode: 'login' | 'setup'; next?: strin
         )}
         <label>
           {t('auth.login.email')}
-          {/* biome-ignore lint/a11y/noAutofocus: the sign-in page exists for this form: focus in its first field is what a keyboard or screen-reader user expects */}
-          <input name="login" type="email" value={login} onChange={(e) => setLogin(e.target.value)} required maxLength={254} autoComplete="username" autoFocus />
+          <input
+            name="login"
+            type="email"
+            value={login}
+            onChange={(e) => setLogin(e.target.value)}
+            required
+            maxLength={254}
+            autoComplete="username"
+            // biome-ignore lint/a11y/noAutofocus: the sign-in page exists for this form: focus in its first field is what a keyboard or screen-reader user expects
+            autoFocus
+          />
         </label>
         <label>
           {t('auth.login.password')}
@@ -123,12 +132,29 @@ export function InvitePage({ token }: { token: string }) {
       <form onSubmit={submit} className="stack" aria-label={t('auth.invite.title')}>
         <label>
           {t('auth.setup.name')}
-          {/* biome-ignore lint/a11y/noAutofocus: the invitation page exists for this form: focus in its first field is what a keyboard or screen-reader user expects */}
-          <input name="name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} autoComplete="name" autoFocus />
+          <input
+            name="name"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            required
+            maxLength={200}
+            autoComplete="name"
+            // biome-ignore lint/a11y/noAutofocus: the invitation page exists for this form: focus in its first field is what a keyboard or screen-reader user expects
+            autoFocus
+          />
         </label>
         <label>
           {t('auth.login.password')}
-          <input name="pass" type="password" value={pass} onChange={(e) => setPass(e.target.value)} required minLength={8} maxLength={256} autoComplete="new-password" />
+          <input
+            name="pass"
+            type="password"
+            value={pass}
+            onChange={(e) => setPass(e.target.value)}
+            required
+            minLength={8}
+            maxLength={256}
+            autoComplete="new-password"
+          />
           <small className="muted">{t('auth.password.hint')}</small>
         </label>
         {error && (

@@ -117,7 +117,9 @@ export function Composer({
       {replyTo && (
         <div className="replying">
           <span data-private-reply={privately ? '' : undefined}>
-            {t(privately ? 'conv.replyingPrivately' : 'conv.replying', { text: replyTo.message.text || replyTo.message.attachments[0]?.text || '…' })}
+            {t(privately ? 'conv.replyingPrivately' : 'conv.replying', {
+              text: replyTo.message.text || replyTo.message.attachments[0]?.text || '…',
+            })}
           </span>
           <button type="button" className="link small" onClick={onCancelReply} aria-label={t('conv.cancelReply')}>
             ✕
@@ -156,7 +158,14 @@ export function Composer({
         </ul>
       )}
       <div className="composer-row">
-        <button type="button" className="ghost icon" onClick={() => fileInput.current?.click()} aria-label={t('conv.attach')} title={t('conv.attach')} disabled={disabled}>
+        <button
+          type="button"
+          className="ghost icon"
+          onClick={() => fileInput.current?.click()}
+          aria-label={t('conv.attach')}
+          title={t('conv.attach')}
+          disabled={disabled}
+        >
           <svg width="18" height="18" viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth="2" aria-hidden="true">
             <path d="M21 11.5l-8.6 8.6a5.5 5.5 0 01-7.8-7.8l9.2-9.2a3.7 3.7 0 015.2 5.2l-9.2 9.2a1.8 1.8 0 01-2.6-2.6l8.5-8.5" />
           </svg>

@@ -34,7 +34,11 @@ function Attachments({ m }: { m: HistoryMessage['message'] }) {
         return (
           // biome-ignore lint/suspicious/noArrayIndexKey: the attachments of one stored message, in their order: they never move
           <a key={i} href={a.url} target="_blank" rel="noreferrer" className={image ? 'att-img' : 'att-file'}>
-            {image ? <img src={a.url} alt={a.text || t('conv.file')} loading="lazy" /> : <>↓ {a.text || a.url.split('/').pop() || t('conv.file')}</>}
+            {image ? (
+              <img src={a.url} alt={a.text || t('conv.file')} loading="lazy" />
+            ) : (
+              <>↓ {a.text || a.url.split('/').pop() || t('conv.file')}</>
+            )}
           </a>
         );
       })}
@@ -46,7 +50,10 @@ function Attachments({ m }: { m: HistoryMessage['message'] }) {
 function DeliveryTicks({ m }: { m: HistoryMessage }) {
   const tick = ticks(m);
   if (!tick) return null;
-  const label = tick.kind === 'failed' ? t('wa.status.failed', { reason: m.error?.message || m.error?.title || '' }) : t(`wa.status.${tick.kind as 'sent' | 'delivered' | 'read'}`);
+  const label =
+    tick.kind === 'failed'
+      ? t('wa.status.failed', { reason: m.error?.message || m.error?.title || '' })
+      : t(`wa.status.${tick.kind as 'sent' | 'delivered' | 'read'}`);
   return (
     <span className={`ticks ${tick.kind}`} title={label} role="img" aria-label={label} data-status={tick.kind}>
       {tick.mark}
@@ -329,8 +336,16 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
             {notice}
           </p>
         )}
-        {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus so keyboard users can scroll it (axe: scrollable-region-focusable) */}
-        <div className="messages" ref={scroller} onScroll={onScroll} tabIndex={0} role="log" aria-label={t('conv.messages')} aria-live="polite">
+        <div
+          className="messages"
+          ref={scroller}
+          onScroll={onScroll}
+          // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus so keyboard users can scroll it (axe: scrollable-region-focusable)
+          tabIndex={0}
+          role="log"
+          aria-label={t('conv.messages')}
+          aria-live="polite"
+        >
           {post && <PostPreview post={post} />}
           {conv.cursor !== null &&
             (hasMore(conv) ? (
@@ -386,7 +401,11 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
                 {p.error ? (
                   <span className="error" role="alert">
                     {t('conv.failed', { reason: p.error })}{' '}
-                    <button type="button" className="link small" onClick={() => void send(retries.current.get(p.tempId) ?? { text: p.text, file: null, replyTo: p.replyTo }, p)}>
+                    <button
+                      type="button"
+                      className="link small"
+                      onClick={() => void send(retries.current.get(p.tempId) ?? { text: p.text, file: null, replyTo: p.replyTo }, p)}
+                    >
                       {t('app.retry')}
                     </button>{' '}
                     <button type="button" className="link small" onClick={() => setConv((c) => dropPending(c, p.tempId))}>
@@ -407,7 +426,12 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
         {realId === null && sources !== null ? (
           <p className="muted pad">{t('conv.noSource')}</p>
         ) : replyWindow && !replyWindow.open && source ? (
-          <TemplateComposer key={`${leadId}:${source.saId}`} saId={source.saId} onSend={(tpl, preview) => void sendTemplate(tpl, preview)} disabled={realId === null} />
+          <TemplateComposer
+            key={`${leadId}:${source.saId}`}
+            saId={source.saId}
+            onSend={(tpl, preview) => void sendTemplate(tpl, preview)}
+            disabled={realId === null}
+          />
         ) : (
           <Composer
             key={leadId}

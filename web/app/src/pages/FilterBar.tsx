@@ -7,14 +7,30 @@ import { noFilters, type Filters, type ListName } from '../state/leads';
 const num = (v: string) => (v ? [Number(v)] : []);
 
 /** The list filters: integration, channel type, tags, employee, status, reading state. */
-export function FilterBar({ list, value, onChange, statuses }: { list: ListName; value: Filters; onChange: (f: Filters) => void; statuses: Status[] }) {
+export function FilterBar({
+  list,
+  value,
+  onChange,
+  statuses,
+}: {
+  list: ListName;
+  value: Filters;
+  onChange: (f: Filters) => void;
+  statuses: Status[];
+}) {
   const { integrations, employees } = useCatalog();
   const [draft, setDraft] = useState(value);
   const [tags, setTags] = useState(value.tags.join(', '));
   const types = [...new Set(integrations.map((i) => i.type))];
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    onChange({ ...draft, tags: tags.split(',').map((s) => s.trim()).filter(Boolean) });
+    onChange({
+      ...draft,
+      tags: tags
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    });
   };
   return (
     <form className="filters" onSubmit={submit} aria-label={t('filters.title')}>

@@ -6,7 +6,16 @@ import { useCatalog } from '../catalog';
 import { t } from '../i18n';
 import { navigate } from '../router';
 import { moveLead } from '../state/funnel';
-import { boardRequests, formatTotal, INBOX_COLUMN, moveTotals, statusOfColumn, totalsOf, withInbox, type BoardTotals } from '../state/funnel-inbox';
+import {
+  boardRequests,
+  formatTotal,
+  INBOX_COLUMN,
+  moveTotals,
+  statusOfColumn,
+  totalsOf,
+  withInbox,
+  type BoardTotals,
+} from '../state/funnel-inbox';
 import '../sales.css';
 import { Avatar } from './Inbox';
 
@@ -153,7 +162,12 @@ export default function FunnelPage() {
       )}
       <div className={`board${drag?.moving ? ' dragging' : ''}`}>
         {columns.map((col) => (
-          <section key={col.id} className={`column${drag?.moving && drag.over === col.id ? ' over' : ''}`} data-status-id={col.id} aria-label={col.name}>
+          <section
+            key={col.id}
+            className={`column${drag?.moving && drag.over === col.id ? ' over' : ''}`}
+            data-status-id={col.id}
+            aria-label={col.name}
+          >
             <header className="column-head" style={{ borderTopColor: col.color }}>
               <h2>{col.name}</h2>
               <span className="count">{totals.get(col.id)?.count ?? col.leads.length}</span>
@@ -170,10 +184,13 @@ export default function FunnelPage() {
                 >
                   <div className="card-top">
                     <Avatar name={lead.customer.name || lead.customer.login} url={lead.customer.avatar} />
-                    <a href={`/leads/${lead.id}`} onClick={(e) => {
-                      e.preventDefault();
-                      navigate(`/leads/${lead.id}`);
-                    }}>
+                    <a
+                      href={`/leads/${lead.id}`}
+                      onClick={(e) => {
+                        e.preventDefault();
+                        navigate(`/leads/${lead.id}`);
+                      }}
+                    >
                       {lead.customer.name || lead.customer.login || `#${lead.id}`}
                     </a>
                     {lead.amount ? <span className="amount">{lead.amount}</span> : null}

@@ -34,7 +34,13 @@ const ROW = 76;
 
 export function Avatar({ name, url }: { name: string; url?: string }) {
   if (url) return <img className="avatar" src={url} alt="" loading="lazy" />;
-  const initials = name.trim().split(/\s+/).slice(0, 2).map((w) => w[0]?.toUpperCase() ?? '').join('') || '?';
+  const initials =
+    name
+      .trim()
+      .split(/\s+/)
+      .slice(0, 2)
+      .map((w) => w[0]?.toUpperCase() ?? '')
+      .join('') || '?';
   return (
     <span className="avatar" aria-hidden="true">
       {initials}
@@ -55,7 +61,11 @@ function LeadRow({ lead, picking }: { lead: Lead; picking?: boolean }) {
   const unread = lead.message?.unread ?? 0;
   return (
     <div className={`lead-row${unread ? ' unread' : ''}`} data-lead-id={lead.id}>
-      {picking && <span className="pick-mark" aria-hidden="true">✓</span>}
+      {picking && (
+        <span className="pick-mark" aria-hidden="true">
+          ✓
+        </span>
+      )}
       <Avatar name={lead.customer.name || lead.customer.login} url={lead.customer.avatar} />
       <div className="lead-row-body">
         <div className="lead-row-top">
@@ -173,7 +183,8 @@ export function InboxPage({ leadId }: { leadId: number | null }) {
         if (held) {
           const { leadId: eventLead, message } = e;
           setState((s) => applyMessage(s, eventLead, message, ctx.current.leadId));
-          if (e.message.incoming && ctx.current.leadId === e.leadId && !document.hidden) void api.put(`/leads/${e.leadId}/read`).catch(() => undefined);
+          if (e.message.incoming && ctx.current.leadId === e.leadId && !document.hidden)
+            void api.put(`/leads/${e.leadId}/read`).catch(() => undefined);
         } else void refetch(e.leadId);
       } else if (e.type.startsWith('lead.') && e.type !== 'lead.note.created') void refetch(e.leadId);
       refreshCounts();
@@ -195,7 +206,16 @@ export function InboxPage({ leadId }: { leadId: number | null }) {
 
   const order = state.items.map((l) => l.id);
   // biome-ignore lint/correctness/useExhaustiveDependencies: state.items is the trigger (the selection keeps only shown leads); they are read through ctx
-  useEffect(() => setSelection((sel) => keepShown(sel, ctx.current.state.items.map((l) => l.id))), [state.items]);
+  useEffect(
+    () =>
+      setSelection((sel) =>
+        keepShown(
+          sel,
+          ctx.current.state.items.map((l) => l.id),
+        ),
+      ),
+    [state.items],
+  );
   const step = (by: number) => {
     const { state, leadId } = ctx.current;
     if (!state.items.length) return;
@@ -258,7 +278,10 @@ export function InboxPage({ leadId }: { leadId: number | null }) {
         {showFilters && <FilterBar list={list} value={filters} onChange={setFilters} statuses={statuses} />}
         {error && (
           <p className="error" role="alert">
-            {t('app.error', { message: error })} <button type="button" onClick={() => void loadPage(true)}>{t('app.retry')}</button>
+            {t('app.error', { message: error })}{' '}
+            <button type="button" onClick={() => void loadPage(true)}>
+              {t('app.retry')}
+            </button>
           </p>
         )}
         <VirtualList
@@ -284,7 +307,12 @@ export function InboxPage({ leadId }: { leadId: number | null }) {
         />
       </section>
       {leadId !== null ? (
-        <Conversation key={leadId} leadId={leadId} listLead={open} onBack={() => navigate(`/inbox${list === 'inbox' ? '' : `?list=${list}`}`)} />
+        <Conversation
+          key={leadId}
+          leadId={leadId}
+          listLead={open}
+          onBack={() => navigate(`/inbox${list === 'inbox' ? '' : `?list=${list}`}`)}
+        />
       ) : (
         <section className="conversation empty-state">
           <p className="muted">{t('conv.empty')}</p>

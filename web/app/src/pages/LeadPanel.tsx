@@ -48,11 +48,7 @@ function Field({
     // biome-ignore lint/a11y/noLabelWithoutControl: the label wraps its control, a textarea or an input chosen just below
     <label className="field">
       {label}
-      {multiline ? (
-        <textarea {...props} rows={3} />
-      ) : (
-        <input {...props} type={type} onKeyDown={(e) => e.key === 'Enter' && void save()} />
-      )}
+      {multiline ? <textarea {...props} rows={3} /> : <input {...props} type={type} onKeyDown={(e) => e.key === 'Enter' && void save()} />}
       {state === 'saved' ? <small className="ok">{t('app.saved')}</small> : state !== 'idle' && <small className="error">{state}</small>}
     </label>
   );
@@ -82,7 +78,17 @@ function fieldValue(v: unknown): string {
 }
 
 /** The lead panel: accept, assignee, status, tags, amount, details, fields, items, payment type, customer. */
-export function LeadPanel({ lead, listLead, onChange, onClose }: { lead: SingleLead; listLead: Lead | null; onChange: (l: SingleLead) => void; onClose: () => void }) {
+export function LeadPanel({
+  lead,
+  listLead,
+  onChange,
+  onClose,
+}: {
+  lead: SingleLead;
+  listLead: Lead | null;
+  onChange: (l: SingleLead) => void;
+  onClose: () => void;
+}) {
   const { statuses, employees, paymentTypes, userId } = useCatalog();
   const [tags, setTags] = useState<string[]>(listLead?.tags ?? []);
   const [newTag, setNewTag] = useState('');
@@ -93,7 +99,10 @@ export function LeadPanel({ lead, listLead, onChange, onClose }: { lead: SingleL
   useEffect(() => setItems(lead.items), [lead.items]);
 
   useEffect(() => {
-    void api.get<Lead[]>(`/leads?id=${lead.id}`).then((r) => r[0] && setTags(r[0].tags), () => undefined);
+    void api.get<Lead[]>(`/leads?id=${lead.id}`).then(
+      (r) => r[0] && setTags(r[0].tags),
+      () => undefined,
+    );
   }, [lead.id]);
 
   const update = async (patch: Partial<Omit<SingleLead, 'customFields'>> | { customFields: Record<string, unknown> }) => {
@@ -140,7 +149,11 @@ export function LeadPanel({ lead, listLead, onChange, onClose }: { lead: SingleL
       )}
       <LeadNotes leadId={lead.id} />
       {lead.statusId === null && userId !== null && (
-        <button type="button" className="primary wide" onClick={() => run(api.put<SingleLead>(`/leads/${lead.id}/accept`, { userId }).then(onChange))}>
+        <button
+          type="button"
+          className="primary wide"
+          onClick={() => run(api.put<SingleLead>(`/leads/${lead.id}/accept`, { userId }).then(onChange))}
+        >
           {t('lead.accept')}
         </button>
       )}
@@ -176,17 +189,31 @@ export function LeadPanel({ lead, listLead, onChange, onClose }: { lead: SingleL
             void addTag();
           }}
         >
-          <input value={newTag} onChange={(e) => setNewTag(e.target.value)} placeholder={t('lead.addTag')} aria-label={t('lead.addTag')} maxLength={100} />
+          <input
+            value={newTag}
+            onChange={(e) => setNewTag(e.target.value)}
+            placeholder={t('lead.addTag')}
+            aria-label={t('lead.addTag')}
+            maxLength={100}
+          />
           <button type="submit" className="small">
             {t('app.add')}
           </button>
         </form>
       </Section>
-      <Field label={t('lead.amount')} type="number" value={String(lead.amount)} onSave={(v) => update({ amount: Math.trunc(Number(v) || 0) })} />
+      <Field
+        label={t('lead.amount')}
+        type="number"
+        value={String(lead.amount)}
+        onSave={(v) => update({ amount: Math.trunc(Number(v) || 0) })}
+      />
       <Field label={t('lead.details')} multiline value={lead.details} onSave={(v) => update({ details: v })} max={10000} />
       <label className="field">
         {t('lead.paymentType')}
-        <select value={lead.paymentTypeId ?? ''} onChange={(e) => run(update({ paymentTypeId: e.target.value ? Number(e.target.value) : null }))}>
+        <select
+          value={lead.paymentTypeId ?? ''}
+          onChange={(e) => run(update({ paymentTypeId: e.target.value ? Number(e.target.value) : null }))}
+        >
           <option value="">{t('app.none')}</option>
           {paymentTypes.map((p) => (
             <option key={p.id} value={p.id}>
@@ -203,7 +230,9 @@ export function LeadPanel({ lead, listLead, onChange, onClose }: { lead: SingleL
             key={key}
             label={v && typeof v === 'object' && 'title' in v ? String((v as { title: unknown }).title) : key}
             value={fieldValue(v)}
-            onSave={(value) => update({ customFields: { ...fields, [key]: v && typeof v === 'object' ? { ...(v as object), value } : value } })}
+            onSave={(value) =>
+              update({ customFields: { ...fields, [key]: v && typeof v === 'object' ? { ...(v as object), value } : value } })
+            }
           />
         ))}
         <form
@@ -211,11 +240,27 @@ export function LeadPanel({ lead, listLead, onChange, onClose }: { lead: SingleL
           onSubmit={(e) => {
             e.preventDefault();
             if (!newField.key.trim()) return;
-            run(update({ customFields: { ...fields, [newField.key.trim()]: newField.value } }).then(() => setNewField({ key: '', value: '' })));
+            run(
+              update({ customFields: { ...fields, [newField.key.trim()]: newField.value } }).then(() =>
+                setNewField({ key: '', value: '' }),
+              ),
+            );
           }}
         >
-          <input value={newField.key} onChange={(e) => setNewField({ ...newField, key: e.target.value })} placeholder={t('lead.fieldKey')} aria-label={t('lead.fieldKey')} maxLength={100} />
-          <input value={newField.value} onChange={(e) => setNewField({ ...newField, value: e.target.value })} placeholder={t('lead.fieldValue')} aria-label={t('lead.fieldValue')} maxLength={1000} />
+          <input
+            value={newField.key}
+            onChange={(e) => setNewField({ ...newField, key: e.target.value })}
+            placeholder={t('lead.fieldKey')}
+            aria-label={t('lead.fieldKey')}
+            maxLength={100}
+          />
+          <input
+            value={newField.value}
+            onChange={(e) => setNewField({ ...newField, value: e.target.value })}
+            placeholder={t('lead.fieldValue')}
+            aria-label={t('lead.fieldValue')}
+            maxLength={1000}
+          />
           <button type="submit" className="small">
             {t('lead.addField')}
           </button>
@@ -241,7 +286,12 @@ export function LeadPanel({ lead, listLead, onChange, onClose }: { lead: SingleL
               onChange={(e) => setItems(items.map((x, j) => (j === i ? { ...x, count: Math.trunc(Number(e.target.value) || 0) } : x)))}
               onBlur={() => run(update({ items }))}
             />
-            <button type="button" className="link small" onClick={() => run(update({ items: items.filter((_, j) => j !== i) }))} aria-label={t('app.delete')}>
+            <button
+              type="button"
+              className="link small"
+              onClick={() => run(update({ items: items.filter((_, j) => j !== i) }))}
+              aria-label={t('app.delete')}
+            >
               ✕
             </button>
           </div>

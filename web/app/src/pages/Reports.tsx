@@ -48,12 +48,14 @@ function DayChart({ points }: { points: Array<{ date: string; count: number }> }
         <summary className="small">{t('reports.newLeads')}</summary>
         <table className="report-table">
           <tbody>
-            {points.filter((p) => p.count).map((p) => (
-              <tr key={p.date}>
-                <th scope="row">{p.date}</th>
-                <td>{p.count}</td>
-              </tr>
-            ))}
+            {points
+              .filter((p) => p.count)
+              .map((p) => (
+                <tr key={p.date}>
+                  <th scope="row">{p.date}</th>
+                  <td>{p.count}</td>
+                </tr>
+              ))}
           </tbody>
         </table>
       </details>
@@ -61,7 +63,15 @@ function DayChart({ points }: { points: Array<{ date: string; count: number }> }
   );
 }
 
-function BreakdownTable({ caption, head, rows }: { caption: string; head: string; rows: Array<{ key: string; name: string; count: number; median: number | null }> }) {
+function BreakdownTable({
+  caption,
+  head,
+  rows,
+}: {
+  caption: string;
+  head: string;
+  rows: Array<{ key: string; name: string; count: number; median: number | null }>;
+}) {
   return (
     <table className="report-table">
       <caption>{caption}</caption>
@@ -101,7 +111,12 @@ export default function ReportsPage() {
   const load = useCallback(async () => {
     setError(null);
     try {
-      const params = { ...filterParams('all', filters), createdFrom: dayBound(range.from, false), createdTo: dayBound(range.to, true), breakdowns: true };
+      const params = {
+        ...filterParams('all', filters),
+        createdFrom: dayBound(range.from, false),
+        createdTo: dayBound(range.to, true),
+        breakdowns: true,
+      };
       setStats(await api.get<ReportStatistics>(`/leads/statistics${query(params)}`));
     } catch (e) {
       setError((e as Error).message);
@@ -192,7 +207,12 @@ export default function ReportsPage() {
             <BreakdownTable
               caption={t('reports.employees')}
               head={t('reports.employee')}
-              rows={stats.employees.map((e) => ({ key: String(e.userId), name: nameOf(e.userId), count: e.count, median: e.responseTime.median }))}
+              rows={stats.employees.map((e) => ({
+                key: String(e.userId),
+                name: nameOf(e.userId),
+                count: e.count,
+                median: e.responseTime.median,
+              }))}
             />
           </section>
           <section className="report-card">

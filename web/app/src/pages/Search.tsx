@@ -61,7 +61,9 @@ export function SearchPage() {
       q: asked,
       cursors: h.cursors.filter((c) => String(c.cursor) !== '-1'),
     });
-    setHits((all) => all.map((x) => (x.integrationId === h.integrationId ? { ...x, cursors: r.cursors, messages: [...x.messages, ...r.messages] } : x)));
+    setHits((all) =>
+      all.map((x) => (x.integrationId === h.integrationId ? { ...x, cursors: r.cursors, messages: [...x.messages, ...r.messages] } : x)),
+    );
   };
 
   const allMessages = hits.flatMap((h) => h.messages.map((m) => ({ m, h })));
@@ -123,7 +125,9 @@ export function SearchPage() {
                 <li key={`${h.integrationId}-${m.type}-${m.externalId}`}>
                   <a {...linkProps(`/leads/${m.leadId[0] ?? ''}`)} className="result">
                     <span>
-                      <span className="muted small">{formatTime(m.message.timestamp)} · #{m.leadId[0]}</span>
+                      <span className="muted small">
+                        {formatTime(m.message.timestamp)} · #{m.leadId[0]}
+                      </span>
                       <br />
                       {m.message.text}
                     </span>

@@ -8,7 +8,15 @@ import { bodyParameterCount, templatePreview, templateSend } from '../state/what
  * The composer of a WhatsApp conversation whose 24-hour window has closed: only approved templates
  * can go, so the agent picks one and fills its body parameters.
  */
-export function TemplateComposer({ saId, onSend, disabled }: { saId: number; onSend: (template: ReturnType<typeof templateSend>, preview: string) => void; disabled: boolean }) {
+export function TemplateComposer({
+  saId,
+  onSend,
+  disabled,
+}: {
+  saId: number;
+  onSend: (template: ReturnType<typeof templateSend>, preview: string) => void;
+  disabled: boolean;
+}) {
   const [templates, setTemplates] = useState<WhatsAppTemplate[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [picked, setPicked] = useState(0);

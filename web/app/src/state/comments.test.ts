@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { HistoryMessage } from '../api/types';
 import { addPending, canReplyPrivately, emptyConversation, resolvePrivate, threadPost } from './conversation';
 
-function comment(id: string, over: { incoming?: boolean; saType?: string; sourceType?: string; preview?: HistoryMessage['preview'] } = {}): HistoryMessage {
+function comment(
+  id: string,
+  over: { incoming?: boolean; saType?: string; sourceType?: string; preview?: HistoryMessage['preview'] } = {},
+): HistoryMessage {
   return {
     messageId: id,
     datetime: Number(id),
@@ -10,15 +13,33 @@ function comment(id: string, over: { incoming?: boolean; saType?: string; source
     incoming: over.incoming ?? true,
     message: { text: `c${id}`, url: '', attachments: [] },
     sender: { id: 1 },
-    source: { id: '10_20:30', realId: 5, name: 'post', type: over.sourceType ?? 'comment', saId: 1, sender: '30', token: null, identifier: '10', expires: null },
+    source: {
+      id: '10_20:30',
+      realId: 5,
+      name: 'post',
+      type: over.sourceType ?? 'comment',
+      saId: 1,
+      sender: '30',
+      token: null,
+      identifier: '10',
+      expires: null,
+    },
     replyTo: null,
-    preview: over.preview === undefined ? { photo: 'https://cdn/p.jpg', description: 'Cherry cake', owner: 'Cafe', url: 'https://fb/p' } : over.preview,
+    preview:
+      over.preview === undefined
+        ? { photo: 'https://cdn/p.jpg', description: 'Cherry cake', owner: 'Cafe', url: 'https://fb/p' }
+        : over.preview,
   };
 }
 
 describe('comment threads', () => {
   it("shows the post of the customer's comments, none on a thread without one", () => {
-    expect(threadPost([comment('1', { incoming: false, preview: null }), comment('2')])).toEqual({ photo: 'https://cdn/p.jpg', description: 'Cherry cake', owner: 'Cafe', url: 'https://fb/p' });
+    expect(threadPost([comment('1', { incoming: false, preview: null }), comment('2')])).toEqual({
+      photo: 'https://cdn/p.jpg',
+      description: 'Cherry cake',
+      owner: 'Cafe',
+      url: 'https://fb/p',
+    });
     expect(threadPost([comment('1', { preview: null })])).toBeNull();
     expect(threadPost([comment('1', { preview: { photo: '', description: '', owner: 'x', url: '' } })])).toBeNull();
   });

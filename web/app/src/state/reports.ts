@@ -14,7 +14,11 @@ export function formatDuration(ms: number | null): string {
 }
 
 /** Every UTC day from `from` to `to` (YYYY-MM-DD, inclusive) with its count; missing days are 0. */
-export function fillDays(points: Array<{ date: string; count: number }>, from?: string, to?: string): Array<{ date: string; count: number }> {
+export function fillDays(
+  points: Array<{ date: string; count: number }>,
+  from?: string,
+  to?: string,
+): Array<{ date: string; count: number }> {
   if (!points.length && (!from || !to)) return [];
   const start = Date.parse(`${from ?? points[0].date}T00:00:00Z`);
   const end = Date.parse(`${to ?? points[points.length - 1].date}T00:00:00Z`);

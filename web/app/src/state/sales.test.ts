@@ -6,8 +6,19 @@ import { keepShown, noSelection, runBulk, selectAll, selectRange, toggle } from 
 
 describe('reports', () => {
   it('formats durations, fills missing days, and picks nice axis bounds', () => {
-    expect([null, 4_000, 125_000, 3 * 3600_000 + 20 * 60_000, 50 * 3600_000].map(formatDuration)).toEqual(['—', '4 s', '2 min', '3 h 20 min', '2 d 2 h']);
-    expect(fillDays([{ date: '2026-03-01', count: 2 }, { date: '2026-03-03', count: 1 }])).toEqual([
+    expect([null, 4_000, 125_000, 3 * 3600_000 + 20 * 60_000, 50 * 3600_000].map(formatDuration)).toEqual([
+      '—',
+      '4 s',
+      '2 min',
+      '3 h 20 min',
+      '2 d 2 h',
+    ]);
+    expect(
+      fillDays([
+        { date: '2026-03-01', count: 2 },
+        { date: '2026-03-03', count: 1 },
+      ]),
+    ).toEqual([
       { date: '2026-03-01', count: 2 },
       { date: '2026-03-02', count: 0 },
       { date: '2026-03-03', count: 1 },
@@ -80,7 +91,11 @@ describe('funnel inbox column', () => {
   it('puts the Inbox first and maps drops on it to no status', async () => {
     const { withInbox, statusOfColumn, INBOX_COLUMN } = await import('./funnel-inbox');
     const lead = (id: number, amount: number) => ({ id, amount }) as never;
-    const cols = withInbox([{ id: 5, name: 'New', order: 1, type: 'active', color: '#000', leads: [lead(1, 10), lead(2, -3)] }], [lead(3, 7)], 'Inbox');
+    const cols = withInbox(
+      [{ id: 5, name: 'New', order: 1, type: 'active', color: '#000', leads: [lead(1, 10), lead(2, -3)] }],
+      [lead(3, 7)],
+      'Inbox',
+    );
     expect(cols.map((c) => c.id)).toEqual([INBOX_COLUMN, 5]);
     expect([statusOfColumn(INBOX_COLUMN), statusOfColumn(5)]).toEqual([null, 5]);
   });
@@ -102,7 +117,7 @@ describe('funnel inbox column', () => {
     expect([formatTotal(9007199254740993n), formatTotal(-5n), formatTotal(0n)]).toEqual(['9,007,199,254,740,993', '-5', '0']);
   });
 
-  it('moves a lead\'s amount and count between columns until the server answers; unknown columns and bad amounts change nothing', async () => {
+  it("moves a lead's amount and count between columns until the server answers; unknown columns and bad amounts change nothing", async () => {
     const { moveTotals, INBOX_COLUMN } = await import('./funnel-inbox');
     const totals = new Map([
       [INBOX_COLUMN, { count: 101, amount: 10_100n }],

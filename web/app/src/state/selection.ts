@@ -35,7 +35,10 @@ export function selectAll(sel: Selection, order: readonly number[]): Selection {
 export function keepShown(sel: Selection, order: readonly number[]): Selection {
   const shown = new Set(order);
   if ([...sel.ids].every((id) => shown.has(id))) return sel;
-  return { ids: new Set([...sel.ids].filter((id) => shown.has(id))), anchor: sel.anchor !== null && shown.has(sel.anchor) ? sel.anchor : null };
+  return {
+    ids: new Set([...sel.ids].filter((id) => shown.has(id))),
+    anchor: sel.anchor !== null && shown.has(sel.anchor) ? sel.anchor : null,
+  };
 }
 
 export interface BulkOutcome {

@@ -130,10 +130,21 @@ describe('conversation', () => {
 
 describe('templates', () => {
   const groups = [
-    { id: 1, key: 'greetings', templates: [{ id: 1, template: 'Hello! How can I help?', hotkey: 'Alt+1', userId: null }, { id: 2, template: 'Mine', hotkey: 'ctrl+shift+m', userId: 5 }] },
+    {
+      id: 1,
+      key: 'greetings',
+      templates: [
+        { id: 1, template: 'Hello! How can I help?', hotkey: 'Alt+1', userId: null },
+        { id: 2, template: 'Mine', hotkey: 'ctrl+shift+m', userId: 5 },
+      ],
+    },
     { id: 2, key: 'shipping', templates: [{ id: 3, template: 'We ship in 2 days', hotkey: '2', userId: null }] },
   ];
-  const key = (k: string, mods: Partial<{ ctrlKey: boolean; altKey: boolean; shiftKey: boolean; metaKey: boolean }> = {}, code?: string) => ({
+  const key = (
+    k: string,
+    mods: Partial<{ ctrlKey: boolean; altKey: boolean; shiftKey: boolean; metaKey: boolean }> = {},
+    code?: string,
+  ) => ({
     key: k,
     ctrlKey: false,
     altKey: false,
@@ -185,7 +196,15 @@ describe('funnel', () => {
   });
   it('reorders and finds the column under a point', () => {
     expect(reorder(['a', 'b', 'c'], 0, 2)).toEqual(['b', 'c', 'a']);
-    expect(columnAt([{ id: 1, left: 0, right: 100 }, { id: 2, left: 100, right: 200 }], 150)).toBe(2);
+    expect(
+      columnAt(
+        [
+          { id: 1, left: 0, right: 100 },
+          { id: 2, left: 100, right: 200 },
+        ],
+        150,
+      ),
+    ).toBe(2);
   });
 });
 

@@ -39,9 +39,7 @@ export function eventCombo(e: KeyLike): string {
 
 /** Phrases the employee may use: common ones and its own. */
 export function usablePhrases(groups: TemplateGroup[], userId: number | null): Array<TemplatePhrase & { group: string }> {
-  return groups.flatMap((g) =>
-    g.templates.filter((t) => t.userId === null || t.userId === userId).map((t) => ({ ...t, group: g.key })),
-  );
+  return groups.flatMap((g) => g.templates.filter((t) => t.userId === null || t.userId === userId).map((t) => ({ ...t, group: g.key })));
 }
 
 /** The phrase bound to the pressed combination, if any. */
@@ -65,7 +63,14 @@ export function searchPhrases<T extends TemplatePhrase & { group: string }>(phra
     .map((p) => {
       const group = p.group.toLowerCase();
       const text = p.template.toLowerCase();
-      const score = group.startsWith(needle) || (p.hotkey ?? '').toLowerCase() === needle ? 0 : text.startsWith(needle) ? 1 : text.includes(needle) || group.includes(needle) ? 2 : 3;
+      const score =
+        group.startsWith(needle) || (p.hotkey ?? '').toLowerCase() === needle
+          ? 0
+          : text.startsWith(needle)
+            ? 1
+            : text.includes(needle) || group.includes(needle)
+              ? 2
+              : 3;
       return { p, score };
     })
     .filter((x) => x.score < 3);

@@ -7,13 +7,19 @@ const template: WhatsAppTemplate = {
   language: 'en_US',
   category: 'UTILITY',
   status: 'APPROVED',
-  components: [{ type: 'HEADER', format: 'TEXT', text: 'Hi' }, { type: 'BODY', text: 'Order {{1}} ships {{2}}.' }],
+  components: [
+    { type: 'HEADER', format: 'TEXT', text: 'Hi' },
+    { type: 'BODY', text: 'Order {{1}} ships {{2}}.' },
+  ],
 };
 
 describe('WhatsApp conversation state', () => {
   it('tells whether the 24-hour window is open and how long is left', () => {
     const now = Date.UTC(2026, 2, 1, 12);
-    expect(serviceWindow({ expires: new Date(now + 5 * 3600_000 + 12 * 60_000).toISOString() }, now)).toEqual({ open: true, msLeft: 5 * 3600_000 + 12 * 60_000 });
+    expect(serviceWindow({ expires: new Date(now + 5 * 3600_000 + 12 * 60_000).toISOString() }, now)).toEqual({
+      open: true,
+      msLeft: 5 * 3600_000 + 12 * 60_000,
+    });
     expect(serviceWindow({ expires: new Date(now - 1).toISOString() }, now)).toEqual({ open: false, msLeft: 0 });
     expect(serviceWindow({ expires: null }, now)).toBeNull();
     expect(formatLeft(5 * 3600_000 + 12 * 60_000)).toBe('5 h 12 min');
@@ -35,7 +41,15 @@ describe('WhatsApp conversation state', () => {
       namespace: '',
       name: 'order_update',
       language: { code: 'en_US', policy: 'deterministic' },
-      component_values: [{ type: 'body', parameters: [{ type: 'text', text: 'A-17' }, { type: 'text', text: 'today' }] }],
+      component_values: [
+        {
+          type: 'body',
+          parameters: [
+            { type: 'text', text: 'A-17' },
+            { type: 'text', text: 'today' },
+          ],
+        },
+      ],
     });
     expect(templateSend({ ...template, components: [] }, [])).not.toHaveProperty('component_values');
   });

@@ -55,7 +55,11 @@ export function templateSend(template: WhatsAppTemplate, values: string[]) {
     name: template.name,
     language: { code: template.language, policy: 'deterministic' },
     ...(count
-      ? { component_values: [{ type: 'body', parameters: Array.from({ length: count }, (_, i) => ({ type: 'text', text: values[i] ?? '' })) }] }
+      ? {
+          component_values: [
+            { type: 'body', parameters: Array.from({ length: count }, (_, i) => ({ type: 'text', text: values[i] ?? '' })) },
+          ],
+        }
       : {}),
   };
 }

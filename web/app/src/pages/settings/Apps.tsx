@@ -18,7 +18,11 @@ export function ConnectedAppSettings() {
             <strong>{a.name}</strong>
             <span className="muted">{a.scopes.join(', ')}</span>
             <span className="muted">{t('connectedApps.since', { day: formatDay(a.grantedAt) })}</span>
-            <button type="button" className="ghost small danger" onClick={() => confirmDelete(a.name) && void run(() => api.del(`/oauth/grants/${a.appId}`)).then(reload)}>
+            <button
+              type="button"
+              className="ghost small danger"
+              onClick={() => confirmDelete(a.name) && void run(() => api.del(`/oauth/grants/${a.appId}`)).then(reload)}
+            >
               {t('connectedApps.revoke')}
             </button>
           </li>
@@ -51,7 +55,11 @@ export function OAuthAppSettings() {
             <strong>{a.name}</strong>
             <code>{a.clientId}</code>
             <span className="muted">{a.confidential ? t('oauthApps.confidential') : t('oauthApps.public')}</span>
-            <button type="button" className="ghost small danger" onClick={() => confirmDelete(a.name) && void run(() => api.del(`/oauth/apps/${a.id}`)).then(reload)}>
+            <button
+              type="button"
+              className="ghost small danger"
+              onClick={() => confirmDelete(a.name) && void run(() => api.del(`/oauth/apps/${a.id}`)).then(reload)}
+            >
               {t('oauthApps.delete')}
             </button>
           </li>

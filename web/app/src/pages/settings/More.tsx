@@ -24,9 +24,17 @@ export function TemplateSettings() {
                 aria-label={t('templates.renameGroup')}
                 defaultValue={g.key}
                 maxLength={100}
-                onBlur={(e) => e.target.value.trim() && e.target.value !== g.key && void run(() => api.put('/templates', { key: g.key, newKey: e.target.value.trim() })).then(refresh)}
+                onBlur={(e) =>
+                  e.target.value.trim() &&
+                  e.target.value !== g.key &&
+                  void run(() => api.put('/templates', { key: g.key, newKey: e.target.value.trim() })).then(refresh)
+                }
               />
-              <button type="button" className="ghost small danger" onClick={() => confirmDelete(g.key) && void run(() => api.del(`/templates/group?id=${g.id}`)).then(refresh)}>
+              <button
+                type="button"
+                className="ghost small danger"
+                onClick={() => confirmDelete(g.key) && void run(() => api.del(`/templates/group?id=${g.id}`)).then(refresh)}
+              >
                 {t('app.delete')}
               </button>
             </div>
@@ -38,16 +46,30 @@ export function TemplateSettings() {
                     defaultValue={p.template}
                     maxLength={4000}
                     className="grow"
-                    onBlur={(e) => e.target.value !== p.template && void run(() => api.put(`/templates/${g.id}/${p.id}`, { template: e.target.value, hotkey: p.hotkey || null, userId: p.userId })).then(refresh)}
+                    onBlur={(e) =>
+                      e.target.value !== p.template &&
+                      void run(() =>
+                        api.put(`/templates/${g.id}/${p.id}`, { template: e.target.value, hotkey: p.hotkey || null, userId: p.userId }),
+                      ).then(refresh)
+                    }
                   />
                   <input
                     aria-label={t('templates.hotkey')}
                     defaultValue={p.hotkey}
                     className="narrow"
                     maxLength={30}
-                    onBlur={(e) => e.target.value !== p.hotkey && void run(() => api.put(`/templates/${g.id}/${p.id}`, { template: p.template, hotkey: e.target.value || null, userId: p.userId })).then(refresh)}
+                    onBlur={(e) =>
+                      e.target.value !== p.hotkey &&
+                      void run(() =>
+                        api.put(`/templates/${g.id}/${p.id}`, { template: p.template, hotkey: e.target.value || null, userId: p.userId }),
+                      ).then(refresh)
+                    }
                   />
-                  <button type="button" className="ghost small danger" onClick={() => void run(() => api.del(`/templates/${g.id}/${p.id}`)).then(refresh)}>
+                  <button
+                    type="button"
+                    className="ghost small danger"
+                    onClick={() => void run(() => api.del(`/templates/${g.id}/${p.id}`)).then(refresh)}
+                  >
                     {t('app.delete')}
                   </button>
                 </li>
@@ -57,16 +79,41 @@ export function TemplateSettings() {
               className="row wrap"
               onSubmit={(e) => {
                 e.preventDefault();
-                void run(() => api.post(`/templates/${g.id}`, { template: draft.template, hotkey: draft.hotkey || null, userId: draft.personal ? userId : null })).then((ok) => {
+                void run(() =>
+                  api.post(`/templates/${g.id}`, {
+                    template: draft.template,
+                    hotkey: draft.hotkey || null,
+                    userId: draft.personal ? userId : null,
+                  }),
+                ).then((ok) => {
                   if (ok) setPhrase({ ...phrase, [g.id]: { template: '', hotkey: '', personal: false } });
                   refresh();
                 });
               }}
             >
-              <input className="grow" placeholder={t('templates.phrase')} aria-label={t('templates.phrase')} value={draft.template} required maxLength={4000} onChange={(e) => setPhrase({ ...phrase, [g.id]: { ...draft, template: e.target.value } })} />
-              <input className="narrow" placeholder={t('templates.hotkey')} aria-label={t('templates.hotkey')} value={draft.hotkey} maxLength={30} onChange={(e) => setPhrase({ ...phrase, [g.id]: { ...draft, hotkey: e.target.value } })} />
+              <input
+                className="grow"
+                placeholder={t('templates.phrase')}
+                aria-label={t('templates.phrase')}
+                value={draft.template}
+                required
+                maxLength={4000}
+                onChange={(e) => setPhrase({ ...phrase, [g.id]: { ...draft, template: e.target.value } })}
+              />
+              <input
+                className="narrow"
+                placeholder={t('templates.hotkey')}
+                aria-label={t('templates.hotkey')}
+                value={draft.hotkey}
+                maxLength={30}
+                onChange={(e) => setPhrase({ ...phrase, [g.id]: { ...draft, hotkey: e.target.value } })}
+              />
               <label className="check">
-                <input type="checkbox" checked={draft.personal} onChange={(e) => setPhrase({ ...phrase, [g.id]: { ...draft, personal: e.target.checked } })} />
+                <input
+                  type="checkbox"
+                  checked={draft.personal}
+                  onChange={(e) => setPhrase({ ...phrase, [g.id]: { ...draft, personal: e.target.checked } })}
+                />
                 {t('templates.personal')}
               </label>
               <button type="submit" className="small">
@@ -76,7 +123,14 @@ export function TemplateSettings() {
           </section>
         );
       })}
-      <AddOneForm label={t('templates.group')} button={t('templates.addGroup')} maxLength={100} run={run} add={(key) => api.post('/templates', { key })} refresh={refresh} />
+      <AddOneForm
+        label={t('templates.group')}
+        button={t('templates.addGroup')}
+        maxLength={100}
+        run={run}
+        add={(key) => api.post('/templates', { key })}
+        refresh={refresh}
+      />
     </div>
   );
 }
@@ -88,7 +142,14 @@ export function TagSettings() {
   return (
     <div className="stack">
       <ErrorLine error={error} />
-      <input type="search" placeholder={t('tags.filter')} aria-label={t('tags.filter')} value={filter} onChange={(e) => setFilter(e.target.value)} maxLength={100} />
+      <input
+        type="search"
+        placeholder={t('tags.filter')}
+        aria-label={t('tags.filter')}
+        value={filter}
+        onChange={(e) => setFilter(e.target.value)}
+        maxLength={100}
+      />
       {data && data.length === 0 && <p className="muted">{t('tags.none')}</p>}
       <ul className="tags">
         {shown.map((x) => (
@@ -111,14 +172,34 @@ export function PaymentTypeSettings() {
       <ul className="plain stack">
         {paymentTypes.map((p: PaymentType) => (
           <li key={p.id} className="row">
-            <input aria-label={t('paymentTypes.title')} defaultValue={p.title} maxLength={100} onBlur={(e) => e.target.value.trim() && e.target.value !== p.title && void run(() => api.put(`/payment-types/${p.id}`, { title: e.target.value.trim() })).then(refresh)} />
-            <button type="button" className="ghost small danger" onClick={() => confirmDelete(p.title) && void run(() => api.del(`/payment-types/${p.id}`)).then(refresh)}>
+            <input
+              aria-label={t('paymentTypes.title')}
+              defaultValue={p.title}
+              maxLength={100}
+              onBlur={(e) =>
+                e.target.value.trim() &&
+                e.target.value !== p.title &&
+                void run(() => api.put(`/payment-types/${p.id}`, { title: e.target.value.trim() })).then(refresh)
+              }
+            />
+            <button
+              type="button"
+              className="ghost small danger"
+              onClick={() => confirmDelete(p.title) && void run(() => api.del(`/payment-types/${p.id}`)).then(refresh)}
+            >
               {t('app.delete')}
             </button>
           </li>
         ))}
       </ul>
-      <AddOneForm label={t('paymentTypes.title')} button={t('app.add')} maxLength={100} run={run} add={(title) => api.post('/payment-types', { title })} refresh={refresh} />
+      <AddOneForm
+        label={t('paymentTypes.title')}
+        button={t('app.add')}
+        maxLength={100}
+        run={run}
+        add={(title) => api.post('/payment-types', { title })}
+        refresh={refresh}
+      />
     </div>
   );
 }
@@ -142,7 +223,11 @@ function Deliveries({ hook }: { hook: Webhook }) {
               <td>{t('webhooks.attempts', { count: d.attempts })}</td>
               <td>{d.lastStatusCode ?? d.lastError ?? ''}</td>
               <td>
-                <button type="button" className="small" onClick={() => void run(() => api.post(`/webhooks/${hook.id}/deliveries/${d.id}/retry`)).then(reload)}>
+                <button
+                  type="button"
+                  className="small"
+                  onClick={() => void run(() => api.post(`/webhooks/${hook.id}/deliveries/${d.id}/retry`)).then(reload)}
+                >
                   {t('webhooks.retry')}
                 </button>
               </td>
@@ -177,10 +262,18 @@ export function WebhookSettings() {
               <button type="button" className="small" aria-expanded={open === w.id} onClick={() => setOpen(open === w.id ? null : w.id)}>
                 {t('webhooks.deliveries')}
               </button>
-              <button type="button" className="small" onClick={() => void run(() => api.put(`/webhooks/${w.id}`, { url: w.url, status: w.status ? 0 : 1 })).then(reload)}>
+              <button
+                type="button"
+                className="small"
+                onClick={() => void run(() => api.put(`/webhooks/${w.id}`, { url: w.url, status: w.status ? 0 : 1 })).then(reload)}
+              >
                 {w.status ? t('webhooks.disable') : t('webhooks.enable')}
               </button>
-              <button type="button" className="ghost small danger" onClick={() => confirmDelete(w.url) && void run(() => api.del(`/webhooks/${w.id}`)).then(reload)}>
+              <button
+                type="button"
+                className="ghost small danger"
+                onClick={() => confirmDelete(w.url) && void run(() => api.del(`/webhooks/${w.id}`)).then(reload)}
+              >
                 {t('app.delete')}
               </button>
             </div>
@@ -192,10 +285,12 @@ export function WebhookSettings() {
         className="row wrap card-form"
         onSubmit={(e) => {
           e.preventDefault();
-          void run(() => api.post('/webhooks', { url: form.url.trim(), ...(form.name.trim() ? { name: form.name.trim() } : {}) })).then((ok) => {
-            if (ok) setForm({ url: '', name: '' });
-            void reload();
-          });
+          void run(() => api.post('/webhooks', { url: form.url.trim(), ...(form.name.trim() ? { name: form.name.trim() } : {}) })).then(
+            (ok) => {
+              if (ok) setForm({ url: '', name: '' });
+              void reload();
+            },
+          );
         }}
       >
         <label className="grow">
@@ -226,7 +321,17 @@ function WidgetSnippet({ info }: { info: WidgetInfo }) {
   );
 }
 
-const CONNECTABLE = ['msgrc_bot', 'msgrb_bot', 'social2_group', 'social3', 'social1_messenger', 'social1_group', 'msgra_business_api', 'photonetV3', 'photonetVOff'];
+const CONNECTABLE = [
+  'msgrc_bot',
+  'msgrb_bot',
+  'social2_group',
+  'social3',
+  'social1_messenger',
+  'social1_group',
+  'msgra_business_api',
+  'photonetV3',
+  'photonetVOff',
+];
 /** Types whose credentials name the community besides the token (VK: `{token, groupId}`). */
 const NEEDS_GROUP_ID = new Set(['social2_group']);
 
@@ -238,7 +343,8 @@ export function IntegrationSettings() {
   const [humanAgent, setHumanAgent] = useState(false);
   const { run, error } = useAction();
   const refresh = () => void reload(['integrations']);
-  const showSnippet = (id: number) => void run(async () => setSnippets({ ...snippets, [id]: await api.get<WidgetInfo>(`/integrations/${id}/widget`) }));
+  const showSnippet = (id: number) =>
+    void run(async () => setSnippets({ ...snippets, [id]: await api.get<WidgetInfo>(`/integrations/${id}/widget`) }));
   return (
     <div className="stack">
       <ErrorLine error={error} />
@@ -272,7 +378,11 @@ export function IntegrationSettings() {
                   {t('integrations.showSnippet')}
                 </button>
               )}
-              <button type="button" className="ghost small danger" onClick={() => confirmDelete(i.login || i.type) && void run(() => api.del(`/integrations/${i.id}`)).then(refresh)}>
+              <button
+                type="button"
+                className="ghost small danger"
+                onClick={() => confirmDelete(i.login || i.type) && void run(() => api.del(`/integrations/${i.id}`)).then(refresh)}
+              >
                 {t('integrations.disconnect')}
               </button>
             </div>
@@ -341,7 +451,14 @@ export function IntegrationSettings() {
         {NEEDS_GROUP_ID.has(form.type) && (
           <label>
             {t('integrations.groupId')}
-            <input value={form.groupId} required inputMode="numeric" pattern="[0-9]+" maxLength={12} onChange={(e) => setForm({ ...form, groupId: e.target.value })} />
+            <input
+              value={form.groupId}
+              required
+              inputMode="numeric"
+              pattern="[0-9]+"
+              maxLength={12}
+              onChange={(e) => setForm({ ...form, groupId: e.target.value })}
+            />
           </label>
         )}
         <button type="submit">{t('integrations.connect')}</button>
@@ -362,7 +479,11 @@ export function ApiKeySettings() {
         {data?.map((k) => (
           <li key={k.id} className="row">
             <strong>{k.name}</strong>
-            <button type="button" className="ghost small danger" onClick={() => confirmDelete(k.name) && void run(() => api.del(`/account/me/api-keys/${k.id}`)).then(reload)}>
+            <button
+              type="button"
+              className="ghost small danger"
+              onClick={() => confirmDelete(k.name) && void run(() => api.del(`/account/me/api-keys/${k.id}`)).then(reload)}
+            >
               {t('apiKeys.revoke')}
             </button>
           </li>
@@ -395,7 +516,11 @@ export function PluginSettings() {
             <span className="chip-type">{p.type}</span>
             <strong>{p.name}</strong>
             <span className="tag">{p.status}</span>
-            <button type="button" className="ghost small danger" onClick={() => confirmDelete(p.name || p.type) && void run(() => api.del(`/plugins/${p.id}`)).then(reload)}>
+            <button
+              type="button"
+              className="ghost small danger"
+              onClick={() => confirmDelete(p.name || p.type) && void run(() => api.del(`/plugins/${p.id}`)).then(reload)}
+            >
               {t('app.delete')}
             </button>
           </li>
@@ -406,13 +531,28 @@ export function PluginSettings() {
         onSubmit={(e) => {
           e.preventDefault();
           void run(async () => {
-            setCreated(await api.post<Plugin>('/plugins', { type: form.type.trim(), ...(form.name.trim() ? { name: form.name.trim() } : {}) }));
+            setCreated(
+              await api.post<Plugin>('/plugins', { type: form.type.trim(), ...(form.name.trim() ? { name: form.name.trim() } : {}) }),
+            );
             setForm({ type: '', name: '' });
           }).then(reload);
         }}
       >
-        <input placeholder={t('plugins.type')} aria-label={t('plugins.type')} value={form.type} required maxLength={100} onChange={(e) => setForm({ ...form, type: e.target.value })} />
-        <input placeholder={t('plugins.name')} aria-label={t('plugins.name')} value={form.name} maxLength={100} onChange={(e) => setForm({ ...form, name: e.target.value })} />
+        <input
+          placeholder={t('plugins.type')}
+          aria-label={t('plugins.type')}
+          value={form.type}
+          required
+          maxLength={100}
+          onChange={(e) => setForm({ ...form, type: e.target.value })}
+        />
+        <input
+          placeholder={t('plugins.name')}
+          aria-label={t('plugins.name')}
+          value={form.name}
+          maxLength={100}
+          onChange={(e) => setForm({ ...form, name: e.target.value })}
+        />
         <button type="submit" className="primary">
           {t('plugins.create')}
         </button>

@@ -103,13 +103,21 @@ export function BridgeLogin({ integrationId, isOwner }: { integrationId: number;
           className="row wrap"
           onSubmit={(e) => {
             e.preventDefault();
-            void run(() => api.post(`/integrations/${integrationId}/bridge/login`, { kind: prompt.kind, value })).then((ok) => ok && setValue(''));
+            void run(() => api.post(`/integrations/${integrationId}/bridge/login`, { kind: prompt.kind, value })).then(
+              (ok) => ok && setValue(''),
+            );
           }}
         >
           <label className="grow">
             {t(`bridge.prompt.${prompt.kind}` as 'bridge.prompt.code')}
             {prompt.hint && <span className="muted small"> ({prompt.hint})</span>}
-            <input type={prompt.kind === 'password' ? 'password' : 'text'} value={value} required maxLength={500} onChange={(e) => setValue(e.target.value)} />
+            <input
+              type={prompt.kind === 'password' ? 'password' : 'text'}
+              value={value}
+              required
+              maxLength={500}
+              onChange={(e) => setValue(e.target.value)}
+            />
           </label>
           <button type="submit" disabled={busy}>
             {t('bridge.send')}
@@ -118,7 +126,13 @@ export function BridgeLogin({ integrationId, isOwner }: { integrationId: number;
         </form>
       )}
       {isOwner && (
-        <button type="button" className="ghost small" onClick={() => void run(async () => setRotated(await api.post<BridgeConnectInfo>(`/integrations/${integrationId}/bridge/token`, {})))}>
+        <button
+          type="button"
+          className="ghost small"
+          onClick={() =>
+            void run(async () => setRotated(await api.post<BridgeConnectInfo>(`/integrations/${integrationId}/bridge/token`, {})))
+          }
+        >
           {t('bridge.rotate')}
         </button>
       )}
@@ -137,7 +151,15 @@ export function QrCode({ data }: { data: string }) {
     });
   });
   return (
-    <svg className="qr" role="img" aria-label={t('bridge.qrScan')} viewBox={`0 0 ${size} ${size}`} width={Math.max(200, size * 6)} height={Math.max(200, size * 6)} shapeRendering="crispEdges">
+    <svg
+      className="qr"
+      role="img"
+      aria-label={t('bridge.qrScan')}
+      viewBox={`0 0 ${size} ${size}`}
+      width={Math.max(200, size * 6)}
+      height={Math.max(200, size * 6)}
+      shapeRendering="crispEdges"
+    >
       <rect width={size} height={size} fill="#fff" />
       <path d={cells.join('')} fill="#000" />
     </svg>

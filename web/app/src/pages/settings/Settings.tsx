@@ -8,7 +8,16 @@ import { linkProps } from '../../router';
 import { reorder } from '../../state/funnel';
 import { confirmDelete, ErrorLine, useAction } from './common';
 import { ConnectedAppSettings, OAuthAppSettings } from './Apps';
-import { AccountSettings, ApiKeySettings, IntegrationSettings, PaymentTypeSettings, PluginSettings, TagSettings, TemplateSettings, WebhookSettings } from './More';
+import {
+  AccountSettings,
+  ApiKeySettings,
+  IntegrationSettings,
+  PaymentTypeSettings,
+  PluginSettings,
+  TagSettings,
+  TemplateSettings,
+  WebhookSettings,
+} from './More';
 
 const SECTIONS: Array<[string, MessageKey]> = [
   ['statuses', 'settings.statuses'],
@@ -73,7 +82,8 @@ const TYPES: StatusType[] = ['active', 'completed', 'failed', 'ignore'];
 function StatusRow({ status, onSaved }: { status: Status; onSaved: () => void }) {
   const [name, setName] = useState(status.name);
   const { run, error } = useAction();
-  const save = (patch: Partial<Status>) => void run(() => api.put(`/statuses/${status.id}`, { name, color: status.color, ...patch })).then((ok) => ok && onSaved());
+  const save = (patch: Partial<Status>) =>
+    void run(() => api.put(`/statuses/${status.id}`, { name, color: status.color, ...patch })).then((ok) => ok && onSaved());
   return (
     <>
       <input
@@ -84,7 +94,12 @@ function StatusRow({ status, onSaved }: { status: Status; onSaved: () => void })
         onBlur={() => name !== status.name && name.trim() && save({ name })}
         onKeyDown={(e) => e.key === 'Enter' && name !== status.name && name.trim() && save({ name })}
       />
-      <input type="color" aria-label={t('statuses.color')} value={/^#[0-9a-f]{6}$/i.test(status.color) ? status.color : '#888888'} onChange={(e) => save({ color: e.target.value })} />
+      <input
+        type="color"
+        aria-label={t('statuses.color')}
+        value={/^#[0-9a-f]{6}$/i.test(status.color) ? status.color : '#888888'}
+        onChange={(e) => save({ color: e.target.value })}
+      />
       <ErrorLine error={error} />
     </>
   );
@@ -98,7 +113,12 @@ function StatusSettings() {
   const refresh = () => void reload(['statuses']);
 
   const saveOrder = (list: Status[]) =>
-    void run(() => api.put('/statuses/reorder', list.map((s, i) => ({ id: s.id, order: i + 1 })))).then(refresh);
+    void run(() =>
+      api.put(
+        '/statuses/reorder',
+        list.map((s, i) => ({ id: s.id, order: i + 1 })),
+      ),
+    ).then(refresh);
   const move = (list: Status[], from: number, to: number) => saveOrder(reorder(list, from, to));
 
   return (
@@ -137,13 +157,29 @@ function StatusSettings() {
                     ⋮⋮
                   </span>
                   <StatusRow key={`${s.id}-${s.name}-${s.color}`} status={s} onSaved={refresh} />
-                  <button type="button" className="ghost icon" disabled={i === 0} onClick={() => move(list, i, i - 1)} aria-label={t('statuses.up', { name: s.name })}>
+                  <button
+                    type="button"
+                    className="ghost icon"
+                    disabled={i === 0}
+                    onClick={() => move(list, i, i - 1)}
+                    aria-label={t('statuses.up', { name: s.name })}
+                  >
                     ↑
                   </button>
-                  <button type="button" className="ghost icon" disabled={i === list.length - 1} onClick={() => move(list, i, i + 1)} aria-label={t('statuses.down', { name: s.name })}>
+                  <button
+                    type="button"
+                    className="ghost icon"
+                    disabled={i === list.length - 1}
+                    onClick={() => move(list, i, i + 1)}
+                    aria-label={t('statuses.down', { name: s.name })}
+                  >
                     ↓
                   </button>
-                  <button type="button" className="ghost small danger" onClick={() => confirmDelete(s.name) && void run(() => api.del(`/statuses/${s.id}`)).then(refresh)}>
+                  <button
+                    type="button"
+                    className="ghost small danger"
+                    onClick={() => confirmDelete(s.name) && void run(() => api.del(`/statuses/${s.id}`)).then(refresh)}
+                  >
                     {t('app.delete')}
                   </button>
                 </li>
@@ -166,7 +202,13 @@ function StatusSettings() {
         <h2 className="full">{t('statuses.add')}</h2>
         <label>
           {t('statuses.name')}
-          <input name="status-name" value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} required maxLength={100} />
+          <input
+            name="status-name"
+            value={form.name}
+            onChange={(e) => setForm({ ...form, name: e.target.value })}
+            required
+            maxLength={100}
+          />
         </label>
         <label>
           {t('statuses.type')}
@@ -198,7 +240,9 @@ function EmployeeCard({ e, all }: { e: Employee; all: Employee[] }) {
   const none = e.sources.length === 1 && e.sources[0].saId === null;
   const reach = new Set(e.sources.map((s) => s.saId));
   const setSources = (ids: number[] | 'all') =>
-    void run(() => api.put(`/managers/${e.id}`, { sources: ids === 'all' ? [] : ids.length ? ids.map((saId) => ({ saId })) : [{ saId: null }] })).then(refresh);
+    void run(() =>
+      api.put(`/managers/${e.id}`, { sources: ids === 'all' ? [] : ids.length ? ids.map((saId) => ({ saId })) : [{ saId: null }] }),
+    ).then(refresh);
   return (
     <li className="employee card-form" data-employee={e.login}>
       <div className="row">
@@ -211,7 +255,11 @@ function EmployeeCard({ e, all }: { e: Employee; all: Employee[] }) {
       {e.role !== 'owner' && (
         <div className="stack">
           <label className="check">
-            <input type="checkbox" checked={e.allowAllDeals} onChange={(ev) => void run(() => api.put(`/managers/${e.id}`, { allowAllDeals: ev.target.checked })).then(refresh)} />
+            <input
+              type="checkbox"
+              checked={e.allowAllDeals}
+              onChange={(ev) => void run(() => api.put(`/managers/${e.id}`, { allowAllDeals: ev.target.checked })).then(refresh)}
+            />
             {t('employees.allowAll')}
           </label>
           <fieldset>
@@ -227,7 +275,9 @@ function EmployeeCard({ e, all }: { e: Employee; all: Employee[] }) {
                     type="checkbox"
                     checked={!none && reach.has(i.id)}
                     onChange={(ev) => {
-                      const ids = integrations.filter((x) => (x.id === i.id ? ev.target.checked : !none && reach.has(x.id))).map((x) => x.id);
+                      const ids = integrations
+                        .filter((x) => (x.id === i.id ? ev.target.checked : !none && reach.has(x.id)))
+                        .map((x) => x.id);
                       setSources(ids);
                     }}
                   />
@@ -255,7 +305,11 @@ function EmployeeCard({ e, all }: { e: Employee; all: Employee[] }) {
                 </label>
               ))}
           </fieldset>
-          <button type="button" className="ghost small danger" onClick={() => confirmDelete(e.login) && void run(() => api.del(`/managers/${e.id}`)).then(refresh)}>
+          <button
+            type="button"
+            className="ghost small danger"
+            onClick={() => confirmDelete(e.login) && void run(() => api.del(`/managers/${e.id}`)).then(refresh)}
+          >
             {t('employees.remove')}
           </button>
         </div>

@@ -55,7 +55,10 @@ export function CopyButton({ text }: { text: string }) {
       type="button"
       className="small"
       onClick={() => {
-        void navigator.clipboard?.writeText(text).then(() => setDone(true), () => setDone(false));
+        void navigator.clipboard?.writeText(text).then(
+          () => setDone(true),
+          () => setDone(false),
+        );
       }}
     >
       {done ? t('app.copied') : t('app.copy')}
@@ -85,13 +88,22 @@ export function AddOneForm(props: {
       className="row"
       onSubmit={(e) => {
         e.preventDefault();
-        void props.run(() => props.add(value.trim())).then((ok) => {
-          if (ok) setValue('');
-          props.refresh();
-        });
+        void props
+          .run(() => props.add(value.trim()))
+          .then((ok) => {
+            if (ok) setValue('');
+            props.refresh();
+          });
       }}
     >
-      <input placeholder={props.label} aria-label={props.label} value={value} required maxLength={props.maxLength} onChange={(e) => setValue(e.target.value)} />
+      <input
+        placeholder={props.label}
+        aria-label={props.label}
+        value={value}
+        required
+        maxLength={props.maxLength}
+        onChange={(e) => setValue(e.target.value)}
+      />
       <button type="submit" className="primary">
         {props.button}
       </button>
