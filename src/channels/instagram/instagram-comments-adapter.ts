@@ -4,7 +4,7 @@ import type { BotKit } from '../bots/bot-kit.js';
 import { GraphError } from '../meta/graph-api.js';
 import { COMMENT_ID } from '../meta/meta-messaging.js';
 import type { CommentTarget } from '../meta/meta-comments-inbound.js';
-import { commentObject, PRIVATE_REPLY_WINDOW_MS } from '../meta/meta-comments.js';
+import { commentObject, privateRepliesThrough } from '../meta/meta-comments.js';
 import { InstagramAdapter } from './instagram-adapter.js';
 
 /** Instagram caps a comment at 2,200 characters. */
@@ -25,11 +25,7 @@ export class InstagramCommentsAdapter extends InstagramAdapter {
 
   constructor(kit: BotKit, dm: InstagramAdapter) {
     super(kit);
-    this.privateReplies = {
-      dmType: dm.type,
-      windowMs: PRIVATE_REPLY_WINDOW_MS,
-      send: (dmIntegration, commentId, text) => dm.sendPrivateReply(dmIntegration, commentId, text),
-    };
+    this.privateReplies = privateRepliesThrough(dm);
   }
 
   override async send(

@@ -4,7 +4,7 @@ import type { BotKit } from '../bots/bot-kit.js';
 import { GraphError } from '../meta/graph-api.js';
 import { COMMENT_ID } from '../meta/meta-messaging.js';
 import type { CommentTarget } from '../meta/meta-comments-inbound.js';
-import { commentObject, PRIVATE_REPLY_WINDOW_MS } from '../meta/meta-comments.js';
+import { commentObject, privateRepliesThrough } from '../meta/meta-comments.js';
 import { MessengerAdapter } from './messenger-adapter.js';
 
 /** Facebook caps a comment at 8,000 characters. */
@@ -24,11 +24,7 @@ export class PageCommentsAdapter extends MessengerAdapter {
 
   constructor(kit: BotKit, dm: MessengerAdapter) {
     super(kit);
-    this.privateReplies = {
-      dmType: dm.type,
-      windowMs: PRIVATE_REPLY_WINDOW_MS,
-      send: (dmIntegration, commentId, text) => dm.sendPrivateReply(dmIntegration, commentId, text),
-    };
+    this.privateReplies = privateRepliesThrough(dm);
   }
 
   override async send(

@@ -1,10 +1,21 @@
 /**
  * What the Meta comment channels (`social1_group` Page comments, `photonetVOff` Instagram
- * comments) share: their channel ids and the private-reply window.
+ * comments) share: their channel ids and the private-reply rules.
  */
+import type { PrivateReplies } from '../channel.js';
+import type { MetaMessagingAdapter } from './meta-messaging.js';
 
 /** Meta allows a private reply within 7 days of the comment. */
 export const PRIVATE_REPLY_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Private replies to comments go through the direct-message adapter of the same account, and land in its lead. */
+export function privateRepliesThrough(dm: MetaMessagingAdapter): PrivateReplies {
+  return {
+    dmType: dm.type,
+    windowMs: PRIVATE_REPLY_WINDOW_MS,
+    send: (dmIntegration, commentId, text) => dm.sendPrivateReply(dmIntegration, commentId, text),
+  };
+}
 
 /**
  * A comment channel's id: the commented post or media and the commenter, `<objectId>:<authorId>`

@@ -16,25 +16,6 @@ export function latestIncoming(db: Executor, leadId: number, sourceId: number): 
     .executeTakeFirst();
 }
 
-/** The live integration of the type that shares the account's external `identifier` (the oldest first). */
-export function integrationByIdentifier(
-  db: Executor,
-  accountId: number,
-  type: string,
-  identifier: string,
-): Promise<IntegrationRow | undefined> {
-  return db
-    .selectFrom('integrations')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('type', '=', type)
-    .where('identifier', '=', identifier)
-    .where('deleted_at', 'is', null)
-    .where('status', '=', 'active')
-    .orderBy('id')
-    .executeTakeFirst();
-}
-
 /** Claims the comment's one private reply: false when it was claimed (answered) before. */
 export async function claimPrivateReply(
   db: Executor,

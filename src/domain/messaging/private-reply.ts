@@ -10,6 +10,7 @@ import type { IntegrationsService } from '../integrations/integrations.service.j
 import { lockLead } from './messaging.repo.js';
 import { withTimeout } from './outgoing.js';
 import * as repo from './private-reply.repo.js';
+import { liveIntegrationsByIdentifier } from '../integrations/integrations.repo.js';
 
 export interface PrivateReplyInput {
   lead: LeadRow;
@@ -75,7 +76,8 @@ export class PrivateReplyService {
       const days = Math.round(replies.windowMs / 86_400_000);
       throw refused(`The comment is older than ${days} days: the provider accepts private replies only within ${days} days of a comment`);
     }
-    const dm = await repo.integrationByIdentifier(this.db, integration.account_id, replies.dmType, integration.identifier);
+    const dms = await liveIntegrationsByIdentifier(this.db, integration.account_id, [replies.dmType], integration.identifier);
+    const dm = dms.find((row) => row.status === 'active');
     if (!dm) {
       throw refused(
         `No active ${replies.dmType} integration of this account shares identifier ${integration.identifier}: connect the account's direct messages to answer comments privately`,
