@@ -81,7 +81,7 @@ export async function generate({ dataDir, databaseUrl, seed = 1, sizes, progress
     const auth = { accountId, userId: owner.id, role: 'owner', typ: 'access', user: owner };
     const widget = await services.integrations.connect(
       auth,
-      services.widget.connectInput({ type: 'widget', settings: { title: 'Bench shop' } }),
+      services.widget.admin.connectInput({ type: 'widget', settings: { title: 'Bench shop' } }),
     );
     const others = [];
     others.push(
