@@ -4,7 +4,7 @@ import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { request } from '../src/channels/bots/http.js';
 import { ChannelFailedError, ChannelTimeoutError } from '../src/channels/channel.js';
-import { pause } from '../src/channels/telegram/telegram-poller.js';
+import { pause } from '../src/channels/social/long-poller.js';
 
 let server: http.Server;
 let base: string;

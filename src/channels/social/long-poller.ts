@@ -4,7 +4,6 @@ import { AppError } from '../../domain/errors.js';
 import type { BackgroundWorker } from '../../domain/workers.js';
 import type { Leases } from '../../domain/leases/leases.js';
 import { ChannelFailedError, ChannelRejectedError, ChannelTimeoutError } from '../channel.js';
-import { pause } from '../telegram/telegram-poller.js';
 import type { ProviderJson } from '../provider-json.js';
 
 /** How often the poller looks for integrations connected or removed meanwhile. */
@@ -27,6 +26,8 @@ export interface PollResult {
 export interface PollSource {
   /** The worker's name (`/ready`, logs). */
   name: string;
+  /** The prefix of its integrations' lease names; default `<name>-poll`. */
+  leasePrefix?: string;
   /** Active integrations polled (all, or the one with `id` when it is still active). */
   integrations(id?: number): Promise<IntegrationRow[]>;
   /**
@@ -38,12 +39,12 @@ export interface PollSource {
 }
 
 /**
- * Long polling for installations without a public address, the way Telegram's poller runs: one
+ * Long polling for installations without a public address (Telegram bots, VK, OK): one
  * loop per active integration of the source, started as integrations appear, ended when they go.
  * The cursor lives in the database, so a restart resumes after the last committed batch. With
  * several processes, each integration is polled only by the process holding its lease
- * (`<source>-poll:<integrationId>`), as Telegram bots are: the provider hands an update to one
- * consumer, and two pollers would race on the cursor.
+ * (`<source>-poll:<integrationId>`): the provider hands an update to one consumer (Telegram answers
+ * 409 to a second poller), and two pollers would race on the cursor.
  */
 export class LongPoller implements BackgroundWorker {
   readonly name: string;
@@ -142,8 +143,26 @@ export class LongPoller implements BackgroundWorker {
   }
 
   private leaseName(id: number): string {
-    return `${this.name}-poll:${id}`;
+    return `${this.source.leasePrefix ?? `${this.name}-poll`}:${id}`;
   }
+}
+
+/**
+ * Waits `ms`, or less when `signal` aborts. The abort listener goes when the wait ends: a
+ * supervisor pausing every few seconds on one long-lived signal kept one per pause before
+ * (MaxListenersExceededWarning a minute after start, and a slow leak).
+ */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /**
