@@ -12,6 +12,7 @@ export async function openCore(config: Config, log: Logger, clock: Clock = syste
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     sqlProfile: config.sqlProfile,
+    namedStatements: config.pgNamedStatements,
     onQuery: config.metricsToken ? observeQuery : undefined,
   });
   try {

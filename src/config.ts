@@ -111,6 +111,8 @@ export interface Config {
   okPollTimeout: number;
   /** SQLite: per-statement timings written to this file when Parley stops (PARLEY_SQL_PROFILE; a debugging aid). */
   sqlProfile?: string;
+  /** PostgreSQL: hot-path queries as named prepared statements (PARLEY_PG_NAMED_STATEMENTS, default on). */
+  pgNamedStatements: boolean;
   /** Bearer token of `GET /metrics` (PARLEY_METRICS_TOKEN); unset: no metrics endpoint. */
   metricsToken: string | undefined;
   /** Web Push VAPID key pair (PARLEY_VAPID_PUBLIC_KEY / PARLEY_VAPID_PRIVATE_KEY, base64url); unset: generated once into the data folder. */
@@ -284,6 +286,7 @@ export function loadConfig(env: Env = process.env): Config {
     okApiUrl: apiRoot(env, 'PARLEY_OK_API_URL', 'https://api.ok.ru'),
     okPollTimeout: int(env, 'PARLEY_OK_POLL_TIMEOUT', 25, 0),
     sqlProfile: env.PARLEY_SQL_PROFILE || undefined,
+    pgNamedStatements: onOff(env, 'PARLEY_PG_NAMED_STATEMENTS') === 'on',
     metricsToken: env.PARLEY_METRICS_TOKEN || undefined,
     vapidPublicKey: env.PARLEY_VAPID_PUBLIC_KEY || undefined,
     vapidPrivateKey: env.PARLEY_VAPID_PRIVATE_KEY || undefined,

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql, type Kysely } from 'kysely';
+import { openDatabase } from '../src/db/database.js';
 import { prepared } from '../src/db/prepared.js';
 import { createTestDatabase, DIALECT, type TestDatabase } from './helpers/database.js';
 
@@ -53,5 +55,44 @@ describe('prepared queries', () => {
     const [row] = await count(t.db.kysely, { upTo: 2 });
     expect(Number(row!.n)).toBe(2);
     expect(dialects).toEqual([DIALECT]);
+  });
+
+  it('keeps answering when a table it reads changes shape while the process runs (an upgrade migrating)', async () => {
+    await sql`create table shape_probe (a integer)`.execute(t.db.kysely);
+    await sql`insert into shape_probe (a) values (1)`.execute(t.db.kysely);
+    // biome-ignore lint/suspicious/noExplicitAny: a table of this test only, not in the schema's types
+    const all = prepared((db, p: { a: number }) =>
+      (db as unknown as Kysely<any>).selectFrom('shape_probe').selectAll().where('a', '=', p.a),
+    );
+    await t.db.kysely.connection().execute(async (conn) => {
+      expect(await all(conn, { a: 1 })).toEqual([{ a: 1 }]);
+      if (DIALECT === 'postgres') {
+        // PostgreSQL: the query is a named statement of this connection, parsed once.
+        const { rows } = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(conn);
+        expect(rows.some((r) => r.statement.includes('"shape_probe"'))).toBe(true);
+      }
+      await sql`alter table shape_probe add column b integer`.execute(conn);
+      // A kept statement of the old shape is refused by PostgreSQL: it runs unnamed instead.
+      expect(await all(conn, { a: 1 })).toEqual([{ a: 1, b: null }]);
+      expect(await all(conn, { a: 1 })).toEqual([{ a: 1, b: null }]);
+    });
+  });
+
+  it('runs unnamed when named statements are off (a pooler in transaction mode)', async () => {
+    const db = t.url ? await openDatabase({ databaseUrl: t.url, dataDir: '', poolSize: 1, namedStatements: false }) : t.db;
+    const byName = prepared((k, p: { name: string }) =>
+      k.selectFrom('accounts').select('name').where('name', '=', p.name).where('created_at', '=', 1),
+    );
+    try {
+      await db.kysely.connection().execute(async (conn) => {
+        expect(await byName(conn, { name: 'first' })).toEqual([{ name: 'first' }]);
+        if (DIALECT === 'postgres') {
+          const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements`.execute(conn);
+          expect(rows[0].n).toBe(0);
+        }
+      });
+    } finally {
+      if (db !== t.db) await db.close();
+    }
   });
 });

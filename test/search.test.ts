@@ -5,6 +5,8 @@ import { createIntegration, createManager } from './helpers/fixtures.js';
 import type { IncomingMessage } from '../src/channels/channel.js';
 import type { IntegrationRow } from '../src/db/schema.js';
 import { queryTerms } from '../src/domain/search/query-terms.js';
+import { messagePage, messagePageWalking, type MessagePageQuery } from '../src/domain/search/search.repo.js';
+import { searchIndexFor } from '../src/domain/search/search-index.js';
 
 let h: Harness;
 let owner: SignedUp;
@@ -166,6 +168,62 @@ describe('paging', () => {
       if (res.json().cursors[0].cursor === -1) break;
     }
     expect(seen).toEqual(expected);
+  });
+});
+
+describe('the page in two steps (PostgreSQL: newest messages first, then the index)', () => {
+  it('answers what one query answers, on either side of the window and across it, page by page', async () => {
+    const other = await h.signUp();
+    const id = await createIntegration(h, other.accountId, 'msgrb_bot');
+    const row = await h.database.db.kysely.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    // 30 messages: `alpha` in all, `beta` in every third, `gamma` only in the two oldest (beyond
+    // any small window), `delta` in none. Another integration's messages interleave, unseen.
+    const noise = await h.database.db.kysely
+      .selectFrom('integrations')
+      .selectAll()
+      .where('id', '=', integration.id)
+      .executeTakeFirstOrThrow();
+    for (let i = 0; i < 30; i++) {
+      const words = ['alpha', i % 3 === 0 ? 'beta' : '', i < 2 ? 'gamma' : ''].join(' ');
+      const sender = { socialId: `w${i % 4}` };
+      const channel = { externalId: `w${i % 4}`, type: 'message' as const };
+      await h.services.ingest.ingest(row, { externalId: `w-${i}`, datetime: h.clock.now() + i, sender, channel, text: words });
+      await h.services.ingest.ingest(noise, {
+        externalId: `n-${i}`,
+        datetime: h.clock.now() + i,
+        sender,
+        channel,
+        text: 'alpha beta gamma',
+      });
+    }
+    const db = h.database.db.kysely;
+    const index = searchIndexFor(h.database.db.dialect);
+    const pages = async (terms: string[], read: (q: MessagePageQuery) => Promise<Array<{ id: number }>>) => {
+      const out: number[][] = [];
+      let beforeId: number | undefined;
+      for (;;) {
+        const q = {
+          accountId: other.accountId,
+          integrationId: id,
+          sourceTypes: ['message' as const],
+          terms,
+          beforeId,
+          limit: 4,
+          rule: null,
+        };
+        const got = (await read(q)).map((r) => r.id);
+        out.push(got);
+        if (got.length < 4) return out;
+        beforeId = got[got.length - 1];
+      }
+    };
+    for (const terms of [['alpha'], ['beta'], ['gamma'], ['delta'], ['alpha', 'beta']]) {
+      const expected = await pages(terms, (q) => messagePage(db, index, q));
+      expect(expected.flat().length).toBe({ alpha: 30, beta: 10, gamma: 2, delta: 0 }[terms.at(-1) as string]);
+      for (const window of [1, 3, 7, 30, 100]) {
+        expect(await pages(terms, (q) => messagePageWalking(db, index, q, window))).toEqual(expected);
+      }
+    }
   });
 });
 

@@ -46,10 +46,12 @@ export interface DatabaseOptions {
   sqlProfile?: string;
   /** Called after every statement with its time in milliseconds (metrics); unset costs nothing. */
   onQuery?: (ms: number, failed: boolean) => void;
+  /** PostgreSQL: run the hot-path queries as named prepared statements (default true; see `nameStatement`). */
+  namedStatements?: boolean;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Db> {
-  if (isPostgresUrl(options.databaseUrl)) return openPostgres(options.databaseUrl, options.poolSize ?? 10, options.onQuery);
+  if (isPostgresUrl(options.databaseUrl)) return openPostgres(options.databaseUrl, options.poolSize ?? 10, options);
   return openSqlite(options.dataDir, options.sqliteFile ?? 'parley.db', options);
 }
 
@@ -236,18 +238,66 @@ function queryLog(onQuery: DatabaseOptions['onQuery']) {
   return (event: LogEvent) => onQuery(event.queryDurationMillis, event.level === 'error');
 }
 
-async function openPostgres(url: string, max: number, onQuery?: DatabaseOptions['onQuery']): Promise<Db> {
+async function openPostgres(url: string, max: number, options: DatabaseOptions): Promise<Db> {
   const pg = (await import('pg')).default;
   // int8 (counts, bigint ids and millisecond instants) as numbers; they stay below 2^53.
   pg.types.setTypeParser(20, (v: string) => Number(v));
   const pool = new pg.Pool({ connectionString: url, max });
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: queryLog(onQuery) });
+  if (options.namedStatements !== false) pool.on('connect', (client) => useNamedStatements(client));
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: queryLog(options.onQuery) });
   return {
     kysely,
     dialect: 'postgres',
     close: () => kysely.destroy(),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   };
+}
+
+/**
+ * The SQL texts of hot-path queries (db/prepared.ts), each with the name it is prepared under on
+ * PostgreSQL. A named statement is parsed and analysed once per connection and then only bound and
+ * run (PostgreSQL may also keep its plan): the ingest and read paths run a dozen of these per
+ * request, and parsing them anew each time was a large share of the server's CPU per statement
+ * (docs/performance.md, issue 19). Only these few fixed texts are named, so the statements each
+ * connection keeps stay bounded; every other query stays unnamed. PARLEY_PG_NAMED_STATEMENTS=off
+ * runs them unnamed too, for a connection pooler in transaction mode that does not track prepared
+ * statements (docs/operations.md).
+ */
+const statementNames = new Map<string, string>();
+
+/** Marks `text` as a hot-path query to run as a named prepared statement on PostgreSQL. */
+export function nameStatement(text: string): void {
+  if (!statementNames.has(text)) statementNames.set(text, `parley_${statementNames.size + 1}`);
+}
+
+interface QueryingClient {
+  query: (...args: never[]) => unknown;
+}
+
+/**
+ * Routes the hot-path texts of a pooled connection to named statements. A schema change that
+ * alters a statement's result columns (an upgrade migrating while this process runs) makes
+ * PostgreSQL refuse the kept statement ("cached plan must not change result type"): that text
+ * then runs unnamed on this connection from then on (at once again outside a transaction).
+ */
+function useNamedStatements(client: QueryingClient): void {
+  const query = client.query.bind(client) as (config: unknown, values?: unknown) => Promise<unknown>;
+  const stale = new Set<string>();
+  const named = (text: string, values: unknown) => {
+    const name = statementNames.get(text) as string;
+    return query({ name, text, values }).catch((error: unknown) => {
+      if ((error as { code?: string }).code !== '0A000') throw error;
+      stale.add(text);
+      // Inside a transaction the error has aborted it, and the caller's retry runs the text unnamed.
+      return query(text, values).catch(() => {
+        throw error;
+      });
+    });
+  };
+  client.query = ((config: unknown, values?: unknown) =>
+    typeof config === 'string' && statementNames.has(config) && !stale.has(config) && typeof values !== 'function'
+      ? named(config, values)
+      : query(config, values)) as QueryingClient['query'];
 }
 
 export async function ping(db: Db): Promise<void> {

@@ -1,5 +1,5 @@
 import { createQueryId, type Compilable, type CompiledQuery } from 'kysely';
-import { dialectOf, type DialectName, type Executor } from './database.js';
+import { dialectOf, nameStatement, type DialectName, type Executor } from './database.js';
 
 /** Stands for the named parameter of a prepared query in the query built once. */
 class Param {
@@ -44,6 +44,7 @@ export function prepared<P extends object, R>(
         slots: query.parameters.map((p) => (p instanceof Param ? { param: p.name } : { value: p })),
       };
       byDialect.set(dialect, compiled);
+      if (dialect === 'postgres') nameStatement(compiled.sql);
     }
     const values = params as Record<string, unknown>;
     const parameters = compiled.slots.map((slot) => ('param' in slot ? values[slot.param] : slot.value));

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Executor } from '../../db/database.js';
+import { nameStatement, type Executor } from '../../db/database.js';
 
 export interface Counter {
   count: number;
@@ -11,12 +11,15 @@ export interface Counter {
  * same key at once both count). A window that ended restarts at 1.
  */
 export async function hitCounter(db: Executor, key: string, windowMs: number, now: number): Promise<Counter> {
-  const { rows } = await sql<{ count: number; reset_at: number | string }>`
+  const query = sql<{ count: number; reset_at: number | string }>`
     insert into rate_limits (key, count, reset_at) values (${key}, 1, ${now + windowMs})
     on conflict (key) do update set
       count = case when rate_limits.reset_at <= ${now} then 1 else rate_limits.count + 1 end,
       reset_at = case when rate_limits.reset_at <= ${now} then ${now + windowMs} else rate_limits.reset_at end
-    returning count, reset_at`.execute(db);
+    returning count, reset_at`.compile(db);
+  // A hit of every limited request: one fixed text, prepared once per connection on PostgreSQL.
+  nameStatement(query.sql);
+  const { rows } = await db.executeQuery(query);
   return { count: Number(rows[0].count), resetAt: Number(rows[0].reset_at) };
 }
 

@@ -99,7 +99,8 @@ export class SearchService {
         out.push({ type: group, cursor: -1 });
         continue;
       }
-      const rows = await repo.messagePage(db, this.index, {
+      const pageOf = this.deps.db.dialect === 'postgres' ? repo.messagePageWalking : repo.messagePage;
+      const rows = await pageOf(db, this.index, {
         accountId: auth.accountId,
         integrationId: integration.id,
         sourceTypes: GROUP_SOURCE_TYPES[group],
