@@ -60,8 +60,8 @@ describe('prepared queries', () => {
   it('keeps answering when a table it reads changes shape while the process runs (an upgrade migrating)', async () => {
     await sql`create table shape_probe (a integer)`.execute(t.db.kysely);
     await sql`insert into shape_probe (a) values (1)`.execute(t.db.kysely);
-    // biome-ignore lint/suspicious/noExplicitAny: a table of this test only, not in the schema's types
     const all = prepared((db, p: { a: number }) =>
+      // biome-ignore lint/suspicious/noExplicitAny: a table of this test only, not in the schema's types
       (db as unknown as Kysely<any>).selectFrom('shape_probe').selectAll().where('a', '=', p.a),
     );
     await t.db.kysely.connection().execute(async (conn) => {
