@@ -61,7 +61,6 @@ describe('prepared queries', () => {
     await sql`create table shape_probe (a integer)`.execute(t.db.kysely);
     await sql`insert into shape_probe (a) values (1)`.execute(t.db.kysely);
     const all = prepared((db, p: { a: number }) =>
-      // biome-ignore lint/suspicious/noExplicitAny: a table of this test only, not in the schema's types
       (db as unknown as Kysely<any>).selectFrom('shape_probe').selectAll().where('a', '=', p.a),
     );
     await t.db.kysely.connection().execute(async (conn) => {
