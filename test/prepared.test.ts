@@ -71,7 +71,7 @@ describe('prepared queries', () => {
         expect(rows.some((r) => r.statement.includes('"shape_probe"'))).toBe(true);
       }
       await sql`alter table shape_probe add column b integer`.execute(conn);
-      // A kept statement of the old shape is refused by PostgreSQL: it runs unnamed instead.
+      // PostgreSQL refuses the kept statement of the old shape: it is prepared anew under a new name.
       expect(await all(conn, { a: 1 })).toEqual([{ a: 1, b: null }]);
       expect(await all(conn, { a: 1 })).toEqual([{ a: 1, b: null }]);
     });

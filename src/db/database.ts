@@ -16,6 +16,7 @@ import {
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Database } from './schema.js';
 import { isPostgresUrl } from '../config.js';
+import { isStalePlan } from './errors.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -263,11 +264,24 @@ async function openPostgres(url: string, max: number, options: DatabaseOptions):
  * runs them unnamed too, for a connection pooler in transaction mode that does not track prepared
  * statements (docs/operations.md).
  */
-const statementNames = new Map<string, string>();
+const statementNames = new Map<string, number>();
+/**
+ * Part of every statement name. A schema change can alter a kept statement's result columns
+ * (`select *` of a table that gained a column), which PostgreSQL then refuses ("cached plan must
+ * not change result type"); new names make every connection prepare each text again. Bumped after
+ * Parley's own migrations ran and when PostgreSQL refused a kept statement (another process
+ * migrated: a rolling upgrade).
+ */
+let statementGeneration = 0;
 
 /** Marks `text` as a hot-path query to run as a named prepared statement on PostgreSQL. */
 export function nameStatement(text: string): void {
-  if (!statementNames.has(text)) statementNames.set(text, `parley_${statementNames.size + 1}`);
+  if (!statementNames.has(text)) statementNames.set(text, statementNames.size + 1);
+}
+
+/** Every connection prepares its named statements anew (after a schema change). */
+export function renameStatements(): void {
+  statementGeneration++;
 }
 
 interface QueryingClient {
@@ -275,29 +289,26 @@ interface QueryingClient {
 }
 
 /**
- * Routes the hot-path texts of a pooled connection to named statements. A schema change that
- * alters a statement's result columns (an upgrade migrating while this process runs) makes
- * PostgreSQL refuse the kept statement ("cached plan must not change result type"): that text
- * then runs unnamed on this connection from then on (at once again outside a transaction).
+ * Routes the hot-path texts of a pooled connection to named statements. When PostgreSQL refuses a
+ * kept statement after a schema change, every name is renewed and the query runs again at once
+ * under its new name; inside a transaction the refusal has aborted the transaction, and the
+ * caller's retry (db/errors.ts `isStalePlan`) or the next request finds the new name.
  */
 function useNamedStatements(client: QueryingClient): void {
   const query = client.query.bind(client) as (config: unknown, values?: unknown) => Promise<unknown>;
-  const stale = new Set<string>();
-  const named = (text: string, values: unknown) => {
-    const name = statementNames.get(text) as string;
-    return query({ name, text, values }).catch((error: unknown) => {
-      if ((error as { code?: string }).code !== '0A000') throw error;
-      stale.add(text);
-      // Inside a transaction the error has aborted it, and the caller's retry runs the text unnamed.
-      return query(text, values).catch(() => {
+  const named = (index: number, text: string, values: unknown) => query({ name: `parley_${index}_${statementGeneration}`, text, values });
+  client.query = ((config: unknown, values?: unknown) => {
+    const index = typeof config === 'string' && typeof values !== 'function' ? statementNames.get(config) : undefined;
+    if (index === undefined) return query(config, values);
+    const text = config as string;
+    return named(index, text, values).catch((error: unknown) => {
+      if (!isStalePlan(error)) throw error;
+      renameStatements();
+      return named(index, text, values).catch(() => {
         throw error;
       });
     });
-  };
-  client.query = ((config: unknown, values?: unknown) =>
-    typeof config === 'string' && statementNames.has(config) && !stale.has(config) && typeof values !== 'function'
-      ? named(config, values)
-      : query(config, values)) as QueryingClient['query'];
+  }) as QueryingClient['query'];
 }
 
 export async function ping(db: Db): Promise<void> {

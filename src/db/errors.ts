@@ -13,3 +13,13 @@ export function isUnstorableValue(err: unknown): boolean {
   const e = err as { code?: string } | null;
   return !!e && (e.code === '22021' || e.code === '22P05' || e.code === '22003');
 }
+
+/**
+ * True when PostgreSQL refused a kept prepared statement because a schema change altered its
+ * result columns ("cached plan must not change result type", 0A000): the statement is prepared
+ * anew under a new name (db/database.ts), and a transaction it aborted may simply run again.
+ */
+export function isStalePlan(err: unknown): boolean {
+  const e = err as { code?: string; message?: string } | null;
+  return !!e && e.code === '0A000' && /cached plan/.test(e.message ?? '');
+}

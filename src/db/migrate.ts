@@ -1,5 +1,5 @@
 import { sql, Migrator, type Migration, type MigrationProvider } from 'kysely';
-import type { Db } from './database.js';
+import { renameStatements, type Db } from './database.js';
 import { migrationKit, type ParleyMigration } from './migrations/helpers.js';
 import { foundation } from './migrations/0001-foundation.js';
 import { coreModel } from './migrations/0002-core-model.js';
@@ -103,6 +103,8 @@ async function migrate(db: Db, upTo?: string): Promise<void> {
   }
   const migrator = new Migrator({ db: db.kysely, provider: new StaticProvider(db), migrationTableSchema });
   const { error, results } = upTo === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(upTo);
+  // Tables may have changed shape under the named statements of this process's connections.
+  if (db.dialect === 'postgres' && results?.some((r) => r.status === 'Success')) renameStatements();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     const reason = error instanceof Error ? error.message : String(error ?? '');
