@@ -6,6 +6,8 @@ import type { IncomingMessage } from '../src/channels/channel.js';
 import type { IntegrationRow, StatusType } from '../src/db/schema.js';
 import { afterIncoming, afterOutgoing } from '../src/domain/conversations/lead-lifecycle.js';
 import { IngestService } from '../src/domain/conversations/ingest.service.js';
+import type { KyselyPlugin } from 'kysely';
+import { DIALECT } from './helpers/database.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -250,6 +252,42 @@ describe('message-fed lead fields', () => {
     expect(l.awaiting_since).toBeNull();
     expect(l.last_message_incoming).toBe(0);
     expect(l.unread_count).toBe(2);
+  });
+
+  it('keeps the last message of the lead when an older one arrives late, in the stored row as in the answer', async () => {
+    const { integration } = await setup();
+    const t0 = h.clock.now();
+    const first = await h.services.ingest.ingest(integration, incoming('lena', { datetime: t0 }));
+    await h.services.ingest.ingest(integration, incoming('lena', { datetime: t0 - 60_000 }));
+    expect(await lead(first.leadId)).toMatchObject({
+      last_message_id: first.messageId,
+      last_message_at: t0,
+      unread_count: 2,
+      awaiting_since: t0 - 60_000,
+    });
+    const newer = await h.services.ingest.ingest(integration, incoming('lena', { datetime: t0 + 1_000 }));
+    expect(await lead(first.leadId)).toMatchObject({ last_message_id: newer.messageId, last_message_at: t0 + 1_000, unread_count: 3 });
+  });
+
+  it('stores a known customer’s message in few statements (PostgreSQL: each is a round trip)', async () => {
+    const { integration } = await setup();
+    await h.services.ingest.ingest(integration, incoming('nina'));
+    let statements = 0;
+    const counter: KyselyPlugin = {
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        statements++;
+        return args.result;
+      },
+    };
+    const database = h.services.deps.db;
+    const counted = new IngestService({ ...h.services.deps, db: { ...database, kysely: database.kysely.withPlugin(counter) } });
+    const result = await counted.ingest(integration, incoming('nina'));
+    expect(result).toMatchObject({ isNewLead: false, isNewCustomer: false, duplicate: false });
+    // PostgreSQL (begin and commit aside): the profile locked with the redelivery check, the
+    // channel, the latest lead, the message with its lead's fields, the event with the webhooks.
+    // SQLite (in process, one transaction for concurrent units): each alone, in a savepoint.
+    expect(statements).toBe(DIALECT === 'postgres' ? 5 : 10);
   });
 
   it('follow the rules for any sequence of messages (property)', () => {

@@ -232,6 +232,7 @@ describe('POST /messaging/<leadId>/send', () => {
       .selectAll()
       .where('lead_id', '=', c.leadId)
       .where('type', '=', 'message.outgoing')
+      .orderBy('id')
       .execute();
     expect(outgoing.map((e) => JSON.parse(e.payload).message.customId)).toEqual(['order-1', 'order-2']);
 

@@ -42,7 +42,14 @@ const activeWebhooks = prepared((db, p: { accountId: number }) =>
  * Returns how many were written.
  */
 export async function fanOutEvent(trx: Executor, event: FannedEvent, now: number): Promise<number> {
-  const hooks = await activeWebhooks(trx, { accountId: event.accountId });
+  return fanOutTo(trx, event, await activeWebhooks(trx, { accountId: event.accountId }), now);
+}
+
+/** An active webhook of the event's account, as the fan-out reads it. */
+export type ActiveWebhook = { id: number; events: string | null; api_version: string };
+
+/** {@link fanOutEvent} with the account's active webhooks read already (with the event's insert). */
+export async function fanOutTo(trx: Executor, event: FannedEvent, hooks: ActiveWebhook[], now: number): Promise<number> {
   const rows = hooks
     .filter((w) => webhookWants(w.api_version, w.events, event.type))
     .map((w) => ({

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
-import type { Executor } from '../db/database.js';
+import { dialectOf, type Executor } from '../db/database.js';
 import { prepared } from '../db/prepared.js';
-import { fanOutEvent } from './fan-out.js';
+import { fanOutEvent, fanOutTo } from './fan-out.js';
 
 /**
  * In-process nudge: 'recorded' is emitted when an event is written (before its transaction
@@ -67,25 +67,52 @@ const insertEvent = prepared((db, p: { accountId: number; type: string; leadId: 
 );
 
 /**
+ * PostgreSQL, one round trip: the event's insert and its account's active webhooks (one row per
+ * webhook, or one row without a webhook). A message's ingest records one or two events; reading
+ * the webhooks with the insert saves a round trip each.
+ */
+const insertEventReadingWebhooks = prepared(
+  (db, p: { accountId: number; type: string; leadId: number | null; payload: string; now: number }) =>
+    db
+      .with('e', (w) =>
+        w
+          .insertInto('events')
+          .values({ account_id: p.accountId, type: p.type, lead_id: p.leadId, payload: p.payload, created_at: p.now })
+          .returning('id'),
+      )
+      .selectFrom('e')
+      .leftJoin('webhooks as w', (join) => join.on('w.account_id', '=', p.accountId).on('w.status', '=', 1))
+      .select(['e.id', 'w.id as webhook_id', 'w.events', 'w.api_version']),
+);
+
+/**
  * Records a domain event in the outbox. Call it with the transaction of the change that caused the
  * event, and from exactly one place per change: the event exists if and only if the change does.
  */
 export async function recordEvent(trx: Executor, event: NewEvent, now: number): Promise<number> {
   const payload = { type: event.type, accountId: event.accountId, ...event.payload };
-  const [row] = await insertEvent(trx, {
-    accountId: event.accountId,
-    type: event.type,
-    leadId: event.leadId ?? null,
-    payload: JSON.stringify(payload),
-    now,
-  });
-  if (!row) throw new Error('insert into events returned no row');
-  const id = row.id;
+  const values = { accountId: event.accountId, type: event.type, leadId: event.leadId ?? null, payload: JSON.stringify(payload), now };
+  const internal = isInternalEvent(event.type);
+  let id: number;
+  let deliveries = 0;
   // Webhook deliveries are the outbox's rows for the webhook consumer (webhooks/ reads them after
   // commit), written in the same transaction: durable exactly when the event is.
-  const deliveries = isInternalEvent(event.type)
-    ? 0
-    : await fanOutEvent(trx, { id, accountId: event.accountId, type: event.type, leadId: event.leadId ?? null }, now);
+  if (dialectOf(trx) === 'postgres') {
+    const rows = await insertEventReadingWebhooks(trx, values);
+    if (!rows[0]) throw new Error('insert into events returned no row');
+    id = rows[0].id;
+    const hooks = rows.flatMap((r) =>
+      r.webhook_id === null ? [] : [{ id: r.webhook_id, events: r.events, api_version: r.api_version as string }],
+    );
+    const fanned = { id, accountId: event.accountId, type: event.type, leadId: event.leadId ?? null };
+    if (!internal && hooks.length) deliveries = await fanOutTo(trx, fanned, hooks, now);
+  } else {
+    const [row] = await insertEvent(trx, values);
+    if (!row) throw new Error('insert into events returned no row');
+    id = row.id;
+    if (!internal)
+      deliveries = await fanOutEvent(trx, { id, accountId: event.accountId, type: event.type, leadId: event.leadId ?? null }, now);
+  }
   // The count lets the webhook worker sleep through events no endpoint wants (most, often all).
   outboxSignal.emit('recorded', id, deliveries);
   return id;

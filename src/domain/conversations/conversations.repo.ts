@@ -1,4 +1,4 @@
-import type { Insertable } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import type { LeadRow, MessageRow, NewMessage, ProfileRow, ProfilesTable, SourceRow, SourcesTable } from '../../db/schema.js';
 import { prepared } from '../../db/prepared.js';
@@ -33,6 +33,49 @@ const profileForUpdate = prepared((db, p: { integrationId: number; socialId: str
  */
 export async function findProfileForUpdate(db: Executor, integrationId: number, socialId: string): Promise<ProfileRow | undefined> {
   return (await profileForUpdate(db, { integrationId, socialId }))[0];
+}
+
+const profileForUpdateWithDuplicate = prepared((db, p: { integrationId: number; socialId: string; externalId: string }) =>
+  db
+    .selectFrom('profiles')
+    .selectAll()
+    .select((eb) => [
+      eb
+        .selectFrom('messages')
+        .select('messages.id')
+        .where('messages.integration_id', '=', p.integrationId)
+        .where('messages.external_id', '=', p.externalId)
+        .as('duplicate_id'),
+      eb
+        .selectFrom('messages')
+        .select('messages.lead_id')
+        .where('messages.integration_id', '=', p.integrationId)
+        .where('messages.external_id', '=', p.externalId)
+        .as('duplicate_lead_id'),
+    ])
+    .where('integration_id', '=', p.integrationId)
+    .where('social_id', '=', p.socialId)
+    .forUpdate(),
+);
+
+/**
+ * PostgreSQL, one round trip: {@link findProfileForUpdate} (the sender's profile, locked) and
+ * whether a message with `externalId` is stored already (a provider's redelivery). Without a
+ * profile the duplicate is not looked up here (the caller asks {@link findMessageByExternalId}).
+ * The look-up sees the statement's snapshot, taken before any wait for the lock: a redelivery
+ * committed during that wait is caught by messages_external_uq, and the ingest runs again.
+ */
+export async function findProfileForUpdateAndDuplicate(
+  db: Executor,
+  integrationId: number,
+  socialId: string,
+  externalId: string,
+): Promise<{ profile: ProfileRow; duplicate: { id: number; lead_id: number } | undefined } | undefined> {
+  const [row] = await profileForUpdateWithDuplicate(db, { integrationId, socialId, externalId });
+  if (!row) return undefined;
+  const { duplicate_id, duplicate_lead_id, ...profile } = row;
+  const duplicate = duplicate_id === null ? undefined : { id: duplicate_id, lead_id: duplicate_lead_id as number };
+  return { profile, duplicate };
 }
 
 const sourceByExternalId = prepared((db, p: { integrationId: number; type: string; externalId: string }) =>
@@ -129,6 +172,64 @@ export async function updateMessageFed(
   const [row] = await updateMessageFedRow(db, { ...fields, leadId: lead.id });
   if (!row) throw new Error(`lead ${lead.id} vanished during its update`);
   return { ...lead, ...fields };
+}
+
+const insertMessageFeedingLeadRow = prepared(
+  (
+    db,
+    p: MessageValues &
+      Pick<LeadRow, Exclude<(typeof MESSAGE_FED_COLUMNS)[number], 'last_message_id'>> & {
+        leadId: number;
+        keptLastMessageId: number | null;
+      },
+  ) =>
+    db
+      .with('m', (w) =>
+        w
+          .insertInto('messages')
+          .values(Object.fromEntries(MESSAGE_COLUMNS.map((column) => [column, p[column]])) as NewMessage)
+          .returningAll(),
+      )
+      .with('l', (w) =>
+        w
+          .updateTable('leads')
+          .set({
+            unread_count: p.unread_count,
+            last_message_id: sql<number>`coalesce(${p.keptLastMessageId}::bigint, (select id from m))`,
+            last_message_at: p.last_message_at,
+            last_message_incoming: p.last_message_incoming,
+            awaiting_since: p.awaiting_since,
+            response_time: p.response_time,
+            updated_at: p.updated_at,
+          })
+          .where('id', '=', p.leadId)
+          .returning('id'),
+      )
+      .selectFrom('m')
+      .selectAll('m')
+      .select(sql<number | null>`(select id from l)`.as('lead_updated')),
+);
+
+/**
+ * PostgreSQL, one round trip for {@link insertMessage} then {@link updateMessageFed}: the message
+ * and the lead's message-fed fields, where `fields(messageId)` gives those fields for the new
+ * message's id (as afterIncoming/afterOutgoing do). Answers both rows as the two calls would.
+ */
+export async function insertMessageFeedingLead(
+  db: Executor,
+  values: MessageValues,
+  lead: LeadRow,
+  fields: (messageId: number) => Pick<LeadRow, (typeof MESSAGE_FED_COLUMNS)[number]>,
+): Promise<{ message: MessageRow; lead: LeadRow }> {
+  // The fields do not depend on the id except through last_message_id, which is either the new
+  // message (the database fills it in) or the lead's earlier last message (kept).
+  const probe = fields(-1);
+  const keptLastMessageId = probe.last_message_id === -1 ? null : probe.last_message_id;
+  const [row] = await insertMessageFeedingLeadRow(db, { ...values, ...probe, leadId: lead.id, keptLastMessageId });
+  if (!row) throw new Error('insert into messages returned no row');
+  const { lead_updated, ...message } = row;
+  if (lead_updated === null) throw new Error(`lead ${lead.id} vanished during its update`);
+  return { message, lead: { ...lead, ...fields(message.id) } };
 }
 
 export async function insertInboxLead(

@@ -1,5 +1,5 @@
 import type { Executor } from '../../db/database.js';
-import { isUniqueViolation } from '../../db/errors.js';
+import { isStalePlan, isUniqueViolation } from '../../db/errors.js';
 import { GroupCommit } from '../../db/group-commit.js';
 import type { IntegrationRow, LeadRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
 import type { Attachment, IncomingMessage, SenderProfile } from '../../channels/channel.js';
@@ -45,9 +45,12 @@ const MAX_TEXT = 64 * 1024;
 export class IngestService {
   /** SQLite: concurrent ingests share one transaction (see GroupCommit). */
   private readonly group: GroupCommit | undefined;
+  /** PostgreSQL: every statement is a round trip, so the hot path joins some of them. */
+  private readonly postgres: boolean;
 
   constructor(private readonly deps: Deps) {
     this.group = deps.db.dialect === 'sqlite' ? new GroupCommit(deps.db.kysely) : undefined;
+    this.postgres = deps.db.dialect === 'postgres';
   }
 
   async ingest(integration: IntegrationRow, incoming: IncomingMessage): Promise<IngestResult> {
@@ -66,8 +69,8 @@ export class IngestService {
         return await this.deps.db.kysely.transaction().execute((trx) => this.ingestIn(trx, integration, incoming));
       } catch (err) {
         // A concurrent transaction created the same profile, channel or message first: run again
-        // and find its rows.
-        if (attempt < 2 && isUniqueViolation(err)) continue;
+        // and find its rows. Or a schema change (an upgrade) had made a prepared statement stale.
+        if (attempt < 2 && (isUniqueViolation(err) || isStalePlan(err))) continue;
         throw err;
       }
     }
@@ -78,8 +81,17 @@ export class IngestService {
     const accountId = integration.account_id;
 
     // Lock the sender first (PostgreSQL): one customer's messages pick their lead one at a time.
-    let profile = await repo.findProfileForUpdate(trx, integration.id, incoming.sender.socialId);
-    const existing = await repo.findMessageByExternalId(trx, integration.id, incoming.externalId);
+    let profile: ProfileRow | undefined;
+    let existing: Pick<MessageRow, 'id' | 'lead_id'> | undefined;
+    if (!this.postgres) {
+      profile = await repo.findProfileForUpdate(trx, integration.id, incoming.sender.socialId);
+      existing = await repo.findMessageByExternalId(trx, integration.id, incoming.externalId);
+    } else {
+      // PostgreSQL: each statement is a round trip; the profile and the redelivery check are one.
+      const found = await repo.findProfileForUpdateAndDuplicate(trx, integration.id, incoming.sender.socialId, incoming.externalId);
+      profile = found?.profile;
+      existing = found ? found.duplicate : await repo.findMessageByExternalId(trx, integration.id, incoming.externalId);
+    }
     if (existing) {
       return { messageId: existing.id, leadId: existing.lead_id, isNewLead: false, isNewCustomer: false, duplicate: true };
     }
@@ -112,29 +124,29 @@ export class IngestService {
       : undefined;
     const replyTo = quoted ? replySnapshot(quoted, integration, await repo.findProfile(trx, quoted.profile_id)) : null;
 
-    const message = await repo.insertMessage(trx, {
-      account_id: accountId,
-      lead_id: current.id,
-      source_id: source.id,
-      integration_id: integration.id,
-      external_id: incoming.externalId,
-      incoming: 1,
-      text: incoming.text ?? '',
-      url: incoming.url ?? '',
-      attachments: JSON.stringify(incoming.attachments ?? []),
-      reply_to: replyTo ? JSON.stringify(replyTo) : null,
-      preview: incoming.preview ? JSON.stringify(incoming.preview) : null,
-      profile_id: profile.id,
-      user_id: null,
-      custom_id: null,
-      unread: 1,
-      created_at: incoming.datetime,
-    });
-
-    const updated = await repo.updateMessageFed(trx, current, {
-      ...afterIncoming(current, message.id, incoming.datetime),
-      updated_at: now,
-    });
+    const { message, lead: updated } = await this.storeMessage(
+      trx,
+      {
+        account_id: accountId,
+        lead_id: current.id,
+        source_id: source.id,
+        integration_id: integration.id,
+        external_id: incoming.externalId,
+        incoming: 1,
+        text: incoming.text ?? '',
+        url: incoming.url ?? '',
+        attachments: JSON.stringify(incoming.attachments ?? []),
+        reply_to: replyTo ? JSON.stringify(replyTo) : null,
+        preview: incoming.preview ? JSON.stringify(incoming.preview) : null,
+        profile_id: profile.id,
+        user_id: null,
+        custom_id: null,
+        unread: 1,
+        created_at: incoming.datetime,
+      },
+      current,
+      (messageId) => ({ ...afterIncoming(current, messageId, incoming.datetime), updated_at: now }),
+    );
 
     if (isNewCustomer) await this.recordCustomerCreated(trx, profile, now);
     if (isNewLead) {
@@ -155,6 +167,21 @@ export class IngestService {
       now,
     );
     return { messageId: message.id, leadId: updated.id, isNewLead, isNewCustomer, duplicate: false };
+  }
+
+  /**
+   * Stores a message and moves its lead's message-fed fields (`fields` of the new message's id):
+   * two statements on SQLite, one round trip on PostgreSQL.
+   */
+  private async storeMessage(
+    trx: Executor,
+    values: Parameters<typeof repo.insertMessage>[1],
+    lead: LeadRow,
+    fields: (messageId: number) => Parameters<typeof repo.updateMessageFed>[2],
+  ): Promise<{ message: MessageRow; lead: LeadRow }> {
+    if (this.postgres) return repo.insertMessageFeedingLead(trx, values, lead, fields);
+    const message = await repo.insertMessage(trx, values);
+    return { message, lead: await repo.updateMessageFed(trx, lead, fields(message.id)) };
   }
 
   /**
@@ -182,25 +209,32 @@ export class IngestService {
       const replyTo = record.replyTo
         ? replySnapshot(record.replyTo, integration, await repo.findProfile(trx, record.replyTo.profile_id))
         : null;
-      const message = await repo.insertMessage(trx, {
-        account_id: integration.account_id,
-        lead_id: lead.id,
-        source_id: source.id,
-        integration_id: integration.id,
-        external_id: record.externalId,
-        incoming: 0,
-        text: record.text,
-        url: record.url ?? '',
-        attachments: JSON.stringify(record.attachments),
-        reply_to: replyTo ? JSON.stringify(replyTo) : null,
-        preview: null,
-        profile_id: null,
-        user_id: userId,
-        custom_id: record.customId,
-        unread: 0,
-        created_at: record.at,
-      });
-      lead = await repo.updateMessageFed(trx, lead, { ...afterOutgoing(lead, message.id, record.at), updated_at: now });
+      const before = lead;
+      const stored = await this.storeMessage(
+        trx,
+        {
+          account_id: integration.account_id,
+          lead_id: lead.id,
+          source_id: source.id,
+          integration_id: integration.id,
+          external_id: record.externalId,
+          incoming: 0,
+          text: record.text,
+          url: record.url ?? '',
+          attachments: JSON.stringify(record.attachments),
+          reply_to: replyTo ? JSON.stringify(replyTo) : null,
+          preview: null,
+          profile_id: null,
+          user_id: userId,
+          custom_id: record.customId,
+          unread: 0,
+          created_at: record.at,
+        },
+        before,
+        (messageId) => ({ ...afterOutgoing(before, messageId, record.at), updated_at: now }),
+      );
+      const message = stored.message;
+      lead = stored.lead;
       // The provider may have reported on the message before it was stored here.
       const reported = await applyHeldStatuses(trx, integration, message);
       const history = presentHistoryMessage(reported ?? message, source, integration, undefined);
