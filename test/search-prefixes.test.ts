@@ -5,6 +5,9 @@ import { createIntegration, createLead, createManager } from './helpers/fixtures
 import { DIALECT } from './helpers/database.js';
 import { MIGRATION_NAMES, migrateToLatest } from '../src/db/migrate.js';
 import { MANY_CUSTOMER_MATCHES } from '../src/domain/search/search.service.js';
+import { customerLeadIds, customerLeadIdsWalking } from '../src/domain/search/search.repo.js';
+import { searchIndexFor } from '../src/domain/search/search-index.js';
+import { queryTerms } from '../src/domain/search/query-terms.js';
 import { fts5AnyQuery, tsAnyQuery } from '../src/domain/search/query-terms.js';
 import type { IncomingMessage } from '../src/channels/channel.js';
 import type { IntegrationRow } from '../src/db/schema.js';
@@ -232,6 +235,36 @@ describe('customer search with many matching customers', () => {
   it('shows a manager only the leads it can see', async () => {
     const manager = await createManager(h, owner);
     expect(await pages('walker', manager.access)).toEqual(expected.filter((id) => !ownersLeads.has(id)));
+  });
+
+  it('answers the same in two steps (PostgreSQL: the newest leads first, then the older matches), page by page', async () => {
+    const db = h.database.db.kysely;
+    const index = searchIndexFor(DIALECT);
+    const plan = DIALECT === 'postgres' ? 'ids-array' : 'join';
+    const all = async (q: string, read: (beforeId: number | undefined) => Promise<number[]>) => {
+      const out: number[][] = [];
+      let beforeId: number | undefined;
+      for (;;) {
+        const got = await read(beforeId);
+        out.push(got);
+        if (got.length < 21) return out;
+        beforeId = got[got.length - 1];
+      }
+    };
+    for (const q of ['walker', 'walker number12', 'stroller', 'nobody here']) {
+      const query = (beforeId: number | undefined) => ({
+        accountId: owner.accountId,
+        alternatives: [queryTerms(q)],
+        beforeId,
+        limit: 21,
+        rule: null,
+      });
+      const expected = await all(q, (beforeId) => customerLeadIds(db, index, plan, query(beforeId)));
+      expect(expected.flat().length).toBe({ walker: MANY_CUSTOMER_MATCHES + 30, 'walker number12': 11, stroller: 6, 'nobody here': 0 }[q]);
+      for (const window of [1, 7, 50, 5000]) {
+        expect(await all(q, (beforeId) => customerLeadIdsWalking(db, index, query(beforeId), window, plan))).toEqual(expected);
+      }
+    }
   });
 
   it('narrows by a second word (few matches: the plan driven by the matches)', async () => {

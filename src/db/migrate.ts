@@ -27,7 +27,7 @@ import { leadNotes } from './migrations/0055-lead-notes.js';
 import { dataOwnership } from './migrations/0060-data-ownership.js';
 import { privateReplies } from './migrations/0065-private-replies.js';
 import { unloggedRateLimits } from './migrations/0066-unlogged-rate-limits.js';
-import { messagesByIntegration } from './migrations/0067-messages-by-integration.js';
+import { searchWalks } from './migrations/0067-search-walks.js';
 import { sharedCoordination } from './migrations/0040-shared-coordination.js';
 import { fileChunks } from './migrations/0041-file-chunks.js';
 import { retention } from './migrations/0042-retention.js';
@@ -64,7 +64,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0060-data-ownership': dataOwnership,
   '0065-private-replies': privateReplies,
   '0066-unlogged-rate-limits': unloggedRateLimits,
-  '0067-messages-by-integration': messagesByIntegration,
+  '0067-search-walks': searchWalks,
   '0040-shared-coordination': sharedCoordination,
   '0041-file-chunks': fileChunks,
   '0042-retention': retention,

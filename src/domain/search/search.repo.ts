@@ -176,6 +176,68 @@ export async function customerMatchesExceed(
 }
 
 /**
+ * PostgreSQL: how many of the account's newest leads (before the cursor) customer search tests
+ * first. A query matching ~1% of the customers or more fills a page within them.
+ */
+export const CUSTOMER_WALK_WINDOW = 2000;
+
+/**
+ * PostgreSQL customer search, the same answer as the `ids-array` plan in two steps, like
+ * {@link messagePageWalking}. The array plan reads every matching customer from the GIN index
+ * and every lead of each (`inbox.example`, 8k customers: ~13 ms, more under load), and the GIN
+ * scan of a common word is itself costly; yet common words fill a page within a few hundred of the
+ * newest leads. So: (1) the account's newest {@link CUSTOMER_WALK_WINDOW} leads through
+ * `leads_account_id_idx`, each customer tested against the words, stopping at the page; (2) only
+ * when the page is short, the `ids-array` plan for the leads older than the window (then the
+ * matching customers are few). docs/performance.md, issue 19.
+ */
+export async function customerLeadIdsWalking(
+  db: Executor,
+  index: SearchIndex,
+  q: CustomerLeadsQuery,
+  window = CUSTOMER_WALK_WINDOW,
+  /** The plan of the second step: `ids-array` (PostgreSQL's); the tests run the steps on SQLite with `join`. */
+  older: CustomerLeadsPlan = 'ids-array',
+): Promise<number[]> {
+  const own = (qb: SelectQueryBuilder<Database, 'leads', object>) => {
+    const scoped = qb.where('leads.account_id', '=', q.accountId);
+    return q.beforeId === undefined ? scoped : scoped.where('leads.id', '<', q.beforeId);
+  };
+  const recent = own(db.selectFrom('leads'))
+    .select(['leads.id', 'leads.customer_id', 'leads.integration_id', 'leads.user_id', 'leads.status_type'])
+    .orderBy('leads.id', 'desc')
+    .limit(window);
+  let first = db
+    .selectFrom(recent.as('leads'))
+    .select('leads.id')
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('customers as c')
+          .select('c.id')
+          .whereRef('c.id', '=', 'leads.customer_id')
+          .where('c.account_id', '=', q.accountId)
+          .where(index.customerMatches(q.alternatives, 'c')),
+      ),
+    )
+    .orderBy('leads.id', 'desc')
+    .limit(q.limit);
+  if (q.rule) first = first.where(q.rule);
+  const ids = (await first.execute()).map((r) => r.id);
+  if (ids.length >= q.limit) return ids;
+
+  const edge = await own(db.selectFrom('leads'))
+    .select('leads.id')
+    .orderBy('leads.id', 'desc')
+    .offset(window - 1)
+    .limit(1)
+    .executeTakeFirst();
+  if (!edge) return ids;
+  const rest = await customerLeadIds(db, index, older, { ...q, beforeId: edge.id, limit: q.limit - ids.length });
+  return [...ids, ...rest];
+}
+
+/**
  * How customer search finds the leads of matching customers (the service chooses, see there):
  * `ids-array` (PostgreSQL), `walk-leads` (SQLite, many matches), `join` (SQLite, few matches).
  */
