@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Config } from './config.js';
 import { openDatabase, type Db } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -21,5 +22,18 @@ export async function openCore(config: Config, log: Logger, clock: Clock = syste
     await db.close();
     throw err;
   }
+  if (db.dialect === 'postgres') await warnWithoutAutovacuum(db, log);
   return { db, services: createServices({ db, config, clock, log }) };
+}
+
+/**
+ * PostgreSQL keeps the plans of Parley's named statements (db/database.ts) until statistics change,
+ * and only ANALYZE, which autovacuum runs, changes them: without it a plan made while a table was
+ * small stays in use as the table grows (docs/operations.md, "Named statements").
+ */
+async function warnWithoutAutovacuum(db: Db, log: Logger): Promise<void> {
+  const { rows } = await sql<{ autovacuum: string }>`show autovacuum`.execute(db.kysely);
+  if (rows[0]?.autovacuum === 'off') {
+    log.warn('PostgreSQL runs with autovacuum off: run ANALYZE regularly, or query plans go stale as tables grow (docs/operations.md)');
+  }
 }

@@ -80,9 +80,11 @@ export async function messagePageWalking(db: Executor, index: SearchIndex, q: Me
   };
   // The words are tested on the walked rows: PostgreSQL's on their search_tsv column (the same
   // steps run on SQLite, testing ids against its FTS table, so the tests compare both dialects).
+  const postgres = dialectOf(db) === 'postgres';
   const recent = own(db.selectFrom('messages'))
     .select(['id', 'lead_id', 'profile_id', 'user_id', 'source_id', 'text', 'created_at'])
-    .$if(dialectOf(db) === 'postgres', (qb) => qb.select(sql<string>`search_tsv`.as('search_tsv')))
+    // The partial index's predicate (migration 0067), true of every message.
+    .$if(postgres, (qb) => qb.select(sql<string>`search_tsv`.as('search_tsv')).where(sql<SqlBool>`search_tsv is not null`))
     .orderBy('messages.id', 'desc')
     .limit(window);
   let first = db
@@ -101,6 +103,7 @@ export async function messagePageWalking(db: Executor, index: SearchIndex, q: Me
   // The window's last message: everything newer was tested above. None: the window was all of them.
   const edge = await own(db.selectFrom('messages'))
     .select('messages.id')
+    .$if(postgres, (qb) => qb.where(sql<SqlBool>`search_tsv is not null`))
     .orderBy('messages.id', 'desc')
     .offset(window - 1)
     .limit(1)
@@ -200,7 +203,8 @@ export async function customerLeadIdsWalking(
   older: CustomerLeadsPlan = 'ids-array',
 ): Promise<number[]> {
   const own = (qb: SelectQueryBuilder<Database, 'leads', object>) => {
-    const scoped = qb.where('leads.account_id', '=', q.accountId);
+    // `id > 0`: the predicate of the partial index leads_account_id_idx (migration 0067).
+    const scoped = qb.where('leads.account_id', '=', q.accountId).where('leads.id', '>', 0);
     return q.beforeId === undefined ? scoped : scoped.where('leads.id', '<', q.beforeId);
   };
   const recent = own(db.selectFrom('leads'))
