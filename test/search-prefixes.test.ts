@@ -241,7 +241,7 @@ describe('customer search with many matching customers', () => {
     const db = h.database.db.kysely;
     const index = searchIndexFor(DIALECT);
     const plan = DIALECT === 'postgres' ? 'ids-array' : 'join';
-    const all = async (q: string, read: (beforeId: number | undefined) => Promise<number[]>) => {
+    const all = async (read: (beforeId: number | undefined) => Promise<number[]>) => {
       const out: number[][] = [];
       let beforeId: number | undefined;
       for (;;) {
@@ -259,10 +259,10 @@ describe('customer search with many matching customers', () => {
         limit: 21,
         rule: null,
       });
-      const expected = await all(q, (beforeId) => customerLeadIds(db, index, plan, query(beforeId)));
+      const expected = await all((beforeId) => customerLeadIds(db, index, plan, query(beforeId)));
       expect(expected.flat().length).toBe({ walker: MANY_CUSTOMER_MATCHES + 30, 'walker number12': 11, stroller: 6, 'nobody here': 0 }[q]);
       for (const window of [1, 7, 50, 5000]) {
-        expect(await all(q, (beforeId) => customerLeadIdsWalking(db, index, query(beforeId), window, plan))).toEqual(expected);
+        expect(await all((beforeId) => customerLeadIdsWalking(db, index, query(beforeId), window, plan))).toEqual(expected);
       }
     }
   });
