@@ -115,8 +115,11 @@ describe('the visitor loop over HTTP', () => {
     const sent = await say(token, { clientId: 'c1', text: 'Hello, is this in stock?' });
     expect(sent.statusCode, sent.body).toBe(200);
     expect(sent.json().message).toMatchObject({ from: 'visitor', text: 'Hello, is this in stock?' });
-    // A retry with the same clientId is stored once.
+    // A retry with the same clientId is stored once, and answers the message stored first.
     expect((await say(token, { clientId: 'c1', text: 'Hello, is this in stock?' })).json().message.id).toBe(sent.json().message.id);
+    const changed = await say(token, { clientId: 'c1', text: 'Hello again' });
+    expect(changed.statusCode).toBe(200);
+    expect(changed.json().message).toEqual(sent.json().message);
 
     const db = h.database.db.kysely;
     const lead = await db.selectFrom('leads').selectAll().where('integration_id', '=', w.id).executeTakeFirstOrThrow();

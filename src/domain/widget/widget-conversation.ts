@@ -53,8 +53,13 @@ export class WidgetConversation {
     await limit(this.limits.messagesPerIp, `ip:${ip}`);
     const { row, integration } = visitor;
     const externalId = `${row.public_id}:${input.clientId}`;
-    const again = await repo.messageByExternalId(this.db, integration.id, externalId);
-    if (again) return presentVisitorMessage(again);
+    // A retry answers the message stored first. With a file, that is looked up before the file
+    // (which may be gone by now); a text-only retry is found by ingest itself, which saves every
+    // message a round trip on PostgreSQL (docs/performance.md, issue 19).
+    if (input.fileId) {
+      const again = await repo.messageByExternalId(this.db, integration.id, externalId);
+      if (again) return presentVisitorMessage(again);
+    }
 
     const attachments: Attachment[] = [];
     if (input.fileId) {
@@ -71,6 +76,10 @@ export class WidgetConversation {
       text,
       attachments,
     });
+    if (result.duplicate) {
+      const stored = await repo.messageByExternalId(this.db, integration.id, externalId);
+      if (stored) return presentVisitorMessage(stored);
+    }
     if (result.isNewCustomer) await this.fillCustomerContacts(integration, row);
     // `last_seen_at` is kept to the minute: a write (and commit) per message would double the
     // cost of a conversation for a figure nobody reads at millisecond precision.
