@@ -39,4 +39,20 @@ describe('rate limits', () => {
       expect(await b.retryAfter('ip:1')).toBe(0);
     }
   });
+
+  it('counts a second limit only when the first allowed the hit (one statement on PostgreSQL)', async () => {
+    const perVisitor = RateLimiter.for(h.services.deps, 'then-visitor', 2, MINUTE);
+    const perAddress = RateLimiter.for(h.services.deps, 'then-address', 3, 2 * MINUTE);
+    const hit = (visitor: string) => perVisitor.hitThen(visitor, perAddress, 'ip:9');
+    expect([await hit('v1'), await hit('v1')]).toEqual([0, 0]);
+    // Over the visitor's limit: refused with its wait, and the address is not charged for it.
+    expect(await hit('v1')).toBe(60);
+    expect(await hit('v1')).toBe(60);
+    expect(await perAddress.retryAfter('ip:9')).toBe(0);
+    // Another visitor at that address: its third address hit fills the address's window.
+    expect(await hit('v2')).toBe(0);
+    expect(await perAddress.retryAfter('ip:9')).toBe(120);
+    h.clock.advance(30_000);
+    expect(await hit('v3')).toBe(90);
+  });
 });

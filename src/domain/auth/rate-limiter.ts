@@ -1,7 +1,7 @@
 import type { Executor } from '../../db/database.js';
 import type { Clock } from '../clock.js';
 import type { Deps } from '../context.js';
-import { deleteCounter, deleteEndedCounters, hitCounter, readCounter, type Counter } from './rate-limits.repo.js';
+import { deleteCounter, deleteEndedCounters, hitCounter, hitCounterThen, readCounter, type Counter } from './rate-limits.repo.js';
 
 /** Where the counters of fixed windows live: this process's memory, or the shared database. */
 interface CounterStore {
@@ -55,6 +55,15 @@ class SharedCounters implements CounterStore {
     return hitCounter(this.db, key, windowMs, now);
   }
 
+  hitThen(
+    first: { key: string; windowMs: number; limit: number },
+    second: { key: string; windowMs: number },
+    now: number,
+  ): Promise<{ first: Counter; second: Counter | undefined }> {
+    this.hits += 2;
+    return hitCounterThen(this.db, first, second, now);
+  }
+
   read(key: string, now: number): Promise<Counter | undefined> {
     return readCounter(this.db, key, now);
   }
@@ -95,7 +104,29 @@ export class RateLimiter {
   /** Counts one hit; returns the seconds to wait when that hit went over the limit, else 0. */
   async hit(key: string): Promise<number> {
     const now = this.clock.now();
-    const w = await this.store.hit(`${this.name}:${key}`, this.windowMs, now);
+    return this.wait(await this.store.hit(`${this.name}:${key}`, this.windowMs, now), now);
+  }
+
+  /**
+   * `this.hit(key)`, and when that hit is within this limit, `next.hit(nextKey)`: the wait of the
+   * first limit that refused, or 0. Two limiters sharing the database count in one statement (a
+   * widget message counts against its visitor, then its address: one round trip, not two).
+   */
+  async hitThen(key: string, next: RateLimiter, nextKey: string): Promise<number> {
+    const store = this.store;
+    if (!(store instanceof SharedCounters) || !(next.store instanceof SharedCounters)) {
+      return (await this.hit(key)) || next.hit(nextKey);
+    }
+    const now = this.clock.now();
+    const counted = await store.hitThen(
+      { key: `${this.name}:${key}`, windowMs: this.windowMs, limit: this.limit },
+      { key: `${next.name}:${nextKey}`, windowMs: next.windowMs },
+      now,
+    );
+    return this.wait(counted.first, now) || (counted.second ? next.wait(counted.second, now) : 0);
+  }
+
+  private wait(w: Counter, now: number): number {
     return w.count > this.limit ? Math.max(1, Math.ceil((w.resetAt - now) / 1000)) : 0;
   }
 

@@ -11,7 +11,7 @@ import { AppError, invalid } from '../errors.js';
 import type { FilesService } from '../files/files.service.js';
 import type { StoredFile } from '../files/files.types.js';
 import { uploadTypeOf } from '../files/media.js';
-import { limit } from './widget-limits.js';
+import { limitThen } from './widget-limits.js';
 import type { Visitor } from './widget-sessions.js';
 import * as repo from './widget.repo.js';
 import { LIMITS, visitorAttachments, type VisitorMessage } from './widget.types.js';
@@ -49,8 +49,7 @@ export class WidgetConversation {
       throw invalid(`The message is longer than ${LIMITS.text} characters`, [{ path: 'body.text', message: 'is too long' }]);
     if (!text && !input.fileId)
       throw invalid('The message is empty', [{ path: 'body.text', message: 'is required without an attachment' }]);
-    await limit(this.limits.messagesPerVisitor, `visitor:${visitor.row.id}`);
-    await limit(this.limits.messagesPerIp, `ip:${ip}`);
+    await limitThen(this.limits.messagesPerVisitor, `visitor:${visitor.row.id}`, this.limits.messagesPerIp, `ip:${ip}`);
     const { row, integration } = visitor;
     const externalId = `${row.public_id}:${input.clientId}`;
     // A retry answers the message stored first. With a file, that is looked up before the file
@@ -130,8 +129,7 @@ export class WidgetConversation {
    * 415) under the widget's own, smaller size limit (413).
    */
   async upload(visitor: Visitor, stream: Readable, meta: { filename?: string; mime: string }, ip: string): Promise<StoredFile> {
-    await limit(this.limits.uploadsPerVisitor, `visitor:${visitor.row.id}`);
-    await limit(this.limits.messagesPerIp, `ip:${ip}`);
+    await limitThen(this.limits.uploadsPerVisitor, `visitor:${visitor.row.id}`, this.limits.messagesPerIp, `ip:${ip}`);
     return this.parts.files.store(visitor.integration.account_id, capped(stream, this.maxUploadBytes), meta);
   }
 
