@@ -92,6 +92,7 @@ const insertEventReadingWebhooks = prepared(
 export async function recordEvent(trx: Executor, event: NewEvent, now: number): Promise<number> {
   const payload = { type: event.type, accountId: event.accountId, ...event.payload };
   const values = { accountId: event.accountId, type: event.type, leadId: event.leadId ?? null, payload: JSON.stringify(payload), now };
+  const fanned = (id: number) => ({ id, accountId: event.accountId, type: event.type, leadId: event.leadId ?? null });
   const internal = isInternalEvent(event.type);
   let id: number;
   let deliveries = 0;
@@ -104,14 +105,12 @@ export async function recordEvent(trx: Executor, event: NewEvent, now: number): 
     const hooks = rows.flatMap((r) =>
       r.webhook_id === null ? [] : [{ id: r.webhook_id, events: r.events, api_version: r.api_version as string }],
     );
-    const fanned = { id, accountId: event.accountId, type: event.type, leadId: event.leadId ?? null };
-    if (!internal && hooks.length) deliveries = await fanOutTo(trx, fanned, hooks, now);
+    if (!internal && hooks.length) deliveries = await fanOutTo(trx, fanned(id), hooks, now);
   } else {
     const [row] = await insertEvent(trx, values);
     if (!row) throw new Error('insert into events returned no row');
     id = row.id;
-    if (!internal)
-      deliveries = await fanOutEvent(trx, { id, accountId: event.accountId, type: event.type, leadId: event.leadId ?? null }, now);
+    if (!internal) deliveries = await fanOutEvent(trx, fanned(id), now);
   }
   // The count lets the webhook worker sleep through events no endpoint wants (most, often all).
   outboxSignal.emit('recorded', id, deliveries);

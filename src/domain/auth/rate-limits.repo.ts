@@ -7,16 +7,21 @@ export interface Counter {
 }
 
 /**
+ * The upsert's conflict clause: one more hit in the key's window, or a new window (the inserted
+ * row's `reset_at`) when the stored one ended at `now`.
+ */
+const countHit = (now: number) => sql`on conflict (key) do update set
+    count = case when rate_limits.reset_at <= ${now} then 1 else rate_limits.count + 1 end,
+    reset_at = case when rate_limits.reset_at <= ${now} then excluded.reset_at else rate_limits.reset_at end
+  returning count, reset_at`;
+
+/**
  * Counts one hit of `key` in its fixed window, atomically (one upsert: two processes hitting the
  * same key at once both count). A window that ended restarts at 1.
  */
 export async function hitCounter(db: Executor, key: string, windowMs: number, now: number): Promise<Counter> {
   const query = sql<{ count: number; reset_at: number | string }>`
-    insert into rate_limits (key, count, reset_at) values (${key}, 1, ${now + windowMs})
-    on conflict (key) do update set
-      count = case when rate_limits.reset_at <= ${now} then 1 else rate_limits.count + 1 end,
-      reset_at = case when rate_limits.reset_at <= ${now} then ${now + windowMs} else rate_limits.reset_at end
-    returning count, reset_at`.compile(db);
+    insert into rate_limits (key, count, reset_at) values (${key}, 1, ${now + windowMs}) ${countHit(now)}`.compile(db);
   // A hit of every limited request: one fixed text, prepared once per connection on PostgreSQL.
   nameStatement(query.sql);
   const { rows } = await db.executeQuery(query);
@@ -36,13 +41,9 @@ export async function hitCounterThen(
 ): Promise<{ first: Counter; second: Counter | undefined }> {
   const upsert = (key: string, resetAt: number) =>
     sql`insert into rate_limits (key, count, reset_at) select ${key}::text, 1, ${resetAt}::bigint`;
-  const onConflict = sql`on conflict (key) do update set
-      count = case when rate_limits.reset_at <= ${now} then 1 else rate_limits.count + 1 end,
-      reset_at = case when rate_limits.reset_at <= ${now} then excluded.reset_at else rate_limits.reset_at end
-    returning count, reset_at`;
   const query = sql<{ c1: number; r1: number | string; c2: number | null; r2: number | string | null }>`
-    with a as (${upsert(first.key, now + first.windowMs)} ${onConflict}),
-      b as (${upsert(second.key, now + second.windowMs)} where (select count from a) <= ${first.limit} ${onConflict})
+    with a as (${upsert(first.key, now + first.windowMs)} ${countHit(now)}),
+      b as (${upsert(second.key, now + second.windowMs)} where (select count from a) <= ${first.limit} ${countHit(now)})
     select a.count as c1, a.reset_at as r1, b.count as c2, b.reset_at as r2 from a left join b on true`.compile(db);
   nameStatement(query.sql);
   const [row] = (await db.executeQuery(query)).rows;

@@ -38,24 +38,14 @@ export async function findProfileForUpdate(db: Executor, integrationId: number, 
 const profileForUpdateWithDuplicate = prepared((db, p: { integrationId: number; socialId: string; externalId: string }) =>
   db
     .selectFrom('profiles')
-    .selectAll()
-    .select((eb) => [
-      eb
-        .selectFrom('messages')
-        .select('messages.id')
-        .where('messages.integration_id', '=', p.integrationId)
-        .where('messages.external_id', '=', p.externalId)
-        .as('duplicate_id'),
-      eb
-        .selectFrom('messages')
-        .select('messages.lead_id')
-        .where('messages.integration_id', '=', p.integrationId)
-        .where('messages.external_id', '=', p.externalId)
-        .as('duplicate_lead_id'),
-    ])
-    .where('integration_id', '=', p.integrationId)
-    .where('social_id', '=', p.socialId)
-    .forUpdate(),
+    .leftJoin('messages as duplicate', (join) =>
+      join.on('duplicate.integration_id', '=', p.integrationId).on('duplicate.external_id', '=', p.externalId),
+    )
+    .selectAll('profiles')
+    .select(['duplicate.id as duplicate_id', 'duplicate.lead_id as duplicate_lead_id'])
+    .where('profiles.integration_id', '=', p.integrationId)
+    .where('profiles.social_id', '=', p.socialId)
+    .forUpdate('profiles'),
 );
 
 /**
@@ -193,15 +183,14 @@ const insertMessageFeedingLeadRow = prepared(
       .with('l', (w) =>
         w
           .updateTable('leads')
-          .set({
-            unread_count: p.unread_count,
-            last_message_id: sql<number>`coalesce(${p.keptLastMessageId}::bigint, (select id from m))`,
-            last_message_at: p.last_message_at,
-            last_message_incoming: p.last_message_incoming,
-            awaiting_since: p.awaiting_since,
-            response_time: p.response_time,
-            updated_at: p.updated_at,
-          })
+          .set(
+            Object.fromEntries(
+              MESSAGE_FED_COLUMNS.map((column) => [
+                column,
+                column === 'last_message_id' ? sql<number>`coalesce(${p.keptLastMessageId}::bigint, (select id from m))` : p[column],
+              ]),
+            ),
+          )
           .where('id', '=', p.leadId)
           .returning('id'),
       )
