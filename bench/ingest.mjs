@@ -52,6 +52,8 @@ const config = loadConfig({
   PARLEY_DATA_DIR: dataDir,
   PARLEY_JWT_SECRET: 'bench-secret-bench-secret-bench-secret',
   DATABASE_URL: databaseUrl,
+  // PostgreSQL ingest batching (docs/operations.md): the environment's setting, for comparisons.
+  PARLEY_PG_INGEST_LANES: process.env.PARLEY_PG_INGEST_LANES,
 });
 const db = await openDatabase({ databaseUrl, dataDir });
 await migrateToLatest(db);

@@ -113,6 +113,11 @@ export interface Config {
   sqlProfile?: string;
   /** PostgreSQL: hot-path queries as named prepared statements (PARLEY_PG_NAMED_STATEMENTS, default on). */
   pgNamedStatements: boolean;
+  /**
+   * PostgreSQL: how many batch transactions of incoming messages run at once per process
+   * (PARLEY_PG_INGEST_LANES, default 2; 0: one transaction per message). docs/operations.md.
+   */
+  pgIngestLanes: number;
   /** Bearer token of `GET /metrics` (PARLEY_METRICS_TOKEN); unset: no metrics endpoint. */
   metricsToken: string | undefined;
   /** Web Push VAPID key pair (PARLEY_VAPID_PUBLIC_KEY / PARLEY_VAPID_PRIVATE_KEY, base64url); unset: generated once into the data folder. */
@@ -287,6 +292,7 @@ export function loadConfig(env: Env = process.env): Config {
     okPollTimeout: int(env, 'PARLEY_OK_POLL_TIMEOUT', 25, 0),
     sqlProfile: env.PARLEY_SQL_PROFILE || undefined,
     pgNamedStatements: onOff(env, 'PARLEY_PG_NAMED_STATEMENTS') === 'on',
+    pgIngestLanes: int(env, 'PARLEY_PG_INGEST_LANES', 2, 0),
     metricsToken: env.PARLEY_METRICS_TOKEN || undefined,
     vapidPublicKey: env.PARLEY_VAPID_PUBLIC_KEY || undefined,
     vapidPrivateKey: env.PARLEY_VAPID_PRIVATE_KEY || undefined,

@@ -48,6 +48,70 @@ const db = () => h.database.db.kysely;
 const lead = (id: number) => db().selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 const eventsOf = (accountId: number) => db().selectFrom('events').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
 
+/** What an integration's conversations hold, without ids (which differ between integrations). */
+async function storedState(integrationId: number) {
+  const k = db();
+  const messages = await k.selectFrom('messages').selectAll().where('integration_id', '=', integrationId).orderBy('external_id').execute();
+  const externalOf = new Map(messages.map((x) => [x.id, x.external_id]));
+  const profiles = await k.selectFrom('profiles').selectAll().where('integration_id', '=', integrationId).orderBy('social_id').execute();
+  const socialOf = new Map(profiles.map((p) => [p.customer_id, p.social_id]));
+  const leads = await k.selectFrom('leads').selectAll().where('integration_id', '=', integrationId).orderBy('id').execute();
+  const leadName = new Map(
+    leads.map((l) => [
+      l.id,
+      `${socialOf.get(l.customer_id)}:${leads.filter((o) => o.customer_id === l.customer_id && o.id < l.id).length}`,
+    ]),
+  );
+  const sources = await k.selectFrom('sources').selectAll().where('integration_id', '=', integrationId).orderBy('external_id').execute();
+  const events = await k
+    .selectFrom('events')
+    .select(['type', 'lead_id', 'payload', 'created_at'])
+    .where(
+      'account_id',
+      '=',
+      (await k.selectFrom('integrations').select('account_id').where('id', '=', integrationId).executeTakeFirstOrThrow()).account_id,
+    )
+    .execute();
+  const ours = new Set(leads.map((l) => l.id));
+  const withoutIds = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(withoutIds);
+    if (value && typeof value === 'object') {
+      return Object.fromEntries(
+        Object.entries(value)
+          .filter(([key]) => !/id$/i.test(key) && key !== 'sa' && key !== 'identifier')
+          .map(([key, v]) => [key, withoutIds(v)]),
+      );
+    }
+    return value;
+  };
+  return {
+    messages: messages.map(({ id, lead_id, source_id, integration_id, profile_id, account_id, reply_to, ...rest }) => ({
+      ...rest,
+      lead: leadName.get(lead_id),
+      reply_to: reply_to === null ? null : withoutIds(JSON.parse(reply_to)),
+    })),
+    leads: leads.map(({ id, account_id, integration_id, customer_id, last_message_id, ...rest }) => ({
+      ...rest,
+      name: leadName.get(id),
+      last_message: last_message_id === null ? null : externalOf.get(last_message_id),
+    })),
+    profiles: profiles.map(({ id, account_id, integration_id, customer_id, ...rest }) => rest),
+    sources: sources.map(({ id, account_id, integration_id, customer_id, ...rest }) => rest),
+    events: events
+      .filter((e) => e.lead_id === null || ours.has(e.lead_id))
+      .filter(
+        (e) => e.lead_id !== null || (JSON.parse(e.payload) as { customer?: { profiles?: { saId?: number }[] } }).customer !== undefined,
+      )
+      .map((e) => ({
+        type: e.type,
+        lead: e.lead_id === null ? null : leadName.get(e.lead_id),
+        created_at: e.created_at,
+        payload: withoutIds(JSON.parse(e.payload)),
+      }))
+      .sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y))),
+  };
+}
+
 describe('ingest', () => {
   it('stores a message whose texts carry NUL characters without them (PostgreSQL cannot store NUL), once', async () => {
     const { integration } = await setup();
@@ -272,22 +336,121 @@ describe('message-fed lead fields', () => {
   it('stores a known customer’s message in few statements (PostgreSQL: each is a round trip)', async () => {
     const { integration } = await setup();
     await h.services.ingest.ingest(integration, incoming('nina'));
-    let statements = 0;
-    const counter: KyselyPlugin = {
-      transformQuery: (args) => args.node,
-      transformResult: async (args) => {
-        statements++;
-        return args.result;
-      },
+    const count = async (pgIngestLanes: number) => {
+      let statements = 0;
+      const counter: KyselyPlugin = {
+        transformQuery: (args) => args.node,
+        transformResult: async (args) => {
+          statements++;
+          return args.result;
+        },
+      };
+      const { db: database, config } = h.services.deps;
+      const counted = new IngestService({
+        ...h.services.deps,
+        db: { ...database, kysely: database.kysely.withPlugin(counter) },
+        config: { ...config, pgIngestLanes },
+      });
+      const result = await counted.ingest(integration, incoming('nina'));
+      expect(result).toMatchObject({ isNewLead: false, isNewCustomer: false, duplicate: false });
+      return statements;
     };
-    const database = h.services.deps.db;
-    const counted = new IngestService({ ...h.services.deps, db: { ...database, kysely: database.kysely.withPlugin(counter) } });
-    const result = await counted.ingest(integration, incoming('nina'));
-    expect(result).toMatchObject({ isNewLead: false, isNewCustomer: false, duplicate: false });
-    // PostgreSQL (begin and commit aside): the profile locked with the redelivery check, the
-    // channel, the latest lead, the message with its lead's fields, the event with the webhooks.
-    // SQLite (in process, one transaction for concurrent units): each alone, in a savepoint.
-    expect(statements).toBe(DIALECT === 'postgres' ? 5 : 10);
+    // PostgreSQL, batched (the default; begin and commit aside): the senders' profiles locked, the
+    // conversations read (redelivery check, channel, latest lead, message id), the messages stored
+    // with their leads' fields and events. One message per transaction: the profile locked with the
+    // redelivery check, the channel, the latest lead, the message with its lead's fields, the event
+    // with the webhooks. SQLite (in process, one transaction for concurrent units): each alone, in a
+    // savepoint, whatever the setting.
+    expect(await count(2)).toBe(DIALECT === 'postgres' ? 3 : 10);
+    expect(await count(0)).toBe(DIALECT === 'postgres' ? 5 : 10);
+  });
+
+  it('stores messages ingested at once as it stores them one after another (redeliveries, new customers, leads and channels, replies, changed profiles, moved deadlines, a sender twice)', async () => {
+    const t0 = h.clock.now();
+    // Two integrations given the same history: one ingests the last messages at once (one batch on
+    // PostgreSQL, one group commit on SQLite), the other one after another, each in its own transaction.
+    const at = (i: number) => t0 + i * 1_000;
+    const known = ['k1', 'k2', 'k3', 'k4', 'k5', 'k6'];
+    const earlier = (socialId: string, i: number): IncomingMessage => ({
+      externalId: `before-${socialId}`,
+      datetime: at(i),
+      sender: { socialId, name: `Customer ${socialId}`, login: socialId },
+      channel: { externalId: `chat-${socialId}`, type: 'message', expiresAt: at(i) + 86_400_000 },
+      text: `first from ${socialId}`,
+    });
+    const m = (externalId: string, socialId: string, i: number, over: Partial<IncomingMessage> = {}): IncomingMessage => ({
+      externalId,
+      datetime: at(i),
+      sender: { socialId, name: `Customer ${socialId}`, login: socialId },
+      channel: { externalId: `chat-${socialId}`, type: 'message' },
+      text: `${externalId} from ${socialId}`,
+      ...over,
+    });
+    const batch: IncomingMessage[] = [
+      m('b1', 'k1', 10),
+      m('b2', 'k2', 11, { sender: { socialId: 'k2', name: 'Renamed k2', login: 'k2' } }),
+      m('b3', 'n1', 12),
+      m('b4', 'n1', 13),
+      m('b5', 'k1', 14),
+      { ...earlier('k3', 1), text: 'a redelivery' },
+      m('b7', 'k3', 16, { replyToExternalId: 'before-k4' }),
+      m('b8', 'k4', 17, { channel: { externalId: 'chat-k4', type: 'message', expiresAt: at(17) + 86_400_000 } }),
+      m('b9', 'k5', 18),
+      m('b1', 'k1', 19, { text: 'a redelivery inside the batch' }),
+      m('b11', 'k6', 20, {
+        text: 'quotes " and \' braces {a,b} backslash \\ NULL null, emoji 😀 and ümlauts',
+        attachments: [{ type: 'photo', url: 'https://example.com/{1}.jpg' }],
+        preview: { url: 'https://example.com', description: '{"x": [1, 2]}' },
+      }),
+      m('b12', 'k2', 8),
+    ];
+    const { integration: atOnce, accountId } = await setup();
+    const alone = await h.database.db.kysely
+      .selectFrom('integrations')
+      .selectAll()
+      .where('id', '=', await createIntegration(h, accountId, 'widget', 'other'))
+      .executeTakeFirstOrThrow();
+    const completed = await statusOf(accountId, 'completed');
+    for (const integration of [atOnce, alone]) {
+      for (const [i, socialId] of known.entries()) await h.services.ingest.ingest(integration, earlier(socialId, i));
+      const k5 = await db()
+        .selectFrom('profiles')
+        .select('customer_id')
+        .where('integration_id', '=', integration.id)
+        .where('social_id', '=', 'k5')
+        .executeTakeFirstOrThrow();
+      await db()
+        .updateTable('leads')
+        .set({ status_id: completed, status_type: 'completed' })
+        .where('customer_id', '=', k5.customer_id)
+        .execute();
+    }
+    const batched = new IngestService({ ...h.services.deps, config: { ...h.services.deps.config, pgIngestLanes: 1 } });
+    const single = new IngestService({ ...h.services.deps, config: { ...h.services.deps.config, pgIngestLanes: 0 } });
+    const fromBatch = await Promise.all(batch.map((message) => batched.ingest(atOnce, message)));
+    const fromSingle: typeof fromBatch = [];
+    for (const message of batch) fromSingle.push(await single.ingest(alone, message));
+
+    expect(fromBatch.map((r) => [r.isNewLead, r.isNewCustomer, r.duplicate])).toEqual(
+      fromSingle.map((r) => [r.isNewLead, r.isNewCustomer, r.duplicate]),
+    );
+    expect(fromBatch.map((r) => r.duplicate)).toEqual([false, false, false, false, false, true, false, false, false, true, false, false]);
+    const a = await storedState(atOnce.id);
+    const b = await storedState(alone.id);
+    expect(a).toEqual(b);
+    // The answers name the stored rows.
+    for (const [i, r] of fromBatch.entries()) {
+      const row = await db()
+        .selectFrom('messages')
+        .select(['external_id', 'lead_id'])
+        .where('id', '=', r.messageId)
+        .executeTakeFirstOrThrow();
+      expect(row).toEqual({ external_id: batch[i].externalId, lead_id: r.leadId });
+    }
+    expect(a.messages.find((x) => x.external_id === 'b11')).toMatchObject({
+      text: batch[10].text,
+      attachments: JSON.stringify(batch[10].attachments),
+    });
   });
 
   it('follow the rules for any sequence of messages (property)', () => {

@@ -79,6 +79,8 @@ export async function startServer({ dataDir, databaseUrl, nodeArgs = [], nodeFla
     PARLEY_WIDGET_MESSAGES_PER_MINUTE: '100000000',
     PARLEY_WEBHOOK_ALLOW_PRIVATE: '1',
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    // Passed through for before/after comparisons of PostgreSQL ingest batching (0: off).
+    ...(process.env.PARLEY_PG_INGEST_LANES ? { PARLEY_PG_INGEST_LANES: process.env.PARLEY_PG_INGEST_LANES } : {}),
     ...extraEnv,
   });
   const t0 = performance.now();

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { dialectOf, type Executor } from '../db/database.js';
 import { prepared } from '../db/prepared.js';
-import { fanOutEvent, fanOutTo } from './fan-out.js';
+import { fanOutEvent, fanOutTo, type ActiveWebhook, type FannedEvent } from './fan-out.js';
 
 /**
  * In-process nudge: 'recorded' is emitted when an event is written (before its transaction
@@ -90,29 +90,42 @@ const insertEventReadingWebhooks = prepared(
  * event, and from exactly one place per change: the event exists if and only if the change does.
  */
 export async function recordEvent(trx: Executor, event: NewEvent, now: number): Promise<number> {
-  const payload = { type: event.type, accountId: event.accountId, ...event.payload };
-  const values = { accountId: event.accountId, type: event.type, leadId: event.leadId ?? null, payload: JSON.stringify(payload), now };
-  const fanned = (id: number) => ({ id, accountId: event.accountId, type: event.type, leadId: event.leadId ?? null });
-  const internal = isInternalEvent(event.type);
-  let id: number;
-  let deliveries = 0;
+  const values = { accountId: event.accountId, type: event.type, leadId: event.leadId ?? null, payload: eventPayloadText(event), now };
   // Webhook deliveries are the outbox's rows for the webhook consumer (webhooks/ reads them after
   // commit), written in the same transaction: durable exactly when the event is.
   if (dialectOf(trx) === 'postgres') {
     const rows = await insertEventReadingWebhooks(trx, values);
     if (!rows[0]) throw new Error('insert into events returned no row');
-    id = rows[0].id;
     const hooks = rows.flatMap((r) =>
       r.webhook_id === null ? [] : [{ id: r.webhook_id, events: r.events, api_version: r.api_version as string }],
     );
-    if (!internal && hooks.length) deliveries = await fanOutTo(trx, fanned(id), hooks, now);
-  } else {
-    const [row] = await insertEvent(trx, values);
-    if (!row) throw new Error('insert into events returned no row');
-    id = row.id;
-    if (!internal) deliveries = await fanOutEvent(trx, fanned(id), now);
+    await eventInserted(trx, event, rows[0].id, hooks, now);
+    return rows[0].id;
   }
+  const [row] = await insertEvent(trx, values);
+  if (!row) throw new Error('insert into events returned no row');
+  const internal = isInternalEvent(event.type);
+  const deliveries = internal ? 0 : await fanOutEvent(trx, fanned(event, row.id), now);
+  outboxSignal.emit('recorded', row.id, deliveries);
+  return row.id;
+}
+
+/** The stored text of an event's payload: the v1.3 payload with its `type` and `accountId`. */
+export function eventPayloadText(event: NewEvent): string {
+  return JSON.stringify({ type: event.type, accountId: event.accountId, ...event.payload });
+}
+
+function fanned(event: NewEvent, id: number): FannedEvent {
+  return { id, accountId: event.accountId, type: event.type, leadId: event.leadId ?? null };
+}
+
+/**
+ * The rest of {@link recordEvent} after an event's insert that also read its account's active
+ * webhooks (PostgreSQL; the ingest batch inserts its events itself): the event's deliveries, in
+ * the caller's transaction, and the in-process nudge.
+ */
+export async function eventInserted(trx: Executor, event: NewEvent, id: number, hooks: ActiveWebhook[], now: number): Promise<void> {
+  const deliveries = !isInternalEvent(event.type) && hooks.length ? await fanOutTo(trx, fanned(event, id), hooks, now) : 0;
   // The count lets the webhook worker sleep through events no endpoint wants (most, often all).
   outboxSignal.emit('recorded', id, deliveries);
-  return id;
 }

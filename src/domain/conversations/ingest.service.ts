@@ -1,6 +1,7 @@
 import type { Executor } from '../../db/database.js';
 import { isStalePlan, isUniqueViolation } from '../../db/errors.js';
 import { GroupCommit } from '../../db/group-commit.js';
+import { BatchQueue, type Outcome } from '../../db/batch-queue.js';
 import type { IntegrationRow, LeadRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
 import type { Attachment, IncomingMessage, SenderProfile } from '../../channels/channel.js';
 import { integrationTypeInfo } from '../../channels/integration-types.js';
@@ -15,6 +16,7 @@ import * as repo from './conversations.repo.js';
 import { presentHistoryMessage, replySnapshot, type HistoryMessage } from './history-message.js';
 import { afterIncoming, afterOutgoing, joinsLatestLead } from './lead-lifecycle.js';
 import { applyHeldStatuses, recordStatusEvent } from '../messaging/delivery-status.service.js';
+import { ingestBatchIn, type IngestUnit } from './ingest-batch.js';
 
 export interface IngestResult {
   messageId: number;
@@ -36,6 +38,8 @@ export interface OutgoingRecord {
 }
 
 const MAX_TEXT = 64 * 1024;
+/** PostgreSQL: the most messages one batch transaction ingests. */
+const MAX_BATCH = 64;
 
 /**
  * The ingest pipeline: a normalized incoming message becomes customer, profile, channel, lead and
@@ -47,10 +51,14 @@ export class IngestService {
   private readonly group: GroupCommit | undefined;
   /** PostgreSQL: every statement is a round trip, so the hot path joins some of them. */
   private readonly postgres: boolean;
+  /** PostgreSQL: concurrent ingests share batch transactions (see ingest-batch.ts), unless turned off. */
+  private readonly batches: BatchQueue<IngestUnit, IngestResult> | undefined;
 
   constructor(private readonly deps: Deps) {
     this.group = deps.db.dialect === 'sqlite' ? new GroupCommit(deps.db.kysely) : undefined;
     this.postgres = deps.db.dialect === 'postgres';
+    const lanes = deps.config.pgIngestLanes;
+    this.batches = this.postgres && lanes > 0 ? new BatchQueue((units) => this.ingestBatch(units), lanes, MAX_BATCH) : undefined;
   }
 
   async ingest(integration: IntegrationRow, incoming: IncomingMessage): Promise<IngestResult> {
@@ -64,6 +72,12 @@ export class IngestService {
     const incoming = withoutNul(given);
     validateIncoming(integration, incoming);
     if (this.group) return this.group.run((trx) => this.ingestIn(trx, integration, incoming));
+    if (this.batches) return this.batches.run({ integration, incoming });
+    return this.ingestAlone(integration, incoming);
+  }
+
+  /** One message in a transaction of its own (PostgreSQL). */
+  private async ingestAlone(integration: IntegrationRow, incoming: IncomingMessage): Promise<IngestResult> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.deps.db.kysely.transaction().execute((trx) => this.ingestIn(trx, integration, incoming));
@@ -73,6 +87,30 @@ export class IngestService {
         if (attempt < 2 && (isUniqueViolation(err) || isStalePlan(err))) continue;
         throw err;
       }
+    }
+  }
+
+  /**
+   * PostgreSQL: a batch of messages in one transaction (ingest-batch.ts). When it fails (a message
+   * met a concurrent transaction creating the same customer, a deadlock, a stale statement after an
+   * upgrade, or one message's own error), nothing of it is stored and each message is ingested on
+   * its own, with the single-message retries: one message's failure is its own.
+   */
+  private async ingestBatch(units: IngestUnit[]): Promise<Outcome<IngestResult>[]> {
+    try {
+      const results = await this.deps.db.kysely
+        .transaction()
+        .execute((trx) => ingestBatchIn(trx, units, this.deps.clock.now(), (t, u) => this.ingestIn(t, u.integration, u.incoming)));
+      return results.map((value) => ({ ok: true, value }));
+    } catch {
+      return Promise.all(
+        units.map((u) =>
+          this.ingestAlone(u.integration, u.incoming).then(
+            (value): Outcome<IngestResult> => ({ ok: true, value }),
+            (error: unknown): Outcome<IngestResult> => ({ ok: false, error }),
+          ),
+        ),
+      );
     }
   }
 

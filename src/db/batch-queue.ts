@@ -1,0 +1,82 @@
+/** What became of one unit of a batch. */
+export type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+interface Queued<U, R> {
+  unit: U;
+  resolve: (value: R) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Gathers the units of work that callers submit at about the same time into batches, and runs up
+ * to `lanes` batches side by side (PostgreSQL ingest: docs/performance.md, "issue 19, fourth
+ * pass"). The units queued when a lane frees are shared among the free lanes, so under load the
+ * database works on one batch while this process prepares the next, and a batch grows with the
+ * load instead of waiting for a timer. `handle` answers one outcome per unit, in order; when it
+ * throws, every unit of its batch fails with that error. Each caller is settled only when its
+ * batch's handler returned: what a caller is told is stored, is stored.
+ */
+export class BatchQueue<U, R> {
+  private queue: Queued<U, R>[] = [];
+  private busy = 0;
+  private scheduled = false;
+  /** Batches started so far. */
+  batches = 0;
+
+  constructor(
+    private readonly handle: (units: U[]) => Promise<Outcome<R>[]>,
+    private readonly lanes: number,
+    private readonly maxBatch: number,
+  ) {
+    if (!(lanes >= 1 && maxBatch >= 1)) throw new Error('a batch queue needs at least one lane and one unit per batch');
+  }
+
+  run(unit: U): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({ unit, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.busy >= this.lanes || !this.queue.length) return;
+    this.scheduled = true;
+    // Not at once: the units submitted in the same turn of the event loop (the other requests of
+    // this poll phase) are queued first and share the batches.
+    setImmediate(() => {
+      this.scheduled = false;
+      this.start();
+    });
+  }
+
+  private start(): void {
+    const free = this.lanes - this.busy;
+    if (free <= 0 || !this.queue.length) return;
+    const size = Math.min(this.maxBatch, Math.ceil(this.queue.length / free));
+    while (this.busy < this.lanes && this.queue.length) {
+      const batch = this.queue.splice(0, size);
+      this.busy++;
+      this.batches++;
+      void this.settle(batch).finally(() => {
+        this.busy--;
+        this.schedule();
+      });
+    }
+  }
+
+  private async settle(batch: Queued<U, R>[]): Promise<void> {
+    let outcomes: Outcome<R>[];
+    try {
+      outcomes = await this.handle(batch.map((queued) => queued.unit));
+    } catch (error) {
+      for (const queued of batch) queued.reject(error);
+      return;
+    }
+    batch.forEach((queued, i) => {
+      const outcome = outcomes[i];
+      if (!outcome) queued.reject(new Error('a batch handler answered fewer outcomes than units'));
+      else if (outcome.ok) queued.resolve(outcome.value);
+      else queued.reject(outcome.error);
+    });
+  }
+}

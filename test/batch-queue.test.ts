@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { BatchQueue, type Outcome } from '../src/db/batch-queue.js';
+
+/** A handler that records its batches and finishes each when the test says so. */
+function recorder() {
+  const batches: number[][] = [];
+  const finish: (() => void)[] = [];
+  const handle = (units: number[]) =>
+    new Promise<Outcome<number>[]>((resolve) => {
+      batches.push(units);
+      finish.push(() => resolve(units.map((u) => (u < 0 ? { ok: false, error: new Error(`unit ${u}`) } : { ok: true, value: u * 10 }))));
+    });
+  return { batches, finish, handle };
+}
+
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** Turns of the event loop until `ready` (at most ten). */
+async function until(ready: () => boolean): Promise<void> {
+  for (let i = 0; i < 10 && !ready(); i++) await turn();
+}
+
+describe('BatchQueue', () => {
+  it('shares the units submitted together among its free lanes, and queues the rest for the next free lane', async () => {
+    const r = recorder();
+    const queue = new BatchQueue(r.handle, 2, 100);
+    const first = [1, 2, 3, 4, 5].map((u) => queue.run(u));
+    await turn();
+    expect(r.batches).toEqual([
+      [1, 2, 3],
+      [4, 5],
+    ]);
+    const later = [6, 7].map((u) => queue.run(u));
+    await turn();
+    expect(r.batches).toHaveLength(2);
+    r.finish[1]();
+    await expect(Promise.all(first.slice(3))).resolves.toEqual([40, 50]);
+    await until(() => r.batches.length > 2);
+    expect(r.batches[2]).toEqual([6, 7]);
+    r.finish[0]();
+    r.finish[2]();
+    await expect(Promise.all([...first.slice(0, 3), ...later])).resolves.toEqual([10, 20, 30, 60, 70]);
+    expect(queue.batches).toBe(3);
+  });
+
+  it('keeps batches within their largest size', async () => {
+    const r = recorder();
+    const queue = new BatchQueue(r.handle, 1, 2);
+    const all = [1, 2, 3, 4, 5].map((u) => queue.run(u));
+    for (let i = 0; i < 3; i++) {
+      await until(() => r.batches.length > i);
+      r.finish[i]();
+    }
+    await expect(Promise.all(all)).resolves.toEqual([10, 20, 30, 40, 50]);
+    expect(r.batches).toEqual([[1, 2], [3, 4], [5]]);
+  });
+
+  it('settles each unit by its own outcome, and every unit of a batch whose handler threw with its error', async () => {
+    const r = recorder();
+    const queue = new BatchQueue(r.handle, 1, 10);
+    const mixed = [queue.run(1), queue.run(-2), queue.run(3)];
+    await turn();
+    r.finish[0]();
+    await expect(mixed[0]).resolves.toBe(10);
+    await expect(mixed[1]).rejects.toThrow('unit -2');
+    await expect(mixed[2]).resolves.toBe(30);
+
+    const failing = new BatchQueue<number, number>(() => Promise.reject(new Error('the transaction failed')), 1, 10);
+    const units = [failing.run(1), failing.run(2)];
+    for (const unit of units) await expect(unit).rejects.toThrow('the transaction failed');
+  });
+});
