@@ -116,6 +116,92 @@ describe('lead read cache', () => {
     expect(lists.queries()).toBe(1);
   });
 
+  it('moves the version on every insert, update and delete of what lists read, of one row or many, and only for the account written', async () => {
+    const mine = await h.signUp();
+    const stranger = await h.signUp();
+    const db = h.database.db.kysely;
+    const now = h.clock.now();
+    const version = () => leadReadVersion(db, mine.accountId);
+    const theirs = () => leadReadVersion(db, stranger.accountId);
+    /** Runs a write and answers whether the account's version moved (the stranger's never does). */
+    const moves = async (write: () => Promise<unknown>) => {
+      const [v, w] = [await version(), await theirs()];
+      await write();
+      expect(await theirs()).toBe(w);
+      return (await version()) !== v;
+    };
+    const integrationId = await createIntegration(h, mine.accountId);
+    const lead = await createLead(h, mine.accountId, integrationId);
+    const row = await db.selectFrom('leads').select(['customer_id']).where('id', '=', lead.leadId).executeTakeFirstOrThrow();
+    const source = await db.selectFrom('sources').select('id').where('customer_id', '=', row.customer_id).executeTakeFirstOrThrow();
+    const message = {
+      account_id: mine.accountId,
+      lead_id: lead.leadId,
+      source_id: source.id,
+      integration_id: integrationId,
+      incoming: 1,
+      created_at: now,
+    };
+    const tag = (name: string) => ({ account_id: mine.accountId, tag: name, tag_key: name, created_at: now });
+    const [t1, t2] = await db
+      .insertInto('tags')
+      .values([tag('t1'), tag('t2')])
+      .returning('id')
+      .execute();
+
+    // Inserts, one row and several in one statement.
+    expect(
+      await moves(() =>
+        db
+          .insertInto('messages')
+          .values({ ...message, external_id: 'rv-1' })
+          .execute(),
+      ),
+    ).toBe(true);
+    expect(
+      await moves(() =>
+        db
+          .insertInto('messages')
+          .values([
+            { ...message, external_id: 'rv-2' },
+            { ...message, external_id: 'rv-3' },
+          ])
+          .execute(),
+      ),
+    ).toBe(true);
+    expect(await moves(() => db.insertInto('tags').values(tag('t3')).execute())).toBe(true);
+    const laneTag = (tagId: number) => ({ account_id: mine.accountId, lead_id: lead.leadId, tag_id: tagId, created_at: now });
+    expect(
+      await moves(() =>
+        db
+          .insertInto('lead_tags')
+          .values([laneTag(t1.id), laneTag(t2.id)])
+          .execute(),
+      ),
+    ).toBe(true);
+    // Updates of every table a list reads.
+    const byAccount = {
+      leads: 'leads',
+      customers: 'customers',
+      integrations: 'integrations',
+      messages: 'messages',
+      lead_tags: 'lead_tags',
+      tags: 'tags',
+      sources: 'sources',
+    } as const;
+    for (const table of Object.values(byAccount)) {
+      expect(
+        await moves(() => db.updateTable(table).set({ account_id: mine.accountId }).where('account_id', '=', mine.accountId).execute()),
+      ).toBe(true);
+    }
+    // A statement that changes no row changes nothing.
+    expect(await moves(() => db.updateTable('leads').set({ details: 'x' }).where('id', '=', -1).execute())).toBe(false);
+    // Deletes.
+    expect(await moves(() => db.deleteFrom('lead_tags').where('lead_id', '=', lead.leadId).execute())).toBe(true);
+    expect(await moves(() => db.deleteFrom('messages').where('external_id', 'in', ['rv-1', 'rv-2']).execute())).toBe(true);
+    expect(await moves(() => db.deleteFrom('tags').where('id', '=', t1.id).execute())).toBe(true);
+  });
+
   it('keeps answers through writes to another account, in this process and another one, and drops them on a write to the account', async () => {
     const stranger = await h.signUp();
     const strangerIntegration = await createIntegration(h, stranger.accountId);
