@@ -55,6 +55,11 @@ async function storedState(integrationId: number) {
   const externalOf = new Map(messages.map((x) => [x.id, x.external_id]));
   const profiles = await k.selectFrom('profiles').selectAll().where('integration_id', '=', integrationId).orderBy('social_id').execute();
   const socialOf = new Map(profiles.map((p) => [p.customer_id, p.social_id]));
+  const customers = await k
+    .selectFrom('customers')
+    .selectAll()
+    .where('id', 'in', [...socialOf.keys(), -1])
+    .execute();
   const leads = await k.selectFrom('leads').selectAll().where('integration_id', '=', integrationId).orderBy('id').execute();
   const leadName = new Map(
     leads.map((l) => [
@@ -90,17 +95,21 @@ async function storedState(integrationId: number) {
       lead: leadName.get(lead_id),
       reply_to: reply_to === null ? null : withoutIds(JSON.parse(reply_to)),
     })),
-    leads: leads.map(({ id, account_id, integration_id, customer_id, last_message_id, ...rest }) => ({
-      ...rest,
-      name: leadName.get(id),
-      last_message: last_message_id === null ? null : externalOf.get(last_message_id),
-    })),
+    leads: leads
+      .map(({ id, account_id, integration_id, customer_id, last_message_id, ...rest }) => ({
+        ...rest,
+        name: leadName.get(id) as string,
+        last_message: last_message_id === null ? null : externalOf.get(last_message_id),
+      }))
+      .sort((x, y) => x.name.localeCompare(y.name)),
     profiles: profiles.map(({ id, account_id, integration_id, customer_id, ...rest }) => rest),
     sources: sources.map(({ id, account_id, integration_id, customer_id, ...rest }) => rest),
+    customers: customers
+      .map(({ id, account_id, ...rest }) => ({ ...rest, of: socialOf.get(id) as string }))
+      .sort((x, y) => x.of.localeCompare(y.of)),
     events: events
-      .filter((e) => e.lead_id === null || ours.has(e.lead_id))
-      .filter(
-        (e) => e.lead_id !== null || (JSON.parse(e.payload) as { customer?: { profiles?: { saId?: number }[] } }).customer !== undefined,
+      .filter((e) =>
+        e.lead_id === null ? socialOf.has((JSON.parse(e.payload) as { customerId?: number }).customerId ?? -1) : ours.has(e.lead_id),
       )
       .map((e) => ({
         type: e.type,
@@ -336,7 +345,7 @@ describe('message-fed lead fields', () => {
   it('stores a known customer’s message in few statements (PostgreSQL: each is a round trip)', async () => {
     const { integration } = await setup();
     await h.services.ingest.ingest(integration, incoming('nina'));
-    const count = async (pgIngestLanes: number) => {
+    const count = async (pgIngestLanes: number, message = incoming('nina')) => {
       let statements = 0;
       const counter: KyselyPlugin = {
         transformQuery: (args) => args.node,
@@ -351,8 +360,8 @@ describe('message-fed lead fields', () => {
         db: { ...database, kysely: database.kysely.withPlugin(counter) },
         config: { ...config, pgIngestLanes },
       });
-      const result = await counted.ingest(integration, incoming('nina'));
-      expect(result).toMatchObject({ isNewLead: false, isNewCustomer: false, duplicate: false });
+      const result = await counted.ingest(integration, message);
+      expect(result).toMatchObject({ duplicate: false });
       return statements;
     };
     // PostgreSQL, batched (the default; begin and commit aside): the senders' profiles locked, the
@@ -363,9 +372,12 @@ describe('message-fed lead fields', () => {
     // savepoint, whatever the setting.
     expect(await count(2)).toBe(DIALECT === 'postgres' ? 3 : 10);
     expect(await count(0)).toBe(DIALECT === 'postgres' ? 5 : 10);
+    // A sender seen first, batched: the same three (its customer, profile, channel and lead are
+    // written with its message).
+    if (DIALECT === 'postgres') expect(await count(2, incoming('someone-new'))).toBe(3);
   });
 
-  it('stores messages ingested at once as it stores them one after another (redeliveries, new customers, leads and channels, replies, changed profiles, moved deadlines, a sender twice)', async () => {
+  it('stores messages ingested at once as it stores them one after another (redeliveries, new customers, leads and channels, a channel shared, replies, changed profiles, moved deadlines, a sender twice)', async () => {
     const t0 = h.clock.now();
     // Two integrations given the same history: one ingests the last messages at once (one batch on
     // PostgreSQL, one group commit on SQLite), the other one after another, each in its own transaction.
@@ -403,6 +415,9 @@ describe('message-fed lead fields', () => {
         preview: { url: 'https://example.com', description: '{"x": [1, 2]}' },
       }),
       m('b12', 'k2', 8),
+      m('b13', 'n2', 21, { channel: { externalId: 'chat-n2', type: 'message', name: 'N2', token: 'tk', expiresAt: at(21) + 5_000 } }),
+      m('b14', 'k6', 22, { channel: { externalId: 'another-chat-k6', type: 'message' } }),
+      m('b15', 'n3', 23, { channel: { externalId: 'chat-n2', type: 'message' } }),
     ];
     const { integration: atOnce, accountId } = await setup();
     const alone = await h.database.db.kysely
@@ -434,7 +449,23 @@ describe('message-fed lead fields', () => {
     expect(fromBatch.map((r) => [r.isNewLead, r.isNewCustomer, r.duplicate])).toEqual(
       fromSingle.map((r) => [r.isNewLead, r.isNewCustomer, r.duplicate]),
     );
-    expect(fromBatch.map((r) => r.duplicate)).toEqual([false, false, false, false, false, true, false, false, false, true, false, false]);
+    expect(fromBatch.map((r) => r.duplicate)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+      true,
+      false,
+      false,
+      false,
+      true,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
     const a = await storedState(atOnce.id);
     const b = await storedState(alone.id);
     expect(a).toEqual(b);

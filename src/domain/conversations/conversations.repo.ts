@@ -1,6 +1,6 @@
 import { sql, type Insertable } from 'kysely';
 import { nameStatement, type Executor } from '../../db/database.js';
-import type { LeadRow, MessageRow, NewMessage, ProfileRow, ProfilesTable, SourceRow, SourcesTable } from '../../db/schema.js';
+import type { CustomerRow, LeadRow, MessageRow, NewMessage, ProfileRow, ProfilesTable, SourceRow, SourcesTable } from '../../db/schema.js';
 import { prepared } from '../../db/prepared.js';
 
 /** SQL of the conversations core: profiles, channels, leads and messages. No rules here. */
@@ -298,21 +298,22 @@ export interface ConversationState {
   /** The message stored before under its provider id (a redelivery). */
   duplicate: { id: number; lead_id: number } | undefined;
   source: SourceRow | undefined;
-  /** The customer's latest lead on the integration. */
+  /** The customer's latest lead on the integration (none for a sender without a customer). */
   lead: LeadRow | undefined;
-  /** An id for the message, taken from the table's sequence (unused when the message is not stored). */
-  messageId: number;
+  /** Ids from the tables' sequences for the rows the message may create (unused ids are skipped). */
+  ids: { message: number; customer: number | null; profile: number | null; lead: number | null; source: number | null };
 }
 
 /**
- * For each message of a batch (`integrationIds[i]`, sender's `customerIds[i]`, provider id
- * `externalIds[i]`, channel `channelTypes[i]` / `channelIds[i]`): the redelivery check, the
- * channel, the latest lead, and an id for the message. Run after {@link lockProfiles}: the
- * statement's snapshot then holds what the senders' earlier messages committed.
+ * For each message of a batch (`integrationIds[i]`, sender's `customerIds[i]` or null for a sender
+ * seen first, provider id `externalIds[i]`, channel `channelTypes[i]` / `channelIds[i]`): the
+ * redelivery check, the channel, the latest lead, and ids for the message and for the customer,
+ * profile, lead and channel it would create. Run after {@link lockProfiles}: the statement's
+ * snapshot then holds what the senders' earlier messages committed.
  */
 export async function conversationStates(
   db: Executor,
-  keys: { integrationIds: number[]; customerIds: number[]; externalIds: string[]; channelTypes: string[]; channelIds: string[] },
+  keys: { integrationIds: number[]; customerIds: (number | null)[]; externalIds: string[]; channelTypes: string[]; channelIds: string[] },
 ): Promise<ConversationState[]> {
   const query = sql<{
     ord: number;
@@ -321,8 +322,16 @@ export async function conversationStates(
     source: SourceRow | null;
     lead: LeadRow | null;
     message_id: number;
+    customer_id: number | null;
+    profile_id: number | null;
+    lead_id: number | null;
+    source_id: number | null;
   }>`select k.ord::int as ord, d.id as duplicate_id, d.lead_id as duplicate_lead_id, to_jsonb(s) as source,
-      to_jsonb(l) as lead, nextval(pg_get_serial_sequence('messages', 'id')) as message_id
+      to_jsonb(l) as lead, nextval(pg_get_serial_sequence('messages', 'id')) as message_id,
+      case when k.customer_id is null then nextval(pg_get_serial_sequence('customers', 'id')) end as customer_id,
+      case when k.customer_id is null then nextval(pg_get_serial_sequence('profiles', 'id')) end as profile_id,
+      case when k.customer_id is null then nextval(pg_get_serial_sequence('leads', 'id')) end as lead_id,
+      case when k.customer_id is null and s.id is null then nextval(pg_get_serial_sequence('sources', 'id')) end as source_id
     from unnest(${keys.integrationIds}::bigint[], ${keys.customerIds}::bigint[], ${keys.externalIds}::text[],
         ${keys.channelTypes}::text[], ${keys.channelIds}::text[]) with ordinality
       as k(integration_id, customer_id, external_id, channel_type, channel_id, ord)
@@ -334,97 +343,140 @@ export async function conversationStates(
   nameStatement(query.sql);
   const rows = (await db.executeQuery(query)).rows;
   if (rows.length !== keys.integrationIds.length) throw new Error('conversation states: one row per message expected');
+  const id = (value: number | string | null) => (value === null ? null : Number(value));
   return rows.map((row) => ({
     duplicate: row.duplicate_id === null ? undefined : { id: row.duplicate_id, lead_id: row.duplicate_lead_id as number },
     source: row.source ?? undefined,
     lead: row.lead ?? undefined,
-    messageId: Number(row.message_id),
+    ids: {
+      message: Number(row.message_id),
+      customer: id(row.customer_id),
+      profile: id(row.profile_id),
+      lead: id(row.lead_id),
+      source: id(row.source_id),
+    },
   }));
 }
 
-/** One message of {@link storeIncomingBatch}: its row (id given), its lead's new fields, its event. */
-export interface BatchedIncoming {
-  message: MessageRow;
-  lead: Pick<LeadRow, 'id' | (typeof MESSAGE_FED_COLUMNS)[number]>;
-  /** The channel's reply deadline when the message moves it forward (one message per channel). */
-  source: { id: number; expires_at: number } | undefined;
-  /** The event's stored payload text (events/outbox.ts `eventPayloadText`). */
-  eventPayload: string;
+/** The rows of a batch of incoming messages (ids given), for {@link storeIncomingBatch}. */
+export interface IncomingBatch {
+  customers: CustomerRow[];
+  profiles: ProfileRow[];
+  sources: SourceRow[];
+  /** New leads, with their message-fed fields already after their first message. */
+  leads: LeadRow[];
+  messages: MessageRow[];
+  /** Existing leads' new message-fed fields (one message per lead). */
+  leadUpdates: Pick<LeadRow, 'id' | (typeof MESSAGE_FED_COLUMNS)[number]>[];
+  /** Channels' reply deadlines moved forward (one message per channel). */
+  deadlines: { id: number; expires_at: number }[];
+  /** Events in the order they are recorded, each with its stored payload text. */
+  events: { accountId: number; type: string; leadId: number | null; payload: string }[];
 }
 
+const text = (values: (string | null)[]) => sql`${values}::text[]`;
+const bigint = (values: (number | null)[]) => sql`${values}::bigint[]`;
+const int = (values: (number | null)[]) => sql`${values}::int[]`;
+
 /**
- * Stores a batch's incoming messages (ids taken by {@link conversationStates}), moves their leads'
- * message-fed fields (one message per lead) and the reply deadlines they move, and inserts one
- * `message.incoming` event per message, in one statement. Answers each event's id (by lead) and its account's active webhooks, as
- * events/outbox.ts reads them with a single event's insert.
+ * Stores a batch of incoming messages in one statement: the customers, profiles, channels and leads
+ * they create, the messages, the existing leads' message-fed fields and the reply deadlines they
+ * move, and their events (ids taken here, in order). Answers each event's id and its account's
+ * active webhooks, as events/outbox.ts reads them with a single event's insert.
  */
 export async function storeIncomingBatch(
   db: Executor,
-  batch: BatchedIncoming[],
+  batch: IncomingBatch,
   now: number,
-): Promise<{
-  eventIdByLead: Map<number, number>;
-  hooksByEvent: Map<number, { id: number; events: string | null; api_version: string }[]>;
-}> {
-  const m = batch.map((b) => b.message);
-  const l = batch.map((b) => b.lead);
-  const s = batch.flatMap((b) => (b.source ? [b.source] : []));
+): Promise<{ eventIds: number[]; hooks: { id: number; events: string | null; api_version: string }[][] }> {
+  const { customers: c, profiles: p, sources: so, leads: nl, messages: m, leadUpdates: l, deadlines: dl, events: ev } = batch;
   const query = sql<{
     id: number;
-    lead_id: number;
+    ord: number;
     messages: number;
     leads: number;
     webhook_id: number | null;
     events: string | null;
     api_version: string | null;
   }>`
-    with m as (
+    with c as (
+      insert into customers (id, account_id, name, login, avatar, email, phone, address, created_at, updated_at)
+      select * from unnest(${bigint(c.map((x) => x.id))}, ${bigint(c.map((x) => x.account_id))}, ${text(c.map((x) => x.name))},
+        ${text(c.map((x) => x.login))}, ${text(c.map((x) => x.avatar))}, ${text(c.map((x) => x.email))}, ${text(c.map((x) => x.phone))},
+        ${text(c.map((x) => x.address))}, ${bigint(c.map((x) => x.created_at))}, ${bigint(c.map((x) => x.updated_at))})
+      returning id
+    ), p as (
+      insert into profiles (id, account_id, customer_id, integration_id, type, social_id, login, name, avatar, profile_url, created_at)
+      select * from unnest(${bigint(p.map((x) => x.id))}, ${bigint(p.map((x) => x.account_id))}, ${bigint(p.map((x) => x.customer_id))},
+        ${bigint(p.map((x) => x.integration_id))}, ${text(p.map((x) => x.type))}, ${text(p.map((x) => x.social_id))},
+        ${text(p.map((x) => x.login))}, ${text(p.map((x) => x.name))}, ${text(p.map((x) => x.avatar))},
+        ${text(p.map((x) => x.profile_url))}, ${bigint(p.map((x) => x.created_at))})
+      returning id
+    ), so as (
+      insert into sources (id, account_id, integration_id, customer_id, external_id, type, name, sender, token, expires_at, created_at)
+      select * from unnest(${bigint(so.map((x) => x.id))}, ${bigint(so.map((x) => x.account_id))}, ${bigint(so.map((x) => x.integration_id))},
+        ${bigint(so.map((x) => x.customer_id))}, ${text(so.map((x) => x.external_id))}, ${text(so.map((x) => x.type))},
+        ${text(so.map((x) => x.name))}, ${text(so.map((x) => x.sender))}, ${text(so.map((x) => x.token))},
+        ${bigint(so.map((x) => x.expires_at))}, ${bigint(so.map((x) => x.created_at))})
+      returning id
+    ), nl as (
+      insert into leads (id, account_id, integration_id, customer_id, user_id, status_id, status_type, unread_count, last_message_id,
+        last_message_at, last_message_incoming, awaiting_since, response_time, created_at, updated_at)
+      select * from unnest(${bigint(nl.map((x) => x.id))}, ${bigint(nl.map((x) => x.account_id))}, ${bigint(nl.map((x) => x.integration_id))},
+        ${bigint(nl.map((x) => x.customer_id))}, ${bigint(nl.map((x) => x.user_id))}, ${bigint(nl.map((x) => x.status_id))},
+        ${text(nl.map((x) => x.status_type))}, ${int(nl.map((x) => x.unread_count))}, ${bigint(nl.map((x) => x.last_message_id))},
+        ${bigint(nl.map((x) => x.last_message_at))}, ${int(nl.map((x) => x.last_message_incoming))}, ${bigint(nl.map((x) => x.awaiting_since))},
+        ${bigint(nl.map((x) => x.response_time))}, ${bigint(nl.map((x) => x.created_at))}, ${bigint(nl.map((x) => x.updated_at))})
+      returning id
+    ), m as (
       insert into messages (id, account_id, lead_id, source_id, integration_id, external_id, incoming, text, url, attachments,
         reply_to, preview, profile_id, user_id, custom_id, unread, created_at)
-      select * from unnest(${m.map((x) => x.id)}::bigint[], ${m.map((x) => x.account_id)}::bigint[], ${m.map((x) => x.lead_id)}::bigint[],
-        ${m.map((x) => x.source_id)}::bigint[], ${m.map((x) => x.integration_id)}::bigint[], ${m.map((x) => x.external_id)}::text[],
-        ${m.map((x) => x.incoming)}::int[], ${m.map((x) => x.text)}::text[], ${m.map((x) => x.url)}::text[],
-        ${m.map((x) => x.attachments)}::text[], ${m.map((x) => x.reply_to)}::text[], ${m.map((x) => x.preview)}::text[],
-        ${m.map((x) => x.profile_id)}::bigint[], ${m.map((x) => x.user_id)}::bigint[], ${m.map((x) => x.custom_id)}::text[],
-        ${m.map((x) => x.unread)}::int[], ${m.map((x) => x.created_at)}::bigint[])
+      select * from unnest(${bigint(m.map((x) => x.id))}, ${bigint(m.map((x) => x.account_id))}, ${bigint(m.map((x) => x.lead_id))},
+        ${bigint(m.map((x) => x.source_id))}, ${bigint(m.map((x) => x.integration_id))}, ${text(m.map((x) => x.external_id))},
+        ${int(m.map((x) => x.incoming))}, ${text(m.map((x) => x.text))}, ${text(m.map((x) => x.url))},
+        ${text(m.map((x) => x.attachments))}, ${text(m.map((x) => x.reply_to))}, ${text(m.map((x) => x.preview))},
+        ${bigint(m.map((x) => x.profile_id))}, ${bigint(m.map((x) => x.user_id))}, ${text(m.map((x) => x.custom_id))},
+        ${int(m.map((x) => x.unread))}, ${bigint(m.map((x) => x.created_at))})
       returning id
     ), l as (
       update leads set unread_count = v.unread_count, last_message_id = v.last_message_id, last_message_at = v.last_message_at,
         last_message_incoming = v.last_message_incoming, awaiting_since = v.awaiting_since, response_time = v.response_time,
         updated_at = v.updated_at
-      from unnest(${l.map((x) => x.id)}::bigint[], ${l.map((x) => x.unread_count)}::int[], ${l.map((x) => x.last_message_id)}::bigint[],
-          ${l.map((x) => x.last_message_at)}::bigint[], ${l.map((x) => x.last_message_incoming)}::int[],
-          ${l.map((x) => x.awaiting_since)}::bigint[], ${l.map((x) => x.response_time)}::bigint[], ${l.map((x) => x.updated_at)}::bigint[])
+      from unnest(${bigint(l.map((x) => x.id))}, ${int(l.map((x) => x.unread_count))}, ${bigint(l.map((x) => x.last_message_id))},
+          ${bigint(l.map((x) => x.last_message_at))}, ${int(l.map((x) => x.last_message_incoming))},
+          ${bigint(l.map((x) => x.awaiting_since))}, ${bigint(l.map((x) => x.response_time))}, ${bigint(l.map((x) => x.updated_at))})
         as v(id, unread_count, last_message_id, last_message_at, last_message_incoming, awaiting_since, response_time, updated_at)
       where leads.id = v.id
       returning leads.id
-    ), s as (
+    ), dl as (
       update sources set expires_at = v.expires_at
-      from unnest(${s.map((x) => x.id)}::bigint[], ${s.map((x) => x.expires_at)}::bigint[]) as v(id, expires_at)
+      from unnest(${bigint(dl.map((x) => x.id))}, ${bigint(dl.map((x) => x.expires_at))}) as v(id, expires_at)
       where sources.id = v.id and (sources.expires_at is null or sources.expires_at < v.expires_at)
       returning sources.id
+    ), ev as (
+      select nextval(pg_get_serial_sequence('events', 'id')) as id, v.*
+      from unnest(${bigint(ev.map((x) => x.accountId))}, ${text(ev.map((x) => x.type))}, ${bigint(ev.map((x) => x.leadId))},
+        ${text(ev.map((x) => x.payload))}) with ordinality as v(account_id, type, lead_id, payload, ord)
     ), e as (
-      insert into events (account_id, type, lead_id, payload, created_at)
-      select v.account_id, 'message.incoming', v.lead_id, v.payload, ${now}::bigint
-      from unnest(${m.map((x) => x.account_id)}::bigint[], ${m.map((x) => x.lead_id)}::bigint[], ${batch.map((b) => b.eventPayload)}::text[])
-        as v(account_id, lead_id, payload)
-      returning id, account_id, lead_id
+      insert into events (id, account_id, type, lead_id, payload, created_at)
+      select id, account_id, type, lead_id, payload, ${now}::bigint from ev
+      returning id
     )
-    select e.id, e.lead_id, (select count(*) from m)::int as messages, (select count(*) from l)::int as leads,
-      w.id as webhook_id, w.events, w.api_version
-    from e left join webhooks w on w.account_id = e.account_id and w.status = 1`.compile(db);
+    select ev.id, ev.ord::int as ord, (select count(*) from m)::int as messages,
+      (select count(*) from l)::int + (select count(*) from nl)::int as leads, w.id as webhook_id, w.events, w.api_version
+    from ev left join webhooks w on w.account_id = ev.account_id and w.status = 1
+    order by ev.ord`.compile(db);
   nameStatement(query.sql);
   const rows = (await db.executeQuery(query)).rows;
-  if (!rows[0] || rows[0].messages !== batch.length || rows[0].leads !== batch.length) {
+  if (ev.length && (!rows[0] || rows[0].messages !== m.length || rows[0].leads !== l.length + nl.length)) {
     throw new Error('a batch of incoming messages was not stored whole (a lead vanished during its update?)');
   }
-  const eventIdByLead = new Map<number, number>();
-  const hooksByEvent = new Map<number, { id: number; events: string | null; api_version: string }[]>();
+  const eventIds = new Array<number>(ev.length);
+  const hooks = ev.map(() => [] as { id: number; events: string | null; api_version: string }[]);
   for (const row of rows) {
-    eventIdByLead.set(row.lead_id, row.id);
-    const hooks = hooksByEvent.get(row.id) ?? [];
-    if (row.webhook_id !== null) hooks.push({ id: row.webhook_id, events: row.events, api_version: row.api_version as string });
-    hooksByEvent.set(row.id, hooks);
+    eventIds[row.ord - 1] = Number(row.id);
+    if (row.webhook_id !== null)
+      hooks[row.ord - 1].push({ id: row.webhook_id, events: row.events, api_version: row.api_version as string });
   }
-  return { eventIdByLead, hooksByEvent };
+  return { eventIds, hooks };
 }

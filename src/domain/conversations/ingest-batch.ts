@@ -1,7 +1,9 @@
 import type { Executor } from '../../db/database.js';
-import type { IntegrationRow, LeadRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
+import type { CustomerRow, IntegrationRow, LeadRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
 import type { IncomingMessage } from '../../channels/channel.js';
 import { eventInserted, eventPayloadText, type NewEvent } from '../../events/outbox.js';
+import { customerView } from '../customers/customers.types.js';
+import { presentLead } from '../leads/lead-presenter.js';
 import * as repo from './conversations.repo.js';
 import { presentHistoryMessage } from './history-message.js';
 import { afterIncoming, joinsLatestLead } from './lead-lifecycle.js';
@@ -13,18 +15,6 @@ export interface IngestUnit {
   incoming: IncomingMessage;
 }
 
-/** A message of a batch that goes the short way: a known sender on a known channel, joining its lead. */
-interface Short {
-  index: number;
-  unit: IngestUnit;
-  profile: ProfileRow;
-  source: SourceRow;
-  lead: LeadRow;
-  messageId: number;
-  /** The message moves its channel's reply deadline (`source` has the new one). */
-  moves: boolean;
-}
-
 /**
  * PostgreSQL: the messages of a batch ingested in the caller's transaction, in five round trips
  * with its begin and commit whatever the batch's size (docs/performance.md, "issue 19, fourth
@@ -32,18 +22,20 @@ interface Short {
  * costs this process and the server more than the rows it writes.
  *
  * 1. The senders' profiles are locked, in id order.
- * 2. For each message of a locked sender (the first of each sender in the batch): the redelivery
- *    check, the channel, the latest lead and an id for the message, read after the locks.
- * 3. The messages of known senders on known channels that join their latest lead, from a profile
- *    the provider reports unchanged, without a quoted message, one per lead: stored with their
- *    leads' new fields, their channels' moved reply deadlines and their `message.incoming` events
- *    in one statement.
- * 4. Every other message (a new customer, channel or lead, a changed profile, a reply, a sender's
- *    second message in the batch) goes through `one`, the single-message ingest, in this
+ * 2. For the first message of each sender in the batch: the redelivery check, the channel, the
+ *    latest lead, and ids for what the message may create, read after the locks.
+ * 3. Those messages that need no look-up beyond it are stored in one statement, with what they
+ *    create and change: a known sender joining its latest lead, or a sender seen first (its
+ *    customer, profile, lead and, when new, channel), from a profile the provider reports
+ *    unchanged, without a quoted message, one per lead and per new or moved channel; with their
+ *    events, in the order the single-message ingest records them.
+ * 4. Every other message (a changed profile, a new lead or channel of a known customer, a reply,
+ *    a sender's second message in the batch) goes through `one`, the single-message ingest, in this
  *    transaction and in batch order, after the others: each reads what the batch wrote before it.
  *
  * The outcome is that of ingesting the messages one after another. Any error fails the whole
- * transaction; the caller then ingests each message on its own.
+ * transaction (two batches creating the same new customer at once meet on a unique index); the
+ * caller then ingests each message on its own.
  */
 export async function ingestBatchIn(
   trx: Executor,
@@ -52,96 +44,227 @@ export async function ingestBatchIn(
   one: (trx: Executor, unit: IngestUnit) => Promise<IngestResult>,
 ): Promise<IngestResult[]> {
   const results = new Array<IngestResult | undefined>(units.length);
-  const keyOf = (unit: IngestUnit) => `${unit.integration.id}\u0000${unit.incoming.sender.socialId}`;
+  const keyOf = (integrationId: number, socialId: string) => `${integrationId}\u0000${socialId}`;
   const profiles = await repo.lockProfiles(
     trx,
     units.map((u) => u.integration.id),
     units.map((u) => u.incoming.sender.socialId),
   );
-  const profileByKey = new Map(profiles.map((p) => [`${p.integration_id}\u0000${p.social_id}`, p]));
+  const profileByKey = new Map(profiles.map((p) => [keyOf(p.integration_id, p.social_id), p]));
 
-  // The first message of each known sender is read in one statement; the rest go the long way.
-  const candidates: { index: number; unit: IngestUnit; profile: ProfileRow }[] = [];
+  // The first message of each sender is read in one statement; the rest go the long way.
+  const firsts: { index: number; unit: IngestUnit; profile: ProfileRow | undefined }[] = [];
   const long: number[] = [];
   const seen = new Set<string>();
   units.forEach((unit, index) => {
-    const key = keyOf(unit);
-    const profile = profileByKey.get(key);
-    if (profile && !seen.has(key)) candidates.push({ index, unit, profile });
-    else long.push(index);
+    const key = keyOf(unit.integration.id, unit.incoming.sender.socialId);
+    if (seen.has(key)) long.push(index);
+    else firsts.push({ index, unit, profile: profileByKey.get(key) });
     seen.add(key);
   });
 
-  const shorts: Short[] = [];
-  if (candidates.length) {
-    const states = await repo.conversationStates(trx, {
-      integrationIds: candidates.map((c) => c.unit.integration.id),
-      customerIds: candidates.map((c) => c.profile.customer_id),
-      externalIds: candidates.map((c) => c.unit.incoming.externalId),
-      channelTypes: candidates.map((c) => c.unit.incoming.channel.type),
-      channelIds: candidates.map((c) => c.unit.incoming.channel.externalId),
-    });
-    const leads = new Set<number>();
-    // Channels whose reply deadline a short message moves: the others' presentation would lag.
-    const moved = new Set<number>();
-    candidates.forEach((candidate, i) => {
-      const { duplicate, source, lead, messageId } = states[i];
-      if (duplicate) {
-        results[candidate.index] = {
-          messageId: duplicate.id,
-          leadId: duplicate.lead_id,
-          isNewLead: false,
-          isNewCustomer: false,
-          duplicate: true,
-        };
-        return;
-      }
-      const short =
-        source && lead && !leads.has(lead.id) && !moved.has(source.id) && goesShort(candidate.unit.incoming, candidate.profile, lead);
-      if (!short) {
-        long.push(candidate.index);
-        return;
-      }
-      leads.add(lead.id);
-      const expiresAt = movedExpiry(candidate.unit.incoming, source);
-      if (expiresAt !== undefined) moved.add(source.id);
-      shorts.push({
-        ...candidate,
-        source: expiresAt === undefined ? source : { ...source, expires_at: expiresAt },
-        lead,
-        messageId,
-        moves: expiresAt !== undefined,
-      });
-    });
-  }
-
-  if (shorts.length) {
-    const batch = shorts.map((s) => shortMessage(s, now));
-    const { eventIdByLead, hooksByEvent } = await repo.storeIncomingBatch(trx, batch, now);
-    for (const [i, s] of shorts.entries()) {
-      const eventId = eventIdByLead.get(s.lead.id);
-      if (eventId === undefined) throw new Error(`no event stored for lead ${s.lead.id}`);
-      await eventInserted(trx, batch[i].event, eventId, hooksByEvent.get(eventId) ?? [], now);
-      results[s.index] = { messageId: s.messageId, leadId: s.lead.id, isNewLead: false, isNewCustomer: false, duplicate: false };
+  const store = new Store(now);
+  const states = await repo.conversationStates(trx, {
+    integrationIds: firsts.map((f) => f.unit.integration.id),
+    customerIds: firsts.map((f) => f.profile?.customer_id ?? null),
+    externalIds: firsts.map((f) => f.unit.incoming.externalId),
+    channelTypes: firsts.map((f) => f.unit.incoming.channel.type),
+    channelIds: firsts.map((f) => f.unit.incoming.channel.externalId),
+  });
+  firsts.forEach((first, i) => {
+    const state = states[i];
+    if (state.duplicate) {
+      const { id, lead_id } = state.duplicate;
+      results[first.index] = { messageId: id, leadId: lead_id, isNewLead: false, isNewCustomer: false, duplicate: true };
+      return;
     }
-  }
+    const result = store.add(first.unit, first.profile, state);
+    if (result) results[first.index] = result;
+    else long.push(first.index);
+  });
+
+  await store.write(trx);
 
   long.sort((a, b) => a - b);
   for (const index of long) results[index] = await one(trx, units[index]);
   return results as IngestResult[];
 }
 
-/**
- * Whether a message needs nothing but its own row, its lead's fields, its event and maybe its
- * channel's reply deadline: the profile is as the provider reports it, the latest lead takes the
- * message, and no quoted message is to be looked up. (The single-message ingest does the same
- * otherwise, with its extra statements.)
- */
-function goesShort(incoming: IncomingMessage, profile: ProfileRow, lead: LeadRow): boolean {
+/** The rows and events of the messages stored in step 3, gathered one message at a time. */
+class Store {
+  private readonly batch: repo.IncomingBatch = {
+    customers: [],
+    profiles: [],
+    sources: [],
+    leads: [],
+    messages: [],
+    leadUpdates: [],
+    deadlines: [],
+    events: [],
+  };
+  private readonly events: NewEvent[] = [];
+  /** Leads written, and channels created or moved, by the messages added so far. */
+  private readonly leads = new Set<number>();
+  private readonly channels = new Set<string>();
+
+  constructor(private readonly now: number) {}
+
+  /**
+   * Adds a message when it can go the short way (see {@link ingestBatchIn}), answering its
+   * result; undefined when it must go through the single-message ingest.
+   */
+  add(unit: IngestUnit, known: ProfileRow | undefined, state: repo.ConversationState): IngestResult | undefined {
+    const { integration, incoming } = unit;
+    if (incoming.replyToExternalId) return undefined;
+    if (known && !sameProfile(incoming, known)) return undefined;
+    if (known && !(state.lead && joinsLatestLead(state.lead) && !this.leads.has(state.lead.id))) return undefined;
+    if (known && !state.source) return undefined;
+    const channel = `${integration.id}\u0000${incoming.channel.type}\u0000${incoming.channel.externalId}`;
+    if (this.channels.has(channel)) return undefined;
+
+    const now = this.now;
+    const messageId = state.ids.message;
+    const profile = known ?? this.newCustomer(unit, state);
+    let source = state.source;
+    if (!source) {
+      source = newSource(unit, profile, state.ids.source as number, now);
+      this.batch.sources.push(source);
+    } else {
+      const expiresAt = movedExpiry(incoming, source);
+      if (expiresAt !== undefined) {
+        source = { ...source, expires_at: expiresAt };
+        this.batch.deadlines.push({ id: source.id, expires_at: expiresAt });
+      }
+    }
+    this.channels.add(channel);
+
+    let lead: LeadRow;
+    if (known) {
+      const latest = state.lead as LeadRow;
+      lead = { ...latest, ...afterIncoming(latest, messageId, incoming.datetime), updated_at: now };
+      const { unread_count, last_message_id, last_message_at, last_message_incoming, awaiting_since, response_time } = lead;
+      this.batch.leadUpdates.push({
+        id: lead.id,
+        unread_count,
+        last_message_id,
+        last_message_at,
+        last_message_incoming,
+        awaiting_since,
+        response_time,
+        updated_at: now,
+      });
+    } else {
+      const created = newLead(unit, profile, state.ids.lead as number, now);
+      lead = { ...created, ...afterIncoming(created, messageId, incoming.datetime), updated_at: now };
+      this.batch.leads.push(lead);
+    }
+    this.leads.add(lead.id);
+
+    const message: MessageRow = {
+      id: messageId,
+      account_id: integration.account_id,
+      lead_id: lead.id,
+      source_id: source.id,
+      integration_id: integration.id,
+      external_id: incoming.externalId,
+      incoming: 1,
+      text: incoming.text ?? '',
+      url: incoming.url ?? '',
+      attachments: JSON.stringify(incoming.attachments ?? []),
+      reply_to: null,
+      preview: incoming.preview ? JSON.stringify(incoming.preview) : null,
+      profile_id: profile.id,
+      user_id: null,
+      custom_id: null,
+      unread: 1,
+      created_at: incoming.datetime,
+      delivery_status: null,
+      delivery_error: null,
+    };
+    this.batch.messages.push(message);
+
+    const isNew = !known;
+    const accountId = integration.account_id;
+    if (isNew) {
+      const customer = this.batch.customers[this.batch.customers.length - 1];
+      this.event({
+        accountId,
+        type: 'customer.created',
+        payload: { customerId: customer.id, customer: customerView(customer, [profile]) },
+      });
+      this.event({ accountId, type: 'lead.created', leadId: lead.id, payload: { leadId: lead.id, lead: presentLead(lead) } });
+    }
+    this.event({
+      accountId,
+      type: 'message.incoming',
+      leadId: lead.id,
+      payload: {
+        leadId: lead.id,
+        isNewLead: isNew,
+        isNewCustomer: isNew,
+        message: presentHistoryMessage(message, source, integration, profile),
+      },
+    });
+    return { messageId, leadId: lead.id, isNewLead: isNew, isNewCustomer: isNew, duplicate: false };
+  }
+
+  /** Stores what was added, and fans its events out to the account's webhooks. */
+  async write(trx: Executor): Promise<void> {
+    if (!this.batch.messages.length) return;
+    const { eventIds, hooks } = await repo.storeIncomingBatch(trx, this.batch, this.now);
+    for (const [i, event] of this.events.entries()) await eventInserted(trx, event, eventIds[i], hooks[i], this.now);
+  }
+
+  private event(event: NewEvent): void {
+    this.events.push(event);
+    this.batch.events.push({
+      accountId: event.accountId,
+      type: event.type,
+      leadId: event.leadId ?? null,
+      payload: eventPayloadText(event),
+    });
+  }
+
+  /** A sender seen first: its customer and profile, as the single-message ingest creates them. */
+  private newCustomer(unit: IngestUnit, state: repo.ConversationState): ProfileRow {
+    const { integration, incoming } = unit;
+    const s = incoming.sender;
+    const now = this.now;
+    const customer: CustomerRow = {
+      id: state.ids.customer as number,
+      account_id: integration.account_id,
+      name: s.name ?? s.login ?? '',
+      login: s.login ?? '',
+      avatar: s.avatar ?? '',
+      email: null,
+      phone: null,
+      address: null,
+      created_at: now,
+      updated_at: now,
+    };
+    const profile: ProfileRow = {
+      id: state.ids.profile as number,
+      account_id: integration.account_id,
+      customer_id: customer.id,
+      integration_id: integration.id,
+      type: integration.type,
+      social_id: s.socialId,
+      login: s.login ?? '',
+      name: s.name ?? '',
+      avatar: s.avatar ?? '',
+      profile_url: s.profileUrl ?? '',
+      created_at: now,
+    };
+    this.batch.customers.push(customer);
+    this.batch.profiles.push(profile);
+    return profile;
+  }
+}
+
+/** The provider reports the sender's profile as stored (else the single-message ingest updates it). */
+function sameProfile(incoming: IncomingMessage, profile: ProfileRow): boolean {
   const s = incoming.sender;
   return (
-    !incoming.replyToExternalId &&
-    joinsLatestLead(lead) &&
     (s.login === undefined || s.login === profile.login) &&
     (s.name === undefined || s.name === profile.name) &&
     (s.avatar === undefined || s.avatar === profile.avatar) &&
@@ -156,42 +279,50 @@ function movedExpiry(incoming: IncomingMessage, source: SourceRow): number | und
   return source.expires_at === null || expiresAt > source.expires_at ? expiresAt : undefined;
 }
 
-/** The rows a short message writes, as the single-message ingest would write them. */
-function shortMessage(s: Short, now: number): repo.BatchedIncoming & { event: NewEvent } {
-  const { integration, incoming } = s.unit;
-  const message: MessageRow = {
-    id: s.messageId,
+/** A new channel, as the single-message ingest creates it. */
+function newSource(unit: IngestUnit, profile: ProfileRow, id: number, now: number): SourceRow {
+  const { integration, incoming } = unit;
+  const ch = incoming.channel;
+  return {
+    id,
     account_id: integration.account_id,
-    lead_id: s.lead.id,
-    source_id: s.source.id,
     integration_id: integration.id,
-    external_id: incoming.externalId,
-    incoming: 1,
-    text: incoming.text ?? '',
-    url: incoming.url ?? '',
-    attachments: JSON.stringify(incoming.attachments ?? []),
-    reply_to: null,
-    preview: incoming.preview ? JSON.stringify(incoming.preview) : null,
-    profile_id: s.profile.id,
+    customer_id: profile.customer_id,
+    external_id: ch.externalId,
+    type: ch.type,
+    name: ch.name ?? null,
+    sender: incoming.sender.socialId,
+    token: ch.token ?? null,
+    expires_at: ch.expiresAt ?? null,
+    created_at: now,
+  };
+}
+
+/** A new inbox lead with the columns' defaults, as the single-message ingest creates it. */
+function newLead(unit: IngestUnit, profile: ProfileRow, id: number, now: number): LeadRow {
+  return {
+    id,
+    account_id: unit.integration.account_id,
+    integration_id: unit.integration.id,
+    customer_id: profile.customer_id,
     user_id: null,
-    custom_id: null,
-    unread: 1,
-    created_at: incoming.datetime,
-    delivery_status: null,
-    delivery_error: null,
+    status_id: null,
+    status_type: 'inbox',
+    details: '',
+    amount: 0,
+    address: '',
+    ttn: '',
+    custom_data: '',
+    custom_fields: '{}',
+    payment_type_id: null,
+    items: '[]',
+    unread_count: 0,
+    last_message_id: null,
+    last_message_at: unit.incoming.datetime,
+    last_message_incoming: null,
+    awaiting_since: null,
+    response_time: null,
+    created_at: now,
+    updated_at: now,
   };
-  const lead = { id: s.lead.id, ...afterIncoming(s.lead, s.messageId, incoming.datetime), updated_at: now };
-  const event: NewEvent = {
-    accountId: integration.account_id,
-    type: 'message.incoming',
-    leadId: s.lead.id,
-    payload: {
-      leadId: s.lead.id,
-      isNewLead: false,
-      isNewCustomer: false,
-      message: presentHistoryMessage(message, s.source, integration, s.profile),
-    },
-  };
-  const source = s.moves ? { id: s.source.id, expires_at: s.source.expires_at as number } : undefined;
-  return { message, lead, source, eventPayload: eventPayloadText(event), event };
 }
