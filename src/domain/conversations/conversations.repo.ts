@@ -282,13 +282,18 @@ export async function setSourceExpiry(db: Executor, id: number, expiresAt: numbe
 
 /**
  * Locks the profiles of a batch's senders (`integrationIds[i]`, `socialIds[i]`) for the rest of
- * the transaction, in id order: batches running side by side lock in one order and cannot deadlock
- * on each other. Answers the profiles found (a sender seen first has none).
+ * the transaction, in (integration, social id) order: batches running side by side lock in one
+ * order and cannot deadlock on each other. Answers the profiles found (a sender seen first has
+ * none). Each sender is looked up on its own (a lateral subquery), so the statement's plan is
+ * index look-ups whatever the statistics it was planned with (docs/operations.md: a plan made
+ * while the tables were empty stays in use while autovacuum is off; a join would then read the
+ * whole table).
  */
 export async function lockProfiles(db: Executor, integrationIds: number[], socialIds: string[]): Promise<ProfileRow[]> {
-  const query = sql<ProfileRow>`select * from profiles
-    where (integration_id, social_id) in (select * from unnest(${integrationIds}::bigint[], ${socialIds}::text[]))
-    order by id for update`.compile(db);
+  const query = sql<ProfileRow>`select p.* from (select distinct * from unnest(${integrationIds}::bigint[], ${socialIds}::text[])
+      as k(integration_id, social_id) order by 1, 2) k
+    cross join lateral (select * from profiles where profiles.integration_id = k.integration_id and profiles.social_id = k.social_id
+      for update) p`.compile(db);
   nameStatement(query.sql);
   return (await db.executeQuery(query)).rows;
 }
@@ -309,7 +314,8 @@ export interface ConversationState {
  * seen first, provider id `externalIds[i]`, channel `channelTypes[i]` / `channelIds[i]`): the
  * redelivery check, the channel, the latest lead, and ids for the message and for the customer,
  * profile, lead and channel it would create. Run after {@link lockProfiles}: the statement's
- * snapshot then holds what the senders' earlier messages committed.
+ * snapshot then holds what the senders' earlier messages committed. Per-message lateral look-ups,
+ * for the reason {@link lockProfiles} gives.
  */
 export async function conversationStates(
   db: Executor,
@@ -335,8 +341,10 @@ export async function conversationStates(
     from unnest(${keys.integrationIds}::bigint[], ${keys.customerIds}::bigint[], ${keys.externalIds}::text[],
         ${keys.channelTypes}::text[], ${keys.channelIds}::text[]) with ordinality
       as k(integration_id, customer_id, external_id, channel_type, channel_id, ord)
-    left join messages d on d.integration_id = k.integration_id and d.external_id = k.external_id
-    left join sources s on s.integration_id = k.integration_id and s.type = k.channel_type and s.external_id = k.channel_id
+    left join lateral (select id, lead_id from messages where messages.integration_id = k.integration_id
+      and messages.external_id = k.external_id limit 1) d on true
+    left join lateral (select * from sources where sources.integration_id = k.integration_id and sources.type = k.channel_type
+      and sources.external_id = k.channel_id limit 1) s on true
     left join lateral (select * from leads where leads.customer_id = k.customer_id and leads.integration_id = k.integration_id
       order by leads.id desc limit 1) l on true
     order by k.ord`.compile(db);
@@ -466,7 +474,10 @@ export async function storeIncomingBatch(
       (select count(*) from l)::int + (select count(*) from nl)::int as leads, w.id as webhook_id, w.events, w.api_version
     from ev left join webhooks w on w.account_id = ev.account_id and w.status = 1
     order by ev.ord`.compile(db);
-  nameStatement(query.sql);
+  // Not a named statement: its updates join the batch's arrays to leads and sources, and a plan
+  // kept from when those tables were small would scan them whole. Planned anew each time (its
+  // values, like its arrays' lengths, are then known), it looks the rows up by their keys.
+  // docs/performance.md, issue 19 fourth pass.
   const rows = (await db.executeQuery(query)).rows;
   if (ev.length && (!rows[0] || rows[0].messages !== m.length || rows[0].leads !== l.length + nl.length)) {
     throw new Error('a batch of incoming messages was not stored whole (a lead vanished during its update?)');

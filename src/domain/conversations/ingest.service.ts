@@ -102,7 +102,8 @@ export class IngestService {
         .transaction()
         .execute((trx) => ingestBatchIn(trx, units, this.deps.clock.now(), (t, u) => this.ingestIn(t, u.integration, u.incoming)));
       return results.map((value) => ({ ok: true, value }));
-    } catch {
+    } catch (err) {
+      this.deps.log.debug({ err, messages: units.length }, 'ingest batch rolled back: its messages are ingested one by one');
       return Promise.all(
         units.map((u) =>
           this.ingestAlone(u.integration, u.incoming).then(
