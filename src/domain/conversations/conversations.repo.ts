@@ -275,9 +275,8 @@ export async function setSourceExpiry(db: Executor, id: number, expiresAt: numbe
 }
 
 /*
- * PostgreSQL batch ingest (ingest-batch.ts): a batch of known senders' messages in a fixed number
- * of statements, whatever its size. Each takes arrays, one element per message, so its text is
- * fixed and runs as a named statement.
+ * PostgreSQL batch ingest (ingest-batch.ts): a batch of messages in a fixed number of statements,
+ * whatever its size. Each takes arrays, one element per row, so its text is fixed.
  */
 
 /**
