@@ -1,5 +1,5 @@
 import type { Executor } from '../../db/database.js';
-import type { CustomerRow, IntegrationRow, LeadRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
+import type { CustomerRow, IntegrationRow, LeadRow, MessageRow, ProfileRow } from '../../db/schema.js';
 import type { IncomingMessage } from '../../channels/channel.js';
 import { eventInserted, eventPayloadText, type NewEvent } from '../../events/outbox.js';
 import { customerView } from '../customers/customers.types.js';
@@ -7,6 +7,7 @@ import { presentLead } from '../leads/lead-presenter.js';
 import * as repo from './conversations.repo.js';
 import { presentHistoryMessage } from './history-message.js';
 import { afterIncoming, joinsLatestLead } from './lead-lifecycle.js';
+import { movedExpiry, newCustomerValues, newProfileValues, newSourceValues, profilePatch } from './conversation-rows.js';
 import type { IngestResult } from './ingest.service.js';
 
 /** One message of a batch: the integration it came through and the message, validated. */
@@ -116,7 +117,7 @@ class Store {
   add(unit: IngestUnit, known: ProfileRow | undefined, state: repo.ConversationState): IngestResult | undefined {
     const { integration, incoming } = unit;
     if (incoming.replyToExternalId) return undefined;
-    if (known && !sameProfile(incoming, known)) return undefined;
+    if (known && Object.keys(profilePatch(known, incoming.sender)).length) return undefined;
     if (known && !(state.lead && joinsLatestLead(state.lead) && !this.leads.has(state.lead.id))) return undefined;
     if (known && !state.source) return undefined;
     const channel = `${integration.id}\u0000${incoming.channel.type}\u0000${incoming.channel.externalId}`;
@@ -127,10 +128,10 @@ class Store {
     const profile = known ?? this.newCustomer(unit, state);
     let source = state.source;
     if (!source) {
-      source = newSource(unit, profile, state.ids.source as number, now);
+      source = { id: state.ids.source as number, ...newSourceValues(integration, profile.customer_id, incoming, now) };
       this.batch.sources.push(source);
     } else {
-      const expiresAt = movedExpiry(incoming, source);
+      const expiresAt = movedExpiry(incoming.channel, source);
       if (expiresAt !== undefined) {
         source = { ...source, expires_at: expiresAt };
         this.batch.deadlines.push({ id: source.id, expires_at: expiresAt });
@@ -230,72 +231,12 @@ class Store {
     const { integration, incoming } = unit;
     const s = incoming.sender;
     const now = this.now;
-    const customer: CustomerRow = {
-      id: state.ids.customer as number,
-      account_id: integration.account_id,
-      name: s.name ?? s.login ?? '',
-      login: s.login ?? '',
-      avatar: s.avatar ?? '',
-      email: null,
-      phone: null,
-      address: null,
-      created_at: now,
-      updated_at: now,
-    };
-    const profile: ProfileRow = {
-      id: state.ids.profile as number,
-      account_id: integration.account_id,
-      customer_id: customer.id,
-      integration_id: integration.id,
-      type: integration.type,
-      social_id: s.socialId,
-      login: s.login ?? '',
-      name: s.name ?? '',
-      avatar: s.avatar ?? '',
-      profile_url: s.profileUrl ?? '',
-      created_at: now,
-    };
+    const customer: CustomerRow = { id: state.ids.customer as number, ...newCustomerValues(integration, s, now) };
+    const profile: ProfileRow = { id: state.ids.profile as number, ...newProfileValues(integration, customer.id, s, now) };
     this.batch.customers.push(customer);
     this.batch.profiles.push(profile);
     return profile;
   }
-}
-
-/** The provider reports the sender's profile as stored (else the single-message ingest updates it). */
-function sameProfile(incoming: IncomingMessage, profile: ProfileRow): boolean {
-  const s = incoming.sender;
-  return (
-    (s.login === undefined || s.login === profile.login) &&
-    (s.name === undefined || s.name === profile.name) &&
-    (s.avatar === undefined || s.avatar === profile.avatar) &&
-    (s.profileUrl === undefined || s.profileUrl === profile.profile_url)
-  );
-}
-
-/** The channel's new reply deadline when the message moves it (it only moves forward), else undefined. */
-function movedExpiry(incoming: IncomingMessage, source: SourceRow): number | undefined {
-  const expiresAt = incoming.channel.expiresAt;
-  if (expiresAt === undefined || expiresAt === null) return undefined;
-  return source.expires_at === null || expiresAt > source.expires_at ? expiresAt : undefined;
-}
-
-/** A new channel, as the single-message ingest creates it. */
-function newSource(unit: IngestUnit, profile: ProfileRow, id: number, now: number): SourceRow {
-  const { integration, incoming } = unit;
-  const ch = incoming.channel;
-  return {
-    id,
-    account_id: integration.account_id,
-    integration_id: integration.id,
-    customer_id: profile.customer_id,
-    external_id: ch.externalId,
-    type: ch.type,
-    name: ch.name ?? null,
-    sender: incoming.sender.socialId,
-    token: ch.token ?? null,
-    expires_at: ch.expiresAt ?? null,
-    created_at: now,
-  };
 }
 
 /** A new inbox lead with the columns' defaults, as the single-message ingest creates it. */

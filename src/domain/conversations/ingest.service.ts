@@ -17,6 +17,7 @@ import { presentHistoryMessage, replySnapshot, type HistoryMessage } from './his
 import { afterIncoming, afterOutgoing, joinsLatestLead } from './lead-lifecycle.js';
 import { applyHeldStatuses, recordStatusEvent } from '../messaging/delivery-status.service.js';
 import { ingestBatchIn, type IngestUnit } from './ingest-batch.js';
+import { movedExpiry, newCustomerValues, newProfileValues, newSourceValues, profilePatch } from './conversation-rows.js';
 
 export interface IngestResult {
   messageId: number;
@@ -373,39 +374,13 @@ export class IngestService {
   }
 
   private async createCustomer(trx: Executor, integration: IntegrationRow, s: SenderProfile, now: number): Promise<ProfileRow> {
-    const customer = await insertCustomer(trx, {
-      account_id: integration.account_id,
-      name: s.name ?? s.login ?? '',
-      login: s.login ?? '',
-      avatar: s.avatar ?? '',
-      email: null,
-      phone: null,
-      address: null,
-      created_at: now,
-      updated_at: now,
-    });
-    return repo.insertProfile(trx, {
-      account_id: integration.account_id,
-      customer_id: customer.id,
-      integration_id: integration.id,
-      type: integration.type,
-      social_id: s.socialId,
-      login: s.login ?? '',
-      name: s.name ?? '',
-      avatar: s.avatar ?? '',
-      profile_url: s.profileUrl ?? '',
-      created_at: now,
-    });
+    const customer = await insertCustomer(trx, newCustomerValues(integration, s, now));
+    return repo.insertProfile(trx, newProfileValues(integration, customer.id, s, now));
   }
 
   /** Keeps the profile's name, login and avatar as the provider last reported them. */
   private async refreshProfile(trx: Executor, profile: ProfileRow, incoming: IncomingMessage): Promise<ProfileRow> {
-    const s = incoming.sender;
-    const patch: Partial<Pick<ProfileRow, 'login' | 'name' | 'avatar' | 'profile_url'>> = {};
-    if (s.login !== undefined && s.login !== profile.login) patch.login = s.login;
-    if (s.name !== undefined && s.name !== profile.name) patch.name = s.name;
-    if (s.avatar !== undefined && s.avatar !== profile.avatar) patch.avatar = s.avatar;
-    if (s.profileUrl !== undefined && s.profileUrl !== profile.profile_url) patch.profile_url = s.profileUrl;
+    const patch = profilePatch(profile, incoming.sender);
     if (!Object.keys(patch).length) return profile;
     return repo.updateProfileRow(trx, profile.id, patch);
   }
@@ -420,24 +395,10 @@ export class IngestService {
     const ch = incoming.channel;
     const found = await repo.findSource(trx, integration.id, ch.type, ch.externalId);
     if (found) {
-      // The deadline only moves forward: a late redelivery of an older message keeps the newer one.
-      if (ch.expiresAt !== undefined && ch.expiresAt !== null && (found.expires_at === null || ch.expiresAt > found.expires_at)) {
-        return repo.setSourceExpiry(trx, found.id, ch.expiresAt);
-      }
-      return found;
+      const expiresAt = movedExpiry(ch, found);
+      return expiresAt === undefined ? found : repo.setSourceExpiry(trx, found.id, expiresAt);
     }
-    return repo.insertSource(trx, {
-      account_id: integration.account_id,
-      integration_id: integration.id,
-      customer_id: profile.customer_id,
-      external_id: ch.externalId,
-      type: ch.type,
-      name: ch.name ?? null,
-      sender: incoming.sender.socialId,
-      token: ch.token ?? null,
-      expires_at: ch.expiresAt ?? null,
-      created_at: now,
-    });
+    return repo.insertSource(trx, newSourceValues(integration, profile.customer_id, incoming, now));
   }
 }
 

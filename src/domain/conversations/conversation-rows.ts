@@ -1,0 +1,83 @@
+import type { CustomerRow, IntegrationRow, ProfileRow, SourceRow } from '../../db/schema.js';
+import type { IncomingMessage, SenderProfile } from '../../channels/channel.js';
+
+/*
+ * What an incoming message creates and changes, shared by the single-message ingest
+ * (ingest.service.ts) and the PostgreSQL batch (ingest-batch.ts), so both write the same rows.
+ */
+
+/** A sender's new customer (without its id). */
+export function newCustomerValues(integration: IntegrationRow, s: SenderProfile, now: number): Omit<CustomerRow, 'id'> {
+  return {
+    account_id: integration.account_id,
+    name: s.name ?? s.login ?? '',
+    login: s.login ?? '',
+    avatar: s.avatar ?? '',
+    email: null,
+    phone: null,
+    address: null,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+/** A sender's new profile on the integration (without its id). */
+export function newProfileValues(integration: IntegrationRow, customerId: number, s: SenderProfile, now: number): Omit<ProfileRow, 'id'> {
+  return {
+    account_id: integration.account_id,
+    customer_id: customerId,
+    integration_id: integration.id,
+    type: integration.type,
+    social_id: s.socialId,
+    login: s.login ?? '',
+    name: s.name ?? '',
+    avatar: s.avatar ?? '',
+    profile_url: s.profileUrl ?? '',
+    created_at: now,
+  };
+}
+
+/** A new channel of the message's conversation (without its id). */
+export function newSourceValues(
+  integration: IntegrationRow,
+  customerId: number,
+  incoming: Pick<IncomingMessage, 'channel' | 'sender'>,
+  now: number,
+): Omit<SourceRow, 'id'> {
+  const ch = incoming.channel;
+  return {
+    account_id: integration.account_id,
+    integration_id: integration.id,
+    customer_id: customerId,
+    external_id: ch.externalId,
+    type: ch.type,
+    name: ch.name ?? null,
+    sender: incoming.sender.socialId,
+    token: ch.token ?? null,
+    expires_at: ch.expiresAt ?? null,
+    created_at: now,
+  };
+}
+
+/** The profile's fields the provider now reports otherwise (empty when it is as stored). */
+export function profilePatch(
+  profile: ProfileRow,
+  s: SenderProfile,
+): Partial<Pick<ProfileRow, 'login' | 'name' | 'avatar' | 'profile_url'>> {
+  const patch: Partial<Pick<ProfileRow, 'login' | 'name' | 'avatar' | 'profile_url'>> = {};
+  if (s.login !== undefined && s.login !== profile.login) patch.login = s.login;
+  if (s.name !== undefined && s.name !== profile.name) patch.name = s.name;
+  if (s.avatar !== undefined && s.avatar !== profile.avatar) patch.avatar = s.avatar;
+  if (s.profileUrl !== undefined && s.profileUrl !== profile.profile_url) patch.profile_url = s.profileUrl;
+  return patch;
+}
+
+/**
+ * The channel's new reply deadline when the message moves it, else undefined. It only moves
+ * forward: a late redelivery of an older message keeps the newer one.
+ */
+export function movedExpiry(channel: IncomingMessage['channel'], source: Pick<SourceRow, 'expires_at'>): number | undefined {
+  const expiresAt = channel.expiresAt;
+  if (expiresAt === undefined || expiresAt === null) return undefined;
+  return source.expires_at === null || expiresAt > source.expires_at ? expiresAt : undefined;
+}
