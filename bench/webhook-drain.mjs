@@ -1,10 +1,12 @@
 // Webhook delivery capacity without ingest (issue 9): a backlog of N events x 5 endpoints written
-// straight into a fresh SQLite database, then one DeliveryWorker of this tree's dist/ started in
+// straight into a fresh SQLite database (or, with --database-url, a fresh schema of that PostgreSQL
+// database, dropped afterwards), then one DeliveryWorker of this tree's dist/ started in
 // this process sends it to bench/lib/receiver.mjs (its own process), as the server's worker would.
 // Prints deliveries/s and the CPU time per delivery of this process and of the receiver: on a
 // machine shared with other work the CPU figures move far less than the rate.
 //
 //   node bench/webhook-drain.mjs [--events N] [--runs N] [--per-endpoint N] [--per-process N]
+//                                [--database-url postgres://…]
 //
 // --per-endpoint / --per-process: the worker's concurrency (default 16 / 128, the server's defaults).
 //
@@ -24,6 +26,7 @@ const { values: opts } = parseArgs({
     runs: { type: 'string', default: '1' },
     'per-endpoint': { type: 'string', default: '16' },
     'per-process': { type: 'string', default: '128' },
+    'database-url': { type: 'string' },
   },
 });
 const EVENTS = Number(opts.events);
@@ -41,10 +44,31 @@ function cpuOf(pid) {
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / USER_HZ;
 }
 
+/** One statement on the PostgreSQL database given (schema creation and removal). */
+async function adminQuery(text) {
+  const { createRequire } = await import('node:module');
+  const { default: pg } = await import(pathToFileURL(createRequire(path.join(root, 'package.json')).resolve('pg')).href);
+  const client = new pg.Client({ connectionString: opts['database-url'] });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
 async function run() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-drain-'));
   const receiver = await startHelper(path.join(root, 'bench', 'lib', 'receiver.mjs'), [String(ENDPOINTS)]);
-  const db = await openDatabase({ dataDir: dir });
+  let databaseUrl;
+  const schema = `drain_${process.pid}_${Date.now().toString(36)}`;
+  if (opts['database-url']) {
+    await adminQuery(`create schema ${schema}`);
+    const u = new URL(opts['database-url']);
+    u.searchParams.set('options', `-c search_path=${schema}`);
+    databaseUrl = u.toString();
+  }
+  const db = await openDatabase({ dataDir: dir, databaseUrl });
   try {
     await migrateToLatest(db);
     const k = db.kysely;
@@ -102,7 +126,7 @@ async function run() {
       webhookConcurrency: Number(opts['per-process']),
       webhookRetryScale: 1,
       eventsPollMs: 1000,
-      databaseUrl: undefined,
+      databaseUrl,
     };
     const log = { info() {}, warn() {}, debug() {}, error: (...args) => console.error(...args) };
     const worker = new DeliveryWorker({ db, clock: { now: () => Date.now() }, config, log }, { id: 'drain' });
@@ -130,6 +154,7 @@ async function run() {
     await receiver.stop();
     await db.close();
     fs.rmSync(dir, { recursive: true, force: true });
+    if (databaseUrl) await adminQuery(`drop schema ${schema} cascade`);
   }
 }
 

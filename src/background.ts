@@ -5,10 +5,11 @@ import { startTelegramPoller } from './channels/telegram/start-poller.js';
 import { startPushWorker } from './push/start.js';
 import { startSocialPollers } from './channels/social/start-pollers.js';
 import { dataWorkers } from './domain/portability/periodic-worker.js';
+import { TableUpkeep } from './db/table-upkeep.js';
 
 /**
  * The background work of a Parley process: webhook delivery, push notifications, pruning of old
- * history (PARLEY_EVENT_RETENTION_DAYS), account export jobs and retention sweeps, and bot long
+ * history (PARLEY_EVENT_RETENTION_DAYS), table statistics on a PostgreSQL without autovacuum, account export jobs and retention sweeps, and bot long
  * polling (Telegram bots, VK communities, OK groups) for channels that cannot be reached by
  * webhook (no PARLEY_PUBLIC_URL). Servers run it unless PARLEY_WORKERS=off; `parley worker` runs
  * it in a process of its own.
@@ -19,6 +20,9 @@ export function startBackgroundWorkers(services: Services): void {
   const pruner = new HistoryPruner(services.deps, services.leases);
   pruner.start();
   services.workers.push(pruner);
+  const upkeep = new TableUpkeep(services.deps, services.leases);
+  upkeep.start().catch((err) => services.deps.log.warn({ err }, 'table upkeep could not start'));
+  services.workers.push(upkeep);
   for (const worker of dataWorkers(services)) {
     worker.start();
     services.workers.push(worker);

@@ -22,14 +22,16 @@ export async function openCore(config: Config, log: Logger, clock: Clock = syste
     await db.close();
     throw err;
   }
-  if (db.dialect === 'postgres') await warnWithoutAutovacuum(db, log);
+  if (db.dialect === 'postgres' && config.pgTableUpkeep === 'off') await warnWithoutAutovacuum(db, log);
   return { db, services: createServices({ db, config, clock, log }) };
 }
 
 /**
- * PostgreSQL keeps the plans of Parley's named statements (db/database.ts) until statistics change,
- * and only ANALYZE, which autovacuum runs, changes them: without it a plan made while a table was
- * small stays in use as the table grows (docs/operations.md, "Named statements").
+ * PostgreSQL keeps the plans of Parley's named statements (db/database.ts) and of its foreign-key
+ * checks until statistics change, and only ANALYZE, which autovacuum runs, changes them: without it
+ * a plan made while a table was small stays in use as the table grows (docs/operations.md,
+ * "Statistics without autovacuum"). With the table upkeep on (the default), the background workers
+ * analyze instead (db/table-upkeep.ts); with it off, the operator must.
  */
 async function warnWithoutAutovacuum(db: Db, log: Logger): Promise<void> {
   const { rows } = await sql<{ autovacuum: string }>`show autovacuum`.execute(db.kysely);

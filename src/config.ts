@@ -118,6 +118,11 @@ export interface Config {
    * (PARLEY_PG_INGEST_LANES, default 2; 0: one transaction per message). docs/operations.md.
    */
   pgIngestLanes: number;
+  /**
+   * PostgreSQL with autovacuum off: Parley analyzes and vacuums its own tables past autovacuum's
+   * thresholds (PARLEY_PG_TABLE_UPKEEP, default on; no effect while autovacuum is on). docs/operations.md.
+   */
+  pgTableUpkeep: 'on' | 'off';
   /** Bearer token of `GET /metrics` (PARLEY_METRICS_TOKEN); unset: no metrics endpoint. */
   metricsToken: string | undefined;
   /** Web Push VAPID key pair (PARLEY_VAPID_PUBLIC_KEY / PARLEY_VAPID_PRIVATE_KEY, base64url); unset: generated once into the data folder. */
@@ -293,6 +298,7 @@ export function loadConfig(env: Env = process.env): Config {
     sqlProfile: env.PARLEY_SQL_PROFILE || undefined,
     pgNamedStatements: onOff(env, 'PARLEY_PG_NAMED_STATEMENTS') === 'on',
     pgIngestLanes: int(env, 'PARLEY_PG_INGEST_LANES', 2, 0),
+    pgTableUpkeep: onOff(env, 'PARLEY_PG_TABLE_UPKEEP'),
     metricsToken: env.PARLEY_METRICS_TOKEN || undefined,
     vapidPublicKey: env.PARLEY_VAPID_PUBLIC_KEY || undefined,
     vapidPrivateKey: env.PARLEY_VAPID_PRIVATE_KEY || undefined,
