@@ -377,6 +377,75 @@ describe('message-fed lead fields', () => {
     if (DIALECT === 'postgres') expect(await count(2, incoming('someone-new'))).toBe(3);
   });
 
+  it('stores an employee’s messages to a lead in one statement each after the lead’s lock on PostgreSQL, as it stores them one by one', async () => {
+    const t0 = h.clock.now();
+    // Two integrations with the same conversation; one stores the send the short way (PostgreSQL:
+    // the lead locked with ids and held reports read, then one write per message with its lead's
+    // fields and event), the other the long way (per message: insert, held reports, event).
+    const conversation = async () => {
+      const { integration } = await setup();
+      const first = await h.services.ingest.ingest(integration, incoming('emp', { externalId: 'in-1', datetime: t0, text: 'first' }));
+      await h.services.ingest.ingest(integration, incoming('emp', { externalId: 'in-2', datetime: t0 + 1_000, text: 'second' }));
+      const source = await db().selectFrom('sources').selectAll().where('integration_id', '=', integration.id).executeTakeFirstOrThrow();
+      return { integration, source, leadId: first.leadId };
+    };
+    const records = [
+      {
+        externalId: 'out-1',
+        text: 'part one with "quotes" {braces} and 😀',
+        attachments: [],
+        replyTo: undefined,
+        customId: 'c-1',
+        at: t0 + 5_000,
+      },
+      {
+        externalId: 'out-2',
+        text: '',
+        url: 'https://example.com/f.pdf',
+        attachments: [{ type: 'doc' as const, url: 'https://example.com/f.pdf', text: 'f.pdf' }],
+        replyTo: undefined,
+        customId: 'c-1',
+        at: t0 + 5_000,
+      },
+      // Older than the lead's last message: stored, but the last message stays.
+      { externalId: 'out-3', text: 'late', attachments: [], replyTo: undefined, customId: null, at: t0 + 500 },
+    ];
+    const short = await conversation();
+    const long = await conversation();
+    let statements = 0;
+    const counter: KyselyPlugin = {
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        statements++;
+        return args.result;
+      },
+    };
+    const answers = await db()
+      .withPlugin(counter)
+      .transaction()
+      .execute((trx) => h.services.ingest.recordOutgoingToLead(trx, { ...short, userId: null }, records));
+    // Begin and commit are not counted; SQLite: the lead read, then each message's statements.
+    if (DIALECT === 'postgres') expect(statements).toBe(1 + records.length);
+    const before = await lead(long.leadId);
+    const expected = await db()
+      .transaction()
+      .execute((trx) => h.services.ingest.recordOutgoing(trx, { ...long, userId: null, lead: before }, records));
+    // The answers differ only by ids (the integrations' own); the stored rows and events, by nothing.
+    const shown = (list: typeof answers) => list.map(({ messageId, sa, source, sender, ...rest }) => rest);
+    expect(shown(answers)).toEqual(shown(expected));
+    const ids = await db()
+      .selectFrom('messages')
+      .select('id')
+      .where('lead_id', '=', short.leadId)
+      .where('incoming', '=', 0)
+      .orderBy('id')
+      .execute();
+    expect(answers.map((a) => Number(a.messageId))).toEqual(ids.map((r) => r.id));
+    expect(await storedState(short.integration.id)).toEqual(await storedState(long.integration.id));
+    const stored = await lead(short.leadId);
+    expect(stored).toMatchObject({ awaiting_since: null, unread_count: 2, last_message_at: t0 + 5_000, last_message_incoming: 0 });
+  });
+
   it('stores messages ingested at once as it stores them one after another (redeliveries, new customers, leads and channels, a channel shared, replies, changed profiles, moved deadlines, a sender twice)', async () => {
     const t0 = h.clock.now();
     // Two integrations given the same history: one ingests the last messages at once (one batch on

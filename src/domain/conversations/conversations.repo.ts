@@ -221,6 +221,65 @@ export async function insertMessageFeedingLead(
   return { message, lead: { ...lead, ...fields(message.id) } };
 }
 
+const storeOutgoingRow = prepared(
+  (
+    db,
+    p: MessageValues &
+      Pick<LeadRow, (typeof MESSAGE_FED_COLUMNS)[number]> & { id: number; leadId: number; eventType: string; payload: string; now: number },
+  ) =>
+    db
+      .with('m', (w) =>
+        w
+          .insertInto('messages')
+          .values({ id: p.id, ...(Object.fromEntries(MESSAGE_COLUMNS.map((column) => [column, p[column]])) as NewMessage) }),
+      )
+      .with('l', (w) =>
+        w
+          .updateTable('leads')
+          .set(Object.fromEntries(MESSAGE_FED_COLUMNS.map((column) => [column, p[column]])))
+          .where('id', '=', p.leadId)
+          .returning('id'),
+      )
+      .with('e', (w) =>
+        w
+          .insertInto('events')
+          .values({ account_id: p.account_id, type: p.eventType, lead_id: p.leadId, payload: p.payload, created_at: p.now })
+          .returning('id'),
+      )
+      .selectFrom('e')
+      .leftJoin('webhooks as w', (join) => join.on('w.account_id', '=', p.account_id).on('w.status', '=', 1))
+      .select(['e.id', 'w.id as webhook_id', 'w.events', 'w.api_version', sql<number>`(select count(*) from l)::int`.as('leads')]),
+);
+
+/**
+ * PostgreSQL, one round trip for an employee's message whose id was taken before
+ * ({@link lockLeadForOutgoing}): the message, its lead's message-fed fields and its event, whose
+ * payload (`payload`, `eventType`) already holds the message. Answers the event's id and its
+ * account's active webhooks, as events/outbox.ts reads them with an event's insert.
+ */
+export async function storeOutgoing(
+  db: Executor,
+  message: MessageValues & { id: number },
+  fields: Pick<LeadRow, (typeof MESSAGE_FED_COLUMNS)[number]>,
+  event: { type: string; payload: string; now: number },
+): Promise<{ eventId: number; hooks: { id: number; events: string | null; api_version: string }[] }> {
+  // Only the message-fed fields of `fields` (a whole lead row would overwrite the message's id).
+  const fed = Object.fromEntries(MESSAGE_FED_COLUMNS.map((column) => [column, fields[column]])) as typeof fields;
+  const rows = await storeOutgoingRow(db, {
+    ...fed,
+    ...message,
+    leadId: message.lead_id,
+    eventType: event.type,
+    payload: event.payload,
+    now: event.now,
+  });
+  if (!rows[0] || rows[0].leads !== 1) throw new Error(`lead ${message.lead_id} vanished during its update`);
+  const hooks = rows.flatMap((r) =>
+    r.webhook_id === null ? [] : [{ id: r.webhook_id, events: r.events, api_version: r.api_version as string }],
+  );
+  return { eventId: rows[0].id, hooks };
+}
+
 export async function insertInboxLead(
   db: Executor,
   values: { accountId: number; integrationId: number; customerId: number; at: number; now: number },
@@ -363,6 +422,40 @@ export async function conversationStates(
       source: id(row.source_id),
     },
   }));
+}
+
+/** What {@link lockLeadForOutgoing} answers. */
+export interface OutgoingLock {
+  lead: LeadRow;
+  /** Ids taken from the messages' sequence, one per message to store (unused ids are skipped). */
+  messageIds: number[];
+  /** A delivery report is held for one of the messages' provider ids (see delivery-status.service.ts). */
+  held: boolean;
+}
+
+/**
+ * PostgreSQL, one round trip before an employee's messages are stored: locks the lead for the rest
+ * of the transaction (sends to one lead are stored one after another), takes `count` message ids,
+ * and tells whether a delivery report waits for one of `externalIds`. Index look-ups only.
+ */
+export async function lockLeadForOutgoing(
+  db: Executor,
+  keys: { leadId: number; integrationId: number; externalIds: string[]; count: number },
+): Promise<OutgoingLock> {
+  const query = sql<{ lead: LeadRow; message_ids: (number | string)[]; held: boolean }>`select to_jsonb(l) as lead,
+      array(select nextval(pg_get_serial_sequence('messages', 'id')) from generate_series(1, ${keys.count}::int)) as message_ids,
+      exists(select 1 from held_delivery_statuses h where h.integration_id = ${keys.integrationId}::bigint
+        and h.external_id = any(${keys.externalIds}::text[])) as held
+    from leads l where l.id = ${keys.leadId}::bigint for update of l`.compile(db);
+  nameStatement(query.sql);
+  const [row] = (await db.executeQuery(query)).rows;
+  if (!row) throw new Error(`lead ${keys.leadId} not found`);
+  return { lead: row.lead, messageIds: row.message_ids.map(Number), held: row.held };
+}
+
+/** A lead as stored (SQLite: the transaction already holds the database's write lock once it writes). */
+export async function leadById(db: Executor, id: number): Promise<LeadRow> {
+  return db.selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 }
 
 /** The rows of a batch of incoming messages (ids given), for {@link storeIncomingBatch}. */

@@ -5,7 +5,7 @@ import { BatchQueue, type Outcome } from '../../db/batch-queue.js';
 import type { IntegrationRow, LeadRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
 import type { Attachment, IncomingMessage, SenderProfile } from '../../channels/channel.js';
 import { integrationTypeInfo } from '../../channels/integration-types.js';
-import { recordEvent } from '../../events/outbox.js';
+import { eventInserted, eventPayloadText, recordEvent, type NewEvent } from '../../events/outbox.js';
 import { observeIngest } from '../../metrics/metrics.js';
 import type { Deps } from '../context.js';
 import { invalid } from '../errors.js';
@@ -252,24 +252,7 @@ export class IngestService {
       const before = lead;
       const stored = await this.storeMessage(
         trx,
-        {
-          account_id: integration.account_id,
-          lead_id: lead.id,
-          source_id: source.id,
-          integration_id: integration.id,
-          external_id: record.externalId,
-          incoming: 0,
-          text: record.text,
-          url: record.url ?? '',
-          attachments: JSON.stringify(record.attachments),
-          reply_to: replyTo ? JSON.stringify(replyTo) : null,
-          preview: null,
-          profile_id: null,
-          user_id: userId,
-          custom_id: record.customId,
-          unread: 0,
-          created_at: record.at,
-        },
+        outgoingValues(integration, source, lead.id, userId, record, replyTo ? JSON.stringify(replyTo) : null),
         before,
         (messageId) => ({ ...afterOutgoing(before, messageId, record.at), updated_at: now }),
       );
@@ -278,17 +261,43 @@ export class IngestService {
       // The provider may have reported on the message before it was stored here.
       const reported = await applyHeldStatuses(trx, integration, message);
       const history = presentHistoryMessage(reported ?? message, source, integration, undefined);
-      await recordEvent(
-        trx,
-        {
-          accountId: integration.account_id,
-          type: 'message.outgoing',
-          leadId: lead.id,
-          payload: { leadId: lead.id, isNewLead: ctx.isNewLead ?? false, isNewCustomer: ctx.isNewCustomer ?? false, message: history },
-        },
-        now,
-      );
+      await recordEvent(trx, outgoingEvent(integration, lead.id, history, ctx), now);
       if (reported) await recordStatusEvent(trx, integration, reported, source, now);
+      out.push(history);
+    }
+    return out;
+  }
+
+  /**
+   * Locks the lead `leadId` and stores messages a channel accepted for it, as {@link recordOutgoing}
+   * does, in the caller's transaction. PostgreSQL, for the usual send (no record quotes a message,
+   * no delivery report waits for one): the lead locked with the messages' ids taken and the held
+   * reports looked up in one statement, then each message with its lead's fields and its event in
+   * one (their ids known, the event's payload is complete before the write): a send holds the lead
+   * for two round trips instead of four.
+   */
+  async recordOutgoingToLead(
+    trx: Executor,
+    ctx: { integration: IntegrationRow; source: SourceRow; leadId: number; userId: number | null },
+    records: OutgoingRecord[],
+  ): Promise<HistoryMessage[]> {
+    const { integration, source, leadId, userId } = ctx;
+    if (!this.postgres) return this.recordOutgoing(trx, { integration, source, userId, lead: await repo.leadById(trx, leadId) }, records);
+    const externalIds = records.flatMap((r) => (r.externalId === null ? [] : [r.externalId]));
+    const locked = await repo.lockLeadForOutgoing(trx, { leadId, integrationId: integration.id, externalIds, count: records.length });
+    if (locked.held || records.some((r) => r.replyTo))
+      return this.recordOutgoing(trx, { integration, source, userId, lead: locked.lead }, records);
+    const now = this.deps.clock.now();
+    let lead = locked.lead;
+    const out: HistoryMessage[] = [];
+    for (const [i, record] of records.entries()) {
+      const values = { id: locked.messageIds[i] as number, ...outgoingValues(integration, source, lead.id, userId, record, null) };
+      const message: MessageRow = { ...values, delivery_status: null, delivery_error: null };
+      lead = { ...lead, ...afterOutgoing(lead, message.id, record.at), updated_at: now };
+      const history = presentHistoryMessage(message, source, integration, undefined);
+      const event = outgoingEvent(integration, lead.id, history, {});
+      const stored = await repo.storeOutgoing(trx, values, lead, { type: event.type, payload: eventPayloadText(event), now });
+      await eventInserted(trx, event, stored.eventId, stored.hooks, now);
       out.push(history);
     }
     return out;
@@ -439,4 +448,48 @@ function validateIncoming(integration: IntegrationRow, incoming: IncomingMessage
   }
   if ((incoming.text ?? '').length > MAX_TEXT) throw invalid('Message text is too long');
   if (!Number.isFinite(incoming.datetime)) throw invalid('Message time is not a number');
+}
+
+/** The stored values of an employee's message to a lead's channel (both ways of storing it). */
+function outgoingValues(
+  integration: IntegrationRow,
+  source: SourceRow,
+  leadId: number,
+  userId: number | null,
+  record: OutgoingRecord,
+  replyTo: string | null,
+): Omit<MessageRow, 'id' | 'delivery_status' | 'delivery_error'> {
+  return {
+    account_id: integration.account_id,
+    lead_id: leadId,
+    source_id: source.id,
+    integration_id: integration.id,
+    external_id: record.externalId,
+    incoming: 0,
+    text: record.text,
+    url: record.url ?? '',
+    attachments: JSON.stringify(record.attachments),
+    reply_to: replyTo,
+    preview: null,
+    profile_id: null,
+    user_id: userId,
+    custom_id: record.customId,
+    unread: 0,
+    created_at: record.at,
+  };
+}
+
+/** `message.outgoing` for a stored message. */
+function outgoingEvent(
+  integration: IntegrationRow,
+  leadId: number,
+  message: HistoryMessage,
+  first: { isNewLead?: boolean; isNewCustomer?: boolean },
+): NewEvent {
+  return {
+    accountId: integration.account_id,
+    type: 'message.outgoing',
+    leadId,
+    payload: { leadId, isNewLead: first.isNewLead ?? false, isNewCustomer: first.isNewCustomer ?? false, message },
+  };
 }

@@ -176,8 +176,7 @@ export class MessagingService {
         const sent = await this.deliver(integration, channel, message);
         const records = outgoingRecords(content, sent.externalIds, { replyTo, customId, at: this.deps.clock.now(), texts: sent.texts });
         return await this.db.transaction().execute(async (trx) => {
-          const current = await repo.lockLead(trx, this.deps.db.dialect, lead.id);
-          const out = await this.parts.ingest.recordOutgoing(trx, { integration, source, lead: current, userId }, records);
+          const out = await this.parts.ingest.recordOutgoingToLead(trx, { integration, source, leadId: lead.id, userId }, records);
           if (customId !== null) await releaseSendKey(trx, lead.id, customId);
           return out;
         });
@@ -312,6 +311,7 @@ export class MessagingService {
       if (!candidates.length) {
         throw invalid('This lead has no message channel: give source', [{ path: 'body.source', message: 'is required for this lead' }]);
       }
+      if (candidates.length === 1) return candidates[0] as SourceRow;
       const last = await repo.latestMessagePerSource(this.db, lead.id);
       const rank = (s: SourceRow) => last.get(s.id) ?? 0;
       return candidates.reduce((best, s) => (rank(s) > rank(best) || (rank(s) === rank(best) && s.id > best.id) ? s : best));
