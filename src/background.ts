@@ -20,9 +20,11 @@ export function startBackgroundWorkers(services: Services): void {
   const pruner = new HistoryPruner(services.deps, services.leases);
   pruner.start();
   services.workers.push(pruner);
-  const upkeep = new TableUpkeep(services.deps, services.leases);
-  upkeep.start().catch((err) => services.deps.log.warn({ err }, 'table upkeep could not start'));
-  services.workers.push(upkeep);
+  const upkeep = TableUpkeep.worker(services.deps, services.leases);
+  if (upkeep) {
+    upkeep.start();
+    services.workers.push(upkeep);
+  }
   for (const worker of dataWorkers(services)) {
     worker.start();
     services.workers.push(worker);

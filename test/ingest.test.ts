@@ -121,6 +121,19 @@ async function storedState(integrationId: number) {
   };
 }
 
+/** A plugin counting the statements run through it (begin and commit are not counted). */
+function statementCounter(): { counter: KyselyPlugin; statements: () => number } {
+  let n = 0;
+  const counter: KyselyPlugin = {
+    transformQuery: (args) => args.node,
+    transformResult: async (args) => {
+      n++;
+      return args.result;
+    },
+  };
+  return { counter, statements: () => n };
+}
+
 describe('ingest', () => {
   it('stores a message whose texts carry NUL characters without them (PostgreSQL cannot store NUL), once', async () => {
     const { integration } = await setup();
@@ -346,14 +359,7 @@ describe('message-fed lead fields', () => {
     const { integration } = await setup();
     await h.services.ingest.ingest(integration, incoming('nina'));
     const count = async (pgIngestLanes: number, message = incoming('nina')) => {
-      let statements = 0;
-      const counter: KyselyPlugin = {
-        transformQuery: (args) => args.node,
-        transformResult: async (args) => {
-          statements++;
-          return args.result;
-        },
-      };
+      const { counter, statements } = statementCounter();
       const { db: database, config } = h.services.deps;
       const counted = new IngestService({
         ...h.services.deps,
@@ -362,7 +368,7 @@ describe('message-fed lead fields', () => {
       });
       const result = await counted.ingest(integration, message);
       expect(result).toMatchObject({ duplicate: false });
-      return statements;
+      return statements();
     };
     // PostgreSQL, batched (the default; begin and commit aside): the senders' profiles locked, the
     // conversations read (redelivery check, channel, latest lead, message id), the messages stored
@@ -412,20 +418,13 @@ describe('message-fed lead fields', () => {
     ];
     const short = await conversation();
     const long = await conversation();
-    let statements = 0;
-    const counter: KyselyPlugin = {
-      transformQuery: (args) => args.node,
-      transformResult: async (args) => {
-        statements++;
-        return args.result;
-      },
-    };
+    const { counter, statements } = statementCounter();
     const answers = await db()
       .withPlugin(counter)
       .transaction()
       .execute((trx) => h.services.ingest.recordOutgoingToLead(trx, { ...short, userId: null }, records));
     // Begin and commit are not counted; SQLite: the lead read, then each message's statements.
-    if (DIALECT === 'postgres') expect(statements).toBe(1 + records.length);
+    if (DIALECT === 'postgres') expect(statements()).toBe(1 + records.length);
     const before = await lead(long.leadId);
     const expected = await db()
       .transaction()

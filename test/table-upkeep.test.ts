@@ -19,6 +19,12 @@ afterAll(() => h.close());
 const upkeep = (leases = h.services.leases) => new TableUpkeep(h.services.deps, leases);
 
 describe('table upkeep', () => {
+  it('runs as a background worker only on PostgreSQL, unless PARLEY_PG_TABLE_UPKEEP is off', () => {
+    const { deps, leases } = h.services;
+    expect(TableUpkeep.worker(deps, leases)?.name).toBe(DIALECT === 'postgres' ? 'pg-upkeep' : undefined);
+    expect(TableUpkeep.worker({ ...deps, config: { ...deps.config, pgTableUpkeep: 'off' } }, leases)).toBeUndefined();
+  });
+
   if (DIALECT === 'sqlite') {
     it('does nothing on SQLite, which has no autovacuum to stand in for', async () => {
       expect(await upkeep().runOnce()).toEqual({ analyzed: [], vacuumed: [] });

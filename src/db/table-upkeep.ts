@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Deps } from '../domain/context.js';
 import type { Leases } from '../domain/leases/leases.js';
-import type { BackgroundWorker } from '../domain/workers.js';
+import { PeriodicWorker } from '../domain/portability/periodic-worker.js';
 
 /** How often a process looks for tables that need statistics or a vacuum. */
 export const UPKEEP_EVERY_MS = 5_000;
@@ -28,31 +28,43 @@ export interface UpkeepPass {
  * insert ones), as autovacuum would. It does nothing when autovacuum is on, on SQLite, or with
  * PARLEY_PG_TABLE_UPKEEP=off.
  */
-export class TableUpkeep implements BackgroundWorker {
-  readonly name = 'pg-upkeep';
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
-  private stopped = false;
+export class TableUpkeep {
+  /** Whether autovacuum is off (asked once). */
+  private needed: Promise<boolean> | undefined;
 
   constructor(
     private readonly deps: Deps,
     private readonly leases: Leases,
   ) {}
 
-  /** Starts the periodic pass when it applies (PostgreSQL with autovacuum off, upkeep on). */
-  async start(): Promise<void> {
-    const { db, config, log } = this.deps;
-    if (db.dialect !== 'postgres' || config.pgTableUpkeep === 'off') return;
-    const { rows } = await sql<{ autovacuum: string }>`show autovacuum`.execute(db.kysely);
-    if (rows[0]?.autovacuum !== 'off' || this.stopped) return;
-    log.info('PostgreSQL runs with autovacuum off: Parley analyzes and vacuums its own tables as they change (docs/operations.md)');
-    const tick = () => {
-      this.running ??= this.runOnce()
-        .catch((err) => log.warn({ err }, 'table upkeep failed'))
-        .finally(() => (this.running = undefined));
-    };
-    this.timer = setInterval(tick, UPKEEP_EVERY_MS);
-    this.timer.unref();
+  /**
+   * The background worker doing the upkeep every UPKEEP_EVERY_MS, or undefined when it cannot apply
+   * (SQLite, PARLEY_PG_TABLE_UPKEEP=off). Its passes do nothing while autovacuum is on.
+   */
+  static worker(deps: Deps, leases: Leases): PeriodicWorker | undefined {
+    if (deps.db.dialect !== 'postgres' || deps.config.pgTableUpkeep === 'off') return undefined;
+    const upkeep = new TableUpkeep(deps, leases);
+    return new PeriodicWorker('pg-upkeep', () => upkeep.runIfNeeded(), UPKEEP_EVERY_MS, deps.log);
+  }
+
+  /** A pass when autovacuum is off (the first call asks PostgreSQL and says so in the log). */
+  async runIfNeeded(): Promise<UpkeepPass | undefined> {
+    this.needed ??= sql<{ autovacuum: string }>`show autovacuum`.execute(this.deps.db.kysely).then(({ rows }) => {
+      const off = rows[0]?.autovacuum === 'off';
+      if (off)
+        this.deps.log.info(
+          'PostgreSQL runs with autovacuum off: Parley analyzes and vacuums its own tables as they change (docs/operations.md)',
+        );
+      return off;
+    });
+    let needed: boolean;
+    try {
+      needed = await this.needed;
+    } catch (err) {
+      this.needed = undefined; // asked again next time
+      throw err;
+    }
+    return needed ? this.runOnce() : undefined;
   }
 
   /**
@@ -82,7 +94,6 @@ export class TableUpkeep implements BackgroundWorker {
       where s.schemaname = current_schema() and c.relpersistence <> 't'
       order by s.relname`.execute(db.kysely);
     for (const row of rows) {
-      if (this.stopped) break;
       const table = sql.id(row.schema, row.name);
       if (row.vacuum) {
         await sql`vacuum (analyze) ${table}`.execute(db.kysely);
@@ -94,15 +105,5 @@ export class TableUpkeep implements BackgroundWorker {
       }
     }
     return out;
-  }
-
-  healthy(): boolean {
-    return !this.stopped;
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.running;
   }
 }
