@@ -273,11 +273,12 @@ export async function storeOutgoing(
     payload: event.payload,
     now: event.now,
   });
-  if (!rows[0] || rows[0].leads !== 1) throw new Error(`lead ${message.lead_id} vanished during its update`);
+  const first = rows[0];
+  if (first?.leads !== 1) throw new Error(`lead ${message.lead_id} vanished during its update`);
   const hooks = rows.flatMap((r) =>
     r.webhook_id === null ? [] : [{ id: r.webhook_id, events: r.events, api_version: r.api_version as string }],
   );
-  return { eventId: rows[0].id, hooks };
+  return { eventId: first.id, hooks };
 }
 
 export async function insertInboxLead(
