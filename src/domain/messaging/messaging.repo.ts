@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { DialectName, Executor } from '../../db/database.js';
+import { dialectOf, nameStatement, type DialectName, type Executor } from '../../db/database.js';
 import type { IntegrationRow, LeadRow, MessageRow, SourceRow } from '../../db/schema.js';
 import type { IntegrationPart, MessagePart, ProfilePart, SourcePart } from '../conversations/history-message.js';
 import { leadScopeSql, type Scope } from '../policy/policy.js';
@@ -21,6 +21,39 @@ export async function leadSources(
     .where('integration_id', '=', lead.integration_id)
     .orderBy('id')
     .execute();
+}
+
+/** What a send reads before it goes out; see {@link sendTarget}. */
+export interface SendTarget {
+  /** The lead's integration, also when disconnected since. */
+  integration: IntegrationRow;
+  /** The lead's channels, by id. */
+  sources: SourceRow[];
+  /** The account's plan (JSON text, accounts/plan.ts): whether it may send. */
+  plan: string;
+}
+
+/**
+ * The integration of a lead, the lead's channels and its account's plan. PostgreSQL: one round
+ * trip (the rows as JSON, which carries every column of these tables as they are read otherwise);
+ * SQLite: the three reads in process.
+ */
+export async function sendTarget(db: Executor, lead: Pick<LeadRow, 'account_id' | 'customer_id' | 'integration_id'>): Promise<SendTarget> {
+  if (dialectOf(db) === 'sqlite') {
+    const integration = await integrationOfLead(db, lead);
+    const sources = await leadSources(db, lead);
+    const { plan } = await db.selectFrom('accounts').select('plan').where('id', '=', lead.account_id).executeTakeFirstOrThrow();
+    return { integration, sources, plan };
+  }
+  const query = sql<SendTarget>`select to_jsonb(i) as integration,
+      coalesce((select jsonb_agg(to_jsonb(s) order by s.id) from sources s where s.account_id = i.account_id
+        and s.customer_id = ${lead.customer_id}::bigint and s.integration_id = i.id), '[]'::jsonb) as sources,
+      (select a.plan from accounts a where a.id = i.account_id) as plan
+    from integrations i where i.id = ${lead.integration_id}::bigint and i.account_id = ${lead.account_id}::bigint`.compile(db);
+  nameStatement(query.sql);
+  const [row] = (await db.executeQuery(query)).rows;
+  if (!row) throw new Error(`integration ${lead.integration_id} of account ${lead.account_id} not found`);
+  return row;
 }
 
 /** What a history page needs besides its messages; see `historyTarget`. */

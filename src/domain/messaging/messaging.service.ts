@@ -4,6 +4,7 @@ import type { Attachment, OutgoingMessage, SendResult } from '../../channels/cha
 import { integrationTypeInfo } from '../../channels/integration-types.js';
 import type { ChannelRegistry } from '../../channels/registry.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
+import { accountStatus, parsePlan } from '../accounts/plan.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
 import {
@@ -117,13 +118,14 @@ export class MessagingService {
     const lead = await visibleLead(this.db, scope, leadId);
     const content = checkContent(input.message, input.template);
     const userId = await this.sender(auth, input.userId);
-    const source = await this.resolveSource(lead, input.source);
+    const target = await repo.sendTarget(this.db, lead);
+    const source = await this.resolveSource(lead, target.sources, input.source);
     if (opts.honourSaId && input.saId !== undefined && input.saId !== null) {
       if (requireId(input.saId, 'body.saId') !== source.integration_id) {
         throw invalid('saId does not match the channel', [{ path: 'body.saId', message: "is not the channel's integration" }]);
       }
     }
-    const integration = await repo.integrationOfLead(this.db, lead);
+    const { integration } = target;
     if (input.template && !integrationTypeInfo(integration.type)?.templates) {
       throw invalid(`Integration type ${integration.type} does not send template messages`, [
         { path: 'body.template', message: 'is not supported by this integration' },
@@ -137,7 +139,7 @@ export class MessagingService {
     if (file) content.attachment = file.attachment;
     const customId = input.customId || null;
     if (input.private === true && opts.privateReplies) {
-      await this.requireActiveAccount(auth.accountId);
+      this.requireActivePlan(target.plan);
       const common = {
         lead,
         source,
@@ -161,7 +163,7 @@ export class MessagingService {
         if (done) return done;
       }
       try {
-        await this.requireActiveAccount(auth.accountId);
+        this.requireActivePlan(target.plan);
         const late = this.requireOpenWindow(integration, source, !!input.template);
         const message: OutgoingMessage = {
           ...(content.text ? { text: content.text } : {}),
@@ -304,8 +306,7 @@ export class MessagingService {
    * The channel a send goes to: `source` as realId, else as the channel's own id, among the lead's
    * channels only; when absent, the `message` channel the lead spoke on last.
    */
-  private async resolveSource(lead: LeadRow, input: SendInput['source']): Promise<SourceRow> {
-    const sources = await repo.leadSources(this.db, lead);
+  private async resolveSource(lead: LeadRow, sources: SourceRow[], input: SendInput['source']): Promise<SourceRow> {
     if (input === undefined || input === null || input === '') {
       const candidates = sources.filter((s) => s.type === 'message');
       if (!candidates.length) {
@@ -389,6 +390,11 @@ export class MessagingService {
 
   private async requireActiveAccount(accountId: number): Promise<void> {
     if ((await this.parts.accounts.status(accountId)) === 'expired') throw accountExpired();
+  }
+
+  /** requireActiveAccount with the account's plan already read (the send's target). */
+  private requireActivePlan(plan: string): void {
+    if (accountStatus(parsePlan(plan), this.deps.clock.now()) === 'expired') throw accountExpired();
   }
 
   private adapterFor(integration: IntegrationRow) {
