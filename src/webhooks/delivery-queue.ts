@@ -128,14 +128,17 @@ export interface RecordPolicy {
 }
 
 /**
- * Records the outcomes of sends in one transaction, whatever their number, with a fixed number of
- * statements (the rows travel as one JSON parameter), and then, in the same transaction, claims
- * `claim.limit` deliveries (one commit for both: a commit was the most expensive statement of a
- * delivery). Recorded: every attempt in `delivery_attempts`; each delivery's new state, only while
- * the lease it was sent under holds (if it expired and another worker took the row over, that
- * worker decides); and the endpoints' health. Outcomes of deliveries deleted meanwhile (their
- * webhook was deleted) record nothing. On PostgreSQL the deliveries are locked first, so a
- * concurrent deletion waits for this transaction or has already removed the row.
+ * Records the outcomes of sends, whatever their number, with a fixed number of statements (the rows
+ * travel as one JSON parameter), and then claims `claim.limit` deliveries. SQLite: both in one
+ * transaction (one commit: a commit was the most expensive statement of a delivery). PostgreSQL,
+ * where each statement is a round trip: the record in one statement, then the claim (two round
+ * trips instead of seven; docs/performance.md, issue 19 fifth pass).
+ *
+ * Recorded: every attempt in `delivery_attempts`; each delivery's new state, only while the lease
+ * it was sent under holds (if it expired and another worker took the row over, that worker
+ * decides); and the endpoints' health. Outcomes of deliveries deleted meanwhile (their webhook was
+ * deleted) record nothing. On PostgreSQL the deliveries are locked first, so a concurrent deletion
+ * waits for the record or has already removed the row.
  *
  * Endpoint health for the batch: an endpoint with a success in it is healthy (`failing_since`
  * cleared); one with failures only is failing since now unless it already was, and is disabled
@@ -149,20 +152,66 @@ export async function recordOutcomes(
 ): Promise<ClaimedDelivery[]> {
   const postgres = db.dialect === 'postgres';
   if (!outcomes.length) return claim ? claimIn(db.kysely, postgres, claim) : [];
+  if (postgres) {
+    // Each statement is a round trip here: the record is one statement (atomic by itself), and the
+    // claim another after it, which sees what the record committed.
+    await recordStatement(outcomes, policy).execute(db.kysely);
+    return claim ? claimIn(db.kysely, postgres, claim) : [];
+  }
   return db.kysely.transaction().execute(async (trx) => {
-    await recordIn(trx, postgres, outcomes, policy);
+    await recordIn(trx, outcomes, policy);
     return claim ? claimIn(trx, postgres, claim) : [];
   });
 }
 
-async function recordIn(trx: Executor, postgres: boolean, outcomes: DeliveryOutcome[], policy: RecordPolicy): Promise<void> {
+/**
+ * PostgreSQL: {@link recordIn} in one statement. The deliveries still present are locked first
+ * (in id order) and only their outcomes are recorded: the attempts, the deliveries' new state
+ * while the lease they were sent under holds, and the endpoints' health (an endpoint with a
+ * success among them is healthy; one with failures only is failing since now unless it already
+ * was, and disabled once failing since `disableIfFailingSince` or earlier).
+ */
+function recordStatement(outcomes: DeliveryOutcome[], policy: RecordPolicy): RawBuilder<unknown> {
+  const now = sql`cast(${policy.now} as bigint)`;
+  return sql`
+    with v as (select * from ${outcomeRows(true, outcomes)}),
+    kept as (select d.id from deliveries d where d.id in (select id from v) order by d.id for update),
+    attempts as (
+      insert into delivery_attempts (delivery_id, at, status_code, duration_ms, error)
+      select v.id, ${now}, v.code, v.ms, v.error from v join kept on kept.id = v.id
+    ),
+    moved as (
+      update deliveries set
+        attempts = v.attempts, last_status_code = v.code, last_error = v.error,
+        lease_until = null, leased_by = null,
+        status = coalesce(v.status, deliveries.status),
+        delivered_at = case when v.status = 'delivered' then ${now} else deliveries.delivered_at end,
+        next_attempt_at = coalesce(v.next_at, deliveries.next_attempt_at)
+      from v join kept on kept.id = v.id
+      where deliveries.id = v.id and deliveries.leased_by = ${policy.workerId} and deliveries.lease_until = v.lease
+    ),
+    endpoints as (
+      select v.webhook_id, bool_or(v.status is not distinct from 'delivered') as ok from v join kept on kept.id = v.id group by v.webhook_id
+    ),
+    healthy as (
+      update webhooks set failing_since = null from endpoints e
+      where webhooks.id = e.webhook_id and e.ok and webhooks.failing_since is not null
+    )
+    update webhooks set failing_since = coalesce(webhooks.failing_since, ${now}),
+      status = case when webhooks.status = 1 and webhooks.failing_since <= ${policy.disableIfFailingSince} then 0 else webhooks.status end
+    from endpoints e
+    where webhooks.id = e.webhook_id and not e.ok
+      and (webhooks.failing_since is null or (webhooks.status = 1 and webhooks.failing_since <= ${policy.disableIfFailingSince}))`;
+}
+
+/** SQLite: the record in the statements {@link recordStatement} joins (in process, each is cheap). */
+async function recordIn(trx: Executor, outcomes: DeliveryOutcome[], policy: RecordPolicy): Promise<void> {
   const ids = outcomes.map((o) => o.id);
-  const present = await sql<{ id: number }>`
-    select id from deliveries where id in ${idList(postgres, ids)}${postgres ? sql` order by id for update` : sql``}`.execute(trx);
+  const present = await sql<{ id: number }>`select id from deliveries where id in ${idList(ids)}`.execute(trx);
   const still = new Set(present.rows.map((row) => Number(row.id)));
   const kept = outcomes.filter((o) => still.has(o.id));
   if (!kept.length) return;
-  const rows = outcomeRows(postgres, kept);
+  const rows = outcomeRows(false, kept);
   await sql`
     insert into delivery_attempts (delivery_id, at, status_code, duration_ms, error)
     select v.id, cast(${policy.now} as bigint), v.code, v.ms, v.error from ${rows}`.execute(trx);
@@ -175,19 +224,17 @@ async function recordIn(trx: Executor, postgres: boolean, outcomes: DeliveryOutc
       next_attempt_at = coalesce(v.next_at, deliveries.next_attempt_at)
     from ${rows}
     where deliveries.id = v.id and deliveries.leased_by = ${policy.workerId} and deliveries.lease_until = v.lease`.execute(trx);
-  await recordEndpointHealth(trx, postgres, kept, policy);
+  await recordEndpointHealth(trx, kept, policy);
 }
 
-async function recordEndpointHealth(trx: Executor, postgres: boolean, kept: DeliveryOutcome[], policy: RecordPolicy): Promise<void> {
+async function recordEndpointHealth(trx: Executor, kept: DeliveryOutcome[], policy: RecordPolicy): Promise<void> {
   const healthy = new Set(kept.filter((o) => o.state === 'delivered').map((o) => o.webhookId));
   const failing = [...new Set(kept.filter((o) => !healthy.has(o.webhookId)).map((o) => o.webhookId))];
   if (healthy.size) {
-    await sql`update webhooks set failing_since = null where id in ${idList(postgres, [...healthy])} and failing_since is not null`.execute(
-      trx,
-    );
+    await sql`update webhooks set failing_since = null where id in ${idList([...healthy])} and failing_since is not null`.execute(trx);
   }
   if (failing.length) {
-    const list = idList(postgres, failing);
+    const list = idList(failing);
     await sql`update webhooks set failing_since = ${policy.now} where id in ${list} and failing_since is null`.execute(trx);
     await sql`update webhooks set status = 0 where id in ${list} and status = 1 and failing_since <= ${policy.disableIfFailingSince}`.execute(
       trx,
@@ -195,10 +242,9 @@ async function recordEndpointHealth(trx: Executor, postgres: boolean, kept: Deli
   }
 }
 
-/** `(<ids>)` as a subquery over one JSON parameter: one statement text for any number of ids. */
-function idList(postgres: boolean, ids: number[]): RawBuilder<unknown> {
-  const json = JSON.stringify(ids);
-  return postgres ? sql`(select (jsonb_array_elements_text(${json}::jsonb))::bigint)` : sql`(select value from json_each(${json}))`;
+/** `(<ids>)` as a subquery over one JSON parameter (SQLite): one statement text for any number of ids. */
+function idList(ids: number[]): RawBuilder<unknown> {
+  return sql`(select value from json_each(${JSON.stringify(ids)}))`;
 }
 
 /** The outcomes as a row source `v` (one JSON parameter). */
@@ -206,6 +252,7 @@ function outcomeRows(postgres: boolean, outcomes: DeliveryOutcome[]): RawBuilder
   const json = JSON.stringify(
     outcomes.map((o) => ({
       id: o.id,
+      webhook_id: o.webhookId,
       lease: o.leaseUntil,
       attempts: o.attempts,
       code: o.statusCode,
@@ -216,7 +263,7 @@ function outcomeRows(postgres: boolean, outcomes: DeliveryOutcome[]): RawBuilder
     })),
   );
   if (postgres) {
-    return sql`jsonb_to_recordset(${json}::jsonb) as v(id bigint, lease bigint, attempts integer, code integer, ms integer, error text, status text, next_at bigint)`;
+    return sql`jsonb_to_recordset(${json}::jsonb) as v(id bigint, webhook_id bigint, lease bigint, attempts integer, code integer, ms integer, error text, status text, next_at bigint)`;
   }
   return sql`(select value ->> '$.id' as id, value ->> '$.lease' as lease, value ->> '$.attempts' as attempts,
       value ->> '$.code' as code, value ->> '$.ms' as ms, value ->> '$.error' as error, value ->> '$.status' as status,
