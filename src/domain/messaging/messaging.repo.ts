@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type QueryCreator } from 'kysely';
 import { dialectOf, nameStatement, type DialectName, type Executor } from '../../db/database.js';
-import type { IntegrationRow, LeadRow, MessageRow, SourceRow } from '../../db/schema.js';
+import type { Database, IntegrationRow, LeadRow, MessageRow, SourceRow } from '../../db/schema.js';
 import type { IntegrationPart, MessagePart, ProfilePart, SourcePart } from '../conversations/history-message.js';
 import { leadScopeSql, type Scope } from '../policy/policy.js';
 import { prepared } from '../../db/prepared.js';
@@ -201,7 +201,7 @@ export async function historyPage(
   return pageQuery(db, leadId, sourceId, before, limit).execute();
 }
 
-function pageQuery(db: Executor, leadId: number, sourceId: number, before: number | undefined, limit: number) {
+function pageQuery(db: QueryCreator<Database>, leadId: number, sourceId: number, before: number | undefined, limit: number) {
   let query = db
     .selectFrom('messages')
     .select([
@@ -230,6 +230,71 @@ const newestPage = prepared((db, p: { leadId: number; sourceId: number }) =>
 );
 const pageBefore = prepared((db, p: { leadId: number; sourceId: number; before: number }) =>
   pageQuery(db, p.leadId, p.sourceId, p.before, HISTORY_PAGE_SIZE),
+);
+
+/** A history page with its incoming messages' senders' profiles, by profile id. */
+export interface PageWithProfiles {
+  rows: HistoryRow[];
+  profiles: Map<number, ProfilePart>;
+}
+
+/**
+ * {@link historyPage} and the profiles of its incoming messages' senders ({@link profilesByIds}).
+ * PostgreSQL: one round trip, each message carrying its sender's profile columns (a join of the
+ * page); SQLite: the two reads in process.
+ */
+export async function historyPageWithProfiles(
+  db: Executor,
+  leadId: number,
+  sourceId: number,
+  before: number | undefined,
+  limit: number,
+): Promise<PageWithProfiles> {
+  if (dialectOf(db) === 'sqlite' || limit !== HISTORY_PAGE_SIZE) {
+    const rows = await historyPage(db, leadId, sourceId, before, limit);
+    const ids = [...new Set(rows.flatMap((m) => (m.incoming && m.profile_id !== null ? [m.profile_id] : [])))];
+    return { rows, profiles: await profilesByIds(db, ids) };
+  }
+  const joined =
+    before === undefined ? await newestPageJoined(db, { leadId, sourceId }) : await pageBeforeJoined(db, { leadId, sourceId, before });
+  const profiles = new Map<number, ProfilePart>();
+  const rows = joined.map(({ p_customer_id, p_login, p_avatar, p_type, p_social_id, p_profile_url, ...row }) => {
+    if (row.incoming && row.profile_id !== null && p_customer_id !== null && !profiles.has(row.profile_id)) {
+      profiles.set(row.profile_id, {
+        id: row.profile_id,
+        customer_id: p_customer_id,
+        login: p_login as string,
+        avatar: p_avatar as string,
+        type: p_type as string,
+        social_id: p_social_id as string,
+        profile_url: p_profile_url as string,
+      });
+    }
+    return row;
+  });
+  return { rows, profiles };
+}
+
+function pageJoinedQuery(db: Executor, leadId: number, sourceId: number, before: number | undefined) {
+  return db
+    .with('page', (w) => pageQuery(w, leadId, sourceId, before, HISTORY_PAGE_SIZE))
+    .selectFrom('page')
+    .leftJoin('profiles as p', 'p.id', 'page.profile_id')
+    .selectAll('page')
+    .select([
+      'p.customer_id as p_customer_id',
+      'p.login as p_login',
+      'p.avatar as p_avatar',
+      'p.type as p_type',
+      'p.social_id as p_social_id',
+      'p.profile_url as p_profile_url',
+    ])
+    .orderBy('page.id', 'desc');
+}
+
+const newestPageJoined = prepared((db, p: { leadId: number; sourceId: number }) => pageJoinedQuery(db, p.leadId, p.sourceId, undefined));
+const pageBeforeJoined = prepared((db, p: { leadId: number; sourceId: number; before: number }) =>
+  pageJoinedQuery(db, p.leadId, p.sourceId, p.before),
 );
 
 /** The senders' profiles of a history page, by id (usually one: the customer's). */

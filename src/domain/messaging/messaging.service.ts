@@ -100,10 +100,8 @@ export class MessagingService {
     if (cursor !== undefined && !target.cursorKnown) {
       throw invalid('Unknown cursor', [{ path: 'body.cursor', message: 'was not issued for this lead and source' }]);
     }
-    const rows = await repo.historyPage(this.db, target.leadId, source.id, cursor, HISTORY_PAGE_SIZE);
+    const { rows, profiles } = await repo.historyPageWithProfiles(this.db, target.leadId, source.id, cursor, HISTORY_PAGE_SIZE);
     const page = rows.length > HISTORY_PAGE_SIZE ? rows.slice(0, HISTORY_PAGE_SIZE) : rows;
-    const profileIds = [...new Set(page.flatMap((m) => (m.incoming && m.profile_id !== null ? [m.profile_id] : [])))];
-    const profiles = await repo.profilesByIds(this.db, profileIds);
     const present = historyPresenter(source, integration);
     return {
       cursor: rows.length > HISTORY_PAGE_SIZE ? page[page.length - 1].id : -1,
