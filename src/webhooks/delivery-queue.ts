@@ -120,6 +120,16 @@ export interface DeliveryOutcome {
   nextAttemptAt: number | null;
 }
 
+/**
+ * PostgreSQL: the outcomes were recorded (committed), but the claim after them failed; recording
+ * them again would repeat their attempts. `cause` is the claim's error.
+ */
+export class ClaimAfterRecordFailed extends Error {
+  constructor(override readonly cause: unknown) {
+    super('claiming after a recorded round failed');
+  }
+}
+
 export interface RecordPolicy {
   now: number;
   workerId: string;
@@ -156,7 +166,12 @@ export async function recordOutcomes(
     // Each statement is a round trip here: the record is one statement (atomic by itself), and the
     // claim another after it, which sees what the record committed.
     await recordStatement(outcomes, policy).execute(db.kysely);
-    return claim ? claimIn(db.kysely, postgres, claim) : [];
+    if (!claim) return [];
+    try {
+      return await claimIn(db.kysely, postgres, claim);
+    } catch (err) {
+      throw new ClaimAfterRecordFailed(err);
+    }
   }
   return db.kysely.transaction().execute(async (trx) => {
     await recordIn(trx, outcomes, policy);

@@ -7,6 +7,7 @@ import { systemClock, type Clock } from '../domain/clock.js';
 import type { Deps } from '../domain/context.js';
 import type { BackgroundWorker } from '../domain/workers.js';
 import {
+  ClaimAfterRecordFailed,
   claimDeliveries,
   nextDueAt,
   recordOutcomes,
@@ -66,8 +67,9 @@ interface Finished {
  *   (counted across processes), `webhookConcurrency` per process, and sends are never awaited as a
  *   batch, so a slow endpoint only occupies its own slots.
  * - Recording: one loop does the database work. The outcomes of the sends that finished while it
- *   was busy are recorded, and the free slots claimed again, in one transaction (one commit): under
- *   load the batches grow by themselves, and an idle worker records and claims at once. A send's
+ *   was busy are recorded, and the free slots claimed again, in one round (delivery-queue.ts
+ *   `recordOutcomes`: one transaction on SQLite, two statements on PostgreSQL): under load the
+ *   batches grow by themselves, and an idle worker records and claims at once. A send's
  *   slot and lease are held until its outcome is committed. New deliveries wake an idle worker at
  *   once; a busy one claims them with its next round (at most NUDGE_DELAY_MS later).
  * - Time: scheduling reads `deps.clock`; tests call `runOnce()`/`drain()` instead of `start()`.
@@ -231,9 +233,9 @@ export class DeliveryWorker implements BackgroundWorker {
   }
 
   /**
-   * Records the finished sends queued so far in one transaction and, when `claiming`, claims into
-   * the slots that frees (and the others free) in that same transaction; returns the claimed jobs.
-   * If that transaction fails, each outcome is recorded alone (no claim), so one bad outcome cannot
+   * Records the finished sends queued so far at once and, when `claiming`, then claims into the
+   * slots that frees (and the others free); returns the claimed jobs (`recordOutcomes`).
+   * If the record fails, each outcome is recorded alone (no claim), so one bad outcome cannot
    * take the others with it; one that still fails is reported to its caller, and its lease expires
    * (the delivery is sent again: at-least-once).
    */
@@ -265,6 +267,11 @@ export class DeliveryWorker implements BackgroundWorker {
       for (const f of batch) settle(f);
       return jobs;
     } catch (err) {
+      if (err instanceof ClaimAfterRecordFailed) {
+        // Recorded already: settled as such; the loop logs the claim's failure and claims again.
+        for (const f of batch) settle(f);
+        throw err.cause;
+      }
       if (batch.length === 1) {
         settle(batch[0], err);
         throw err;
