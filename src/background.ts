@@ -9,9 +9,10 @@ import { TableUpkeep } from './db/table-upkeep.js';
 
 /**
  * The background work of a Parley process: webhook delivery, push notifications, pruning of old
- * history (PARLEY_EVENT_RETENTION_DAYS), table statistics on a PostgreSQL without autovacuum, account export jobs and retention sweeps, and bot long
- * polling (Telegram bots, VK communities, OK groups) for channels that cannot be reached by
- * webhook (no PARLEY_PUBLIC_URL). Servers run it unless PARLEY_WORKERS=off; `parley worker` runs
+ * history (PARLEY_EVENT_RETENTION_DAYS), table statistics on a PostgreSQL without autovacuum
+ * (db/table-upkeep.ts), account export jobs and retention sweeps, and bot long polling (Telegram
+ * bots, VK communities, OK groups) for channels that cannot be reached by webhook (no
+ * PARLEY_PUBLIC_URL). Servers run it unless PARLEY_WORKERS=off; `parley worker` runs
  * it in a process of its own.
  */
 export function startBackgroundWorkers(services: Services): void {
