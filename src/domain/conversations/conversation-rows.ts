@@ -1,10 +1,66 @@
 import type { CustomerRow, IntegrationRow, ProfileRow, SourceRow } from '../../db/schema.js';
+import type { MessageValues } from './conversations.repo.js';
 import type { IncomingMessage, SenderProfile } from '../../channels/channel.js';
 
 /*
- * What an incoming message creates and changes, shared by the single-message ingest
- * (ingest.service.ts) and the PostgreSQL batch (ingest-batch.ts), so both write the same rows.
+ * What a message creates and changes, shared by the single-message ingest (ingest.service.ts) and
+ * the PostgreSQL batch (ingest-batch.ts), and by the two ways an employee's message is stored
+ * (ingest.service.ts), so each pair writes the same rows.
  */
+
+/** An incoming message's values in its conversation; `replyTo` is the quoted message's snapshot (JSON). */
+export function incomingMessageValues(
+  integration: IntegrationRow,
+  ids: { leadId: number; sourceId: number; profileId: number },
+  incoming: Pick<IncomingMessage, 'externalId' | 'text' | 'url' | 'attachments' | 'preview' | 'datetime'>,
+  replyTo: string | null,
+): MessageValues {
+  return {
+    account_id: integration.account_id,
+    lead_id: ids.leadId,
+    source_id: ids.sourceId,
+    integration_id: integration.id,
+    external_id: incoming.externalId,
+    incoming: 1,
+    text: incoming.text ?? '',
+    url: incoming.url ?? '',
+    attachments: JSON.stringify(incoming.attachments ?? []),
+    reply_to: replyTo,
+    preview: incoming.preview ? JSON.stringify(incoming.preview) : null,
+    profile_id: ids.profileId,
+    user_id: null,
+    custom_id: null,
+    unread: 1,
+    created_at: incoming.datetime,
+  };
+}
+
+/** An employee's message to a lead's channel; `replyTo` is the quoted message's snapshot (JSON). */
+export function outgoingMessageValues(
+  integration: IntegrationRow,
+  ids: { leadId: number; sourceId: number; userId: number | null },
+  record: { externalId: string | null; text: string; url?: string; attachments: unknown[]; customId: string | null; at: number },
+  replyTo: string | null,
+): MessageValues {
+  return {
+    account_id: integration.account_id,
+    lead_id: ids.leadId,
+    source_id: ids.sourceId,
+    integration_id: integration.id,
+    external_id: record.externalId,
+    incoming: 0,
+    text: record.text,
+    url: record.url ?? '',
+    attachments: JSON.stringify(record.attachments),
+    reply_to: replyTo,
+    preview: null,
+    profile_id: null,
+    user_id: ids.userId,
+    custom_id: record.customId,
+    unread: 0,
+    created_at: record.at,
+  };
+}
 
 /** A sender's new customer (without its id). */
 export function newCustomerValues(integration: IntegrationRow, s: SenderProfile, now: number): Omit<CustomerRow, 'id'> {

@@ -115,7 +115,8 @@ const MESSAGE_COLUMNS = [
   'created_at',
 ] as const satisfies readonly (keyof NewMessage)[];
 
-type MessageValues = Required<Omit<NewMessage, 'id' | 'delivery_status' | 'delivery_error'>>;
+/** A message's stored values without its id and delivery state (set by the database or later). */
+export type MessageValues = Required<Omit<NewMessage, 'id' | 'delivery_status' | 'delivery_error'>>;
 
 const insertMessageRow = prepared((db, p: MessageValues) =>
   db
@@ -452,11 +453,6 @@ export async function lockLeadForOutgoing(
   const [row] = (await db.executeQuery(query)).rows;
   if (!row) throw new Error(`lead ${keys.leadId} not found`);
   return { lead: row.lead, messageIds: row.message_ids.map(Number), held: row.held };
-}
-
-/** A lead as stored (SQLite: the transaction already holds the database's write lock once it writes). */
-export async function leadById(db: Executor, id: number): Promise<LeadRow> {
-  return db.selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 }
 
 /** The rows of a batch of incoming messages (ids given), for {@link storeIncomingBatch}. */

@@ -7,7 +7,14 @@ import { presentLead } from '../leads/lead-presenter.js';
 import * as repo from './conversations.repo.js';
 import { presentHistoryMessage } from './history-message.js';
 import { afterIncoming, joinsLatestLead } from './lead-lifecycle.js';
-import { movedExpiry, newCustomerValues, newProfileValues, newSourceValues, profilePatch } from './conversation-rows.js';
+import {
+  incomingMessageValues,
+  movedExpiry,
+  newCustomerValues,
+  newProfileValues,
+  newSourceValues,
+  profilePatch,
+} from './conversation-rows.js';
 import type { IngestResult } from './ingest.service.js';
 
 /** One message of a batch: the integration it came through and the message, validated. */
@@ -163,22 +170,7 @@ class Store {
 
     const message: MessageRow = {
       id: messageId,
-      account_id: integration.account_id,
-      lead_id: lead.id,
-      source_id: source.id,
-      integration_id: integration.id,
-      external_id: incoming.externalId,
-      incoming: 1,
-      text: incoming.text ?? '',
-      url: incoming.url ?? '',
-      attachments: JSON.stringify(incoming.attachments ?? []),
-      reply_to: null,
-      preview: incoming.preview ? JSON.stringify(incoming.preview) : null,
-      profile_id: profile.id,
-      user_id: null,
-      custom_id: null,
-      unread: 1,
-      created_at: incoming.datetime,
+      ...incomingMessageValues(integration, { leadId: lead.id, sourceId: source.id, profileId: profile.id }, incoming, null),
       delivery_status: null,
       delivery_error: null,
     };

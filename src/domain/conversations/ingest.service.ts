@@ -16,8 +16,17 @@ import * as repo from './conversations.repo.js';
 import { presentHistoryMessage, replySnapshot, type HistoryMessage } from './history-message.js';
 import { afterIncoming, afterOutgoing, joinsLatestLead } from './lead-lifecycle.js';
 import { applyHeldStatuses, recordStatusEvent } from '../messaging/delivery-status.service.js';
+import { lockLead } from '../messaging/messaging.repo.js';
 import { ingestBatchIn, type IngestUnit } from './ingest-batch.js';
-import { movedExpiry, newCustomerValues, newProfileValues, newSourceValues, profilePatch } from './conversation-rows.js';
+import {
+  incomingMessageValues,
+  movedExpiry,
+  newCustomerValues,
+  newProfileValues,
+  newSourceValues,
+  outgoingMessageValues,
+  profilePatch,
+} from './conversation-rows.js';
 
 export interface IngestResult {
   messageId: number;
@@ -166,24 +175,12 @@ export class IngestService {
 
     const { message, lead: updated } = await this.storeMessage(
       trx,
-      {
-        account_id: accountId,
-        lead_id: current.id,
-        source_id: source.id,
-        integration_id: integration.id,
-        external_id: incoming.externalId,
-        incoming: 1,
-        text: incoming.text ?? '',
-        url: incoming.url ?? '',
-        attachments: JSON.stringify(incoming.attachments ?? []),
-        reply_to: replyTo ? JSON.stringify(replyTo) : null,
-        preview: incoming.preview ? JSON.stringify(incoming.preview) : null,
-        profile_id: profile.id,
-        user_id: null,
-        custom_id: null,
-        unread: 1,
-        created_at: incoming.datetime,
-      },
+      incomingMessageValues(
+        integration,
+        { leadId: current.id, sourceId: source.id, profileId: profile.id },
+        incoming,
+        replyTo ? JSON.stringify(replyTo) : null,
+      ),
       current,
       (messageId) => ({ ...afterIncoming(current, messageId, incoming.datetime), updated_at: now }),
     );
@@ -252,7 +249,12 @@ export class IngestService {
       const before = lead;
       const stored = await this.storeMessage(
         trx,
-        outgoingValues(integration, source, lead.id, userId, record, replyTo ? JSON.stringify(replyTo) : null),
+        outgoingMessageValues(
+          integration,
+          { leadId: lead.id, sourceId: source.id, userId },
+          record,
+          replyTo ? JSON.stringify(replyTo) : null,
+        ),
         before,
         (messageId) => ({ ...afterOutgoing(before, messageId, record.at), updated_at: now }),
       );
@@ -282,7 +284,8 @@ export class IngestService {
     records: OutgoingRecord[],
   ): Promise<HistoryMessage[]> {
     const { integration, source, leadId, userId } = ctx;
-    if (!this.postgres) return this.recordOutgoing(trx, { integration, source, userId, lead: await repo.leadById(trx, leadId) }, records);
+    if (!this.postgres)
+      return this.recordOutgoing(trx, { integration, source, userId, lead: await lockLead(trx, 'sqlite', leadId) }, records);
     const externalIds = records.flatMap((r) => (r.externalId === null ? [] : [r.externalId]));
     const locked = await repo.lockLeadForOutgoing(trx, { leadId, integrationId: integration.id, externalIds, count: records.length });
     if (locked.held || records.some((r) => r.replyTo))
@@ -291,7 +294,10 @@ export class IngestService {
     let lead = locked.lead;
     const out: HistoryMessage[] = [];
     for (const [i, record] of records.entries()) {
-      const values = { id: locked.messageIds[i] as number, ...outgoingValues(integration, source, lead.id, userId, record, null) };
+      const values = {
+        id: locked.messageIds[i] as number,
+        ...outgoingMessageValues(integration, { leadId: lead.id, sourceId: source.id, userId }, record, null),
+      };
       const message: MessageRow = { ...values, delivery_status: null, delivery_error: null };
       lead = { ...lead, ...afterOutgoing(lead, message.id, record.at), updated_at: now };
       const history = presentHistoryMessage(message, source, integration, undefined);
@@ -448,35 +454,6 @@ function validateIncoming(integration: IntegrationRow, incoming: IncomingMessage
   }
   if ((incoming.text ?? '').length > MAX_TEXT) throw invalid('Message text is too long');
   if (!Number.isFinite(incoming.datetime)) throw invalid('Message time is not a number');
-}
-
-/** The stored values of an employee's message to a lead's channel (both ways of storing it). */
-function outgoingValues(
-  integration: IntegrationRow,
-  source: SourceRow,
-  leadId: number,
-  userId: number | null,
-  record: OutgoingRecord,
-  replyTo: string | null,
-): Omit<MessageRow, 'id' | 'delivery_status' | 'delivery_error'> {
-  return {
-    account_id: integration.account_id,
-    lead_id: leadId,
-    source_id: source.id,
-    integration_id: integration.id,
-    external_id: record.externalId,
-    incoming: 0,
-    text: record.text,
-    url: record.url ?? '',
-    attachments: JSON.stringify(record.attachments),
-    reply_to: replyTo,
-    preview: null,
-    profile_id: null,
-    user_id: userId,
-    custom_id: record.customId,
-    unread: 0,
-    created_at: record.at,
-  };
 }
 
 /** `message.outgoing` for a stored message. */

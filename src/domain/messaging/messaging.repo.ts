@@ -3,6 +3,7 @@ import { dialectOf, nameStatement, type DialectName, type Executor } from '../..
 import type { Database, IntegrationRow, LeadRow, MessageRow, SourceRow } from '../../db/schema.js';
 import type { IntegrationPart, MessagePart, ProfilePart, SourcePart } from '../conversations/history-message.js';
 import { leadScopeSql, type Scope } from '../policy/policy.js';
+import { findAccount } from '../accounts/accounts.repo.js';
 import { prepared } from '../../db/prepared.js';
 import { HISTORY_PAGE_SIZE } from './messaging.types.js';
 
@@ -42,8 +43,9 @@ export async function sendTarget(db: Executor, lead: Pick<LeadRow, 'account_id' 
   if (dialectOf(db) === 'sqlite') {
     const integration = await integrationOfLead(db, lead);
     const sources = await leadSources(db, lead);
-    const { plan } = await db.selectFrom('accounts').select('plan').where('id', '=', lead.account_id).executeTakeFirstOrThrow();
-    return { integration, sources, plan };
+    const account = await findAccount(db, lead.account_id);
+    if (!account) throw new Error(`account ${lead.account_id} not found`);
+    return { integration, sources, plan: account.plan };
   }
   const query = sql<SendTarget>`select to_jsonb(i) as integration,
       coalesce((select jsonb_agg(to_jsonb(s) order by s.id) from sources s where s.account_id = i.account_id
