@@ -14,6 +14,7 @@ export async function openCore(config: Config, log: Logger, clock: Clock = syste
     dataDir: config.dataDir,
     sqlProfile: config.sqlProfile,
     namedStatements: config.pgNamedStatements,
+    userChanges: config.pgUserCache,
     onQuery: config.metricsToken ? observeQuery : undefined,
   });
   try {

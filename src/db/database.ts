@@ -27,6 +27,78 @@ export interface Db {
   close(): Promise<void>;
   /** PostgreSQL: the pool's connections (metrics); absent on SQLite's single connection. */
   poolStats?(): { total: number; idle: number; waiting: number };
+  /** PostgreSQL with named statements on: changes to employees' rows, as `UserChangeFeed` says. */
+  userChanges?: UserChangeFeed;
+}
+
+/** The channel migration 0069's trigger notifies with the id of each changed or deleted user row. */
+export const USERS_CHANNEL = 'parley_users';
+
+/**
+ * Changes to `users` rows made by any process, for what this process keeps of them in memory
+ * (auth/user-cache.ts). Every pooled connection LISTENs on `parley_users` before its first query,
+ * and a session receives its own notifications before its commit completes: a change made through
+ * this pool is reported before the code that made it goes on, and a change committed elsewhere as
+ * soon as one of the pool's idle connections hears it. `listening()` is true only while at least
+ * one pooled connection listens and none ever failed to: otherwise nothing may be kept.
+ */
+export class UserChangeFeed {
+  private readonly listeners = new Set<(userId: number | undefined) => void>();
+  /** Pooled connections whose LISTEN is under way (false) or done (true). */
+  private readonly connections = new WeakMap<object, boolean>();
+  private count = 0;
+  private failed = false;
+
+  /** `userId` undefined: anything may have changed unheard; forget everything. */
+  subscribe(listener: (userId: number | undefined) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  listening(): boolean {
+    return this.count > 0 && !this.failed;
+  }
+
+  /** A new pooled connection: LISTEN runs before anything else it is given to do. */
+  connected(client: ListeningClient): void {
+    this.connections.set(client, false);
+    client.on('notification', (n) => {
+      if (n.channel !== USERS_CHANNEL) return;
+      const id = Number(n.payload);
+      this.emit(Number.isSafeInteger(id) ? id : undefined);
+    });
+    client.query(`LISTEN ${USERS_CHANNEL}`).then(
+      () => {
+        if (this.connections.get(client) !== false) return; // closed meanwhile
+        this.connections.set(client, true);
+        this.count++;
+      },
+      (err: unknown) => {
+        // PostgreSQL refused (a hot standby, a pooler): this connection's own changes would go
+        // unreported, so nothing is kept from now on. A connection that merely closed is no matter.
+        if (err && typeof err === 'object' && 'code' in err && typeof err.code === 'string') this.failed = true;
+        this.emit(undefined);
+      },
+    );
+  }
+
+  /** A pooled connection closed: with no listener left, changes would go unheard. */
+  removed(client: object): void {
+    const listened = this.connections.get(client);
+    this.connections.delete(client);
+    if (!listened) return;
+    this.count--;
+    if (this.count === 0) this.emit(undefined);
+  }
+
+  private emit(userId: number | undefined): void {
+    for (const listener of this.listeners) listener(userId);
+  }
+}
+
+interface ListeningClient {
+  on(event: 'notification', listener: (n: { channel: string; payload?: string }) => void): unknown;
+  query(text: string): Promise<unknown>;
 }
 
 export type Executor = Kysely<Database>;
@@ -49,6 +121,12 @@ export interface DatabaseOptions {
   onQuery?: (ms: number, failed: boolean) => void;
   /** PostgreSQL: run the hot-path queries as named prepared statements (default true; see `nameStatement`). */
   namedStatements?: boolean;
+  /**
+   * PostgreSQL: every pooled connection listens for changes to employees' rows (`UserChangeFeed`;
+   * default true). Not with named statements off: both need connections of their own, not a
+   * pooler's in transaction mode.
+   */
+  userChanges?: boolean;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Db> {
@@ -244,13 +322,24 @@ async function openPostgres(url: string, max: number, options: DatabaseOptions):
   // int8 (counts, bigint ids and millisecond instants) as numbers; they stay below 2^53.
   pg.types.setTypeParser(20, (v: string) => Number(v));
   const pool = new pg.Pool({ connectionString: url, max });
-  if (options.namedStatements !== false) pool.on('connect', (client) => useNamedStatements(client));
+  // An idle connection that fails (PostgreSQL restarted, the network cut) leaves the pool and the
+  // next query opens a new one; unheard, the pool's 'error' event would end the process.
+  pool.on('error', () => {});
+  const named = options.namedStatements !== false;
+  // Behind a pooler in transaction mode a LISTEN would not stay with the connection it ran on.
+  const userChanges = named && options.userChanges !== false ? new UserChangeFeed() : undefined;
+  pool.on('connect', (client) => {
+    if (named) useNamedStatements(client);
+    userChanges?.connected(client);
+  });
+  if (userChanges) pool.on('remove', (client) => userChanges.removed(client));
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: queryLog(options.onQuery) });
   return {
     kysely,
     dialect: 'postgres',
     close: () => kysely.destroy(),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    userChanges,
   };
 }
 

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { UserRow } from '../../db/schema.js';
 import type { Deps } from '../context.js';
 import { forbidden, notFound, rateLimited, unauthorized } from '../errors.js';
-import { findUser, findUserByLogin } from '../users/users.repo.js';
+import { findUserByLogin } from '../users/users.repo.js';
 import { normalizeLogin } from '../users/users.types.js';
 import type { AccountsService, NewAccountInput } from '../accounts/accounts.service.js';
 import { verifyPassword } from './passwords.js';
@@ -13,6 +13,7 @@ import { isPluginActive } from '../plugins/plugins.repo.js';
 import { isGrantActive } from '../oauth/oauth.repo.js';
 import { announceSessionsEnded } from './sessions-signal.js';
 import { generationOf, type AuthContext } from './auth-context.js';
+import { UserCache } from './user-cache.js';
 
 export interface TokenObject {
   token: string;
@@ -29,6 +30,8 @@ const WRONG_CREDENTIALS = 'Wrong login or password';
 export class AuthService {
   private readonly perIp: RateLimiter;
   private readonly perLogin: RateLimiter;
+  /** Employees' rows for the token check of every request (kept on PostgreSQL). */
+  readonly users: UserCache;
 
   constructor(
     private readonly deps: Deps,
@@ -36,6 +39,7 @@ export class AuthService {
     private readonly accounts: AccountsService,
   ) {
     const windowMs = deps.config.loginWindowSeconds * 1000;
+    this.users = new UserCache(deps.db);
     this.perIp = RateLimiter.for(deps, 'login-ip', deps.config.loginMaxPerIp, windowMs);
     this.perLogin = RateLimiter.for(deps, 'login-failures', deps.config.loginMaxFailuresPerLogin, windowMs);
   }
@@ -223,7 +227,7 @@ export class AuthService {
    * reset committed carries the old generation, whatever the time it finished).
    */
   private async activeUser(claims: TokenClaims): Promise<UserRow> {
-    const user = await findUser(this.deps.db.kysely, claims.accountId, claims.sub);
+    const user = await this.users.find(claims.accountId, claims.sub);
     if (!user?.confirmed || claims.iat < user.tokens_valid_after || claims.gen !== generationOf(user)) {
       throw unauthorized('Token revoked');
     }

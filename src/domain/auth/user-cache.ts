@@ -1,0 +1,53 @@
+import type { Db } from '../../db/database.js';
+import type { UserRow } from '../../db/schema.js';
+import { findUser } from '../users/users.repo.js';
+
+/**
+ * Employees' rows as the token check reads them on every authenticated request (AuthService
+ * `authenticate`), kept in this process's memory on PostgreSQL. The read was one of two round
+ * trips of a single-lead request (docs/performance.md, issue 19). A row is kept only while the
+ * database reports every change to it (db/database.ts `UserChangeFeed`, migration 0069): a change
+ * made through this process is forgotten before the code that made it goes on (a removed employee's
+ * next request is refused, as without the cache); one made by another process as soon as this
+ * process hears its notification, moments after its commit, like a request that had started just
+ * before it. A read that overlapped any change keeps nothing. SQLite reads in process, and a
+ * connection pooler in transaction mode cannot carry the notifications: both read every time.
+ *
+ * Kept rows are frozen: requests share them.
+ */
+export class UserCache {
+  private readonly rows = new Map<number, Readonly<UserRow>>();
+  /** Moves on with every reported change: a read begun before one keeps nothing. */
+  private epoch = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly maxRows = 10_000,
+  ) {
+    db.userChanges?.subscribe((userId) => {
+      this.epoch++;
+      if (userId === undefined) this.rows.clear();
+      else this.rows.delete(userId);
+    });
+  }
+
+  /** The employee `userId` of account `accountId`, as `findUser` answers it. */
+  async find(accountId: number, userId: number): Promise<UserRow | undefined> {
+    const feed = this.db.userChanges;
+    if (!feed?.listening()) return findUser(this.db.kysely, accountId, userId);
+    const kept = this.rows.get(userId);
+    if (kept) return kept.account_id === accountId ? kept : undefined;
+    const epoch = this.epoch;
+    const row = await findUser(this.db.kysely, accountId, userId);
+    if (row && epoch === this.epoch && feed.listening()) {
+      if (this.rows.size >= this.maxRows) this.rows.delete(this.rows.keys().next().value as number);
+      this.rows.set(userId, Object.freeze(row));
+    }
+    return row;
+  }
+
+  /** How many rows are kept (tests, metrics). */
+  get size(): number {
+    return this.rows.size;
+  }
+}
