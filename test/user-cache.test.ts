@@ -96,6 +96,22 @@ describe('employees rows for the token check', () => {
         expect((await cache.find(owner.accountId, owner.userId))?.name).toBe('Renamed');
       });
 
+      it("does not hear changes to another installation's employees (another schema of the database)", async () => {
+        const foreign = await createHarness();
+        try {
+          const stranger = await foreign.signUp();
+          const other = await h.signUp();
+          expect(stranger.userId).not.toBe(other.userId);
+          const heard = nextChange(second);
+          // A change there, then one here: the first reported is the one here.
+          await updateUser(foreign.database.db.kysely, stranger.accountId, stranger.userId, { name: 'Elsewhere' });
+          await updateUser(h.database.db.kysely, other.accountId, other.userId, { name: 'Here' });
+          expect(await heard).toBe(other.userId);
+        } finally {
+          await foreign.close();
+        }
+      });
+
       it('keeps nothing from a read that a reported change overlapped', async () => {
         const before = cache.size;
         const other = await h.signUp();
@@ -106,7 +122,7 @@ describe('employees rows for the token check', () => {
           await sql`lock table users in access exclusive mode`.execute(trx);
           read = cache.find(other.accountId, other.userId);
           const heard = nextChange(second);
-          await sql`select pg_notify('parley_users', ${String(other.userId)})`.execute(h.database.db.kysely);
+          await sql`select pg_notify('parley_users', current_schema() || '.' || ${other.userId})`.execute(h.database.db.kysely);
           expect(await heard).toBe(other.userId);
         });
         expect(await read).toMatchObject({ id: other.userId });

@@ -48,6 +48,8 @@ export class UserChangeFeed {
   private readonly connections = new WeakMap<object, boolean>();
   private count = 0;
   private failed = false;
+  /** The schema the connections' `users` is in; until known, every change counts. */
+  private schema: string | undefined;
 
   /** `userId` undefined: anything may have changed unheard; forget everything. */
   subscribe(listener: (userId: number | undefined) => void): () => void {
@@ -63,12 +65,11 @@ export class UserChangeFeed {
   connected(client: ListeningClient): void {
     this.connections.set(client, false);
     client.on('notification', (n) => {
-      if (n.channel !== USERS_CHANNEL) return;
-      const id = Number(n.payload);
-      this.emit(Number.isSafeInteger(id) ? id : undefined);
+      if (n.channel === USERS_CHANNEL) this.heard(n.payload ?? '');
     });
-    client.query(`LISTEN ${USERS_CHANNEL}`).then(
-      () => {
+    client.query(`LISTEN ${USERS_CHANNEL}; select current_schema() as schema`).then(
+      (results) => {
+        this.schema = (results as Array<{ rows: Array<{ schema: string }> }>)[1]?.rows[0]?.schema;
         if (this.connections.get(client) !== false) return; // closed meanwhile
         this.connections.set(client, true);
         this.count++;
@@ -80,6 +81,14 @@ export class UserChangeFeed {
         this.emit(undefined);
       },
     );
+  }
+
+  /** `<schema>.<id>` or `<schema>.*` (migration 0069): changes in other schemas are not this installation's. */
+  private heard(payload: string): void {
+    const dot = payload.lastIndexOf('.');
+    if (this.schema !== undefined && payload.slice(0, dot) !== this.schema) return;
+    const id = Number(payload.slice(dot + 1));
+    this.emit(Number.isSafeInteger(id) && payload.slice(dot + 1) !== '' ? id : undefined);
   }
 
   /** A pooled connection closed: with no listener left, changes would go unheard. */

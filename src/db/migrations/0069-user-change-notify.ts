@@ -3,7 +3,9 @@ import type { ParleyMigration } from './helpers.js';
 
 /**
  * PostgreSQL: every change to an employee's row (update, delete, also by cascade; truncate) is
- * announced on the `parley_users` channel with the row's id (`*` for a truncate), so that the
+ * announced on the `parley_users` channel as `<schema>.<id>` (`<schema>.*` for a truncate; the
+ * schema because channels are shared by the whole database, which several installations or test
+ * schemas may share), so that the
  * processes which keep employees' rows in memory for the token check forget them
  * (domain/auth/user-cache.ts, db/database.ts `UserChangeFeed`). The NOTIFY takes PostgreSQL's notify
  * lock at commit; employees' rows change seldom (an invitation, a password, a role, a sign-out
@@ -15,9 +17,9 @@ export const userChangeNotify: ParleyMigration = {
     await sql`create or replace function parley_user_changed() returns trigger language plpgsql as $$
       begin
         if tg_op = 'TRUNCATE' then
-          perform pg_notify('parley_users', '*');
+          perform pg_notify('parley_users', tg_table_schema || '.*');
         else
-          perform pg_notify('parley_users', old.id::text);
+          perform pg_notify('parley_users', tg_table_schema || '.' || old.id);
         end if;
         return null;
       end $$`.execute(db);
