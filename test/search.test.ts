@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { createIntegration, createManager } from './helpers/fixtures.js';
+import { DIALECT } from './helpers/database.js';
 import type { IncomingMessage } from '../src/channels/channel.js';
 import type { IntegrationRow } from '../src/db/schema.js';
 import { queryTerms } from '../src/domain/search/query-terms.js';
@@ -325,6 +326,37 @@ describe('customer search', () => {
       expect(old.deals.map((d: { id: number }) => d.id)).toEqual([leadByName.get('Anna Zimmer')]);
       expect(old.leads).toBeUndefined();
     }
+  });
+
+  it("reads a page in a fixed number of statements, the leads' tags with them on PostgreSQL", async () => {
+    const zoe = leadByName.get('Zoë Kravitz')!;
+    for (const tag of ['vip', 'Apple', 'b2b']) {
+      expect((await h.request({ method: 'POST', url: `/v1.3/tags/${zoe}/${tag}`, token: acct.access })).statusCode).toBe(200);
+    }
+    expect((await find({ q: 'zo' })).statusCode).toBe(200);
+    const original = h.database.db.kysely;
+    let statements = 0;
+    // Counted as they run, so that statements compiled once (db/prepared.ts) count too.
+    h.database.db.kysely = original.withPlugin({
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        statements++;
+        return args.result;
+      },
+    });
+    try {
+      const res = await find({ q: 'zo' });
+      expect(res.statusCode).toBe(200);
+      const leads = res.json().leads as Array<{ id: number; tags: string[] }>;
+      expect(leads.map((l) => l.id)).toEqual([leadByName.get('Zoltan Nagy'), zoe]);
+      expect(leads.map((l) => l.tags)).toEqual([[], ['Apple', 'b2b', 'vip']]);
+    } finally {
+      h.database.db.kysely = original;
+    }
+    // PostgreSQL, a round trip each: the newest leads tested against the words, the window's edge,
+    // the entries with their tags (the caller's row is kept in memory, test/user-cache.test.ts).
+    // SQLite: the caller, the count of matches that picks the plan, the leads, entries, tags.
+    expect(statements).toBe(DIALECT === 'postgres' ? 3 : 5);
   });
 
   it('finds a customer as soon as its change committed', async () => {
