@@ -228,6 +228,40 @@ describe('the page in two steps (PostgreSQL: newest messages first, then the ind
   });
 });
 
+describe('groups without channels', () => {
+  it('exhausts a group the integration has no channel of at once, the channels found with the integration', async () => {
+    const id = await createIntegration(h, owner.accountId, 'social1_messenger');
+    const sa = await h.database.db.kysely.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    await h.services.ingest.ingest(sa, { ...msg('a'), externalId: 'groups-1', text: 'quokka in a direct message' });
+    expect((await search({ q: 'quokka' }, owner.access, 'v1.3', id)).statusCode).toBe(200);
+    const original = h.database.db.kysely;
+    let statements = 0;
+    h.database.db.kysely = original.withPlugin({
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        statements++;
+        return args.result;
+      },
+    });
+    let res: Awaited<ReturnType<typeof search>>;
+    try {
+      res = await search({ q: 'quokka' }, owner.access, 'v1.3', id);
+    } finally {
+      h.database.db.kysely = original;
+    }
+    expect(res.statusCode).toBe(200);
+    expect(res.json().cursors).toEqual([
+      { type: 'message', cursor: -1 },
+      { type: 'comment', cursor: -1 },
+    ]);
+    expect(res.json().messages.map((m: { message: { text: string } }) => m.message.text)).toEqual(['quokka in a direct message']);
+    // The integration with the groups it has channels of, then the message group's page: PostgreSQL
+    // the newest messages and the window's edge (the caller's row is kept in memory), SQLite the
+    // caller and the page. The comment group, without a channel, costs nothing.
+    expect(statements).toBe(3);
+  });
+});
+
 describe('visibility', () => {
   it('lets a manager find only messages of leads it can see', async () => {
     const manager = await createManager(h, owner);

@@ -52,15 +52,3 @@ export function prepared<P extends object, R>(
     return result.rows;
   };
 }
-
-/**
- * Runs a query built per call whose SQL text is one of a few fixed shapes (every value a
- * parameter, no `in` list or other text that grows with the values) as a named statement on
- * PostgreSQL, so that it is parsed once per connection and its plan may be kept. Where a query's
- * text can take unboundedly many shapes, run it as usual instead.
- */
-export async function executeNamed<R>(db: Executor, query: Compilable<R>): Promise<R[]> {
-  const compiled = query.compile();
-  if (dialectOf(db) === 'postgres') nameStatement(compiled.sql);
-  return (await db.executeQuery(compiled)).rows;
-}
