@@ -115,7 +115,7 @@ export interface Config {
   pgNamedStatements: boolean;
   /**
    * PostgreSQL: how many batch transactions of incoming messages run at once per process
-   * (PARLEY_PG_INGEST_LANES, default 2; 0: one transaction per message). docs/operations.md.
+   * (PARLEY_PG_INGEST_LANES, default 1; 0: one transaction per message). docs/operations.md.
    */
   pgIngestLanes: number;
   /**
@@ -303,7 +303,7 @@ export function loadConfig(env: Env = process.env): Config {
     okPollTimeout: int(env, 'PARLEY_OK_POLL_TIMEOUT', 25, 0),
     sqlProfile: env.PARLEY_SQL_PROFILE || undefined,
     pgNamedStatements: onOff(env, 'PARLEY_PG_NAMED_STATEMENTS') === 'on',
-    pgIngestLanes: int(env, 'PARLEY_PG_INGEST_LANES', 2, 0),
+    pgIngestLanes: int(env, 'PARLEY_PG_INGEST_LANES', 1, 0),
     pgTableUpkeep: onOff(env, 'PARLEY_PG_TABLE_UPKEEP'),
     pgUserCache: onOff(env, 'PARLEY_PG_USER_CACHE') === 'on',
     metricsToken: env.PARLEY_METRICS_TOKEN || undefined,
