@@ -187,6 +187,46 @@ describe('push notifications', () => {
     await h.request({ method: 'PUT', url: '/v1.3/devices/settings', token: owner.access, payload: { previews: true } });
   });
 
+  it("reads an account's devices once per batch of events, and nothing more for an account without any", async () => {
+    // Every process runs this worker and reads every event: a look-up per event is paid once per
+    // process (docs/performance.md, issue 19 sixth pass).
+    const quiet = await h.signUp();
+    const sa = await h.database.db.kysely
+      .selectFrom('integrations')
+      .selectAll()
+      .where('id', '=', await createIntegration(h, quiet.accountId))
+      .executeTakeFirstOrThrow();
+    // The table each statement reads.
+    let read: string[] = [];
+    const kysely = h.services.deps.db.kysely.withPlugin({
+      transformQuery: (args) => {
+        const tables = JSON.stringify(args.node).match(
+          /"kind":"TableNode","table":\{[^}]*"identifier":\{"kind":"IdentifierNode","name":"(\w+)"/,
+        );
+        read.push(tables?.[1] ?? '?');
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    const counted = createPushWorker({ ...h.services, deps: { ...h.services.deps, db: { ...h.services.deps.db, kysely } } });
+    // Its cursor at the newest event; stopped, nothing wakes it: the poll below reads all five.
+    await counted.start();
+    await counted.stop();
+    for (let i = 0; i < 5; i++) {
+      await h.services.ingest.ingest(sa, {
+        externalId: `quiet-${++seq}`,
+        datetime: h.clock.now(),
+        sender: { socialId: `quiet-${i}`, name: `Quiet ${i}` },
+        channel: { externalId: `quiet-chat-${i}`, type: 'message' },
+        text: 'hello',
+      });
+    }
+    read = [];
+    await counted.poll();
+    // The events after the cursor, then the account's devices once: none, so no lead is read.
+    expect(read).toEqual(['events', 'devices']);
+  });
+
   it('removes subscriptions the push service calls gone (410, FCM UNREGISTERED)', async () => {
     const web = await registerWeb(owner.access);
     const phone = await registerFcm(owner.access, 'fcm-owner-gone');

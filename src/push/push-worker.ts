@@ -92,10 +92,21 @@ export class PushWorker implements BackgroundWorker {
       const fresh = rows.filter((r) => !this.seen.has(r.id));
       for (const r of fresh) this.seen.add(r.id);
       this.advance();
+      // An account's devices are read once per batch of events, and an account without any costs
+      // nothing more: every process runs this worker and reads every event, so each look-up per
+      // event was made once per process (with two processes, incoming messages fell to 0.7 of one
+      // process; docs/performance.md, issue 19 sixth pass).
+      const devicesOf = new Map<number, Promise<repo.DeviceWithUser[]>>();
       for (const row of fresh) {
-        if (row.type !== 'message.incoming' || row.lead_id === null) continue;
+        if (row.type !== 'message.incoming' || row.lead_id === null || row.payload === null) continue;
         try {
-          await this.notify(row.lead_id, JSON.parse(row.payload) as IncomingPayload);
+          let devices = devicesOf.get(row.account_id);
+          if (!devices) {
+            devices = repo.devicesWithUsers(this.deps.db.kysely, row.account_id);
+            devicesOf.set(row.account_id, devices);
+          }
+          if (!(await devices).length) continue;
+          await this.notify(row.lead_id, JSON.parse(row.payload) as IncomingPayload, await devices);
         } catch (err) {
           this.deps.log.warn({ err, eventId: row.id }, 'push failed');
         }
@@ -120,12 +131,13 @@ export class PushWorker implements BackgroundWorker {
     }
   }
 
-  private async notify(leadId: number, payload: IncomingPayload): Promise<void> {
+  /** `devices`: every device of the event's account (the lead's), with its employee. */
+  private async notify(leadId: number, payload: IncomingPayload, devices: repo.DeviceWithUser[]): Promise<void> {
     const db = this.deps.db.kysely;
     const lead = await repo.leadForPush(db, leadId);
     if (!lead) return;
     const byUser = new Map<number, { user: UserRow; devices: DeviceRow[] }>();
-    for (const { device, user } of await repo.devicesWithUsers(db, lead.account_id)) {
+    for (const { device, user } of devices) {
       const entry = byUser.get(user.id) ?? { user, devices: [] };
       entry.devices.push(device);
       byUser.set(user.id, entry);

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import type { DeviceRow, EventRow, LeadRow, UserRow } from '../db/schema.js';
 
@@ -11,14 +12,20 @@ export async function maxEventId(db: Executor): Promise<number> {
   return row?.id == null ? 0 : Number(row.id);
 }
 
+/**
+ * The events after `cursor` in id order, every one of them (the worker's cursor moves over
+ * contiguous ids), with the payload of incoming messages only: the others are not pushed, and every
+ * process reads every event.
+ */
 export async function eventsAfter(
   db: Executor,
   cursor: number,
   limit: number,
-): Promise<Array<Pick<EventRow, 'id' | 'type' | 'account_id' | 'lead_id' | 'payload'>>> {
+): Promise<Array<Pick<EventRow, 'id' | 'type' | 'account_id' | 'lead_id'> & { payload: string | null }>> {
   return db
     .selectFrom('events')
-    .select(['id', 'type', 'account_id', 'lead_id', 'payload'])
+    .select(['id', 'type', 'account_id', 'lead_id'])
+    .select(sql<string | null>`case when type = 'message.incoming' then payload end`.as('payload'))
     .where('id', '>', cursor)
     .orderBy('id')
     .limit(limit)
