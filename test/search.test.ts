@@ -72,6 +72,27 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
+/**
+ * Runs `fn` with the services' database counting the statements run (as they run, so that those
+ * compiled once, db/prepared.ts, count too).
+ */
+async function counting<T>(fn: () => Promise<T>): Promise<{ result: T; statements: number }> {
+  const original = h.database.db.kysely;
+  let statements = 0;
+  h.database.db.kysely = original.withPlugin({
+    transformQuery: (args) => args.node,
+    transformResult: async (args) => {
+      statements++;
+      return args.result;
+    },
+  });
+  try {
+    return { result: await fn(), statements };
+  } finally {
+    h.database.db.kysely = original;
+  }
+}
+
 const search = (body: object, token = owner.access, version = 'v1.3', saId = integration.id) =>
   h.request({ method: 'POST', url: `/${version}/search/${saId}`, payload: body, token });
 
@@ -234,21 +255,7 @@ describe('groups without channels', () => {
     const sa = await h.database.db.kysely.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     await h.services.ingest.ingest(sa, { ...msg('a'), externalId: 'groups-1', text: 'quokka in a direct message' });
     expect((await search({ q: 'quokka' }, owner.access, 'v1.3', id)).statusCode).toBe(200);
-    const original = h.database.db.kysely;
-    let statements = 0;
-    h.database.db.kysely = original.withPlugin({
-      transformQuery: (args) => args.node,
-      transformResult: async (args) => {
-        statements++;
-        return args.result;
-      },
-    });
-    let res: Awaited<ReturnType<typeof search>>;
-    try {
-      res = await search({ q: 'quokka' }, owner.access, 'v1.3', id);
-    } finally {
-      h.database.db.kysely = original;
-    }
+    const { result: res, statements } = await counting(() => search({ q: 'quokka' }, owner.access, 'v1.3', id));
     expect(res.statusCode).toBe(200);
     expect(res.json().cursors).toEqual([
       { type: 'message', cursor: -1 },
@@ -368,25 +375,11 @@ describe('customer search', () => {
       expect((await h.request({ method: 'POST', url: `/v1.3/tags/${zoe}/${tag}`, token: acct.access })).statusCode).toBe(200);
     }
     expect((await find({ q: 'zo' })).statusCode).toBe(200);
-    const original = h.database.db.kysely;
-    let statements = 0;
-    // Counted as they run, so that statements compiled once (db/prepared.ts) count too.
-    h.database.db.kysely = original.withPlugin({
-      transformQuery: (args) => args.node,
-      transformResult: async (args) => {
-        statements++;
-        return args.result;
-      },
-    });
-    try {
-      const res = await find({ q: 'zo' });
-      expect(res.statusCode).toBe(200);
-      const leads = res.json().leads as Array<{ id: number; tags: string[] }>;
-      expect(leads.map((l) => l.id)).toEqual([leadByName.get('Zoltan Nagy'), zoe]);
-      expect(leads.map((l) => l.tags)).toEqual([[], ['Apple', 'b2b', 'vip']]);
-    } finally {
-      h.database.db.kysely = original;
-    }
+    const { result: res, statements } = await counting(() => find({ q: 'zo' }));
+    expect(res.statusCode).toBe(200);
+    const leads = res.json().leads as Array<{ id: number; tags: string[] }>;
+    expect(leads.map((l) => l.id)).toEqual([leadByName.get('Zoltan Nagy'), zoe]);
+    expect(leads.map((l) => l.tags)).toEqual([[], ['Apple', 'b2b', 'vip']]);
     // PostgreSQL, a round trip each: the newest leads tested against the words, the window's edge,
     // the entries with their tags (the caller's row is kept in memory, test/user-cache.test.ts).
     // SQLite: the caller, the count of matches that picks the plan, the leads, entries, tags.
