@@ -74,17 +74,21 @@ describe('employees rows for the token check', () => {
     describe('with a second process on the same database', () => {
       let second: Db;
       let cache: UserCache;
-      let pids: number[];
-      /** Opens both of the pool's connections (listening from then on) and answers their backends' ids. */
-      const backendsOf = (db: Db) =>
+      // The second pool's connections are named, so that ending them can never end another
+      // connection (a backend's pid may be reused by another test file's once this one's closed).
+      const application = `parley-user-cache-${process.pid}-${Date.now()}`;
+      /** Opens both of the pool's connections (listening from then on). */
+      const openBoth = (db: Db) =>
         db.kysely.transaction().execute(async (trx) => {
           const pid = sql<{ pid: number }>`select pg_backend_pid() as pid`;
           return [(await pid.execute(trx)).rows[0]!.pid, (await pid.execute(db.kysely)).rows[0]!.pid];
         });
       beforeAll(async () => {
-        second = await openDatabase({ databaseUrl: h.database.url, dataDir: '', poolSize: 2 });
+        const url = new URL(h.database.url!);
+        url.searchParams.set('application_name', application);
+        second = await openDatabase({ databaseUrl: url.toString(), dataDir: '', poolSize: 2 });
         cache = new UserCache(second);
-        pids = await backendsOf(second);
+        expect(new Set(await openBoth(second)).size).toBe(2);
       });
       afterAll(() => second.close());
 
@@ -137,7 +141,9 @@ describe('employees rows for the token check', () => {
         expect(cache.size).toBeGreaterThan(0);
         const forgotten = nextChange(second);
         // Both of the second pool's connections end while idle (a restart of PostgreSQL, a network cut).
-        await sql`select pg_terminate_backend(pid) from unnest(${pids}::int[]) as pid`.execute(h.database.db.kysely);
+        await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${application}`.execute(
+          h.database.db.kysely,
+        );
         expect(await forgotten).toBeUndefined();
         expect(cache.size).toBe(0);
         expect(second.userChanges!.listening()).toBe(false);
