@@ -2,8 +2,14 @@ import { isPostgresUrl } from '../config.js';
 import type { EventRow } from '../db/schema.js';
 import type { Deps } from '../domain/context.js';
 import { onOutbox } from './wakeup.js';
+import { prepared } from '../db/prepared.js';
 
 const BATCH = 500;
+
+/** Prepared (named on PostgreSQL): each consumer of each process runs it at every wake. */
+const eventsAfter = prepared((db, p: { cursor: number; limit: number }) =>
+  db.selectFrom('events').selectAll().where('id', '>', p.cursor).orderBy('id').limit(p.limit),
+);
 const GAP_WAIT_MS = 10_000;
 
 /**
@@ -78,13 +84,7 @@ export class OutboxTail {
         this.seen.clear();
         continue;
       }
-      const rows = await this.deps.db.kysely
-        .selectFrom('events')
-        .selectAll()
-        .where('id', '>', this.cursor)
-        .orderBy('id')
-        .limit(BATCH)
-        .execute();
+      const rows = await eventsAfter(this.deps.db.kysely, { cursor: this.cursor, limit: BATCH });
       const fresh = rows.filter((r) => !this.seen.has(r.id));
       for (const r of fresh) this.seen.add(r.id);
       this.advance();

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import { prepared } from '../db/prepared.js';
 import type { DeviceRow, EventRow, LeadRow, UserRow } from '../db/schema.js';
 
 export type PushLead = Pick<LeadRow, 'id' | 'account_id' | 'integration_id' | 'user_id' | 'status_type'> & { customer_name: string };
@@ -17,20 +18,24 @@ export async function maxEventId(db: Executor): Promise<number> {
  * contiguous ids), with the payload of incoming messages only: the others are not pushed, and every
  * process reads every event.
  */
-export async function eventsAfter(
+export function eventsAfter(
   db: Executor,
   cursor: number,
   limit: number,
 ): Promise<Array<Pick<EventRow, 'id' | 'type' | 'account_id' | 'lead_id'> & { payload: string | null }>> {
-  return db
+  return eventsAfterQuery(db, { cursor, limit });
+}
+
+/** Prepared (named on PostgreSQL): every process runs it at every wake. */
+const eventsAfterQuery = prepared((db, p: { cursor: number; limit: number }) =>
+  db
     .selectFrom('events')
     .select(['id', 'type', 'account_id', 'lead_id'])
     .select(sql<string | null>`case when type = 'message.incoming' then payload end`.as('payload'))
-    .where('id', '>', cursor)
+    .where('id', '>', p.cursor)
     .orderBy('id')
-    .limit(limit)
-    .execute();
-}
+    .limit(p.limit),
+);
 
 export async function leadForPush(db: Executor, leadId: number): Promise<PushLead | undefined> {
   return db
