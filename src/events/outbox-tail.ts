@@ -5,12 +5,12 @@ import { onOutbox } from './wakeup.js';
 import { prepared } from '../db/prepared.js';
 
 const BATCH = 500;
+const GAP_WAIT_MS = 10_000;
 
 /** Prepared (named on PostgreSQL): each consumer of each process runs it at every wake. */
 const eventsAfter = prepared((db, p: { cursor: number; limit: number }) =>
   db.selectFrom('events').selectAll().where('id', '>', p.cursor).orderBy('id').limit(p.limit),
 );
-const GAP_WAIT_MS = 10_000;
 
 /**
  * Reads the committed events of the outbox in id order, for one consumer of this process (the

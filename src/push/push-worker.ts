@@ -88,7 +88,7 @@ export class PushWorker implements BackgroundWorker {
   private async run(): Promise<void> {
     do {
       this.again = false;
-      const rows = await repo.eventsAfter(this.deps.db.kysely, this.cursor, BATCH);
+      const rows = await repo.eventsAfter(this.deps.db.kysely, { cursor: this.cursor, limit: BATCH });
       const fresh = rows.filter((r) => !this.seen.has(r.id));
       for (const r of fresh) this.seen.add(r.id);
       this.advance();
@@ -96,17 +96,14 @@ export class PushWorker implements BackgroundWorker {
       // nothing more: every process runs this worker and reads every event, so each look-up per
       // event was made once per process (with two processes, incoming messages fell to 0.7 of one
       // process; docs/performance.md, issue 19 sixth pass).
-      const devicesOf = new Map<number, Promise<repo.DeviceWithUser[]>>();
+      const devicesOf = new Map<number, repo.DeviceWithUser[]>();
       for (const row of fresh) {
         if (row.type !== 'message.incoming' || row.lead_id === null || row.payload === null) continue;
         try {
           let devices = devicesOf.get(row.account_id);
-          if (!devices) {
-            devices = repo.devicesWithUsers(this.deps.db.kysely, row.account_id);
-            devicesOf.set(row.account_id, devices);
-          }
-          if (!(await devices).length) continue;
-          await this.notify(row.lead_id, JSON.parse(row.payload) as IncomingPayload, await devices);
+          if (!devices) devicesOf.set(row.account_id, (devices = await repo.devicesWithUsers(this.deps.db.kysely, row.account_id)));
+          if (!devices.length) continue;
+          await this.notify(row.lead_id, JSON.parse(row.payload) as IncomingPayload, devices);
         } catch (err) {
           this.deps.log.warn({ err, eventId: row.id }, 'push failed');
         }

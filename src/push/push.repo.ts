@@ -16,18 +16,9 @@ export async function maxEventId(db: Executor): Promise<number> {
 /**
  * The events after `cursor` in id order, every one of them (the worker's cursor moves over
  * contiguous ids), with the payload of incoming messages only: the others are not pushed, and every
- * process reads every event.
+ * process reads every event. Prepared (named on PostgreSQL): every process runs it at every wake.
  */
-export function eventsAfter(
-  db: Executor,
-  cursor: number,
-  limit: number,
-): Promise<Array<Pick<EventRow, 'id' | 'type' | 'account_id' | 'lead_id'> & { payload: string | null }>> {
-  return eventsAfterQuery(db, { cursor, limit });
-}
-
-/** Prepared (named on PostgreSQL): every process runs it at every wake. */
-const eventsAfterQuery = prepared((db, p: { cursor: number; limit: number }) =>
+export const eventsAfter = prepared((db, p: { cursor: number; limit: number }) =>
   db
     .selectFrom('events')
     .select(['id', 'type', 'account_id', 'lead_id'])
