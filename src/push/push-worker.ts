@@ -101,7 +101,10 @@ export class PushWorker implements BackgroundWorker {
         if (row.type !== 'message.incoming' || row.lead_id === null || row.payload === null) continue;
         try {
           let devices = devicesOf.get(row.account_id);
-          if (!devices) devicesOf.set(row.account_id, (devices = await repo.devicesWithUsers(this.deps.db.kysely, row.account_id)));
+          if (!devices) {
+            devices = await repo.devicesWithUsers(this.deps.db.kysely, row.account_id);
+            devicesOf.set(row.account_id, devices);
+          }
           if (!devices.length) continue;
           await this.notify(row.lead_id, JSON.parse(row.payload) as IncomingPayload, devices);
         } catch (err) {

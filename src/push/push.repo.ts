@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { prepared } from '../db/prepared.js';
-import type { DeviceRow, EventRow, LeadRow, UserRow } from '../db/schema.js';
+import type { DeviceRow, LeadRow, UserRow } from '../db/schema.js';
 
 export type PushLead = Pick<LeadRow, 'id' | 'account_id' | 'integration_id' | 'user_id' | 'status_type'> & { customer_name: string };
 
