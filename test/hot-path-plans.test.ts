@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { createTestDatabase, DIALECT, type TestDatabase } from './helpers/database.js';
-import { conversationStates, lockProfiles } from '../src/domain/conversations/conversations.repo.js';
+import { conversationStates, lockProfiles, storeIncomingBatch } from '../src/domain/conversations/conversations.repo.js';
+import { keyedTransaction, type Executor } from '../src/db/database.js';
 
 // The hot path's statements are named on PostgreSQL and may keep a generic plan made while the
 // tables were empty (a new install; autovacuum off). Such a plan must still use the index that
@@ -87,5 +88,72 @@ describe('plans of hot-path statements on empty tables', () => {
         await sql.raw('reset plan_cache_mode').execute(conn);
       });
     });
+
+    it('keep one generic plan per statement in a keyed transaction, the batch write looking leads and sources up by key', async () => {
+      const texts = await recordedTexts(async (recorder) => {
+        await lockProfiles(recorder, [1], ['x']);
+        const none = { customers: [], profiles: [], sources: [], leads: [], messages: [], leadUpdates: [], deadlines: [], events: [] };
+        await storeIncomingBatch(recorder, none, 0);
+      });
+      const [lock, write] = texts;
+      await keyedTransaction(t.db.kysely, async (trx) => {
+        // A batch's lock taking arrays, run as ingest runs it (a named statement): PostgreSQL planned
+        // it anew at every run, as arrays of other lengths than a generic plan's estimate.
+        for (let i = 0; i < 3; i++) await lockProfiles(trx, [1, 2], ['x', 'y']);
+        const { rows } = await sql<{ generic_plans: string; custom_plans: string }>`select generic_plans, custom_plans
+          from pg_prepared_statements where statement = ${lock}`.execute(trx);
+        expect(rows.map((r) => [Number(r.generic_plans), Number(r.custom_plans)])).toEqual([[3, 0]]);
+
+        // The write's kept plan, made here on empty tables: its updates join arrays to leads and
+        // sources, and must look them up by key rather than hash a scan of the table.
+        const types = [...write.matchAll(/\$(\d+)::(\w+(?:\[\])?)/g)].sort((a, b) => Number(a[1]) - Number(b[1]));
+        await sql.raw(`prepare batch_write(${types.map((m) => m[2]).join(', ')}) as ${write}`).execute(trx);
+        const args = types.map((m) => (m[2].endsWith('[]') ? "'{}'" : '0')).join(', ');
+        const { rows: plan } = await sql.raw<{ 'QUERY PLAN': unknown }>(`explain (format json) execute batch_write(${args})`).execute(trx);
+        const scans = nodes(plan[0]['QUERY PLAN']).filter((n) => n['Relation Name'] === 'leads' || n['Relation Name'] === 'sources');
+        expect(scans.map((n) => `${n['Node Type']} ${n['Relation Name']} ${n['Index Name'] ?? ''}`.trim()).sort()).toEqual([
+          'Index Scan leads leads_pkey',
+          'Index Scan sources sources_pkey',
+          'ModifyTable leads',
+          'ModifyTable leads',
+          'ModifyTable sources',
+          'ModifyTable sources',
+        ]);
+      });
+    });
   }
 });
+
+/** The texts the repository's functions run, taken from a connection that answers nothing. */
+async function recordedTexts(run: (recorder: Executor) => Promise<void>): Promise<string[]> {
+  const texts: string[] = [];
+  await t.db.kysely.connection().execute(async (conn) => {
+    const recorder = new Proxy(conn, {
+      get: (target, prop) => {
+        if (prop === 'executeQuery') {
+          return async (query: { sql: string }) => {
+            texts.push(query.sql);
+            return { rows: [] };
+          };
+        }
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    await run(recorder);
+  });
+  return texts;
+}
+
+type PlanNode = Record<string, string | undefined> & { Plans?: PlanNode[] };
+
+/** Every node of an EXPLAIN (FORMAT JSON) plan. */
+function nodes(explained: unknown): PlanNode[] {
+  const all: PlanNode[] = [];
+  const walk = (node: PlanNode) => {
+    all.push(node);
+    for (const child of node.Plans ?? []) walk(child);
+  };
+  walk((explained as { Plan: PlanNode }[])[0].Plan);
+  return all;
+}

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {
+  CompiledQuery,
   Kysely,
   SqliteDialect,
   SqliteQueryCompiler,
@@ -111,6 +112,40 @@ interface ListeningClient {
 }
 
 export type Executor = Kysely<Database>;
+
+/**
+ * Runs `fn` in a transaction whose every statement looks its rows up by key (ingest batches, an
+ * employee's send). On PostgreSQL its named statements keep one generic plan per connection,
+ * however their parameters compare with those they first ran with: PostgreSQL plans a statement
+ * taking arrays for their lengths, estimates an array at 10 elements in a generic plan, and so for
+ * a batch of fewer than about ten never kept one: it planned the batch's three statements at every
+ * run, which cost more than running them (docs/performance.md, issue 19 seventh pass). Sequential
+ * scans are off as well, so a plan made while a table was small still looks rows up by key as it
+ * grows: the batch's updates join arrays to `leads` and `sources`, and a kept plan hashing a scan of
+ * a small `leads` read it whole at every batch once it had grown (`test/hot-path-plans.test.ts`).
+ * The settings come with the begin, in one round trip, and end with the transaction. SQLite: a
+ * plain transaction.
+ */
+export async function keyedTransaction<T>(db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
+  if (dialectOf(db) !== 'postgres') return db.transaction().execute(fn);
+  return db.connection().execute(async (conn) => {
+    // Like Kysely's own begin and commit: not seen by plugins (statement counters in the tests).
+    const run = (text: string) => conn.getExecutor().withoutPlugins().executeQuery(CompiledQuery.raw(text));
+    await run(KEYED_BEGIN);
+    try {
+      const result = await fn(conn);
+      await run('commit');
+      return result;
+    } catch (error) {
+      // A failed commit has ended the transaction already; a rollback then only warns.
+      await run('rollback').catch(() => {});
+      throw error;
+    }
+  });
+}
+
+/** The begin of {@link keyedTransaction} on PostgreSQL. */
+const KEYED_BEGIN = 'begin; set local plan_cache_mode = force_generic_plan; set local enable_seqscan = off';
 
 /** The dialect an executor (the database or one of its transactions) speaks. */
 export function dialectOf(db: Executor): DialectName {

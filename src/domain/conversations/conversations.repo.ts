@@ -563,10 +563,10 @@ export async function storeIncomingBatch(
       (select count(*) from l)::int + (select count(*) from nl)::int as leads, w.id as webhook_id, w.events, w.api_version
     from ev left join webhooks w on w.account_id = ev.account_id and w.status = 1
     order by ev.ord`.compile(db);
-  // Not a named statement: its updates join the batch's arrays to leads and sources, and a plan
-  // kept from when those tables were small would scan them whole. Planned anew each time (its
-  // values, like its arrays' lengths, are then known), it looks the rows up by their keys.
-  // docs/performance.md, issue 19 fourth pass.
+  // Named, and run in ingest's keyed transaction (db/database.ts `keyedTransaction`): one plan kept
+  // per connection, which looks leads and sources up by key however small they were when it was
+  // made (test/hot-path-plans.test.ts). Planned at every run, it cost more than it ran.
+  nameStatement(query.sql);
   const rows = (await db.executeQuery(query)).rows;
   if (ev.length && (!rows[0] || rows[0].messages !== m.length || rows[0].leads !== l.length + nl.length)) {
     throw new Error('a batch of incoming messages was not stored whole (a lead vanished during its update?)');

@@ -1,4 +1,4 @@
-import type { Executor } from '../../db/database.js';
+import { keyedTransaction, type Executor } from '../../db/database.js';
 import { isStalePlan, isUniqueViolation } from '../../db/errors.js';
 import { GroupCommit } from '../../db/group-commit.js';
 import { BatchQueue, type Outcome } from '../../db/batch-queue.js';
@@ -108,9 +108,9 @@ export class IngestService {
    */
   private async ingestBatch(units: IngestUnit[]): Promise<Outcome<IngestResult>[]> {
     try {
-      const results = await this.deps.db.kysely
-        .transaction()
-        .execute((trx) => ingestBatchIn(trx, units, this.deps.clock.now(), (t, u) => this.ingestIn(t, u.integration, u.incoming)));
+      const results = await keyedTransaction(this.deps.db.kysely, (trx) =>
+        ingestBatchIn(trx, units, this.deps.clock.now(), (t, u) => this.ingestIn(t, u.integration, u.incoming)),
+      );
       return results.map((value) => ({ ok: true, value }));
     } catch (err) {
       this.deps.log.debug({ err, messages: units.length }, 'ingest batch rolled back: its messages are ingested one by one');
