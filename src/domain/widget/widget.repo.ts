@@ -45,13 +45,13 @@ export async function findVisitorByToken(
   return (await visitorByToken(db, { tokenHash }))[0];
 }
 
+/** A visitor by its public id: an employee's every send to a widget lead checks its visitor. */
+const visitorByPublicId = prepared((db, p: { integrationId: number; publicId: string }) =>
+  db.selectFrom('widget_visitors').selectAll().where('integration_id', '=', p.integrationId).where('public_id', '=', p.publicId),
+);
+
 export async function findVisitor(db: Executor, integrationId: number, publicId: string): Promise<WidgetVisitorRow | undefined> {
-  return db
-    .selectFrom('widget_visitors')
-    .selectAll()
-    .where('integration_id', '=', integrationId)
-    .where('public_id', '=', publicId)
-    .executeTakeFirst();
+  return (await visitorByPublicId(db, { integrationId, publicId }))[0];
 }
 
 export async function insertVisitor(db: Executor, row: Omit<WidgetVisitorRow, 'id'>): Promise<WidgetVisitorRow> {
