@@ -123,8 +123,9 @@ export type Executor = Kysely<Database>;
  * scans are off as well, so a plan made while a table was small still looks rows up by key as it
  * grows: the batch's updates join arrays to `leads` and `sources`, and a kept plan hashing a scan of
  * a small `leads` read it whole at every batch once it had grown (`test/hot-path-plans.test.ts`).
- * The settings come with the begin, in one round trip, and end with the transaction. SQLite: a
- * plain transaction.
+ * The settings come with the begin, in one round trip, and end with the transaction. `trx` is the
+ * transaction's connection: `fn` must not begin a transaction on it (Kysely's own transaction
+ * object refuses to; this one would commit early). SQLite: a plain transaction.
  */
 export async function keyedTransaction<T>(db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
   if (dialectOf(db) !== 'postgres') return db.transaction().execute(fn);
