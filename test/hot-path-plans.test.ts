@@ -50,24 +50,12 @@ describe('plans of hot-path statements on empty tables', () => {
     it('look every sender and conversation of an ingest batch up by index, also as generic plans', async () => {
       // The batch's reads take arrays; a join to them, planned on empty tables, hashed a
       // whole-table scan of messages and sources (docs/performance.md, issue 19 fourth pass).
-      await t.db.kysely.connection().execute(async (conn) => {
-        // The texts the repository runs, taken from a connection that answers nothing.
-        const texts: string[] = [];
-        const recorder = new Proxy(conn, {
-          get: (target, prop) => {
-            if (prop === 'executeQuery') {
-              return async (query: { sql: string }) => {
-                texts.push(query.sql);
-                return { rows: [] };
-              };
-            }
-            const value: unknown = Reflect.get(target, prop, target);
-            return typeof value === 'function' ? value.bind(target) : value;
-          },
-        });
+      const texts = await recordedTexts(async (recorder) => {
         await lockProfiles(recorder, [1], ['x']);
         const keys = { integrationIds: [1], customerIds: [1], externalIds: ['x'], channelTypes: ['message'], channelIds: ['c'] };
         await expect(conversationStates(recorder, keys)).rejects.toThrow('one row per message');
+      });
+      await t.db.kysely.connection().execute(async (conn) => {
         const statements = [
           { text: texts[0], types: 'bigint[], text[]', args: "'{1}', '{x}'", indexes: ['profiles_social_uq'] },
           {
