@@ -6,8 +6,8 @@ import type { IncomingMessage } from '../src/channels/channel.js';
 import type { IntegrationRow, StatusType } from '../src/db/schema.js';
 import { afterIncoming, afterOutgoing } from '../src/domain/conversations/lead-lifecycle.js';
 import { IngestService } from '../src/domain/conversations/ingest.service.js';
-import type { KyselyPlugin } from 'kysely';
 import { DIALECT } from './helpers/database.js';
+import { statementCounter } from './helpers/statements.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -122,18 +122,6 @@ async function storedState(integrationId: number) {
 }
 
 /** A plugin counting the statements run through it (begin and commit are not counted). */
-function statementCounter(): { counter: KyselyPlugin; statements: () => number } {
-  let n = 0;
-  const counter: KyselyPlugin = {
-    transformQuery: (args) => args.node,
-    transformResult: async (args) => {
-      n++;
-      return args.result;
-    },
-  };
-  return { counter, statements: () => n };
-}
-
 describe('ingest', () => {
   it('stores a message whose texts carry NUL characters without them (PostgreSQL cannot store NUL), once', async () => {
     const { integration } = await setup();

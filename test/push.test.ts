@@ -7,6 +7,7 @@ import { createHarness, type Harness, type SignedUp } from './helpers/harness.js
 import { createIntegration, createManager, type ManagerFixture } from './helpers/fixtures.js';
 import { startFakeWebPush, type FakeWebPush } from './helpers/fake-web-push.js';
 import { startFakeFcm, type FakeFcm } from './helpers/fake-fcm.js';
+import { statementCounter } from './helpers/statements.js';
 
 /**
  * Push notifications end to end: a message ingested and committed, the push worker reading the
@@ -198,21 +199,8 @@ describe('push notifications', () => {
       .executeTakeFirstOrThrow();
     // Every statement run, and the table each built query reads (the events read is prepared,
     // compiled once, so only the count sees it).
-    let statements = 0;
-    let read: string[] = [];
-    const kysely = h.services.deps.db.kysely.withPlugin({
-      transformQuery: (args) => {
-        const tables = JSON.stringify(args.node).match(
-          /"kind":"TableNode","table":\{[^}]*"identifier":\{"kind":"IdentifierNode","name":"(\w+)"/,
-        );
-        read.push(tables?.[1] ?? '?');
-        return args.node;
-      },
-      transformResult: async (args) => {
-        statements++;
-        return args.result;
-      },
-    });
+    const { counter, statements, tables, reset } = statementCounter();
+    const kysely = h.services.deps.db.kysely.withPlugin(counter);
     const counted = createPushWorker({ ...h.services, deps: { ...h.services.deps, db: { ...h.services.deps.db, kysely } } });
     // Its cursor at the newest event; stopped, nothing wakes it: the poll below reads all five.
     await counted.start();
@@ -226,12 +214,11 @@ describe('push notifications', () => {
         text: 'hello',
       });
     }
-    read = [];
-    statements = 0;
+    reset();
     await counted.poll();
     // The events after the cursor, then the account's devices once: none, so no lead is read.
-    expect(statements).toBe(2);
-    expect(read).toEqual(['devices']);
+    expect(statements()).toBe(2);
+    expect(tables()).toEqual(['devices']);
   });
 
   it('removes subscriptions the push service calls gone (410, FCM UNREGISTERED)', async () => {

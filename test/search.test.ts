@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { createIntegration, createManager } from './helpers/fixtures.js';
 import { DIALECT } from './helpers/database.js';
+import { statementCounter } from './helpers/statements.js';
 import type { IncomingMessage } from '../src/channels/channel.js';
 import type { IntegrationRow } from '../src/db/schema.js';
 import { queryTerms } from '../src/domain/search/query-terms.js';
@@ -78,16 +79,10 @@ afterAll(() => h.close());
  */
 async function counting<T>(fn: () => Promise<T>): Promise<{ result: T; statements: number }> {
   const original = h.database.db.kysely;
-  let statements = 0;
-  h.database.db.kysely = original.withPlugin({
-    transformQuery: (args) => args.node,
-    transformResult: async (args) => {
-      statements++;
-      return args.result;
-    },
-  });
+  const { counter, statements } = statementCounter();
+  h.database.db.kysely = original.withPlugin(counter);
   try {
-    return { result: await fn(), statements };
+    return { result: await fn(), statements: statements() };
   } finally {
     h.database.db.kysely = original;
   }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sql, type KyselyPlugin } from 'kysely';
+import { sql } from 'kysely';
+import { statementCounter } from './helpers/statements.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, type Db } from '../src/db/database.js';
 import { UserCache } from '../src/domain/auth/user-cache.js';
@@ -154,16 +155,3 @@ describe('employees rows for the token check', () => {
     });
   }
 });
-
-/** A Kysely plugin counting the statements run through it. */
-function statementCounter(): { counter: KyselyPlugin; statements: () => number } {
-  let n = 0;
-  const counter: KyselyPlugin = {
-    transformQuery: (args) => args.node,
-    transformResult: async (args) => {
-      n++;
-      return args.result;
-    },
-  };
-  return { counter, statements: () => n };
-}
