@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { createTestDatabase, DIALECT, type TestDatabase } from './helpers/database.js';
 import { conversationStates, lockProfiles, storeIncomingBatch } from '../src/domain/conversations/conversations.repo.js';
-import { keyedTransaction, type Executor } from '../src/db/database.js';
+import { keyedTransaction } from '../src/db/database.js';
+import { planNodes, recordedTexts } from './helpers/statements.js';
 
 // The hot path's statements are named on PostgreSQL and may keep a generic plan made while the
 // tables were empty (a new install; autovacuum off). Such a plan must still use the index that
@@ -50,7 +51,7 @@ describe('plans of hot-path statements on empty tables', () => {
     it('look every sender and conversation of an ingest batch up by index, also as generic plans', async () => {
       // The batch's reads take arrays; a join to them, planned on empty tables, hashed a
       // whole-table scan of messages and sources (docs/performance.md, issue 19 fourth pass).
-      const texts = await recordedTexts(async (recorder) => {
+      const texts = await recordedTexts(t.db.kysely, async (recorder) => {
         await lockProfiles(recorder, [1], ['x']);
         const keys = { integrationIds: [1], customerIds: [1], externalIds: ['x'], channelTypes: ['message'], channelIds: ['c'] };
         await expect(conversationStates(recorder, keys)).rejects.toThrow('one row per message');
@@ -78,7 +79,7 @@ describe('plans of hot-path statements on empty tables', () => {
     });
 
     it('keep one generic plan per statement in a keyed transaction, the batch write looking leads and sources up by key', async () => {
-      const texts = await recordedTexts(async (recorder) => {
+      const texts = await recordedTexts(t.db.kysely, async (recorder) => {
         await lockProfiles(recorder, [1], ['x']);
         const none = { customers: [], profiles: [], sources: [], leads: [], messages: [], leadUpdates: [], deadlines: [], events: [] };
         await storeIncomingBatch(recorder, none, 0);
@@ -98,7 +99,7 @@ describe('plans of hot-path statements on empty tables', () => {
         await sql.raw(`prepare batch_write(${types.map((m) => m[2]).join(', ')}) as ${write}`).execute(trx);
         const args = types.map((m) => (m[2].endsWith('[]') ? "'{}'" : '0')).join(', ');
         const { rows: plan } = await sql.raw<{ 'QUERY PLAN': unknown }>(`explain (format json) execute batch_write(${args})`).execute(trx);
-        const scans = nodes(plan[0]['QUERY PLAN']).filter((n) => n['Relation Name'] === 'leads' || n['Relation Name'] === 'sources');
+        const scans = planNodes(plan[0]['QUERY PLAN']).filter((n) => n['Relation Name'] === 'leads' || n['Relation Name'] === 'sources');
         expect(scans.map((n) => `${n['Node Type']} ${n['Relation Name']} ${n['Index Name'] ?? ''}`.trim()).sort()).toEqual([
           'Index Scan leads leads_pkey',
           'Index Scan sources sources_pkey',
@@ -111,37 +112,3 @@ describe('plans of hot-path statements on empty tables', () => {
     });
   }
 });
-
-/** The texts the repository's functions run, taken from a connection that answers nothing. */
-async function recordedTexts(run: (recorder: Executor) => Promise<void>): Promise<string[]> {
-  const texts: string[] = [];
-  await t.db.kysely.connection().execute(async (conn) => {
-    const recorder = new Proxy(conn, {
-      get: (target, prop) => {
-        if (prop === 'executeQuery') {
-          return async (query: { sql: string }) => {
-            texts.push(query.sql);
-            return { rows: [] };
-          };
-        }
-        const value: unknown = Reflect.get(target, prop, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
-    await run(recorder);
-  });
-  return texts;
-}
-
-type PlanNode = Record<string, string | undefined> & { Plans?: PlanNode[] };
-
-/** Every node of an EXPLAIN (FORMAT JSON) plan. */
-function nodes(explained: unknown): PlanNode[] {
-  const all: PlanNode[] = [];
-  const walk = (node: PlanNode) => {
-    all.push(node);
-    for (const child of node.Plans ?? []) walk(child);
-  };
-  walk((explained as { Plan: PlanNode }[])[0].Plan);
-  return all;
-}

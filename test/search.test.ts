@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import fc from 'fast-check';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { createIntegration, createManager } from './helpers/fixtures.js';
 import { DIALECT } from './helpers/database.js';
-import { statementCounter } from './helpers/statements.js';
+import { planNodes, recordedTexts, statementCounter, type PlanNode } from './helpers/statements.js';
 import type { IncomingMessage } from '../src/channels/channel.js';
 import type { IntegrationRow } from '../src/db/schema.js';
 import { queryTerms } from '../src/domain/search/query-terms.js';
-import { messagePage, messagePageWalking, type MessagePageQuery } from '../src/domain/search/search.repo.js';
+import { messagePage, messagePageWalking, searchTarget, type MessagePageQuery } from '../src/domain/search/search.repo.js';
 import { searchIndexFor } from '../src/domain/search/search-index.js';
 
 let h: Harness;
@@ -244,6 +245,103 @@ describe('the page in two steps (PostgreSQL: newest messages first, then the ind
   });
 });
 
+// PostgreSQL only: SQLite pages through its FTS table (messagePage) and has no walk.
+if (DIALECT === 'postgres') {
+  describe('the walk beside a busier integration (PostgreSQL)', () => {
+    let quiet: number;
+    let accountId: number;
+    const query = (integrationId: number): MessagePageQuery => ({
+      accountId,
+      integrationId,
+      sourceTypes: ['message'],
+      terms: ['kiwi'],
+      limit: 21,
+      rule: null,
+    });
+
+    beforeAll(async () => {
+      // A quiet channel holding most of the account's messages, all of them older than the 6,000 of
+      // a busy one beside it (a widget taking over from an older bot): the planner estimates the
+      // quiet integration at its large share of the table and was walking messages_pkey newest
+      // first, through every busy message, to its own.
+      const other = await h.signUp();
+      accountId = other.accountId;
+      const db = h.database.db.kysely;
+      const rows = [];
+      for (const name of ['quiet', 'busy']) {
+        const id = await createIntegration(h, accountId, 'msgrb_bot');
+        const row = await db.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+        const first = await h.services.ingest.ingest(row, { ...msg('a'), externalId: `${name}-0`, text: 'hello' });
+        rows.push({ id, lead: first.leadId, count: name === 'quiet' ? 8000 : 6000 });
+      }
+      quiet = rows[0].id;
+      for (const r of rows) {
+        await sql`insert into messages (account_id, lead_id, source_id, integration_id, incoming, text, created_at)
+          select ${accountId}, ${r.lead}, m.source_id, ${r.id}, 1,
+            case when ${r.id} = ${quiet} and g % 10 = 0 then 'kiwi ' || g else 'plain ' || g end, ${h.clock.now()}
+          from generate_series(1, ${r.count}) as g, (select source_id from messages where integration_id = ${r.id} limit 1) as m`.execute(
+          db,
+        );
+      }
+      await sql`analyze messages`.execute(db);
+    });
+
+    it("reads the quiet integration's own newest messages, not the busy one's", async () => {
+      const read = sql<{ n: string }>`select seq_tup_read + coalesce(idx_tup_fetch, 0) as n
+        from pg_stat_xact_user_tables where relid = 'messages'::regclass`;
+      await h.database.db.kysely.transaction().execute(async (trx) => {
+        const before = Number((await read.execute(trx)).rows[0].n);
+        const rows = await messagePageWalking(trx, searchIndexFor('postgres'), query(quiet));
+        const fetched = Number((await read.execute(trx)).rows[0].n) - before;
+        expect(rows).toHaveLength(21);
+        expect(rows.every((r) => r.text.startsWith('kiwi'))).toBe(true);
+        // The page is within the quiet integration's newest ~210 messages; the busy one has 6,000.
+        expect(fetched).toBeLessThan(1000);
+      });
+    });
+
+    it('keeps a generic plan of its first step that reads the ids from the integration index and the words once', async () => {
+      const [first] = await recordedTexts(h.database.db.kysely, (recorder) =>
+        messagePageWalking(recorder, searchIndexFor('postgres'), query(quiet)),
+      );
+      const plan = await genericPlan(first, 'bigint, bigint, text, text', `${quiet}, ${accountId}, 'message', 'kiwi:*'`);
+      expect(plan).toContain(
+        '"Index Only Scan","Parent Relationship":"Outer","Parallel Aware":false,"Async Capable":false,"Scan Direction":"Backward","Index Name":"messages_integration_id_idx"',
+      );
+      // The words' query is computed once (an InitPlan), never in a row's filter.
+      expect(plan).toContain('InitPlan');
+      expect(plan).not.toMatch(/"Filter":"[^"]*to_tsquery/);
+    });
+
+    it("keeps a generic plan of the integration's look-up that probes sources_external_uq for each channel type", async () => {
+      const groups = { message: ['message' as const], comment: ['comment' as const, 'photo' as const] };
+      const [text] = await recordedTexts(h.database.db.kysely, (recorder) => searchTarget(recorder, accountId, quiet, groups));
+      const plan = await genericPlan(text, 'text, text, text, bigint, bigint', `'message', 'comment', 'photo', ${quiet}, ${accountId}`);
+      // One probe per type, each stopping at the first entry (a Limit over the index scan; an Index
+      // Only Scan once the visibility map is set).
+      const scans = planNodes(JSON.parse(plan)[0]['QUERY PLAN']).filter((n) => n['Relation Name'] === 'sources');
+      const probe = (n: PlanNode) => `${n['Node Type']?.replace('Index Only Scan', 'Index Scan')} ${n['Index Name']} ${n['Index Cond']}`;
+      expect(scans.map(probe)).toEqual([1, 2, 3].map((i) => `Index Scan sources_external_uq ((integration_id = i.id) AND (type = $${i}))`));
+      expect((await searchTarget(h.database.db.kysely, accountId, quiet, groups))?.channels).toEqual(new Set(['message']));
+    });
+
+    /** `text`'s generic plan (EXPLAIN, JSON) for these arguments. */
+    async function genericPlan(text: string, types: string, args: string): Promise<string> {
+      return h.database.db.kysely.connection().execute(async (conn) => {
+        await sql.raw('set plan_cache_mode = force_generic_plan').execute(conn);
+        await sql.raw(`prepare kept(${types}) as ${text}`).execute(conn);
+        try {
+          const { rows } = await sql.raw<Record<string, unknown>>(`explain (format json) execute kept(${args})`).execute(conn);
+          return JSON.stringify(rows);
+        } finally {
+          await sql.raw('deallocate kept').execute(conn);
+          await sql.raw('reset plan_cache_mode').execute(conn);
+        }
+      });
+    }
+  });
+}
+
 describe('groups without channels', () => {
   it('exhausts a group the integration has no channel of at once, the channels found with the integration', async () => {
     const id = await createIntegration(h, owner.accountId, 'social1_messenger');
@@ -261,6 +359,23 @@ describe('groups without channels', () => {
     // the newest messages and the window's edge (the caller's row is kept in memory), SQLite the
     // caller and the page. The comment group, without a channel, costs nothing.
     expect(statements).toBe(3);
+  });
+
+  it('searches a group from its first channel on', async () => {
+    const id = await createIntegration(h, owner.accountId, 'social1_messenger');
+    const sa = await h.database.db.kysely.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    await h.services.ingest.ingest(sa, { ...msg('a'), externalId: 'asked-1', text: 'wombat in a direct message' });
+    const texts = async () =>
+      (await search({ q: 'wombat' }, owner.access, 'v1.3', id)).json().messages.map((m: { message: { text: string } }) => m.message.text);
+    expect(await texts()).toEqual(['wombat in a direct message']);
+    // The comment group's first channel: the next search has it.
+    await h.services.ingest.ingest(sa, {
+      ...msg('b'),
+      externalId: 'asked-2',
+      text: 'wombat under a post',
+      channel: { externalId: 'post-1', type: 'comment' },
+    });
+    expect(await texts()).toEqual(['wombat in a direct message', 'wombat under a post']);
   });
 });
 

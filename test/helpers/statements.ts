@@ -1,4 +1,6 @@
-import type { KyselyPlugin } from 'kysely';
+import type { Kysely, KyselyPlugin } from 'kysely';
+import type { Executor } from '../../src/db/database.js';
+import type { Database } from '../../src/db/schema.js';
 
 /**
  * A Kysely plugin counting the statements run through it, as they run (so that statements compiled
@@ -30,4 +32,38 @@ export function statementCounter(): { counter: KyselyPlugin; statements: () => n
       tables = [];
     },
   };
+}
+
+/** The texts `run` has the repository send, from a connection of `db` that answers nothing. */
+export async function recordedTexts(db: Kysely<Database>, run: (recorder: Executor) => Promise<unknown>): Promise<string[]> {
+  const texts: string[] = [];
+  await db.connection().execute(async (conn) => {
+    const recorder = new Proxy(conn, {
+      get: (target, prop) => {
+        if (prop === 'executeQuery') {
+          return async (query: { sql: string }) => {
+            texts.push(query.sql);
+            return { rows: [] };
+          };
+        }
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    await run(recorder);
+  });
+  return texts;
+}
+
+export type PlanNode = Record<string, string | undefined> & { Plans?: PlanNode[] };
+
+/** Every node of a PostgreSQL plan: the `QUERY PLAN` value of an EXPLAIN (FORMAT JSON). */
+export function planNodes(explained: unknown): PlanNode[] {
+  const all: PlanNode[] = [];
+  const walk = (node: PlanNode) => {
+    all.push(node);
+    for (const child of node.Plans ?? []) walk(child);
+  };
+  walk((explained as { Plan: PlanNode }[])[0].Plan);
+  return all;
 }
