@@ -13,7 +13,7 @@ export interface SearchIndex {
   /**
    * The same condition for a statement PostgreSQL may keep a plan of and that tests it row by row:
    * the words' query is computed once per run (an InitPlan), where in a kept plan `to_tsquery($n)`
-   * would be computed again for every row (~4 us each). The index cannot be planned from it.
+   * would be computed again for every row (~2 us each). The index cannot be planned from it.
    */
   messageMatchesEachRow(terms: string[], alias: string): RawBuilder<SqlBool>;
   /**
