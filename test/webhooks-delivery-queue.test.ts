@@ -1,8 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { DIALECT } from './helpers/database.js';
 import { webhookFixture } from './helpers/webhook-fixture.js';
+import { planNodes } from './helpers/statements.js';
 import { DISABLE_AFTER_MS } from '../src/webhooks/delivery-worker.js';
 import {
   claimDeliveries,
@@ -232,6 +233,50 @@ describe('webhook delivery queue', () => {
     const rows = [...(await deliveriesOf(slowHook)), ...(await deliveriesOf(fastHook))];
     expect(rows.map((d) => [d.status, d.lease_until])).toEqual(rows.map(() => ['delivered', null]));
   });
+
+  if (DIALECT === 'postgres') {
+    it('claims and records as named statements, the claim kept with the partial indexes whatever the instant', async () => {
+      const { owner, integration } = await account();
+      const hook = await register(owner, 'http://127.0.0.1:9/kept', ['customer.created']);
+      for (const who of ['k1', 'k2']) await h.services.ingest.ingest(integration, message(who));
+      // A backlog beside the due rows (due in an hour), so that only the indexes make a claim cheap.
+      await sql`insert into deliveries (webhook_id, event_id, message_id, lead_id, next_attempt_at, created_at)
+        select d.webhook_id, d.event_id, d.message_id, null, ${h.clock.now() + 3_600_000}, ${h.clock.now()}
+        from (select * from deliveries where webhook_id = ${hook} limit 1) as d, generate_series(1, 3000)`.execute(db());
+      await sql`analyze deliveries`.execute(db());
+      await db()
+        .transaction()
+        .execute(async (trx) => {
+          // One connection: its prepared statements are those the claim and the record ran as.
+          const onOne = { ...h.database.db, kysely: trx };
+          const now = h.clock.now();
+          const jobs = await claimDeliveries(onOne, { now, leaseUntil: now + 60_000, workerId: 'kept', perEndpoint: 50, limit: 10 });
+          expect(jobs.filter((j) => j.webhook_id === hook)).toHaveLength(2);
+          await recordOutcomes(
+            onOne,
+            jobs.map((j) => outcome(j)),
+            policy('kept'),
+          );
+          const { rows } = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(trx);
+          expect(rows.some((r) => r.statement.includes('with busy as'))).toBe(true);
+          expect(rows.some((r) => r.statement.includes('jsonb_to_recordset'))).toBe(true);
+
+          const text = rows.find((r) => r.statement.includes('with busy as'))?.statement as string;
+          await sql.raw('set local plan_cache_mode = force_generic_plan').execute(trx);
+          const params = [...text.matchAll(/\$(\d+)/g)].reduce((n, m) => Math.max(n, Number(m[1])), 0);
+          await sql.raw(`prepare kept_claim as ${text}`).execute(trx);
+          // A generic plan does not look at the values: any will do, as literals of the inferred types.
+          const args = Array.from({ length: params }, () => "'1'").join(', ');
+          const { rows: plan } = await sql.raw<{ 'QUERY PLAN': unknown }>(`explain (format json) execute kept_claim(${args})`).execute(trx);
+          const nodes = planNodes(plan[0]['QUERY PLAN']);
+          expect(nodes.filter((n) => n['Node Type'] === 'Seq Scan' && n['Relation Name'] === 'deliveries')).toEqual([]);
+          const indexes = new Set(nodes.map((n) => n['Index Name']));
+          expect(indexes).toContain('deliveries_pending_idx');
+          expect(indexes).toContain('deliveries_leased_idx');
+          await sql.raw('deallocate kept_claim').execute(trx);
+        });
+    });
+  }
 
   if (DIALECT === 'sqlite') {
     it("a claim reads open endpoints' pending rows through the partial indexes, never the backlog", async () => {
