@@ -413,6 +413,16 @@ export function nameStatement(text: string): void {
   if (!statementNames.has(text)) statementNames.set(text, statementNames.size + 1);
 }
 
+/**
+ * Runs `query` and answers its rows: on PostgreSQL as a named statement ({@link nameStatement}).
+ * For texts fixed but for their values (no lists or shapes that change with them), so that the
+ * statements each connection keeps stay few.
+ */
+export async function executeNamed<R>(db: Executor, query: CompiledQuery<R>): Promise<R[]> {
+  if (dialectOf(db) === 'postgres') nameStatement(query.sql);
+  return (await db.executeQuery(query)).rows;
+}
+
 /** Every connection prepares its named statements anew (after a schema change). */
 export function renameStatements(): void {
   statementGeneration++;

@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import { nameStatement, type Db, type Executor } from '../db/database.js';
+import { executeNamed, type Db, type Executor } from '../db/database.js';
 
 /** A delivery claimed by a worker, with what sending it needs (one statement: claim and details). */
 export interface ClaimedDelivery {
@@ -49,9 +49,7 @@ async function claimIn(executor: Executor, postgres: boolean, r: ClaimRequest): 
   // reads the pending rows through the partial indexes whatever the instant: the claimable rows
   // are in deliveries_pending_idx (webhook_id, next_attempt_at), the leased ones in
   // deliveries_leased_idx (test/webhooks-delivery-queue.test.ts checks the kept plan).
-  const compiled = claimStatement(postgres, r).compile(executor);
-  if (postgres) nameStatement(compiled.sql);
-  const rows = (await executor.executeQuery(compiled)).rows;
+  const rows = await executeNamed(executor, claimStatement(postgres, r).compile(executor));
   // A row whose webhook or event vanished meanwhile has nothing to send (cascades delete it too).
   return rows.filter((row) => row.url !== null && row.payload !== null).sort((a, b) => a.id - b.id);
 }
@@ -176,9 +174,7 @@ export async function recordOutcomes(
     // Named too (0.39 ms parsing and 0.76 ms planning a record): its rows come from one JSON
     // parameter, whose estimate (100 rows) is the same for every record, so a kept plan is the plan
     // it would get each time.
-    const record = recordStatement(outcomes, policy).compile(db.kysely);
-    nameStatement(record.sql);
-    await db.kysely.executeQuery(record);
+    await executeNamed(db.kysely, recordStatement(outcomes, policy).compile(db.kysely));
     if (!claim) return [];
     try {
       return await claimIn(db.kysely, postgres, claim);

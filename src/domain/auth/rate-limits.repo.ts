@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { nameStatement, type Executor } from '../../db/database.js';
+import { executeNamed, type Executor } from '../../db/database.js';
 
 export interface Counter {
   count: number;
@@ -23,8 +23,7 @@ export async function hitCounter(db: Executor, key: string, windowMs: number, no
   const query = sql<{ count: number; reset_at: number | string }>`
     insert into rate_limits (key, count, reset_at) values (${key}, 1, ${now + windowMs}) ${countHit(now)}`.compile(db);
   // A hit of every limited request: one fixed text, prepared once per connection on PostgreSQL.
-  nameStatement(query.sql);
-  const { rows } = await db.executeQuery(query);
+  const rows = await executeNamed(db, query);
   return { count: Number(rows[0].count), resetAt: Number(rows[0].reset_at) };
 }
 
@@ -45,8 +44,7 @@ export async function hitCounterThen(
     with a as (${upsert(first.key, now + first.windowMs)} ${countHit(now)}),
       b as (${upsert(second.key, now + second.windowMs)} where (select count from a) <= ${first.limit} ${countHit(now)})
     select a.count as c1, a.reset_at as r1, b.count as c2, b.reset_at as r2 from a left join b on true`.compile(db);
-  nameStatement(query.sql);
-  const [row] = (await db.executeQuery(query)).rows;
+  const [row] = await executeNamed(db, query);
   return {
     first: { count: Number(row.c1), resetAt: Number(row.r1) },
     second: row.c2 === null ? undefined : { count: Number(row.c2), resetAt: Number(row.r2) },

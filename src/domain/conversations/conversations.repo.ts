@@ -1,5 +1,5 @@
 import { sql, type Insertable } from 'kysely';
-import { nameStatement, type Executor } from '../../db/database.js';
+import { executeNamed, type Executor } from '../../db/database.js';
 import type { CustomerRow, LeadRow, MessageRow, NewMessage, ProfileRow, ProfilesTable, SourceRow, SourcesTable } from '../../db/schema.js';
 import { prepared } from '../../db/prepared.js';
 
@@ -354,8 +354,7 @@ export async function lockProfiles(db: Executor, integrationIds: number[], socia
       as k(integration_id, social_id) order by 1, 2) k
     cross join lateral (select * from profiles where profiles.integration_id = k.integration_id and profiles.social_id = k.social_id
       for update) p`.compile(db);
-  nameStatement(query.sql);
-  return (await db.executeQuery(query)).rows;
+  return executeNamed(db, query);
 }
 
 /**
@@ -416,8 +415,7 @@ export async function conversationStates(
     left join lateral (select * from leads where leads.customer_id = k.customer_id and leads.integration_id = k.integration_id
       order by leads.id desc limit 1) l on true
     order by k.ord`.compile(db);
-  nameStatement(query.sql);
-  const rows = (await db.executeQuery(query)).rows;
+  const rows = await executeNamed(db, query);
   if (rows.length !== keys.integrationIds.length) throw new Error('conversation states: one row per message expected');
   const id = (value: number | string | null) => (value === null ? null : Number(value));
   return rows.map((row) => ({
@@ -457,8 +455,7 @@ export async function lockLeadForOutgoing(
       exists(select 1 from held_delivery_statuses h where h.integration_id = ${keys.integrationId}::bigint
         and h.external_id = any(${keys.externalIds}::text[])) as held
     from leads l where l.id = ${keys.leadId}::bigint for update of l`.compile(db);
-  nameStatement(query.sql);
-  const [row] = (await db.executeQuery(query)).rows;
+  const [row] = await executeNamed(db, query);
   if (!row) throw new Error(`lead ${keys.leadId} not found`);
   return { lead: row.lead, messageIds: row.message_ids.map(Number), held: row.held };
 }
@@ -574,8 +571,7 @@ export async function storeIncomingBatch(
   // Named, and run in ingest's keyed transaction (db/database.ts `keyedTransaction`): one plan kept
   // per connection, which looks leads and sources up by key however small they were when it was
   // made (test/hot-path-plans.test.ts). Planned at every run, it cost more than it ran.
-  nameStatement(query.sql);
-  const rows = (await db.executeQuery(query)).rows;
+  const rows = await executeNamed(db, query);
   if (ev.length && (!rows[0] || rows[0].messages !== m.length || rows[0].leads !== l.length + nl.length)) {
     throw new Error('a batch of incoming messages was not stored whole (a lead vanished during its update?)');
   }

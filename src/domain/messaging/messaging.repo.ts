@@ -1,5 +1,5 @@
 import { sql, type QueryCreator } from 'kysely';
-import { dialectOf, nameStatement, type DialectName, type Executor } from '../../db/database.js';
+import { dialectOf, executeNamed, type DialectName, type Executor } from '../../db/database.js';
 import type { Database, IntegrationRow, LeadRow, MessageRow, SourceRow } from '../../db/schema.js';
 import type { IntegrationPart, MessagePart, ProfilePart, SourcePart } from '../conversations/history-message.js';
 import { leadScopeSql, type Scope } from '../policy/policy.js';
@@ -52,8 +52,7 @@ export async function sendTarget(db: Executor, lead: Pick<LeadRow, 'account_id' 
         and s.customer_id = ${lead.customer_id}::bigint and s.integration_id = i.id), '[]'::jsonb) as sources,
       (select a.plan from accounts a where a.id = i.account_id) as plan
     from integrations i where i.id = ${lead.integration_id}::bigint and i.account_id = ${lead.account_id}::bigint`.compile(db);
-  nameStatement(query.sql);
-  const [row] = (await db.executeQuery(query)).rows;
+  const [row] = await executeNamed(db, query);
   if (!row) throw new Error(`integration ${lead.integration_id} of account ${lead.account_id} not found`);
   return row;
 }

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { dialectOf, nameStatement, type Executor } from '../../db/database.js';
+import { dialectOf, executeNamed, type Executor } from '../../db/database.js';
 import type { SourceType } from '../../channels/integration-types.js';
 import type { SearchIndex } from './search-index.js';
 
@@ -57,9 +57,7 @@ export async function searchTarget<G extends string>(
     .where('i.id', '=', integrationId)
     .where('i.account_id', '=', accountId)
     .where('i.deleted_at', 'is', null);
-  const compiled = query.compile();
-  if (dialectOf(db) === 'postgres') nameStatement(compiled.sql);
-  const [row] = (await db.executeQuery(compiled)).rows as Array<{ id: number; type: string } & Record<G, unknown>>;
+  const [row] = (await executeNamed(db, query.compile())) as Array<{ id: number; type: string } & Record<G, unknown>>;
   if (!row) return undefined;
   // PostgreSQL answers booleans, SQLite 0 or 1.
   return { id: row.id, type: row.type, channels: new Set(names.filter((name) => row[name] === true || row[name] === 1)) };
@@ -175,9 +173,7 @@ export async function messagePageWalking(db: Executor, index: SearchIndex, q: Me
   // PostgreSQL may keep one: a named statement, planned once per connection instead of at every
   // search (~0.5 ms, about as long as the walk itself). Only without a visibility rule, whose lists
   // of ids would give every employee texts of their own to keep.
-  const compiled = first.compile();
-  if (postgres && !q.rule) nameStatement(compiled.sql);
-  const rows = (await db.executeQuery(compiled)).rows;
+  const rows = q.rule ? await first.execute() : await executeNamed(db, first.compile());
   if (rows.length >= q.limit) return rows;
 
   // The window's last message: everything newer was tested above. None: the window was all of them.
