@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { createTestDatabase, DIALECT, type TestDatabase } from './helpers/database.js';
 import { conversationStates, lockProfiles, storeIncomingBatch } from '../src/domain/conversations/conversations.repo.js';
 import { keyedTransaction } from '../src/db/database.js';
-import { planNodes, recordedTexts } from './helpers/statements.js';
+import { genericPlan, planNodes, recordedTexts } from './helpers/statements.js';
 
 // The hot path's statements are named on PostgreSQL and may keep a generic plan made while the
 // tables were empty (a new install; autovacuum off). Such a plan must still use the index that
@@ -27,22 +27,16 @@ const CASES = [
 describe('plans of hot-path statements on empty tables', () => {
   it('use the index that answers each statement, also as a generic plan', async () => {
     await t.db.kysely.connection().execute(async (conn) => {
-      for (const [i, c] of CASES.entries()) {
+      for (const c of CASES) {
         let plan: string;
         if (DIALECT === 'postgres') {
-          await sql.raw('set plan_cache_mode = force_generic_plan').execute(conn);
-          await sql.raw(`prepare hot_${i}(${c.types}) as ${c.text}`).execute(conn);
-          const { rows } = await sql
-            .raw<Record<string, unknown>>(`explain (format json) execute hot_${i}(1, ${c.types.endsWith('text') ? "'x'" : '2'})`)
-            .execute(conn);
-          plan = JSON.stringify(rows);
+          plan = JSON.stringify(await genericPlan(conn, c.text, `1, ${c.types.endsWith('text') ? "'x'" : '2'}`, c.types));
         } else {
           const { rows } = await sql.raw<Record<string, unknown>>(`explain query plan ${c.text.replace(/\$\d/g, '1')}`).execute(conn);
           plan = JSON.stringify(rows);
         }
         expect(plan, c.text).toContain(c.index);
       }
-      if (DIALECT === 'postgres') await sql.raw('reset plan_cache_mode').execute(conn);
     });
   });
 
@@ -66,15 +60,11 @@ describe('plans of hot-path statements on empty tables', () => {
             indexes: ['messages_external_uq', 'sources_external_uq', 'leads_customer_idx'],
           },
         ];
-        await sql.raw('set plan_cache_mode = force_generic_plan').execute(conn);
-        for (const [i, c] of statements.entries()) {
-          await sql.raw(`prepare batch_${i}(${c.types}) as ${c.text}`).execute(conn);
-          const { rows } = await sql.raw<Record<string, unknown>>(`explain (format json) execute batch_${i}(${c.args})`).execute(conn);
-          const plan = JSON.stringify(rows);
+        for (const c of statements) {
+          const plan = JSON.stringify(await genericPlan(conn, c.text, c.args, c.types));
           expect(plan, c.text).not.toContain('Seq Scan');
           for (const index of c.indexes) expect(plan, c.text).toContain(index);
         }
-        await sql.raw('reset plan_cache_mode').execute(conn);
       });
     });
 
@@ -96,10 +86,9 @@ describe('plans of hot-path statements on empty tables', () => {
         // The write's kept plan, made here on empty tables: its updates join arrays to leads and
         // sources, and must look them up by key rather than hash a scan of the table.
         const types = [...write.matchAll(/\$(\d+)::(\w+(?:\[\])?)/g)].sort((a, b) => Number(a[1]) - Number(b[1]));
-        await sql.raw(`prepare batch_write(${types.map((m) => m[2]).join(', ')}) as ${write}`).execute(trx);
         const args = types.map((m) => (m[2].endsWith('[]') ? "'{}'" : '0')).join(', ');
-        const { rows: plan } = await sql.raw<{ 'QUERY PLAN': unknown }>(`explain (format json) execute batch_write(${args})`).execute(trx);
-        const scans = planNodes(plan[0]['QUERY PLAN']).filter((n) => n['Relation Name'] === 'leads' || n['Relation Name'] === 'sources');
+        const plan = await genericPlan(trx, write, args, types.map((m) => m[2]).join(', '));
+        const scans = planNodes(plan).filter((n) => n['Relation Name'] === 'leads' || n['Relation Name'] === 'sources');
         expect(scans.map((n) => `${n['Node Type']} ${n['Relation Name']} ${n['Index Name'] ?? ''}`.trim()).sort()).toEqual([
           'Index Scan leads leads_pkey',
           'Index Scan sources sources_pkey',

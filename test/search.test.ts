@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { createIntegration, createManager } from './helpers/fixtures.js';
 import { DIALECT } from './helpers/database.js';
-import { planNodes, recordedTexts, statementCounter, type PlanNode } from './helpers/statements.js';
+import { genericPlan, planNodes, recordedTexts, statementCounter, type PlanNode } from './helpers/statements.js';
 import type { IncomingMessage } from '../src/channels/channel.js';
 import type { IntegrationRow } from '../src/db/schema.js';
 import { queryTerms } from '../src/domain/search/query-terms.js';
@@ -250,6 +250,9 @@ if (DIALECT === 'postgres') {
   describe('the walk beside a busier integration (PostgreSQL)', () => {
     let quiet: number;
     let accountId: number;
+    /** `text`'s generic plan on one connection of the harness (helpers/statements.ts). */
+    const keptPlan = (text: string, args: string, types: string) =>
+      h.database.db.kysely.connection().execute((conn) => genericPlan(conn, text, args, types));
     const query = (integrationId: number): MessagePageQuery => ({
       accountId,
       integrationId,
@@ -304,10 +307,11 @@ if (DIALECT === 'postgres') {
       const [first] = await recordedTexts(h.database.db.kysely, (recorder) =>
         messagePageWalking(recorder, searchIndexFor('postgres'), query(quiet)),
       );
-      const plan = await genericPlan(first, 'bigint, bigint, text, text', `${quiet}, ${accountId}, 'message', 'kiwi:*'`);
+      const explained = await keptPlan(first, `${quiet}, ${accountId}, 'message', 'kiwi:*'`, 'bigint, bigint, text, text');
+      const plan = JSON.stringify(explained);
       // The ids walked backward through the integration's index, each row then looked up by key
       // (Index Scan or Index Only Scan, as the visibility map allows).
-      const scans = planNodes(JSON.parse(plan)[0]['QUERY PLAN']).filter((n) => n['Relation Name'] === 'messages');
+      const scans = planNodes(explained).filter((n) => n['Relation Name'] === 'messages');
       const scan = (n: PlanNode) =>
         `${n['Node Type']?.replace('Index Only Scan', 'Index Scan')} ${n['Scan Direction']} ${n['Index Name']} ${n['Index Cond']}`;
       expect(scans.map(scan)).toEqual([
@@ -322,29 +326,14 @@ if (DIALECT === 'postgres') {
     it("keeps a generic plan of the integration's look-up that probes sources_external_uq for each channel type", async () => {
       const groups = { message: ['message' as const], comment: ['comment' as const, 'photo' as const] };
       const [text] = await recordedTexts(h.database.db.kysely, (recorder) => searchTarget(recorder, accountId, quiet, groups));
-      const plan = await genericPlan(text, 'text, text, text, bigint, bigint', `'message', 'comment', 'photo', ${quiet}, ${accountId}`);
+      const plan = await keptPlan(text, `'message', 'comment', 'photo', ${quiet}, ${accountId}`, 'text, text, text, bigint, bigint');
       // One probe per type, each stopping at the first entry (a Limit over the index scan; an Index
       // Only Scan once the visibility map is set).
-      const scans = planNodes(JSON.parse(plan)[0]['QUERY PLAN']).filter((n) => n['Relation Name'] === 'sources');
+      const scans = planNodes(plan).filter((n) => n['Relation Name'] === 'sources');
       const probe = (n: PlanNode) => `${n['Node Type']?.replace('Index Only Scan', 'Index Scan')} ${n['Index Name']} ${n['Index Cond']}`;
       expect(scans.map(probe)).toEqual([1, 2, 3].map((i) => `Index Scan sources_external_uq ((integration_id = i.id) AND (type = $${i}))`));
       expect((await searchTarget(h.database.db.kysely, accountId, quiet, groups))?.channels).toEqual(new Set(['message']));
     });
-
-    /** `text`'s generic plan (EXPLAIN, JSON) for these arguments. */
-    async function genericPlan(text: string, types: string, args: string): Promise<string> {
-      return h.database.db.kysely.connection().execute(async (conn) => {
-        await sql.raw('set plan_cache_mode = force_generic_plan').execute(conn);
-        await sql.raw(`prepare kept(${types}) as ${text}`).execute(conn);
-        try {
-          const { rows } = await sql.raw<Record<string, unknown>>(`explain (format json) execute kept(${args})`).execute(conn);
-          return JSON.stringify(rows);
-        } finally {
-          await sql.raw('deallocate kept').execute(conn);
-          await sql.raw('reset plan_cache_mode').execute(conn);
-        }
-      });
-    }
   });
 }
 

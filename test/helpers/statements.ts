@@ -1,4 +1,4 @@
-import type { Kysely, KyselyPlugin } from 'kysely';
+import { sql, type Kysely, type KyselyPlugin } from 'kysely';
 import type { Executor } from '../../src/db/database.js';
 import type { Database } from '../../src/db/schema.js';
 
@@ -66,4 +66,22 @@ export function planNodes(explained: unknown): PlanNode[] {
   };
   walk((explained as { Plan: PlanNode }[])[0].Plan);
   return all;
+}
+
+/**
+ * PostgreSQL: the plan PostgreSQL would keep for `text` as a named statement (its generic plan), as
+ * EXPLAIN (FORMAT JSON) gives its `QUERY PLAN` value, run with `args` (SQL literals). `types` lists
+ * the parameters' types, or PostgreSQL infers them from the text. `db` must be one connection or a
+ * transaction; the prepared statement and the setting are gone afterwards.
+ */
+export async function genericPlan(db: Executor, text: string, args: string, types?: string): Promise<unknown> {
+  await sql.raw('set plan_cache_mode = force_generic_plan').execute(db);
+  await sql.raw(`prepare generic_plan${types === undefined ? '' : `(${types})`} as ${text}`).execute(db);
+  try {
+    const { rows } = await sql.raw<{ 'QUERY PLAN': unknown }>(`explain (format json) execute generic_plan(${args})`).execute(db);
+    return rows[0]['QUERY PLAN'];
+  } finally {
+    await sql.raw('deallocate generic_plan').execute(db);
+    await sql.raw('reset plan_cache_mode').execute(db);
+  }
 }
