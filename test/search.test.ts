@@ -2,13 +2,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import fc from 'fast-check';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
-import { createIntegration, createManager } from './helpers/fixtures.js';
+import { createIntegration, createLead, createManager } from './helpers/fixtures.js';
 import { DIALECT } from './helpers/database.js';
 import { genericPlan, planNodes, recordedTexts, statementCounter, type PlanNode } from './helpers/statements.js';
 import type { IncomingMessage } from '../src/channels/channel.js';
 import type { IntegrationRow } from '../src/db/schema.js';
 import { queryTerms } from '../src/domain/search/query-terms.js';
-import { messagePage, messagePageWalking, searchTarget, type MessagePageQuery } from '../src/domain/search/search.repo.js';
+import {
+  customerLeadIdsWalking,
+  messagePage,
+  messagePageWalking,
+  searchTarget,
+  type MessagePageQuery,
+} from '../src/domain/search/search.repo.js';
 import { searchIndexFor } from '../src/domain/search/search-index.js';
 
 let h: Harness;
@@ -562,4 +568,98 @@ describe('customer search', () => {
     const none = await createManager(h, acct, { sources: [null] });
     expect((await find({ q: 'zo' }, none.access)).json().leads).toEqual([]);
   });
+
+  if (DIALECT === 'postgres') {
+    describe("each lead's words beside it (PostgreSQL, lead_words)", () => {
+      const db = () => h.database.db.kysely;
+      /** The account's leads whose copy differs from their customer's words, or is missing. */
+      const stale = async (accountId: number) =>
+        (
+          await sql<{ id: string }>`select l.id from leads l join customers c on c.id = l.customer_id
+            left join lead_words w on w.lead_id = l.id
+            where l.account_id = ${accountId} and (w.lead_id is null or w.search_tsv is distinct from c.search_tsv
+              or w.account_id <> l.account_id)`.execute(db())
+        ).rows;
+
+      it('copies the words of customers that arrived with their first message, and of changed contacts', async () => {
+        // beforeAll ingested each customer with its lead in one batch statement, then set e-mails
+        // and phones; an earlier test renamed one through the API.
+        const { count } = await db()
+          .selectFrom('lead_words')
+          .select((eb) => eb.fn.countAll<string>().as('count'))
+          .where('account_id', '=', acct.accountId)
+          .executeTakeFirstOrThrow();
+        expect(Number(count)).toBe(CUSTOMERS.length);
+        expect(await stale(acct.accountId)).toEqual([]);
+      });
+
+      it('rewrites a copy only when its words change, and drops it with its lead', async () => {
+        const lead = leadByName.get('Zoltan Nagy')!;
+        const { customer_id: customerId } = await db()
+          .selectFrom('leads')
+          .select('customer_id')
+          .where('id', '=', lead)
+          .executeTakeFirstOrThrow();
+        const version = async () =>
+          (await sql<{ xmin: string }>`select xmin::text as xmin from lead_words where lead_id = ${lead}`.execute(db())).rows[0]?.xmin;
+        const before = await version();
+        await db().updateTable('customers').set({ avatar: 'https://cdn.example/z.png' }).where('id', '=', customerId).execute();
+        expect(await version()).toBe(before);
+        await db().updateTable('customers').set({ name: 'Zoltan Kertesz' }).where('id', '=', customerId).execute();
+        expect(await version()).not.toBe(before);
+        expect(await stale(acct.accountId)).toEqual([]);
+        expect(names((await find({ q: 'kertesz' })).json().leads)).toEqual(['Zoltan Kertesz']);
+        expect((await find({ q: 'nagy' })).json().leads).toEqual([]);
+
+        const other = await db()
+          .selectFrom('customers')
+          .select('id')
+          .where('account_id', '=', acct.accountId)
+          .where('id', '<>', customerId)
+          .executeTakeFirstOrThrow();
+        await db().updateTable('leads').set({ customer_id: other.id }).where('id', '=', lead).execute();
+        expect(await stale(acct.accountId)).toEqual([]);
+        await db().deleteFrom('leads').where('id', '=', lead).execute();
+        expect(await version()).toBeUndefined();
+      });
+
+      it('keeps a generic plan of its first step that walks lead_words_account_idx and computes the words once', async () => {
+        // One account with more leads than the window beside the few of the others: a plan that
+        // guesses an account's leads from their average (`account_id = $1`) reads them all and
+        // sorts them, which for this account is 5,001 leads for a page.
+        const big = await h.signUp();
+        const first = await createLead(h, big.accountId, await createIntegration(h, big.accountId, 'msgrb_bot'), { customerName: 'Zora' });
+        await sql`insert into leads (account_id, integration_id, customer_id, last_message_at, created_at, updated_at)
+          select account_id, integration_id, customer_id, g, g, g from leads, generate_series(1, 5000) as g
+          where leads.id = ${first.leadId}`.execute(db());
+        await sql`analyze leads, lead_words`.execute(db());
+        const query = { accountId: big.accountId, alternatives: [['zo']], limit: 21, rule: null };
+        expect(await customerLeadIdsWalking(db(), searchIndexFor('postgres'), query)).toHaveLength(21);
+        const [text] = await recordedTexts(db(), (recorder) => customerLeadIdsWalking(recorder, searchIndexFor('postgres'), query));
+        const explained = await db()
+          .connection()
+          .execute((conn) =>
+            genericPlan(
+              conn,
+              text,
+              `${big.accountId}, ${Number.MAX_SAFE_INTEGER}, ${big.accountId}, 'zo:*'`,
+              'bigint, bigint, bigint, text',
+            ),
+          );
+        const scans = planNodes(explained).filter((n) => n['Relation Name'] === 'lead_words');
+        expect(scans.map((n) => `${n['Node Type']} ${n['Scan Direction']} ${n['Index Name']} ${n['Index Cond']}`)).toEqual([
+          'Index Scan Backward lead_words_account_idx (ROW(account_id, lead_id) < ROW($1, $2))',
+        ]);
+        // No lead's customer is looked up, and the words' query is computed once (an InitPlan).
+        expect(
+          planNodes(explained)
+            .map((n) => n['Relation Name'])
+            .filter(Boolean),
+        ).toEqual(['lead_words']);
+        const plan = JSON.stringify(explained);
+        expect(plan).toContain('InitPlan');
+        expect(plan).not.toMatch(/"Filter":"[^"]*to_tsquery/);
+      });
+    });
+  }
 });

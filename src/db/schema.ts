@@ -55,6 +55,8 @@ export interface Database {
   account_exports: AccountExportsTable;
   account_retention: AccountRetentionTable;
   rate_limits: RateLimitsTable;
+  /** PostgreSQL only. */
+  lead_words: LeadWordsTable;
   send_keys: SendKeysTable;
   leases: LeasesTable;
   file_chunks: FileChunksTable;
@@ -73,6 +75,16 @@ export interface FileChunksTable {
   storage_key: string;
   seq: number;
   data: Buffer;
+}
+
+/**
+ * PostgreSQL only (migration 0070): each lead's customer search words, kept by triggers, for
+ * customer search's walk of an account's newest leads.
+ */
+export interface LeadWordsTable {
+  lead_id: number;
+  account_id: number;
+  search_tsv: string | null;
 }
 
 /** Fixed-window counters shared by processes (migration 0040). */

@@ -3,6 +3,7 @@ import type { Database } from '../../db/schema.js';
 import { dialectOf, executeNamed, type Executor } from '../../db/database.js';
 import type { SourceType } from '../../channels/integration-types.js';
 import type { SearchIndex } from './search-index.js';
+import { tsAnyQuery } from './query-terms.js';
 
 /**
  * The SQL of message and customer search. The service decides what to ask (terms, cursors, which
@@ -246,60 +247,100 @@ export async function customerMatchesExceed(
 export const CUSTOMER_WALK_WINDOW = 2000;
 
 /**
- * PostgreSQL customer search, the same answer as the `ids-array` plan in two steps, like
- * {@link messagePageWalking}. The array plan reads every matching customer from the GIN index
- * and every lead of each (`inbox.example`, 8k customers: ~13 ms, more under load), and the GIN
- * scan of a common word is itself costly; yet common words fill a page within a few hundred of the
- * newest leads. So: (1) the account's newest {@link CUSTOMER_WALK_WINDOW} leads through
- * `leads_account_id_idx`, each customer tested against the words, stopping at the page; (2) only
- * when the page is short, the `ids-array` plan for the leads older than the window (then the
- * matching customers are few). docs/performance.md, issue 19.
+ * PostgreSQL customer search, the same answer as the `words` plan in two steps, like
+ * {@link messagePageWalking}. That plan reads every matching lead from the GIN index and sorts
+ * them (`inbox.example`, 8k customers: ~13 ms, more under load), and the GIN scan of a common word
+ * is itself costly; yet common words fill a page within a few hundred of the newest leads. So:
+ * (1) the account's newest {@link CUSTOMER_WALK_WINDOW} leads, each tested against the words,
+ * stopping at the page; (2) only when the page is short, the `words` plan for the leads older than
+ * the window (then the matches are few). Both steps read `lead_words`, which holds each lead's
+ * customer's words (migration 0070), so no lead's customer is looked up (the window's customers:
+ * 3-10 ms for a common name at 100k customers; the copied words: ~0.7 ms). docs/performance.md,
+ * issue 19.
  */
 export async function customerLeadIdsWalking(
   db: Executor,
   index: SearchIndex,
   q: CustomerLeadsQuery,
   window = CUSTOMER_WALK_WINDOW,
-  /** The plan of the second step: `ids-array` (PostgreSQL's); the tests run the steps on SQLite with `join`. */
-  older: CustomerLeadsPlan = 'ids-array',
+  /** The plan of the second step: `words` (PostgreSQL's); the tests run the steps on SQLite with `join`. */
+  older: CustomerLeadsPlan = 'words',
 ): Promise<number[]> {
-  const own = (qb: SelectQueryBuilder<Database, 'leads', object>) => {
-    // `id > 0`: the predicate of the partial index leads_account_id_idx (migration 0067).
-    const scoped = qb.where('leads.account_id', '=', q.accountId).where('leads.id', '>', 0);
-    return q.beforeId === undefined ? scoped : scoped.where('leads.id', '<', q.beforeId);
-  };
-  const recent = own(db.selectFrom('leads'))
-    .select(['leads.id', 'leads.customer_id', 'leads.integration_id', 'leads.user_id', 'leads.status_type'])
-    .orderBy('leads.id', 'desc')
-    .limit(window);
-  let first = db
-    .selectFrom(recent.as('leads'))
-    .select('leads.id')
-    .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('customers as c')
-          .select('c.id')
-          .whereRef('c.id', '=', 'leads.customer_id')
-          .where('c.account_id', '=', q.accountId)
-          .where(index.customerMatches(q.alternatives, 'c')),
-      ),
-    )
-    .orderBy('leads.id', 'desc')
-    .limit(q.limit);
-  if (q.rule) first = first.where(q.rule);
-  // Planned for its words each time: the best plan depends on how many customers they match (a
-  // walk of the window for `inbox.example`'s 8k, the matches' index for a rare name), and a kept
-  // generic plan cannot know (one kept for every word took 4.3 ms instead of 0.4 for the former).
-  const ids = (await first.execute()).map((r) => r.id);
-  if (ids.length >= q.limit) return ids;
-
-  const edge = await own(db.selectFrom('leads'))
-    .select('leads.id')
-    .orderBy('leads.id', 'desc')
-    .offset(window - 1)
-    .limit(1)
-    .executeTakeFirst();
+  const postgres = dialectOf(db) === 'postgres';
+  let ids: number[];
+  let edge: { id: number } | undefined;
+  if (postgres) {
+    // The window: the entries of lead_words_account_idx from the account's newest lead (before the
+    // cursor) backwards, as a row comparison, then only the account's own. Written so, every plan
+    // walks that index newest first and stops at the window, whatever PostgreSQL guesses of the
+    // account's size: with `account_id = $1`, a kept plan that guessed a small account read all of
+    // its leads and sorted them (a bitmap scan), which for a large account is every lead it has.
+    // A smaller account's window runs into the next account's entries, which are skipped.
+    const below = q.beforeId ?? Number.MAX_SAFE_INTEGER;
+    const words = (limit: number, offset?: number) =>
+      db
+        .selectFrom('lead_words')
+        .select(['lead_words.account_id', 'lead_words.lead_id', 'lead_words.search_tsv'])
+        .where(sql<SqlBool>`(lead_words.account_id, lead_words.lead_id) < (${q.accountId}, ${below})`)
+        .orderBy('lead_words.account_id', 'desc')
+        .orderBy('lead_words.lead_id', 'desc')
+        .$if(offset !== undefined, (w) => w.offset(sql.lit(offset as number)))
+        .limit(sql.lit(limit));
+    let first = db
+      .selectFrom(words(window).as('w'))
+      .select('w.lead_id as id')
+      .where('w.account_id', '=', q.accountId)
+      // The words' query computed once (an InitPlan): in a kept plan `to_tsquery($n)` would be
+      // computed again for every walked lead.
+      .where(sql<SqlBool>`w.search_tsv @@ (select to_tsquery('simple'::regconfig, ${tsAnyQuery(q.alternatives)}))`)
+      .orderBy('w.account_id', 'desc')
+      .orderBy('w.lead_id', 'desc')
+      .limit(sql.lit(q.limit));
+    if (q.rule) first = first.innerJoin('leads', 'leads.id', 'w.lead_id').where(q.rule);
+    // Every plan of this shape walks the window and stops at the page, so PostgreSQL may keep one: a
+    // named statement, not planned at each search. Not with a visibility rule, whose lists of ids
+    // would give every employee texts of their own to keep.
+    const rows = q.rule ? await first.execute() : await executeNamed(db, first.compile());
+    ids = rows.map((r) => Number(r.id));
+    if (ids.length >= q.limit) return ids;
+    // The window's last entry: everything newer was tested above. None, or another account's: the
+    // window held all of the account's leads.
+    const last = await words(1, window - 1).executeTakeFirst();
+    edge = last && Number(last.account_id) === q.accountId ? { id: Number(last.lead_id) } : undefined;
+  } else {
+    const own = (qb: SelectQueryBuilder<Database, 'leads', object>) => {
+      const scoped = qb.where('leads.account_id', '=', q.accountId);
+      return q.beforeId === undefined ? scoped : scoped.where('leads.id', '<', q.beforeId);
+    };
+    const recent = own(db.selectFrom('leads'))
+      .select(['leads.id', 'leads.customer_id', 'leads.integration_id', 'leads.user_id', 'leads.status_type'])
+      .orderBy('leads.id', 'desc')
+      .limit(window);
+    let first = db
+      .selectFrom(recent.as('leads'))
+      .select('leads.id')
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('customers as c')
+            .select('c.id')
+            .whereRef('c.id', '=', 'leads.customer_id')
+            .where('c.account_id', '=', q.accountId)
+            .where(index.customerMatches(q.alternatives, 'c')),
+        ),
+      )
+      .orderBy('leads.id', 'desc')
+      .limit(q.limit);
+    if (q.rule) first = first.where(q.rule);
+    ids = (await first.execute()).map((r) => r.id);
+    if (ids.length >= q.limit) return ids;
+    edge = await own(db.selectFrom('leads'))
+      .select('leads.id')
+      .orderBy('leads.id', 'desc')
+      .offset(window - 1)
+      .limit(1)
+      .executeTakeFirst();
+  }
   if (!edge) return ids;
   const rest = await customerLeadIds(db, index, older, { ...q, beforeId: edge.id, limit: q.limit - ids.length });
   return [...ids, ...rest];
@@ -307,9 +348,10 @@ export async function customerLeadIdsWalking(
 
 /**
  * How customer search finds the leads of matching customers (the service chooses, see there):
- * `ids-array` (PostgreSQL), `walk-leads` (SQLite, many matches), `join` (SQLite, few matches).
+ * `words` (PostgreSQL: every matching lead from `lead_words`' GIN index), `walk-leads` (SQLite,
+ * many matches), `join` (SQLite, few matches).
  */
-export type CustomerLeadsPlan = 'ids-array' | 'walk-leads' | 'join';
+export type CustomerLeadsPlan = 'words' | 'walk-leads' | 'join';
 
 export interface CustomerLeadsQuery {
   accountId: number;
@@ -321,52 +363,67 @@ export interface CustomerLeadsQuery {
 
 /** Ids of the leads whose customer matches, newest lead first. */
 export async function customerLeadIds(db: Executor, index: SearchIndex, plan: CustomerLeadsPlan, q: CustomerLeadsQuery): Promise<number[]> {
+  if (plan === 'words') return leadWordsMatches(db, q);
   const matches = index.customerMatches(q.alternatives, 'c');
   let query =
-    plan === 'ids-array'
-      ? // PostgreSQL estimates prefix matches outside its statistics at 0.5% of the customers, so
-        // with a join it walks leads_pkey backwards (100-350 ms for a name of one customer at
-        // 100k leads). The matching ids as an array (an InitPlan) hide that estimate.
+    plan === 'walk-leads'
+      ? // Walks the leads newest first, each tested against the matches: stops at the page. The
+        // walk goes through every account's leads by id, so it is only chosen when this
+        // account's matches are many.
         db
           .selectFrom('leads')
           .select('leads.id')
-          .where('leads.account_id', '=', q.accountId)
-          .where(
-            sql<SqlBool>`leads.customer_id = any(array(${db
-              .selectFrom('customers as c')
-              .select('c.id')
-              .where('c.account_id', '=', q.accountId)
-              .where(matches)}))`,
+          .where(sql`+leads.account_id`, '=', q.accountId)
+          .where(sql<SqlBool>`+leads.customer_id in (${index.customerIds(q.alternatives)})`)
+          .where((eb) =>
+            eb.exists(
+              eb
+                .selectFrom('customers as c')
+                .select('c.id')
+                .whereRef('c.id', '=', 'leads.customer_id')
+                .where('c.account_id', '=', q.accountId),
+            ),
           )
-      : plan === 'walk-leads'
-        ? // Walks the leads newest first, each tested against the matches: stops at the page. The
-          // walk goes through every account's leads by id, so it is only chosen when this
-          // account's matches are many.
-          db
-            .selectFrom('leads')
-            .select('leads.id')
-            .where(sql`+leads.account_id`, '=', q.accountId)
-            .where(sql<SqlBool>`+leads.customer_id in (${index.customerIds(q.alternatives)})`)
-            .where((eb) =>
-              eb.exists(
-                eb
-                  .selectFrom('customers as c')
-                  .select('c.id')
-                  .whereRef('c.id', '=', 'leads.customer_id')
-                  .where('c.account_id', '=', q.accountId),
-              ),
-            )
-        : db
-            .selectFrom('leads')
-            .innerJoin('customers as c', 'c.id', 'leads.customer_id')
-            .select('leads.id')
-            // Unary plus: SQLite must not drive this query by the account's lead index (it would
-            // walk all of the account's leads, ~250 ms at 100k).
-            .where(sql`+leads.account_id`, '=', q.accountId)
-            .where('c.account_id', '=', q.accountId)
-            .where(matches);
+      : db
+          .selectFrom('leads')
+          .innerJoin('customers as c', 'c.id', 'leads.customer_id')
+          .select('leads.id')
+          // Unary plus: SQLite must not drive this query by the account's lead index (it would
+          // walk all of the account's leads, ~250 ms at 100k).
+          .where(sql`+leads.account_id`, '=', q.accountId)
+          .where('c.account_id', '=', q.accountId)
+          .where(matches);
   query = query.orderBy('leads.id', 'desc').limit(q.limit);
   if (q.beforeId !== undefined) query = query.where('leads.id', '<', q.beforeId);
   if (q.rule) query = query.where(q.rule);
   return (await query.execute()).map((r) => r.id);
+}
+
+/**
+ * PostgreSQL: every lead of the account whose words match, from `lead_words`' GIN index
+ * (migration 0070), materialized and then sorted. Not a walk of the account's leads: PostgreSQL
+ * estimates a prefix outside its statistics at 0.5% of the rows, and with the order and limit in
+ * the same query it walked the leads newest first, testing each (100-350 ms for the name of one
+ * customer at 100k leads). Customer search reaches this only when the newest leads held less than
+ * a page ({@link customerLeadIdsWalking}), so the matches are few. The leads' rows are read only
+ * for a visibility rule.
+ */
+async function leadWordsMatches(db: Executor, q: CustomerLeadsQuery): Promise<number[]> {
+  let query = db
+    .with(
+      (cte) => cte('hits').materialized(),
+      (w) =>
+        w
+          .selectFrom('lead_words')
+          .select('lead_id')
+          .where('account_id', '=', q.accountId)
+          .where(sql<SqlBool>`search_tsv @@ to_tsquery('simple'::regconfig, ${tsAnyQuery(q.alternatives)})`)
+          .$if(q.beforeId !== undefined, (h) => h.where('lead_id', '<', q.beforeId as number)),
+    )
+    .selectFrom('hits')
+    .select('hits.lead_id as id')
+    .orderBy('hits.lead_id', 'desc')
+    .limit(q.limit);
+  if (q.rule) query = query.innerJoin('leads', 'leads.id', 'hits.lead_id').where(q.rule);
+  return (await query.execute()).map((r) => Number(r.id));
 }

@@ -161,18 +161,16 @@ export class SearchService {
     // for one person), so SQLite walks only when they match many: joining every match to its leads
     // and sorting them costs ~1 us per match (`example`: 40k customers, ~35 ms at 100k), while the
     // walk stops at the page (2-5 ms). PostgreSQL walks a bounded window of the newest leads, then
-    // takes the older leads' matching customers as an array (search.repo.ts).
+    // takes the older matching leads from the GIN index of `lead_words` (search.repo.ts).
     const plan: repo.CustomerLeadsPlan =
       this.deps.db.dialect === 'postgres'
-        ? 'ids-array'
+        ? 'words'
         : (await repo.customerMatchesExceed(db, this.index, auth.accountId, alternatives, MANY_CUSTOMER_MATCHES))
           ? 'walk-leads'
           : 'join';
     const query = { accountId: auth.accountId, alternatives, beforeId: from, limit: PAGE_SIZE + 1, rule: leadScopeSql(scope) };
     const ids =
-      plan === 'ids-array'
-        ? await repo.customerLeadIdsWalking(db, this.index, query)
-        : await repo.customerLeadIds(db, this.index, plan, query);
+      plan === 'words' ? await repo.customerLeadIdsWalking(db, this.index, query) : await repo.customerLeadIds(db, this.index, plan, query);
     const page = ids.slice(0, PAGE_SIZE);
     return { cursor: ids.length > PAGE_SIZE ? page[page.length - 1] : -1, leadIds: page };
   }
