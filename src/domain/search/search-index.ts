@@ -22,6 +22,11 @@ export interface SearchIndex {
    * as a scan of every customer of the account, ~20 ms at 100k).
    */
   customerMatches(alternatives: string[][], alias: string): RawBuilder<SqlBool>;
+  /**
+   * The same condition computed once per run (an InitPlan), as {@link messageMatchesEachRow}. On
+   * PostgreSQL `alias` may also be `lead_words` (migration 0070), which holds the customers' words.
+   */
+  customerMatchesEachRow(alternatives: string[][], alias: string): RawBuilder<SqlBool>;
   /** The same customers, of every account (callers restrict), as a subquery of one column `id`. */
   customerIds(alternatives: string[][]): RawBuilder<{ id: number }>;
   /**
@@ -38,6 +43,7 @@ const sqliteIndex: SearchIndex = {
     sql<SqlBool>`${sql.ref(`${alias}.id`)} in (select rowid from messages_fts where messages_fts match ${fts5Query(terms)})`,
   messageMatchesEachRow: (terms, alias) => sqliteIndex.messageMatches(terms, alias),
   customerMatches: (alternatives, alias) => sql<SqlBool>`${sql.ref(`${alias}.id`)} in (${sqliteIndex.customerIds(alternatives)})`,
+  customerMatchesEachRow: (alternatives, alias) => sqliteIndex.customerMatches(alternatives, alias),
   customerIds: (alternatives) =>
     sql<{ id: number }>`select rowid as id from customers_fts where customers_fts match ${fts5AnyQuery(alternatives)}`,
   newestMessages: (query, terms) =>
@@ -54,6 +60,8 @@ const postgresIndex: SearchIndex = {
     sql<SqlBool>`${sql.ref(`${alias}.search_tsv`)} @@ (select to_tsquery('simple'::regconfig, ${tsQuery(terms)}))`,
   customerMatches: (alternatives, alias) =>
     sql<SqlBool>`${sql.ref(`${alias}.search_tsv`)} @@ to_tsquery('simple'::regconfig, ${tsAnyQuery(alternatives)})`,
+  customerMatchesEachRow: (alternatives, alias) =>
+    sql<SqlBool>`${sql.ref(`${alias}.search_tsv`)} @@ (select to_tsquery('simple'::regconfig, ${tsAnyQuery(alternatives)}))`,
   customerIds: (alternatives) =>
     sql<{ id: number }>`select id from customers where search_tsv @@ to_tsquery('simple'::regconfig, ${tsAnyQuery(alternatives)})`,
   newestMessages: (query, terms) => query.where(postgresIndex.messageMatches(terms, 'm')).orderBy('m.id', 'desc') as typeof query,

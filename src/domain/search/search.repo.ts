@@ -3,7 +3,6 @@ import type { Database } from '../../db/schema.js';
 import { dialectOf, executeNamed, type Executor } from '../../db/database.js';
 import type { SourceType } from '../../channels/integration-types.js';
 import type { SearchIndex } from './search-index.js';
-import { tsAnyQuery } from './query-terms.js';
 
 /**
  * The SQL of message and customer search. The service decides what to ask (terms, cursors, which
@@ -263,86 +262,41 @@ export async function customerLeadIdsWalking(
   index: SearchIndex,
   q: CustomerLeadsQuery,
   window = CUSTOMER_WALK_WINDOW,
-  /** The plan of the second step: `words` (PostgreSQL's); the tests run the steps on SQLite with `join`. */
-  older: CustomerLeadsPlan = 'words',
 ): Promise<number[]> {
-  const postgres = dialectOf(db) === 'postgres';
-  let ids: number[];
-  let edge: { id: number } | undefined;
-  if (postgres) {
-    // The window: the entries of lead_words_account_idx from the account's newest lead (before the
-    // cursor) backwards, as a row comparison, then only the account's own. Written so, every plan
-    // walks that index newest first and stops at the window, whatever PostgreSQL guesses of the
-    // account's size: with `account_id = $1`, a kept plan that guessed a small account read all of
-    // its leads and sorted them (a bitmap scan), which for a large account is every lead it has.
-    // A smaller account's window runs into the next account's entries, which are skipped.
-    const below = q.beforeId ?? Number.MAX_SAFE_INTEGER;
-    const words = (limit: number, offset?: number) =>
-      db
-        .selectFrom('lead_words')
-        .select(['lead_words.account_id', 'lead_words.lead_id', 'lead_words.search_tsv'])
-        .where(sql<SqlBool>`(lead_words.account_id, lead_words.lead_id) < (${q.accountId}, ${below})`)
-        .orderBy('lead_words.account_id', 'desc')
-        .orderBy('lead_words.lead_id', 'desc')
-        .$if(offset !== undefined, (w) => w.offset(sql.lit(offset as number)))
-        .limit(sql.lit(limit));
-    let first = db
-      .selectFrom(words(window).as('w'))
-      .select('w.lead_id as id')
-      .where('w.account_id', '=', q.accountId)
-      // The words' query computed once (an InitPlan): in a kept plan `to_tsquery($n)` would be
-      // computed again for every walked lead.
-      .where(sql<SqlBool>`w.search_tsv @@ (select to_tsquery('simple'::regconfig, ${tsAnyQuery(q.alternatives)}))`)
-      .orderBy('w.account_id', 'desc')
-      .orderBy('w.lead_id', 'desc')
-      .limit(sql.lit(q.limit));
-    if (q.rule) first = first.innerJoin('leads', 'leads.id', 'w.lead_id').where(q.rule);
-    // Every plan of this shape walks the window and stops at the page, so PostgreSQL may keep one: a
-    // named statement, not planned at each search. Not with a visibility rule, whose lists of ids
-    // would give every employee texts of their own to keep.
-    const rows = q.rule ? await first.execute() : await executeNamed(db, first.compile());
-    ids = rows.map((r) => Number(r.id));
-    if (ids.length >= q.limit) return ids;
-    // The window's last entry: everything newer was tested above. None, or another account's: the
-    // window held all of the account's leads.
-    const last = await words(1, window - 1).executeTakeFirst();
-    edge = last && Number(last.account_id) === q.accountId ? { id: Number(last.lead_id) } : undefined;
-  } else {
-    const own = (qb: SelectQueryBuilder<Database, 'leads', object>) => {
-      const scoped = qb.where('leads.account_id', '=', q.accountId);
-      return q.beforeId === undefined ? scoped : scoped.where('leads.id', '<', q.beforeId);
-    };
-    const recent = own(db.selectFrom('leads'))
-      .select(['leads.id', 'leads.customer_id', 'leads.integration_id', 'leads.user_id', 'leads.status_type'])
-      .orderBy('leads.id', 'desc')
-      .limit(window);
-    let first = db
-      .selectFrom(recent.as('leads'))
-      .select('leads.id')
-      .where((eb) =>
-        eb.exists(
-          eb
-            .selectFrom('customers as c')
-            .select('c.id')
-            .whereRef('c.id', '=', 'leads.customer_id')
-            .where('c.account_id', '=', q.accountId)
-            .where(index.customerMatches(q.alternatives, 'c')),
-        ),
-      )
-      .orderBy('leads.id', 'desc')
-      .limit(q.limit);
-    if (q.rule) first = first.where(q.rule);
-    ids = (await first.execute()).map((r) => r.id);
-    if (ids.length >= q.limit) return ids;
-    edge = await own(db.selectFrom('leads'))
-      .select('leads.id')
-      .orderBy('leads.id', 'desc')
-      .offset(window - 1)
-      .limit(1)
-      .executeTakeFirst();
-  }
-  if (!edge) return ids;
-  const rest = await customerLeadIds(db, index, older, { ...q, beforeId: edge.id, limit: q.limit - ids.length });
+  // The window: the entries of lead_words_account_idx from the account's newest lead (before the
+  // cursor) backwards, as a row comparison, then only the account's own. Written so, every plan
+  // walks that index newest first and stops at the window, whatever PostgreSQL guesses of the
+  // account's size: with `account_id = $1`, a kept plan that guessed a small account read all of
+  // its leads and sorted them (a bitmap scan), which for a large account is every lead it has.
+  // A smaller account's window runs into the next account's entries, which are skipped.
+  const words = (limit: number, offset?: number) =>
+    db
+      .selectFrom('lead_words')
+      .select(['lead_words.account_id', 'lead_words.lead_id', 'lead_words.search_tsv'])
+      .where(sql<SqlBool>`(lead_words.account_id, lead_words.lead_id) < (${q.accountId}, ${q.beforeId ?? Number.MAX_SAFE_INTEGER})`)
+      .orderBy('lead_words.account_id', 'desc')
+      .orderBy('lead_words.lead_id', 'desc')
+      .$if(offset !== undefined, (w) => w.offset(sql.lit(offset as number)))
+      .limit(sql.lit(limit));
+  let first = db
+    .selectFrom(words(window).as('w'))
+    .select('w.lead_id as id')
+    .where('w.account_id', '=', q.accountId)
+    .where(index.customerMatchesEachRow(q.alternatives, 'w'))
+    .orderBy('w.account_id', 'desc')
+    .orderBy('w.lead_id', 'desc')
+    .limit(sql.lit(q.limit));
+  if (q.rule) first = first.innerJoin('leads', 'leads.id', 'w.lead_id').where(q.rule);
+  // Every plan of this shape walks the window and stops at the page, so PostgreSQL may keep one: a
+  // named statement, not planned at each search. Not with a visibility rule, whose lists of ids
+  // would give every employee texts of their own to keep.
+  const ids = (q.rule ? await first.execute() : await executeNamed(db, first.compile())).map((r) => r.id);
+  if (ids.length >= q.limit) return ids;
+  // The window's last entry: everything newer was tested above. None, or another account's: the
+  // window held all of the account's leads.
+  const edge = await words(1, window - 1).executeTakeFirst();
+  if (!edge || edge.account_id !== q.accountId) return ids;
+  const rest = await customerLeadIds(db, index, 'words', { ...q, beforeId: edge.lead_id, limit: q.limit - ids.length });
   return [...ids, ...rest];
 }
 
@@ -363,7 +317,7 @@ export interface CustomerLeadsQuery {
 
 /** Ids of the leads whose customer matches, newest lead first. */
 export async function customerLeadIds(db: Executor, index: SearchIndex, plan: CustomerLeadsPlan, q: CustomerLeadsQuery): Promise<number[]> {
-  if (plan === 'words') return leadWordsMatches(db, q);
+  if (plan === 'words') return leadWordsMatches(db, index, q);
   const matches = index.customerMatches(q.alternatives, 'c');
   let query =
     plan === 'walk-leads'
@@ -408,7 +362,7 @@ export async function customerLeadIds(db: Executor, index: SearchIndex, plan: Cu
  * a page ({@link customerLeadIdsWalking}), so the matches are few. The leads' rows are read only
  * for a visibility rule.
  */
-async function leadWordsMatches(db: Executor, q: CustomerLeadsQuery): Promise<number[]> {
+async function leadWordsMatches(db: Executor, index: SearchIndex, q: CustomerLeadsQuery): Promise<number[]> {
   let query = db
     .with(
       (cte) => cte('hits').materialized(),
@@ -417,7 +371,7 @@ async function leadWordsMatches(db: Executor, q: CustomerLeadsQuery): Promise<nu
           .selectFrom('lead_words')
           .select('lead_id')
           .where('account_id', '=', q.accountId)
-          .where(sql<SqlBool>`search_tsv @@ to_tsquery('simple'::regconfig, ${tsAnyQuery(q.alternatives)})`)
+          .where(index.customerMatches(q.alternatives, 'lead_words'))
           .$if(q.beforeId !== undefined, (h) => h.where('lead_id', '<', q.beforeId as number)),
     )
     .selectFrom('hits')
@@ -425,5 +379,5 @@ async function leadWordsMatches(db: Executor, q: CustomerLeadsQuery): Promise<nu
     .orderBy('hits.lead_id', 'desc')
     .limit(q.limit);
   if (q.rule) query = query.innerJoin('leads', 'leads.id', 'hits.lead_id').where(q.rule);
-  return (await query.execute()).map((r) => Number(r.id));
+  return (await query.execute()).map((r) => r.id);
 }
