@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { createIntegration, createLead, createManager } from './helpers/fixtures.js';
 import { DIALECT } from './helpers/database.js';
-import { genericPlan, planNodes, recordedTexts, statementCounter, type PlanNode } from './helpers/statements.js';
+import { customPlan, genericPlan, planNodes, recordedTexts, statementCounter, type PlanNode } from './helpers/statements.js';
 import type { IncomingMessage } from '../src/channels/channel.js';
 import type { IntegrationRow } from '../src/db/schema.js';
 import { queryTerms } from '../src/domain/search/query-terms.js';
@@ -195,64 +195,148 @@ describe('paging', () => {
   });
 });
 
-describe('the page in two steps (PostgreSQL: newest messages first, then the index)', () => {
-  it('answers what one query answers, on either side of the window and across it, page by page', async () => {
-    const other = await h.signUp();
-    const id = await createIntegration(h, other.accountId, 'msgrb_bot');
-    const row = await h.database.db.kysely.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-    // 30 messages: `alpha` in all, `beta` in every third, `gamma` only in the two oldest (beyond
-    // any small window), `delta` in none. Another integration's messages interleave, unseen.
-    const noise = await h.database.db.kysely
-      .selectFrom('integrations')
-      .selectAll()
-      .where('id', '=', integration.id)
-      .executeTakeFirstOrThrow();
-    for (let i = 0; i < 30; i++) {
-      const words = ['alpha', i % 3 === 0 ? 'beta' : '', i < 2 ? 'gamma' : ''].join(' ');
-      const sender = { socialId: `w${i % 4}` };
-      const channel = { externalId: `w${i % 4}`, type: 'message' as const };
-      await h.services.ingest.ingest(row, { externalId: `w-${i}`, datetime: h.clock.now() + i, sender, channel, text: words });
-      await h.services.ingest.ingest(noise, {
-        externalId: `n-${i}`,
-        datetime: h.clock.now() + i,
-        sender,
-        channel,
-        text: 'alpha beta gamma',
-      });
-    }
-    const db = h.database.db.kysely;
-    const index = searchIndexFor(h.database.db.dialect);
-    const pages = async (terms: string[], read: (q: MessagePageQuery) => Promise<Array<{ id: number }>>) => {
-      const out: number[][] = [];
-      let beforeId: number | undefined;
-      for (;;) {
-        const q = {
-          accountId: other.accountId,
-          integrationId: id,
-          sourceTypes: ['message' as const],
-          terms,
-          beforeId,
-          limit: 4,
-          rule: null,
-        };
-        const got = (await read(q)).map((r) => r.id);
-        out.push(got);
-        if (got.length < 4) return out;
-        beforeId = got[got.length - 1];
-      }
-    };
-    for (const terms of [['alpha'], ['beta'], ['gamma'], ['delta'], ['alpha', 'beta']]) {
-      const expected = await pages(terms, (q) => messagePage(db, index, q));
-      expect(expected.flat().length).toBe({ alpha: 30, beta: 10, gamma: 2, delta: 0 }[terms.at(-1) as string]);
-      for (const window of [1, 3, 7, 30, 100]) {
-        expect(await pages(terms, (q) => messagePageWalking(db, index, q, window))).toEqual(expected);
-      }
-    }
-  });
-});
-
 // PostgreSQL only: SQLite pages through its FTS table (messagePage) and has no walk.
 if (DIALECT === 'postgres') {
+  describe('the page in two steps (PostgreSQL: newest messages first, then the index)', () => {
+    it('answers what one query answers, on either side of the window and across it, page by page', async () => {
+      const other = await h.signUp();
+      const id = await createIntegration(h, other.accountId, 'msgrb_bot');
+      const row = await h.database.db.kysely.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      // 30 messages: `alpha` in all, `beta` in every third, `gamma` only in the two oldest (beyond
+      // any small window), `delta` in none. Another integration's messages interleave, unseen.
+      const noise = await h.database.db.kysely
+        .selectFrom('integrations')
+        .selectAll()
+        .where('id', '=', integration.id)
+        .executeTakeFirstOrThrow();
+      for (let i = 0; i < 30; i++) {
+        const words = ['alpha', i % 3 === 0 ? 'beta' : '', i < 2 ? 'gamma' : ''].join(' ');
+        const sender = { socialId: `w${i % 4}` };
+        const channel = { externalId: `w${i % 4}`, type: 'message' as const };
+        await h.services.ingest.ingest(row, { externalId: `w-${i}`, datetime: h.clock.now() + i, sender, channel, text: words });
+        await h.services.ingest.ingest(noise, {
+          externalId: `n-${i}`,
+          datetime: h.clock.now() + i,
+          sender,
+          channel,
+          text: 'alpha beta gamma',
+        });
+      }
+      const db = h.database.db.kysely;
+      const index = searchIndexFor(h.database.db.dialect);
+      const pages = async (terms: string[], read: (q: MessagePageQuery) => Promise<Array<{ id: number }>>) => {
+        const out: number[][] = [];
+        let beforeId: number | undefined;
+        for (;;) {
+          const q = {
+            accountId: other.accountId,
+            integrationId: id,
+            sourceTypes: ['message' as const],
+            terms,
+            beforeId,
+            limit: 4,
+            rule: null,
+          };
+          const got = (await read(q)).map((r) => r.id);
+          out.push(got);
+          if (got.length < 4) return out;
+          beforeId = got[got.length - 1];
+        }
+      };
+      for (const terms of [['alpha'], ['beta'], ['gamma'], ['delta'], ['alpha', 'beta']]) {
+        const expected = await pages(terms, (q) => messagePage(db, index, q));
+        expect(expected.flat().length).toBe({ alpha: 30, beta: 10, gamma: 2, delta: 0 }[terms.at(-1) as string]);
+        for (const window of [1, 3, 7, 30, 100]) {
+          expect(await pages(terms, (q) => messagePageWalking(db, index, q, window))).toEqual(expected);
+        }
+      }
+    });
+  });
+
+  describe("each message's words beside it (PostgreSQL, message_words)", () => {
+    const db = () => h.database.db.kysely;
+    /**
+     * The integration's messages whose copy differs from their text's words (migration 0010's
+     * computation), is missing, or is there for a message without words; and copies without
+     * their message.
+     */
+    const stale = async (integrationId: number) =>
+      (
+        await sql<{ id: string }>`select m.id from messages m
+          left join message_words w on w.integration_id = m.integration_id and w.message_id = m.id
+          where m.integration_id = ${integrationId} and case
+            when to_tsvector('simple'::regconfig, parley_search_text(m.text)) = ''::tsvector then w.message_id is not null
+            else w.search_tsv is distinct from to_tsvector('simple'::regconfig, parley_search_text(m.text)) end
+          union all
+          select w.message_id from message_words w left join messages m on m.id = w.message_id
+          where w.integration_id = ${integrationId} and m.id is null`.execute(db())
+      ).rows;
+    const copies = async (integrationId: number) =>
+      Number(
+        (
+          await db()
+            .selectFrom('message_words')
+            .select((eb) => eb.fn.countAll<string>().as('n'))
+            .where('integration_id', '=', integrationId)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    let id: number;
+    let first: { messageId: number; leadId: number };
+
+    beforeAll(async () => {
+      const other = await h.signUp();
+      id = await createIntegration(h, other.accountId, 'msgrb_bot');
+      const row = await db().selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      first = await h.services.ingest.ingest(row, { ...msg('a'), externalId: 'words-0', text: 'Plum jam' });
+      // Four messages in one statement, one of them without text and one without words.
+      await sql`insert into messages (account_id, lead_id, source_id, integration_id, incoming, text, created_at)
+        select account_id, lead_id, source_id, integration_id, 1, t, created_at
+        from messages, unnest(array['Quince paste', '', '!!! ???', 'Fig roll']) as t
+        where id = ${first.messageId}`.execute(db());
+    });
+
+    it('copies the words of messages inserted together, and none for a message without words', async () => {
+      expect(await stale(id)).toEqual([]);
+      expect(await copies(id)).toBe(3);
+      const found = await messagePageWalking(db(), searchIndexFor('postgres'), {
+        accountId: (await db().selectFrom('integrations').select('account_id').where('id', '=', id).executeTakeFirstOrThrow()).account_id,
+        integrationId: id,
+        sourceTypes: ['message'],
+        terms: ['quin'],
+        limit: 21,
+        rule: null,
+      });
+      expect(found.map((r) => r.text)).toEqual(['Quince paste']);
+    });
+
+    it('rewrites a copy when its text changes and only then, and drops it with its message and its lead', async () => {
+      const version = async () =>
+        (await sql<{ xmin: string }>`select xmin::text as xmin from message_words where message_id = ${first.messageId}`.execute(db()))
+          .rows[0]?.xmin;
+      const before = await version();
+      await db().updateTable('messages').set({ unread: 0 }).where('id', '=', first.messageId).execute();
+      await db().updateTable('messages').set({ text: 'Plum jam' }).where('id', '=', first.messageId).execute();
+      expect(await version()).toBe(before);
+      await db().updateTable('messages').set({ text: 'Damson jam' }).where('id', '=', first.messageId).execute();
+      expect(await version()).not.toBe(before);
+      expect(await stale(id)).toEqual([]);
+      await db().updateTable('messages').set({ text: '' }).where('id', '=', first.messageId).execute();
+      expect(await version()).toBeUndefined();
+      await db().updateTable('messages').set({ text: 'Plum jam again' }).where('id', '=', first.messageId).execute();
+      expect(await stale(id)).toEqual([]);
+      expect(await copies(id)).toBe(3);
+
+      await db().deleteFrom('messages').where('id', '=', first.messageId).execute();
+      expect(await version()).toBeUndefined();
+      expect(await copies(id)).toBe(2);
+      // Deleting the lead deletes its messages (the foreign key), and they their words.
+      await db().deleteFrom('leads').where('id', '=', first.leadId).execute();
+      expect(await copies(id)).toBe(0);
+      expect(await stale(id)).toEqual([]);
+    });
+  });
+
   describe('the walk beside a busier integration (PostgreSQL)', () => {
     let quiet: number;
     let accountId: number;
@@ -292,12 +376,13 @@ if (DIALECT === 'postgres') {
           db,
         );
       }
-      await sql`analyze messages`.execute(db);
+      await sql`analyze messages, message_words`.execute(db);
     });
 
     it("reads the quiet integration's own newest messages, not the busy one's", async () => {
-      const read = sql<{ n: string }>`select seq_tup_read + coalesce(idx_tup_fetch, 0) as n
-        from pg_stat_xact_user_tables where relid = 'messages'::regclass`;
+      // Rows read of messages and of their words.
+      const read = sql<{ n: string }>`select sum(seq_tup_read + coalesce(idx_tup_fetch, 0)) as n
+        from pg_stat_xact_user_tables where relid in ('messages'::regclass, 'message_words'::regclass)`;
       await h.database.db.kysely.transaction().execute(async (trx) => {
         const before = Number((await read.execute(trx)).rows[0].n);
         const rows = await messagePageWalking(trx, searchIndexFor('postgres'), query(quiet));
@@ -309,24 +394,30 @@ if (DIALECT === 'postgres') {
       });
     });
 
-    it('keeps a generic plan of its first step that reads the ids from the integration index and the words once', async () => {
+    it("plans its first step, kept or for the values, to walk the integration's words and look up only the matches", async () => {
       const [first] = await recordedTexts(h.database.db.kysely, (recorder) =>
         messagePageWalking(recorder, searchIndexFor('postgres'), query(quiet)),
       );
-      const explained = await keptPlan(first, `${quiet}, ${accountId}, 'message', 'kiwi:*'`, 'bigint, bigint, text, text');
-      const plan = JSON.stringify(explained);
-      // The ids walked backward through the integration's index, each row then looked up by key
-      // (Index Scan or Index Only Scan, as the visibility map allows).
-      const scans = planNodes(explained).filter((n) => n['Relation Name'] === 'messages');
-      const scan = (n: PlanNode) =>
-        `${n['Node Type']?.replace('Index Only Scan', 'Index Scan')} ${n['Scan Direction']} ${n['Index Name']} ${n['Index Cond']}`;
-      expect(scans.map(scan)).toEqual([
-        'Index Scan Backward messages_integration_id_idx (integration_id = ANY (ARRAY[$1]))',
-        'Index Scan Forward messages_pkey (id = messages.id)',
-      ]);
-      // The words' query is computed once (an InitPlan), never in a row's filter.
-      expect(plan).toContain('InitPlan');
-      expect(plan).not.toMatch(/"Filter":"[^"]*to_tsquery/);
+      const args = `${quiet}, ${Number.MAX_SAFE_INTEGER}, ${quiet}, 'kiwi:*', ${accountId}, 'message'`;
+      const types = 'bigint, bigint, bigint, text, bigint, text';
+      for (const plan of [genericPlan, customPlan]) {
+        const explained = await h.database.db.kysely.connection().execute((conn) => plan(conn, first, args, types));
+        // The words walked backward through message_words' key from the cursor, the integration and
+        // the words tested on each entry, and only a match's message looked up by its key.
+        const scans = planNodes(explained).filter((n) => n['Index Name'] || n['Relation Name']);
+        const scan = (n: PlanNode) =>
+          `${n['Node Type']} ${n['Scan Direction']} ${n['Index Name']} ${n['Index Cond']?.replace(/'\d+'::bigint/g, 'v')}`;
+        expect(scans.slice(0, 2).map(scan)).toEqual([
+          expect.stringMatching(/^Index Scan Backward message_words_pkey \(ROW\(integration_id, message_id\) <= ROW\((\$1, \$2|v, v)\)\)$/),
+          'Index Scan Forward messages_pkey (id = w.message_id)',
+        ]);
+        const walk = planNodes(explained).find((n) => n['Node Type'] === 'Subquery Scan' && n['Alias'] === 'w');
+        expect(walk?.Filter).toMatch(/search_tsv @@/);
+        // The words' query is computed once (an InitPlan), never in a row's filter.
+        const json = JSON.stringify(explained);
+        expect(json).toContain('InitPlan');
+        expect(json).not.toMatch(/"Filter":"[^"]*to_tsquery/);
+      }
     });
 
     it("keeps a generic plan of the integration's look-up that probes sources_external_uq for each channel type", async () => {
@@ -623,7 +714,7 @@ describe('customer search', () => {
         expect(await version()).toBeUndefined();
       });
 
-      it('keeps a generic plan of its first step that walks lead_words_account_idx and computes the words once', async () => {
+      it('plans its first step, kept or for the values, to walk lead_words_account_idx and compute the words once', async () => {
         // One account with more leads than the window beside the few of the others: a plan that
         // guesses an account's leads from their average (`account_id = $1`) reads them all and
         // sorts them, which for this account is 5,001 leads for a page.
@@ -636,29 +727,27 @@ describe('customer search', () => {
         const query = { accountId: big.accountId, alternatives: [['zo']], limit: 21, rule: null };
         expect(await customerLeadIdsWalking(db(), searchIndexFor('postgres'), query)).toHaveLength(21);
         const [text] = await recordedTexts(db(), (recorder) => customerLeadIdsWalking(recorder, searchIndexFor('postgres'), query));
-        const explained = await db()
-          .connection()
-          .execute((conn) =>
-            genericPlan(
-              conn,
-              text,
-              `${big.accountId}, ${Number.MAX_SAFE_INTEGER}, ${big.accountId}, 'zo:*'`,
-              'bigint, bigint, bigint, text',
-            ),
-          );
-        const scans = planNodes(explained).filter((n) => n['Relation Name'] === 'lead_words');
-        expect(scans.map((n) => `${n['Node Type']} ${n['Scan Direction']} ${n['Index Name']} ${n['Index Cond']}`)).toEqual([
-          'Index Scan Backward lead_words_account_idx (ROW(account_id, lead_id) < ROW($1, $2))',
-        ]);
-        // No lead's customer is looked up, and the words' query is computed once (an InitPlan).
-        expect(
-          planNodes(explained)
-            .map((n) => n['Relation Name'])
-            .filter(Boolean),
-        ).toEqual(['lead_words']);
-        const plan = JSON.stringify(explained);
-        expect(plan).toContain('InitPlan');
-        expect(plan).not.toMatch(/"Filter":"[^"]*to_tsquery/);
+        const args = `${big.accountId}, ${Number.MAX_SAFE_INTEGER}, ${big.accountId}, 'zo:*'`;
+        for (const plan of [genericPlan, customPlan]) {
+          const explained = await db()
+            .connection()
+            .execute((conn) => plan(conn, text, args, 'bigint, bigint, bigint, text'));
+          const scans = planNodes(explained).filter((n) => n['Relation Name'] === 'lead_words');
+          const scan = (n: PlanNode) =>
+            `${n['Node Type']} ${n['Scan Direction']} ${n['Index Name']} ${n['Index Cond']?.replace(/'\d+'::bigint/g, 'v')}`;
+          expect(scans.map(scan)).toEqual([
+            expect.stringMatching(/^Index Scan Backward lead_words_account_idx \(ROW\(account_id, lead_id\) <= ROW\((\$1, \$2|v, v)\)\)$/),
+          ]);
+          // No lead's customer is looked up, and the words' query is computed once (an InitPlan).
+          expect(
+            planNodes(explained)
+              .map((n) => n['Relation Name'])
+              .filter(Boolean),
+          ).toEqual(['lead_words']);
+          const json = JSON.stringify(explained);
+          expect(json).toContain('InitPlan');
+          expect(json).not.toMatch(/"Filter":"[^"]*to_tsquery/);
+        }
       });
     });
   }

@@ -57,6 +57,7 @@ export interface Database {
   rate_limits: RateLimitsTable;
   /** PostgreSQL only. */
   lead_words: LeadWordsTable;
+  message_words: MessageWordsTable;
   send_keys: SendKeysTable;
   leases: LeasesTable;
   file_chunks: FileChunksTable;
@@ -85,6 +86,16 @@ export interface LeadWordsTable {
   lead_id: number;
   account_id: number;
   search_tsv: string | null;
+}
+
+/**
+ * PostgreSQL only (migration 0071): each message's search words, kept by triggers, for message
+ * search's walk of an integration's newest messages and its index of the older ones.
+ */
+export interface MessageWordsTable {
+  integration_id: number;
+  message_id: number;
+  search_tsv: string;
 }
 
 /** Fixed-window counters shared by processes (migration 0040). */

@@ -74,14 +74,26 @@ export function planNodes(explained: unknown): PlanNode[] {
  * the parameters' types, or PostgreSQL infers them from the text. `db` must be one connection or a
  * transaction; the prepared statement and the setting are gone afterwards.
  */
-export async function genericPlan(db: Executor, text: string, args: string, types?: string): Promise<unknown> {
-  await sql.raw('set plan_cache_mode = force_generic_plan').execute(db);
-  await sql.raw(`prepare generic_plan${types === undefined ? '' : `(${types})`} as ${text}`).execute(db);
+export function genericPlan(db: Executor, text: string, args: string, types?: string): Promise<unknown> {
+  return planFor(db, 'force_generic_plan', text, args, types);
+}
+
+/**
+ * PostgreSQL: the plan made for `text` with `args` themselves, as for an unnamed statement or a
+ * named statement's first runs (a custom plan); otherwise as {@link genericPlan}.
+ */
+export function customPlan(db: Executor, text: string, args: string, types?: string): Promise<unknown> {
+  return planFor(db, 'force_custom_plan', text, args, types);
+}
+
+async function planFor(db: Executor, mode: string, text: string, args: string, types?: string): Promise<unknown> {
+  await sql.raw(`set plan_cache_mode = ${mode}`).execute(db);
+  await sql.raw(`prepare kept_plan${types === undefined ? '' : `(${types})`} as ${text}`).execute(db);
   try {
-    const { rows } = await sql.raw<{ 'QUERY PLAN': unknown }>(`explain (format json) execute generic_plan(${args})`).execute(db);
+    const { rows } = await sql.raw<{ 'QUERY PLAN': unknown }>(`explain (format json) execute kept_plan(${args})`).execute(db);
     return rows[0]['QUERY PLAN'];
   } finally {
-    await sql.raw('deallocate generic_plan').execute(db);
+    await sql.raw('deallocate kept_plan').execute(db);
     await sql.raw('reset plan_cache_mode').execute(db);
   }
 }

@@ -4,11 +4,13 @@ import { fts5AnyQuery, fts5Query, tsAnyQuery, tsQuery } from './query-terms.js';
 
 /**
  * One search interface, two implementations: SQLite FTS5 tables kept by triggers, with prefix
- * indexes (migrations 0010, 0015), PostgreSQL tsvector columns with GIN indexes (0010). Each
- * answers a boolean SQL condition on a messages or customers table reference, so callers compose it
- * with their own filters.
+ * indexes (migrations 0010, 0015), PostgreSQL tsvectors with GIN indexes: the customers' a column
+ * (0010) copied to each lead in `lead_words` (0070), the messages' in `message_words` (0071). Each
+ * answers a boolean SQL condition on a table reference, so callers compose it with their own
+ * filters.
  */
 export interface SearchIndex {
+  /** Messages matching every one of `terms`: `alias` over messages (SQLite), over message_words (PostgreSQL). */
   messageMatches(terms: string[], alias: string): RawBuilder<SqlBool>;
   /**
    * The same condition for a statement PostgreSQL may keep a plan of and that tests it row by row:
@@ -64,7 +66,14 @@ const postgresIndex: SearchIndex = {
     sql<SqlBool>`${sql.ref(`${alias}.search_tsv`)} @@ (select to_tsquery('simple'::regconfig, ${tsAnyQuery(alternatives)}))`,
   customerIds: (alternatives) =>
     sql<{ id: number }>`select id from customers where search_tsv @@ to_tsquery('simple'::regconfig, ${tsAnyQuery(alternatives)})`,
-  newestMessages: (query, terms) => query.where(postgresIndex.messageMatches(terms, 'm')).orderBy('m.id', 'desc') as typeof query,
+  newestMessages: (query, terms) =>
+    query
+      // biome-ignore lint/suspicious/noExplicitAny: the join builder of a generic QB has no nameable type
+      .innerJoin(sql`message_words`.as('mw'), (join: any) =>
+        join.on(sql<SqlBool>`mw.integration_id = m.integration_id and mw.message_id = m.id`),
+      )
+      .where(postgresIndex.messageMatches(terms, 'mw'))
+      .orderBy('m.id', 'desc') as typeof query,
 };
 
 export function searchIndexFor(dialect: DialectName): SearchIndex {

@@ -1,6 +1,5 @@
-import { sql, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
-import type { Database } from '../../db/schema.js';
-import { dialectOf, executeNamed, type Executor } from '../../db/database.js';
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { executeNamed, type Executor } from '../../db/database.js';
 import type { SourceType } from '../../channels/integration-types.js';
 import type { SearchIndex } from './search-index.js';
 
@@ -92,6 +91,24 @@ export function messagePage(db: Executor, index: SearchIndex, q: MessagePageQuer
 }
 
 /**
+ * PostgreSQL: where a walk newest first through an index on (`owner`, `id`) starts: `ownerId`'s
+ * entry before `beforeId` (the message and customer walks). Written as a row comparison,
+ * `(owner, id) <= (ownerId, beforeId - 1)`, which only that index can both answer and give the
+ * order of, so that every plan walks it from there and stops at the window; the walk goes on into
+ * the entries of the owners made before, which the caller skips. With `owner = $1` or
+ * `owner = any(array[$1])`, a kept plan guesses every owner at the average owner's share of the
+ * table, and for a large owner it read all of its entries and sorted them (a bitmap scan: the
+ * test database's kept plan for an account of 5,001 leads). PostgreSQL estimates a row comparison
+ * from its first column alone: kept, as a third of the table; planned for the values, as the
+ * owners up to and including `ownerId` (`<=`; with `<` and the cursor itself, only those made
+ * before it). docs/performance.md, issue 19.
+ */
+function walkFrom(owner: RawBuilder<unknown>, id: RawBuilder<unknown>, ownerId: number, beforeId: number | undefined) {
+  const last = beforeId === undefined ? Number.MAX_SAFE_INTEGER : beforeId - 1;
+  return sql<SqlBool>`(${owner}, ${id}) <= (${ownerId}, ${last})`;
+}
+
+/**
  * PostgreSQL: how many of the integration's newest messages (before the cursor) the first step of
  * {@link messagePageWalking} tests. A word in about 0.1% of the messages or more fills a page
  * within them; rarer words are few in the index, where the second step finds them cheaply.
@@ -106,95 +123,80 @@ const PAGE_COLUMNS = ['m.id', 'm.lead_id', 'm.profile_id', 'm.user_id', 'm.sourc
  * match from the GIN index and sorting them, and it chooses from estimates that take a query's
  * words as independent: `sunday shop` (27,760 matches of 1M) was estimated at 760 rows, so every
  * match was read and sorted (~300 ms), and a word it had no statistics for walked the whole table
- * (~500 ms). So: (1) the newest {@link WALK_WINDOW} messages of the integration through
- * `messages_integration_id_idx`, each tested against the words, stopping at the page (frequent
- * words: a few ms); (2) only when that leaves the page short, the matches older than the window
- * from the GIN index (materialized, so it is not turned back into a walk), which are then few.
+ * (~500 ms). So: (1) the newest {@link WALK_WINDOW} entries of the integration in `message_words`
+ * (each message's words beside its id, migration 0071), each tested against the words, stopping
+ * at the page, and only the matches' messages looked up (frequent words: well under 1 ms); (2) only
+ * when that leaves the page short, the matches older than the window from `message_words`' GIN
+ * index (materialized, so it is not turned back into a walk), which are then few.
  * docs/performance.md, issue 19.
  */
 export async function messagePageWalking(db: Executor, index: SearchIndex, q: MessagePageQuery, window = WALK_WINDOW) {
-  const own = (qb: SelectQueryBuilder<Database, 'messages', object>) => {
-    let scoped = qb.where('messages.integration_id', '=', q.integrationId).where('messages.account_id', '=', q.accountId);
-    if (q.beforeId !== undefined) scoped = scoped.where('messages.id', '<', q.beforeId);
-    return scoped;
-  };
-  // The walk's ids, newest first, from messages_integration_id_idx alone (its predicate, migration
-  // 0067, is true of every message). The integration as a one-element array and the order by
-  // (integration, id) leave that index the only one to give the order: with `integration_id = $1`
-  // the order was id alone, which the primary key gives too, and for an integration holding a large
-  // share of the table (the planner's estimate) it walked messages_pkey newest first, reading every
-  // newer message of the account's other integrations before its own (a quiet channel beside a
-  // busy widget: 9-26 ms for ~1). Not the account: the integration is the account's
-  // (searchTarget), and the rows are checked below.
-  const postgres = dialectOf(db) === 'postgres';
-  const ids = (qb: SelectQueryBuilder<Database, 'messages', object>) =>
-    qb
-      .select(['messages.integration_id', 'messages.id'])
-      .$if(postgres, (w) =>
-        w.where(sql<SqlBool>`messages.integration_id = any(array[${q.integrationId}]::bigint[]) and search_tsv is not null`),
-      )
-      .$if(!postgres, (w) => w.where('messages.integration_id', '=', q.integrationId))
-      .$if(q.beforeId !== undefined, (w) => w.where('messages.id', '<', q.beforeId as number))
-      .orderBy('messages.integration_id', 'desc')
-      .orderBy('messages.id', 'desc');
-  const walk = ids(db.selectFrom('messages')).limit(sql.lit(window));
-  // Each walked id's row, looked up by its key. On PostgreSQL through a lateral subquery that
-  // cannot be flattened (`offset 0`): as a plain join the planner merged the ids with a walk of
-  // messages_pkey. SQLite tests the same steps with a plain join (no LATERAL there).
-  const rowColumns = ['r.id', 'r.lead_id', 'r.profile_id', 'r.user_id', 'r.source_id', 'r.text', 'r.created_at', 'r.account_id'] as const;
-  const withRows = postgres
-    ? db.selectFrom(walk.as('w')).innerJoinLateral(
-        (eb) =>
-          eb
-            .selectFrom('messages as r')
-            .select(rowColumns)
-            .select(sql<string>`r.search_tsv`.as('search_tsv'))
-            .whereRef('r.id', '=', 'w.id')
-            .offset(sql.lit(0))
-            .as('m'),
-        (join) => join.onTrue(),
-      )
-    : db.selectFrom(walk.as('w')).innerJoin(
-        (eb) => eb.selectFrom('messages as r').select(rowColumns).as('m'),
-        (join) => join.onRef('m.id', '=', 'w.id'),
-      );
-  let first = withRows
+  // The window: message_words' entries from the integration's before the cursor backwards, through
+  // its primary key (walkFrom), then only the integration's own, tested against the words before
+  // any message is looked up. Not the account: the integration is the account's (searchTarget),
+  // and the messages are checked below.
+  const words = (limit: number, offset?: number) =>
+    db
+      .selectFrom('message_words')
+      .select(['message_words.integration_id', 'message_words.message_id', 'message_words.search_tsv'])
+      .where(walkFrom(sql.ref('message_words.integration_id'), sql.ref('message_words.message_id'), q.integrationId, q.beforeId))
+      .orderBy('message_words.integration_id', 'desc')
+      .orderBy('message_words.message_id', 'desc')
+      .$if(offset !== undefined, (w) => w.offset(sql.lit(offset as number)))
+      .limit(sql.lit(limit));
+  // Each match's message, looked up by its key through a lateral subquery that cannot be flattened
+  // (`offset 0`): as a plain join the planner may merge the walk with one of messages_pkey.
+  let first = db
+    .selectFrom(words(window).as('w'))
+    .innerJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('messages as r')
+          .select(['r.id', 'r.lead_id', 'r.profile_id', 'r.user_id', 'r.source_id', 'r.text', 'r.created_at', 'r.account_id'])
+          .whereRef('r.id', '=', 'w.message_id')
+          .offset(sql.lit(0))
+          .as('m'),
+      (join) => join.onTrue(),
+    )
     .innerJoin('sources as s', 's.id', 'm.source_id')
     .innerJoin('leads', 'leads.id', 'm.lead_id')
     .select(PAGE_COLUMNS)
+    .where('w.integration_id', '=', q.integrationId)
+    .where(index.messageMatchesEachRow(q.terms, 'w'))
     .where('m.account_id', '=', q.accountId)
     .where('s.type', 'in', q.sourceTypes)
-    .where(index.messageMatchesEachRow(q.terms, 'm'))
     .orderBy('w.integration_id', 'desc')
-    .orderBy('w.id', 'desc')
+    .orderBy('w.message_id', 'desc')
     .limit(sql.lit(q.limit));
   if (q.rule) first = first.where(q.rule);
-  // Every plan of this shape reads the ids from the integration's index and stops at the page, so
-  // PostgreSQL may keep one: a named statement, planned once per connection instead of at every
-  // search (~0.5 ms, about as long as the walk itself). Only without a visibility rule, whose lists
-  // of ids would give every employee texts of their own to keep.
+  // Every plan of this shape walks the integration's entries and stops at the page, so PostgreSQL
+  // may keep one: a named statement, planned once per connection instead of at every search
+  // (~0.5 ms, about as long as the walk itself). Only without a visibility rule, whose lists of ids
+  // would give every employee texts of their own to keep.
   const rows = q.rule ? await first.execute() : await executeNamed(db, first.compile());
   if (rows.length >= q.limit) return rows;
 
-  // The window's last message: everything newer was tested above. None: the window was all of them.
-  const edge = await ids(db.selectFrom('messages'))
-    .offset(window - 1)
-    .limit(1)
-    .executeTakeFirst();
-  if (!edge) return rows;
+  // The window's last entry: everything newer was tested above. None, or another integration's: the
+  // window held all of the integration's messages with words.
+  const edge = await words(1, window - 1).executeTakeFirst();
+  if (!edge || edge.integration_id !== q.integrationId) return rows;
   let rest = db
     .with(
       (cte) => cte('hits').materialized(),
       (w) =>
-        own(w.selectFrom('messages'))
-          .select(['id', 'lead_id', 'profile_id', 'user_id', 'source_id', 'text', 'created_at'])
-          .where('messages.id', '<', edge.id)
-          .where(index.messageMatches(q.terms, 'messages')),
+        w
+          .selectFrom('message_words')
+          .select('message_words.message_id')
+          .where('message_words.integration_id', '=', q.integrationId)
+          .where('message_words.message_id', '<', edge.message_id)
+          .where(index.messageMatches(q.terms, 'message_words')),
     )
-    .selectFrom('hits as m')
+    .selectFrom('hits as h')
+    .innerJoin('messages as m', 'm.id', 'h.message_id')
     .innerJoin('sources as s', 's.id', 'm.source_id')
     .innerJoin('leads', 'leads.id', 'm.lead_id')
     .select(PAGE_COLUMNS)
+    .where('m.account_id', '=', q.accountId)
     .where('s.type', 'in', q.sourceTypes)
     .orderBy('m.id', 'desc')
     .limit(q.limit - rows.length);
@@ -263,17 +265,13 @@ export async function customerLeadIdsWalking(
   q: CustomerLeadsQuery,
   window = CUSTOMER_WALK_WINDOW,
 ): Promise<number[]> {
-  // The window: the entries of lead_words_account_idx from the account's newest lead (before the
-  // cursor) backwards, as a row comparison, then only the account's own. Written so, every plan
-  // walks that index newest first and stops at the window, whatever PostgreSQL guesses of the
-  // account's size: with `account_id = $1`, a kept plan that guessed a small account read all of
-  // its leads and sorted them (a bitmap scan), which for a large account is every lead it has.
-  // A smaller account's window runs into the next account's entries, which are skipped.
+  // The window: the entries of lead_words_account_idx from the account's before the cursor
+  // backwards (walkFrom), then only the account's own.
   const words = (limit: number, offset?: number) =>
     db
       .selectFrom('lead_words')
       .select(['lead_words.account_id', 'lead_words.lead_id', 'lead_words.search_tsv'])
-      .where(sql<SqlBool>`(lead_words.account_id, lead_words.lead_id) < (${q.accountId}, ${q.beforeId ?? Number.MAX_SAFE_INTEGER})`)
+      .where(walkFrom(sql.ref('lead_words.account_id'), sql.ref('lead_words.lead_id'), q.accountId, q.beforeId))
       .orderBy('lead_words.account_id', 'desc')
       .orderBy('lead_words.lead_id', 'desc')
       .$if(offset !== undefined, (w) => w.offset(sql.lit(offset as number)))
