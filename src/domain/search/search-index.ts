@@ -12,23 +12,29 @@ import { fts5AnyQuery, fts5Query, tsAnyQuery, tsQuery } from './query-terms.js';
 export interface SearchIndex {
   /** Messages matching every one of `terms`: `alias` over messages (SQLite), over message_words (PostgreSQL). */
   messageMatches(terms: string[], alias: string): RawBuilder<SqlBool>;
+  /** The words' query `terms` make, as the text {@link messageMatchesEachRow} takes. */
+  messageQuery(terms: string[]): string;
   /**
    * The same condition for a statement PostgreSQL may keep a plan of and that tests it row by row:
    * the words' query is computed once per run (an InitPlan), where in a kept plan `to_tsquery($n)`
    * would be computed again for every row (~2 us each). The index cannot be planned from it.
+   * `query` is {@link messageQuery}'s text, or a prepared statement's parameter (db/prepared.ts).
    */
-  messageMatchesEachRow(terms: string[], alias: string): RawBuilder<SqlBool>;
+  messageMatchesEachRow(query: unknown, alias: string): RawBuilder<SqlBool>;
   /**
    * Customers (`alias` over customers) matching any of `alternatives`, each a list of words all
    * required: one index query, however many alternatives (SQLite planned `a in (...) or b in (...)`
    * as a scan of every customer of the account, ~20 ms at 100k).
    */
   customerMatches(alternatives: string[][], alias: string): RawBuilder<SqlBool>;
+  /** The words' query `alternatives` make, as the text {@link customerMatchesEachRow} takes. */
+  customerQuery(alternatives: string[][]): string;
   /**
-   * The same condition computed once per run (an InitPlan), as {@link messageMatchesEachRow}. On
-   * PostgreSQL `alias` may also be `lead_words` (migration 0070), which holds the customers' words.
+   * The same condition computed once per run (an InitPlan), as {@link messageMatchesEachRow}, for
+   * {@link customerQuery}'s text or a prepared statement's parameter. On PostgreSQL `alias` may
+   * also be `lead_words` (migration 0070), which holds the customers' words.
    */
-  customerMatchesEachRow(alternatives: string[][], alias: string): RawBuilder<SqlBool>;
+  customerMatchesEachRow(query: unknown, alias: string): RawBuilder<SqlBool>;
   /** The same customers, of every account (callers restrict), as a subquery of one column `id`. */
   customerIds(alternatives: string[][]): RawBuilder<{ id: number }>;
   /**
@@ -41,11 +47,14 @@ export interface SearchIndex {
 }
 
 const sqliteIndex: SearchIndex = {
-  messageMatches: (terms, alias) =>
-    sql<SqlBool>`${sql.ref(`${alias}.id`)} in (select rowid from messages_fts where messages_fts match ${fts5Query(terms)})`,
-  messageMatchesEachRow: (terms, alias) => sqliteIndex.messageMatches(terms, alias),
+  messageMatches: (terms, alias) => sqliteIndex.messageMatchesEachRow(fts5Query(terms), alias),
+  messageQuery: fts5Query,
+  messageMatchesEachRow: (query, alias) =>
+    sql<SqlBool>`${sql.ref(`${alias}.id`)} in (select rowid from messages_fts where messages_fts match ${query})`,
   customerMatches: (alternatives, alias) => sql<SqlBool>`${sql.ref(`${alias}.id`)} in (${sqliteIndex.customerIds(alternatives)})`,
-  customerMatchesEachRow: (alternatives, alias) => sqliteIndex.customerMatches(alternatives, alias),
+  customerQuery: fts5AnyQuery,
+  customerMatchesEachRow: (query, alias) =>
+    sql<SqlBool>`${sql.ref(`${alias}.id`)} in (select rowid as id from customers_fts where customers_fts match ${query})`,
   customerIds: (alternatives) =>
     sql<{ id: number }>`select rowid as id from customers_fts where customers_fts match ${fts5AnyQuery(alternatives)}`,
   newestMessages: (query, terms) =>
@@ -58,12 +67,14 @@ const sqliteIndex: SearchIndex = {
 
 const postgresIndex: SearchIndex = {
   messageMatches: (terms, alias) => sql<SqlBool>`${sql.ref(`${alias}.search_tsv`)} @@ to_tsquery('simple'::regconfig, ${tsQuery(terms)})`,
-  messageMatchesEachRow: (terms, alias) =>
-    sql<SqlBool>`${sql.ref(`${alias}.search_tsv`)} @@ (select to_tsquery('simple'::regconfig, ${tsQuery(terms)}))`,
+  messageQuery: tsQuery,
+  messageMatchesEachRow: (query, alias) =>
+    sql<SqlBool>`${sql.ref(`${alias}.search_tsv`)} @@ (select to_tsquery('simple'::regconfig, ${query}))`,
   customerMatches: (alternatives, alias) =>
     sql<SqlBool>`${sql.ref(`${alias}.search_tsv`)} @@ to_tsquery('simple'::regconfig, ${tsAnyQuery(alternatives)})`,
-  customerMatchesEachRow: (alternatives, alias) =>
-    sql<SqlBool>`${sql.ref(`${alias}.search_tsv`)} @@ (select to_tsquery('simple'::regconfig, ${tsAnyQuery(alternatives)}))`,
+  customerQuery: tsAnyQuery,
+  customerMatchesEachRow: (query, alias) =>
+    sql<SqlBool>`${sql.ref(`${alias}.search_tsv`)} @@ (select to_tsquery('simple'::regconfig, ${query}))`,
   customerIds: (alternatives) =>
     sql<{ id: number }>`select id from customers where search_tsv @@ to_tsquery('simple'::regconfig, ${tsAnyQuery(alternatives)})`,
   newestMessages: (query, terms) =>

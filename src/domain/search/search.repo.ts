@@ -1,5 +1,7 @@
-import { sql, type RawBuilder, type SqlBool } from 'kysely';
-import { executeNamed, type Executor } from '../../db/database.js';
+import { sql, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
+import type { Executor } from '../../db/database.js';
+import type { MessagesTable } from '../../db/schema.js';
+import { prepared } from '../../db/prepared.js';
 import type { SourceType } from '../../channels/integration-types.js';
 import type { SearchIndex } from './search-index.js';
 
@@ -37,29 +39,42 @@ export async function searchTarget<G extends string>(
   groups: Record<G, SourceType[]>,
 ): Promise<SearchTarget<G> | undefined> {
   const names = Object.keys(groups) as G[];
-  const query = db
-    .selectFrom('integrations as i')
-    .select(['i.id', 'i.type'])
-    .select((eb) =>
-      names.map((name) => {
-        const firstOfType = (type: SourceType) =>
-          sql<SqlBool>`(${eb
-            .selectFrom('sources as s')
-            .select(sql<number>`1`.as('one'))
-            .whereRef('s.integration_id', '=', 'i.id')
-            .where('s.type', '=', type)
-            .orderBy('s.external_id')
-            .limit(sql.lit(1))}) is not null`;
-        return sql<SqlBool>`(${sql.join(groups[name].map(firstOfType), sql` or `)})`.as(name);
-      }),
-    )
-    .where('i.id', '=', integrationId)
-    .where('i.account_id', '=', accountId)
-    .where('i.deleted_at', 'is', null);
-  const [row] = (await executeNamed(db, query.compile())) as Array<{ id: number; type: string } & Record<G, unknown>>;
+  let run = targetStatements.get(groups);
+  if (!run) {
+    run = targetStatement(groups);
+    targetStatements.set(groups, run);
+  }
+  const [row] = await run(db, { accountId, integrationId });
   if (!row) return undefined;
   // PostgreSQL answers booleans, SQLite 0 or 1.
   return { id: row.id, type: row.type, channels: new Set(names.filter((name) => row[name] === true || row[name] === 1)) };
+}
+
+/** {@link searchTarget}'s statement for each groups object, built once (db/prepared.ts). */
+const targetStatements = new WeakMap<object, ReturnType<typeof targetStatement>>();
+
+function targetStatement(groups: Record<string, SourceType[]>) {
+  return prepared((db, p: { accountId: number; integrationId: number }) =>
+    db
+      .selectFrom('integrations as i')
+      .select(['i.id', 'i.type'])
+      .select((eb) =>
+        Object.entries(groups).map(([name, types]) => {
+          const firstOfType = (type: SourceType) =>
+            sql<SqlBool>`(${eb
+              .selectFrom('sources as s')
+              .select(sql<number>`1`.as('one'))
+              .whereRef('s.integration_id', '=', 'i.id')
+              .where('s.type', '=', type)
+              .orderBy('s.external_id')
+              .limit(sql.lit(1))}) is not null`;
+          return sql<SqlBool>`(${sql.join(types.map(firstOfType), sql` or `)})`.as(name);
+        }),
+      )
+      .where('i.id', '=', p.integrationId)
+      .where('i.account_id', '=', p.accountId)
+      .where('i.deleted_at', 'is', null),
+  );
 }
 
 export interface MessagePageQuery {
@@ -92,20 +107,19 @@ export function messagePage(db: Executor, index: SearchIndex, q: MessagePageQuer
 
 /**
  * PostgreSQL: where a walk newest first through an index on (`owner`, `id`) starts: `ownerId`'s
- * entry before `beforeId` (the message and customer walks). Written as a row comparison,
- * `(owner, id) <= (ownerId, beforeId - 1)`, which only that index can both answer and give the
- * order of, so that every plan walks it from there and stops at the window; the walk goes on into
- * the entries of the owners made before, which the caller skips. With `owner = $1` or
- * `owner = any(array[$1])`, a kept plan guesses every owner at the average owner's share of the
- * table, and for a large owner it read all of its entries and sorted them (a bitmap scan: the
- * test database's kept plan for an account of 5,001 leads). PostgreSQL estimates a row comparison
- * from its first column alone: kept, as a third of the table; planned for the values, as the
- * owners up to and including `ownerId` (`<=`; with `<` and the cursor itself, only those made
- * before it). docs/performance.md, issue 19.
+ * entry `lastId` or the one before it (the message and customer walks; lastBefore gives `lastId`
+ * for a cursor). Written as a row comparison, `(owner, id) <= (ownerId, lastId)`, which only that
+ * index can both answer and give the order of, so that every plan walks it from there and stops at
+ * the window; the walk goes on into the entries of the owners made before, which the caller skips.
+ * With `owner = $1` or `owner = any(array[$1])`, a kept plan guesses every owner at the average
+ * owner's share of the table, and for a large owner it read all of its entries and sorted them (a
+ * bitmap scan: the test database's kept plan for an account of 5,001 leads). PostgreSQL estimates
+ * a row comparison from its first column alone: kept, as a third of the table; planned for the
+ * values, as the owners up to and including `ownerId` (`<=`; with `<` and the cursor itself, only
+ * those made before it). docs/performance.md, issue 19.
  */
-function walkFrom(owner: RawBuilder<unknown>, id: RawBuilder<unknown>, ownerId: number, beforeId: number | undefined) {
-  const last = beforeId === undefined ? Number.MAX_SAFE_INTEGER : beforeId - 1;
-  return sql<SqlBool>`(${owner}, ${id}) <= (${ownerId}, ${last})`;
+function walkFrom(owner: RawBuilder<unknown>, id: RawBuilder<unknown>, ownerId: number, lastId: number) {
+  return sql<SqlBool>`(${owner}, ${id}) <= (${ownerId}, ${lastId})`;
 }
 
 /**
@@ -116,6 +130,74 @@ function walkFrom(owner: RawBuilder<unknown>, id: RawBuilder<unknown>, ownerId: 
 export const WALK_WINDOW = 5000;
 
 const PAGE_COLUMNS = ['m.id', 'm.lead_id', 'm.profile_id', 'm.user_id', 'm.source_id', 'm.text', 'm.created_at'] as const;
+
+type PageRow = Pick<Selectable<MessagesTable>, 'id' | 'lead_id' | 'profile_id' | 'user_id' | 'source_id' | 'text' | 'created_at'>;
+
+/** The values of a walk's first step: given, or a prepared statement's parameters. */
+interface WalkValues {
+  integrationId: number;
+  /** The newest message id the walk may start at (lastBefore). */
+  lastId: number;
+  accountId: number;
+  /** The words' query (SearchIndex.messageQuery). */
+  words: string;
+}
+
+/** {@link messagePageWalking}'s first step without a visibility rule, per shape (channel types, page, window). */
+const firstSteps = new Map<string, (db: Executor, values: WalkValues) => Promise<PageRow[]>>();
+
+/** The newest id a walk starts at, for a cursor (exclusive) or none. */
+function lastBefore(beforeId: number | undefined): number {
+  return beforeId === undefined ? Number.MAX_SAFE_INTEGER : beforeId - 1;
+}
+
+/**
+ * The window of {@link messagePageWalking}: message_words' entries from the integration's newest
+ * before the cursor backwards, through its primary key (walkFrom), `limit` of them after `offset`.
+ */
+function walkEntries(db: Executor, v: WalkValues, limit: number, offset?: number) {
+  return db
+    .selectFrom('message_words')
+    .select(['message_words.integration_id', 'message_words.message_id', 'message_words.search_tsv'])
+    .where(walkFrom(sql.ref('message_words.integration_id'), sql.ref('message_words.message_id'), v.integrationId, v.lastId))
+    .orderBy('message_words.integration_id', 'desc')
+    .orderBy('message_words.message_id', 'desc')
+    .$if(offset !== undefined, (w) => w.offset(sql.lit(offset as number)))
+    .limit(sql.lit(limit));
+}
+
+/**
+ * The first step of {@link messagePageWalking}: the window's entries that are the integration's
+ * and match the words (tested before any message is looked up), and their messages, of the
+ * account and of `sourceTypes`' channels, newest first, `limit` of them. Not the account in the
+ * walk: the integration is the account's (searchTarget), and the messages are checked here.
+ */
+function walkFirstStep(db: Executor, index: SearchIndex, v: WalkValues, sourceTypes: SourceType[], limit: number, window: number) {
+  // Each match's message, looked up by its key through a lateral subquery that cannot be flattened
+  // (`offset 0`): as a plain join the planner may merge the walk with one of messages_pkey.
+  return db
+    .selectFrom(walkEntries(db, v, window).as('w'))
+    .innerJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('messages as r')
+          .select(['r.id', 'r.lead_id', 'r.profile_id', 'r.user_id', 'r.source_id', 'r.text', 'r.created_at', 'r.account_id'])
+          .whereRef('r.id', '=', 'w.message_id')
+          .offset(sql.lit(0))
+          .as('m'),
+      (join) => join.onTrue(),
+    )
+    .innerJoin('sources as s', 's.id', 'm.source_id')
+    .innerJoin('leads', 'leads.id', 'm.lead_id')
+    .select(PAGE_COLUMNS)
+    .where('w.integration_id', '=', v.integrationId)
+    .where(index.messageMatchesEachRow(v.words, 'w'))
+    .where('m.account_id', '=', v.accountId)
+    .where('s.type', 'in', sourceTypes)
+    .orderBy('w.integration_id', 'desc')
+    .orderBy('w.message_id', 'desc')
+    .limit(sql.lit(limit));
+}
 
 /**
  * PostgreSQL's message page, the same answer as {@link messagePage} in two steps. One query lets
@@ -131,54 +213,35 @@ const PAGE_COLUMNS = ['m.id', 'm.lead_id', 'm.profile_id', 'm.user_id', 'm.sourc
  * docs/performance.md, issue 19.
  */
 export async function messagePageWalking(db: Executor, index: SearchIndex, q: MessagePageQuery, window = WALK_WINDOW) {
-  // The window: message_words' entries from the integration's before the cursor backwards, through
-  // its primary key (walkFrom), then only the integration's own, tested against the words before
-  // any message is looked up. Not the account: the integration is the account's (searchTarget),
-  // and the messages are checked below.
-  const words = (limit: number, offset?: number) =>
-    db
-      .selectFrom('message_words')
-      .select(['message_words.integration_id', 'message_words.message_id', 'message_words.search_tsv'])
-      .where(walkFrom(sql.ref('message_words.integration_id'), sql.ref('message_words.message_id'), q.integrationId, q.beforeId))
-      .orderBy('message_words.integration_id', 'desc')
-      .orderBy('message_words.message_id', 'desc')
-      .$if(offset !== undefined, (w) => w.offset(sql.lit(offset as number)))
-      .limit(sql.lit(limit));
-  // Each match's message, looked up by its key through a lateral subquery that cannot be flattened
-  // (`offset 0`): as a plain join the planner may merge the walk with one of messages_pkey.
-  let first = db
-    .selectFrom(words(window).as('w'))
-    .innerJoinLateral(
-      (eb) =>
-        eb
-          .selectFrom('messages as r')
-          .select(['r.id', 'r.lead_id', 'r.profile_id', 'r.user_id', 'r.source_id', 'r.text', 'r.created_at', 'r.account_id'])
-          .whereRef('r.id', '=', 'w.message_id')
-          .offset(sql.lit(0))
-          .as('m'),
-      (join) => join.onTrue(),
-    )
-    .innerJoin('sources as s', 's.id', 'm.source_id')
-    .innerJoin('leads', 'leads.id', 'm.lead_id')
-    .select(PAGE_COLUMNS)
-    .where('w.integration_id', '=', q.integrationId)
-    .where(index.messageMatchesEachRow(q.terms, 'w'))
-    .where('m.account_id', '=', q.accountId)
-    .where('s.type', 'in', q.sourceTypes)
-    .orderBy('w.integration_id', 'desc')
-    .orderBy('w.message_id', 'desc')
-    .limit(sql.lit(q.limit));
-  if (q.rule) first = first.where(q.rule);
-  // Every plan of this shape walks the integration's entries and stops at the page, so PostgreSQL
-  // may keep one: a named statement, planned once per connection instead of at every search
-  // (~0.5 ms, about as long as the walk itself). Only without a visibility rule, whose lists of ids
-  // would give every employee texts of their own to keep.
-  const rows = q.rule ? await first.execute() : await executeNamed(db, first.compile());
+  const values = {
+    integrationId: q.integrationId,
+    lastId: lastBefore(q.beforeId),
+    accountId: q.accountId,
+    words: index.messageQuery(q.terms),
+  };
+  // Every plan of the first step walks the integration's entries and stops at the page, so
+  // PostgreSQL may keep one: a named statement, planned once per connection instead of at every
+  // search (~0.5 ms, about as long as the walk itself), and built once per shape (db/prepared.ts:
+  // building and compiling it took ~50 us a search). Only without a visibility rule, whose lists of
+  // ids would give every employee texts of their own to keep.
+  let rows: PageRow[];
+  if (q.rule) {
+    rows = await walkFirstStep(db, index, values, q.sourceTypes, q.limit, window).where(q.rule).execute();
+  } else {
+    const shape = `${q.sourceTypes.join(',')}/${q.limit}/${window}`;
+    let run = firstSteps.get(shape);
+    if (!run) {
+      const { sourceTypes, limit } = q;
+      run = prepared((pdb, p: WalkValues) => walkFirstStep(pdb, index, p, sourceTypes, limit, window));
+      firstSteps.set(shape, run);
+    }
+    rows = await run(db, values);
+  }
   if (rows.length >= q.limit) return rows;
 
   // The window's last entry: everything newer was tested above. None, or another integration's: the
   // window held all of the integration's messages with words.
-  const edge = await words(1, window - 1).executeTakeFirst();
+  const edge = await walkEntries(db, values, 1, window - 1).executeTakeFirst();
   if (!edge || edge.integration_id !== q.integrationId) return rows;
   let rest = db
     .with(
@@ -265,37 +328,70 @@ export async function customerLeadIdsWalking(
   q: CustomerLeadsQuery,
   window = CUSTOMER_WALK_WINDOW,
 ): Promise<number[]> {
-  // The window: the entries of lead_words_account_idx from the account's before the cursor
-  // backwards (walkFrom), then only the account's own.
-  const words = (limit: number, offset?: number) =>
-    db
-      .selectFrom('lead_words')
-      .select(['lead_words.account_id', 'lead_words.lead_id', 'lead_words.search_tsv'])
-      .where(walkFrom(sql.ref('lead_words.account_id'), sql.ref('lead_words.lead_id'), q.accountId, q.beforeId))
-      .orderBy('lead_words.account_id', 'desc')
-      .orderBy('lead_words.lead_id', 'desc')
-      .$if(offset !== undefined, (w) => w.offset(sql.lit(offset as number)))
-      .limit(sql.lit(limit));
-  let first = db
-    .selectFrom(words(window).as('w'))
-    .select('w.lead_id as id')
-    .where('w.account_id', '=', q.accountId)
-    .where(index.customerMatchesEachRow(q.alternatives, 'w'))
-    .orderBy('w.account_id', 'desc')
-    .orderBy('w.lead_id', 'desc')
-    .limit(sql.lit(q.limit));
-  if (q.rule) first = first.innerJoin('leads', 'leads.id', 'w.lead_id').where(q.rule);
-  // Every plan of this shape walks the window and stops at the page, so PostgreSQL may keep one: a
-  // named statement, not planned at each search. Not with a visibility rule, whose lists of ids
-  // would give every employee texts of their own to keep.
-  const ids = (q.rule ? await first.execute() : await executeNamed(db, first.compile())).map((r) => r.id);
+  const values = { accountId: q.accountId, lastId: lastBefore(q.beforeId), words: index.customerQuery(q.alternatives) };
+  // Every plan of the first step walks the window and stops at the page, so PostgreSQL may keep
+  // one: a named statement, not planned at each search, built once per shape (db/prepared.ts). Not
+  // with a visibility rule, whose lists of ids would give every employee texts of their own to keep.
+  let rows: Array<{ id: number }>;
+  if (q.rule) {
+    rows = await leadWalkFirstStep(db, index, values, q.limit, window).innerJoin('leads', 'leads.id', 'w.lead_id').where(q.rule).execute();
+  } else {
+    const shape = `${q.limit}/${window}`;
+    let run = leadFirstSteps.get(shape);
+    if (!run) {
+      const { limit } = q;
+      run = prepared((pdb, p: LeadWalkValues) => leadWalkFirstStep(pdb, index, p, limit, window));
+      leadFirstSteps.set(shape, run);
+    }
+    rows = await run(db, values);
+  }
+  const ids = rows.map((r) => r.id);
   if (ids.length >= q.limit) return ids;
   // The window's last entry: everything newer was tested above. None, or another account's: the
   // window held all of the account's leads.
-  const edge = await words(1, window - 1).executeTakeFirst();
+  const edge = await leadWalkEntries(db, values, 1, window - 1).executeTakeFirst();
   if (!edge || edge.account_id !== q.accountId) return ids;
   const rest = await customerLeadIds(db, index, 'words', { ...q, beforeId: edge.lead_id, limit: q.limit - ids.length });
   return [...ids, ...rest];
+}
+
+/** The values of customer search's first step: given, or a prepared statement's parameters. */
+interface LeadWalkValues {
+  accountId: number;
+  /** The newest lead id the walk may start at (lastBefore). */
+  lastId: number;
+  /** The words' query (SearchIndex.customerQuery). */
+  words: string;
+}
+
+/** {@link customerLeadIdsWalking}'s first step without a visibility rule, per shape (page, window). */
+const leadFirstSteps = new Map<string, (db: Executor, values: LeadWalkValues) => Promise<Array<{ id: number }>>>();
+
+/**
+ * The window of {@link customerLeadIdsWalking}: the entries of lead_words_account_idx from the
+ * account's newest before the cursor backwards (walkFrom), `limit` of them after `offset`.
+ */
+function leadWalkEntries(db: Executor, v: LeadWalkValues, limit: number, offset?: number) {
+  return db
+    .selectFrom('lead_words')
+    .select(['lead_words.account_id', 'lead_words.lead_id', 'lead_words.search_tsv'])
+    .where(walkFrom(sql.ref('lead_words.account_id'), sql.ref('lead_words.lead_id'), v.accountId, v.lastId))
+    .orderBy('lead_words.account_id', 'desc')
+    .orderBy('lead_words.lead_id', 'desc')
+    .$if(offset !== undefined, (w) => w.offset(sql.lit(offset as number)))
+    .limit(sql.lit(limit));
+}
+
+/** The first step of {@link customerLeadIdsWalking}: the window's leads of the account whose words match, newest first. */
+function leadWalkFirstStep(db: Executor, index: SearchIndex, v: LeadWalkValues, limit: number, window: number) {
+  return db
+    .selectFrom(leadWalkEntries(db, v, window).as('w'))
+    .select('w.lead_id as id')
+    .where('w.account_id', '=', v.accountId)
+    .where(index.customerMatchesEachRow(v.words, 'w'))
+    .orderBy('w.account_id', 'desc')
+    .orderBy('w.lead_id', 'desc')
+    .limit(sql.lit(limit));
 }
 
 /**
