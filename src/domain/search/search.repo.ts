@@ -1,4 +1,4 @@
-import { sql, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
+import { sql, type RawBuilder, type Selectable, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import type { MessagesTable } from '../../db/schema.js';
 import { prepared } from '../../db/prepared.js';
@@ -106,20 +106,33 @@ export function messagePage(db: Executor, index: SearchIndex, q: MessagePageQuer
 }
 
 /**
- * PostgreSQL: where a walk newest first through an index on (`owner`, `id`) starts: `ownerId`'s
- * entry `lastId` or the one before it (the message and customer walks; lastBefore gives `lastId`
- * for a cursor). Written as a row comparison, `(owner, id) <= (ownerId, lastId)`, which only that
- * index can both answer and give the order of, so that every plan walks it from there and stops at
- * the window; the walk goes on into the entries of the owners made before, which the caller skips.
- * With `owner = $1` or `owner = any(array[$1])`, a kept plan guesses every owner at the average
- * owner's share of the table, and for a large owner it read all of its entries and sorted them (a
- * bitmap scan: the test database's kept plan for an account of 5,001 leads). PostgreSQL estimates
- * a row comparison from its first column alone: kept, as a third of the table; planned for the
- * values, as the owners up to and including `ownerId` (`<=`; with `<` and the cursor itself, only
- * those made before it). docs/performance.md, issue 19.
+ * PostgreSQL: the window of a walk newest first through an index on (`owner`, `id`) (the message
+ * and customer walks): from `ownerId`'s entry `lastId` or the one before it (lastBefore gives
+ * `lastId` for a cursor) backwards, `limit` entries after `offset`. The start is written as a row
+ * comparison, `(owner, id) <= (ownerId, lastId)`, which only that index can both answer and give
+ * the order of, so that every plan walks it from there and stops at the window; the walk goes on
+ * into the entries of the owners made before, which the caller skips. With `owner = $1` or
+ * `owner = any(array[$1])`, a kept plan guesses every owner at the average owner's share of the
+ * table, and for a large owner it read all of its entries and sorted them (a bitmap scan: the
+ * test database's kept plan for an account of 5,001 leads). PostgreSQL estimates a row comparison
+ * from its first column alone: kept, as a third of the table; planned for the values, as the
+ * owners up to and including `ownerId` (`<=`; with `<` and the cursor itself, only those made
+ * before it). docs/performance.md, issue 19.
  */
-function walkFrom(owner: RawBuilder<unknown>, id: RawBuilder<unknown>, ownerId: number, lastId: number) {
-  return sql<SqlBool>`(${owner}, ${id}) <= (${ownerId}, ${lastId})`;
+// biome-ignore lint/suspicious/noExplicitAny: a select over either walk's table
+function walkWindow<QB extends SelectQueryBuilder<any, any, any>>(
+  qb: QB,
+  [owner, id]: [string, string],
+  ownerId: number,
+  lastId: number,
+  limit: number,
+  offset?: number,
+): QB {
+  const ordered = qb
+    .where(sql<SqlBool>`(${sql.ref(owner)}, ${sql.ref(id)}) <= (${ownerId}, ${lastId})`)
+    .orderBy(sql.ref(owner), 'desc')
+    .orderBy(sql.ref(id), 'desc');
+  return (offset === undefined ? ordered : ordered.offset(sql.lit(offset))).limit(sql.lit(limit)) as QB;
 }
 
 /**
@@ -153,17 +166,13 @@ function lastBefore(beforeId: number | undefined): number {
 
 /**
  * The window of {@link messagePageWalking}: message_words' entries from the integration's newest
- * before the cursor backwards, through its primary key (walkFrom), `limit` of them after `offset`.
+ * before the cursor backwards, through its primary key (walkWindow), `limit` of them after `offset`.
  */
 function walkEntries(db: Executor, v: WalkValues, limit: number, offset?: number) {
-  return db
+  const entries = db
     .selectFrom('message_words')
-    .select(['message_words.integration_id', 'message_words.message_id', 'message_words.search_tsv'])
-    .where(walkFrom(sql.ref('message_words.integration_id'), sql.ref('message_words.message_id'), v.integrationId, v.lastId))
-    .orderBy('message_words.integration_id', 'desc')
-    .orderBy('message_words.message_id', 'desc')
-    .$if(offset !== undefined, (w) => w.offset(sql.lit(offset as number)))
-    .limit(sql.lit(limit));
+    .select(['message_words.integration_id', 'message_words.message_id', 'message_words.search_tsv']);
+  return walkWindow(entries, ['message_words.integration_id', 'message_words.message_id'], v.integrationId, v.lastId, limit, offset);
 }
 
 /**
@@ -369,17 +378,11 @@ const leadFirstSteps = new Map<string, (db: Executor, values: LeadWalkValues) =>
 
 /**
  * The window of {@link customerLeadIdsWalking}: the entries of lead_words_account_idx from the
- * account's newest before the cursor backwards (walkFrom), `limit` of them after `offset`.
+ * account's newest before the cursor backwards (walkWindow), `limit` of them after `offset`.
  */
 function leadWalkEntries(db: Executor, v: LeadWalkValues, limit: number, offset?: number) {
-  return db
-    .selectFrom('lead_words')
-    .select(['lead_words.account_id', 'lead_words.lead_id', 'lead_words.search_tsv'])
-    .where(walkFrom(sql.ref('lead_words.account_id'), sql.ref('lead_words.lead_id'), v.accountId, v.lastId))
-    .orderBy('lead_words.account_id', 'desc')
-    .orderBy('lead_words.lead_id', 'desc')
-    .$if(offset !== undefined, (w) => w.offset(sql.lit(offset as number)))
-    .limit(sql.lit(limit));
+  const entries = db.selectFrom('lead_words').select(['lead_words.account_id', 'lead_words.lead_id', 'lead_words.search_tsv']);
+  return walkWindow(entries, ['lead_words.account_id', 'lead_words.lead_id'], v.accountId, v.lastId, limit, offset);
 }
 
 /** The first step of {@link customerLeadIdsWalking}: the window's leads of the account whose words match, newest first. */
