@@ -55,6 +55,9 @@ const SEARCHES: Array<{ q: string; expect: string[] }> = [
   { q: '*** ::: !!!', expect: [] },
 ];
 
+/** Thrown to roll a test's transaction back. */
+class RolledBack extends Error {}
+
 function msg(key: string): IncomingMessage {
   const { from, text } = TEXTS[key];
   return {
@@ -334,6 +337,21 @@ if (DIALECT === 'postgres') {
       await db().deleteFrom('leads').where('id', '=', first.leadId).execute();
       expect(await copies(id)).toBe(0);
       expect(await stale(id)).toEqual([]);
+    });
+
+    it('is emptied with the messages', async () => {
+      await db()
+        .transaction()
+        .execute(async (trx) => {
+          expect(Number((await sql<{ n: string }>`select count(*) as n from message_words`.execute(trx)).rows[0].n)).toBeGreaterThan(0);
+          await sql`truncate messages cascade`.execute(trx);
+          expect(Number((await sql<{ n: string }>`select count(*) as n from message_words`.execute(trx)).rows[0].n)).toBe(0);
+          // Rolled back: the file's other tests keep their messages.
+          throw new RolledBack();
+        })
+        .catch((err: unknown) => {
+          if (!(err instanceof RolledBack)) throw err;
+        });
     });
   });
 

@@ -16,7 +16,8 @@ import type { ParleyMigration } from './helpers.js';
  * - a message whose text (or integration) changes gets its words again (a row trigger that fires
  *   only for that: edits are rare, status and read flags change often and never fire it);
  * - a statement deleting messages deletes their rows (a statement trigger; no foreign key, whose
- *   check would lock each new message's row as its words are written).
+ *   check would lock each new message's row as its words are written), and emptying `messages`
+ *   (truncate) empties this table.
  * A message without words (attachments only) has no row. SQLite searches through its FTS5 tables
  * and does not need this.
  */
@@ -76,5 +77,12 @@ export const messageWords: ParleyMigration = {
       end $$`.execute(db);
     await sql`create trigger messages_words_delete after delete on messages
       referencing old table as old_rows for each statement execute function parley_message_words_deleted()`.execute(db);
+    await sql`create or replace function parley_message_words_truncated() returns trigger language plpgsql as $$
+      begin
+        truncate message_words;
+        return null;
+      end $$`.execute(db);
+    await sql`create trigger messages_words_truncate after truncate on messages
+      for each statement execute function parley_message_words_truncated()`.execute(db);
   },
 };
