@@ -44,45 +44,38 @@ export const messageWords: ParleyMigration = {
 
     // The words of a text, as migration 0010 computed them (parley_search_text: unaccented, lower
     // case, letters and digits).
-    const words = (text: string) => sql.raw(`to_tsvector('simple'::regconfig, parley_search_text(${text}))`);
-    await sql`create or replace function parley_message_words_inserted() returns trigger language plpgsql as $$
-      begin
-        insert into message_words (integration_id, message_id, search_tsv)
-          select w.integration_id, w.id, w.search_tsv
-          from (select n.integration_id, n.id, ${words('n.text')} as search_tsv from new_rows n) as w
-          where w.search_tsv <> ''::tsvector;
-        return null;
-      end $$`.execute(db);
-    await sql`create trigger messages_words_insert after insert on messages
-      referencing new table as new_rows for each statement execute function parley_message_words_inserted()`.execute(db);
-
-    await sql`create or replace function parley_message_words_changed() returns trigger language plpgsql as $$
-      declare
-        tsv tsvector := ${words('new.text')};
-      begin
-        delete from message_words where integration_id = old.integration_id and message_id = old.id;
+    const words = (text: string) => `to_tsvector('simple'::regconfig, parley_search_text(${text}))`;
+    // A trigger on messages and its function, which runs `body` (statements) and returns null.
+    const trigger = async (name: string, on: string, body: string, declare = '') => {
+      await sql
+        .raw(`create or replace function parley_message_words_${name}() returns trigger language plpgsql as $$
+          ${declare} begin ${body} return null; end $$`)
+        .execute(db);
+      await sql.raw(`create trigger messages_words_${name} ${on} execute function parley_message_words_${name}()`).execute(db);
+    };
+    await trigger(
+      'inserted',
+      'after insert on messages referencing new table as new_rows for each statement',
+      `insert into message_words (integration_id, message_id, search_tsv)
+        select w.integration_id, w.id, w.search_tsv
+        from (select n.integration_id, n.id, ${words('n.text')} as search_tsv from new_rows n) as w
+        where w.search_tsv <> ''::tsvector;`,
+    );
+    await trigger(
+      'changed',
+      `after update of text, integration_id on messages
+        for each row when (old.text is distinct from new.text or old.integration_id <> new.integration_id)`,
+      `delete from message_words where integration_id = old.integration_id and message_id = old.id;
         if tsv <> ''::tsvector then
           insert into message_words (integration_id, message_id, search_tsv) values (new.integration_id, new.id, tsv);
-        end if;
-        return null;
-      end $$`.execute(db);
-    await sql`create trigger messages_words_update after update of text, integration_id on messages
-      for each row when (old.text is distinct from new.text or old.integration_id <> new.integration_id)
-      execute function parley_message_words_changed()`.execute(db);
-
-    await sql`create or replace function parley_message_words_deleted() returns trigger language plpgsql as $$
-      begin
-        delete from message_words w using old_rows o where w.integration_id = o.integration_id and w.message_id = o.id;
-        return null;
-      end $$`.execute(db);
-    await sql`create trigger messages_words_delete after delete on messages
-      referencing old table as old_rows for each statement execute function parley_message_words_deleted()`.execute(db);
-    await sql`create or replace function parley_message_words_truncated() returns trigger language plpgsql as $$
-      begin
-        truncate message_words;
-        return null;
-      end $$`.execute(db);
-    await sql`create trigger messages_words_truncate after truncate on messages
-      for each statement execute function parley_message_words_truncated()`.execute(db);
+        end if;`,
+      `declare tsv tsvector := ${words('new.text')};`,
+    );
+    await trigger(
+      'deleted',
+      'after delete on messages referencing old table as old_rows for each statement',
+      'delete from message_words w using old_rows o where w.integration_id = o.integration_id and w.message_id = o.id;',
+    );
+    await trigger('truncated', 'after truncate on messages for each statement', 'truncate message_words;');
   },
 };
