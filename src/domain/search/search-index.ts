@@ -46,6 +46,9 @@ export interface SearchIndex {
   newestMessages<QB extends SelectQueryBuilder<any, any, any>>(query: QB, terms: string[]): QB;
 }
 
+/** SQLite: the customers matching an FTS5 query's text, as a subquery of one column `id`. */
+const sqliteCustomerIds = (query: unknown) => sql<{ id: number }>`select rowid as id from customers_fts where customers_fts match ${query}`;
+
 const sqliteIndex: SearchIndex = {
   messageMatches: (terms, alias) => sqliteIndex.messageMatchesEachRow(fts5Query(terms), alias),
   messageQuery: fts5Query,
@@ -53,10 +56,8 @@ const sqliteIndex: SearchIndex = {
     sql<SqlBool>`${sql.ref(`${alias}.id`)} in (select rowid from messages_fts where messages_fts match ${query})`,
   customerMatches: (alternatives, alias) => sql<SqlBool>`${sql.ref(`${alias}.id`)} in (${sqliteIndex.customerIds(alternatives)})`,
   customerQuery: fts5AnyQuery,
-  customerMatchesEachRow: (query, alias) =>
-    sql<SqlBool>`${sql.ref(`${alias}.id`)} in (select rowid as id from customers_fts where customers_fts match ${query})`,
-  customerIds: (alternatives) =>
-    sql<{ id: number }>`select rowid as id from customers_fts where customers_fts match ${fts5AnyQuery(alternatives)}`,
+  customerMatchesEachRow: (query, alias) => sql<SqlBool>`${sql.ref(`${alias}.id`)} in (${sqliteCustomerIds(query)})`,
+  customerIds: (alternatives) => sqliteCustomerIds(fts5AnyQuery(alternatives)),
   newestMessages: (query, terms) =>
     query
       // biome-ignore lint/suspicious/noExplicitAny: the join builder of a generic QB has no nameable type

@@ -39,15 +39,20 @@ export async function searchTarget<G extends string>(
   groups: Record<G, SourceType[]>,
 ): Promise<SearchTarget<G> | undefined> {
   const names = Object.keys(groups) as G[];
-  let run = targetStatements.get(groups);
-  if (!run) {
-    run = targetStatement(groups);
-    targetStatements.set(groups, run);
-  }
-  const [row] = await run(db, { accountId, integrationId });
+  const [row] = await kept(targetStatements, groups, () => targetStatement(groups))(db, { accountId, integrationId });
   if (!row) return undefined;
   // PostgreSQL answers booleans, SQLite 0 or 1.
   return { id: row.id, type: row.type, channels: new Set(names.filter((name) => row[name] === true || row[name] === 1)) };
+}
+
+/** `make()`'s value for `key`, made at the first call and kept in `cache` for the next. */
+function kept<K, V>(cache: { get(key: K): V | undefined; set(key: K, value: V): unknown }, key: K, make: () => V): V {
+  let value = cache.get(key);
+  if (value === undefined) {
+    value = make();
+    cache.set(key, value);
+  }
+  return value;
 }
 
 /** {@link searchTarget}'s statement for each groups object, built once (db/prepared.ts). */
@@ -88,13 +93,16 @@ export interface MessagePageQuery {
   rule: LeadRule;
 }
 
+/** The columns of a message search's page. */
+const PAGE_COLUMNS = ['m.id', 'm.lead_id', 'm.profile_id', 'm.user_id', 'm.source_id', 'm.text', 'm.created_at'] as const;
+
 /** Messages of one integration's channels of `sourceTypes` matching every term, newest first. */
 export function messagePage(db: Executor, index: SearchIndex, q: MessagePageQuery) {
   let query = db
     .selectFrom('messages as m')
     .innerJoin('sources as s', 's.id', 'm.source_id')
     .innerJoin('leads', 'leads.id', 'm.lead_id')
-    .select(['m.id', 'm.lead_id', 'm.profile_id', 'm.user_id', 'm.source_id', 'm.text', 'm.created_at'])
+    .select(PAGE_COLUMNS)
     .where('m.integration_id', '=', q.integrationId)
     .where('m.account_id', '=', q.accountId)
     .where('s.type', 'in', q.sourceTypes)
@@ -141,8 +149,6 @@ function walkWindow<QB extends SelectQueryBuilder<any, any, any>>(
  * within them; rarer words are few in the index, where the second step finds them cheaply.
  */
 export const WALK_WINDOW = 5000;
-
-const PAGE_COLUMNS = ['m.id', 'm.lead_id', 'm.profile_id', 'm.user_id', 'm.source_id', 'm.text', 'm.created_at'] as const;
 
 type PageRow = Pick<Selectable<MessagesTable>, 'id' | 'lead_id' | 'profile_id' | 'user_id' | 'source_id' | 'text' | 'created_at'>;
 
@@ -237,13 +243,10 @@ export async function messagePageWalking(db: Executor, index: SearchIndex, q: Me
   if (q.rule) {
     rows = await walkFirstStep(db, index, values, q.sourceTypes, q.limit, window).where(q.rule).execute();
   } else {
-    const shape = `${q.sourceTypes.join(',')}/${q.limit}/${window}`;
-    let run = firstSteps.get(shape);
-    if (!run) {
-      const { sourceTypes, limit } = q;
-      run = prepared((pdb, p: WalkValues) => walkFirstStep(pdb, index, p, sourceTypes, limit, window));
-      firstSteps.set(shape, run);
-    }
+    const { sourceTypes, limit } = q;
+    const run = kept(firstSteps, `${sourceTypes.join(',')}/${limit}/${window}`, () =>
+      prepared((pdb, p: WalkValues) => walkFirstStep(pdb, index, p, sourceTypes, limit, window)),
+    );
     rows = await run(db, values);
   }
   if (rows.length >= q.limit) return rows;
@@ -345,13 +348,10 @@ export async function customerLeadIdsWalking(
   if (q.rule) {
     rows = await leadWalkFirstStep(db, index, values, q.limit, window).innerJoin('leads', 'leads.id', 'w.lead_id').where(q.rule).execute();
   } else {
-    const shape = `${q.limit}/${window}`;
-    let run = leadFirstSteps.get(shape);
-    if (!run) {
-      const { limit } = q;
-      run = prepared((pdb, p: LeadWalkValues) => leadWalkFirstStep(pdb, index, p, limit, window));
-      leadFirstSteps.set(shape, run);
-    }
+    const { limit } = q;
+    const run = kept(leadFirstSteps, `${limit}/${window}`, () =>
+      prepared((pdb, p: LeadWalkValues) => leadWalkFirstStep(pdb, index, p, limit, window)),
+    );
     rows = await run(db, values);
   }
   const ids = rows.map((r) => r.id);
