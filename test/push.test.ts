@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { IntegrationRow } from '../src/db/schema.js';
 import type { IncomingMessage } from '../src/channels/channel.js';
 import { createPushWorker } from '../src/push/start.js';
-import type { PushWorker } from '../src/push/push-worker.js';
+import { WAKE_GAP_MS, type PushWorker } from '../src/push/push-worker.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { createIntegration, createManager, type ManagerFixture } from './helpers/fixtures.js';
 import { startFakeWebPush, type FakeWebPush } from './helpers/fake-web-push.js';
@@ -219,6 +219,41 @@ describe('push notifications', () => {
     // The events after the cursor, then the account's devices once: none, so no lead is read.
     expect(statements()).toBe(2);
     expect(tables()).toEqual(['devices']);
+  });
+
+  it('wake-ups within WAKE_GAP_MS of a read share the next one: a burst of commits is not a read each', async () => {
+    // Every process's worker is woken by every commit of every process (docs/performance.md,
+    // issue 19 eleventh pass). An account without devices: each read is the events after the
+    // cursor and its devices once.
+    const quiet = await h.signUp();
+    const sa = await h.database.db.kysely
+      .selectFrom('integrations')
+      .selectAll()
+      .where('id', '=', await createIntegration(h, quiet.accountId))
+      .executeTakeFirstOrThrow();
+    const { counter, statements, reset } = statementCounter();
+    const kysely = h.services.deps.db.kysely.withPlugin(counter);
+    const counted = createPushWorker({ ...h.services, deps: { ...h.services.deps, db: { ...h.services.deps.db, kysely } } });
+    await counted.start();
+    try {
+      reset();
+      const began = performance.now();
+      for (let i = 0; i < 20; i++) {
+        await h.services.ingest.ingest(sa, {
+          externalId: `burst-${++seq}`,
+          datetime: h.clock.now(),
+          sender: { socialId: `burst-${i}`, name: `Burst ${i}` },
+          channel: { externalId: `burst-chat-${i}`, type: 'message' },
+          text: 'hello',
+        });
+      }
+      const elapsed = performance.now() - began;
+      // The first wake reads at once, then at most one read per gap.
+      const reads = 1 + Math.ceil(elapsed / WAKE_GAP_MS);
+      expect(statements()).toBeLessThanOrEqual(2 * reads);
+    } finally {
+      await counted.stop();
+    }
   });
 
   it('removes subscriptions the push service calls gone (410, FCM UNREGISTERED)', async () => {

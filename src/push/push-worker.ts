@@ -16,6 +16,13 @@ export const PUSH_INTERVAL_MS = 60_000;
 export const PREVIEW_CHARS = 100;
 const BATCH = 500;
 const GAP_WAIT_MS = 10_000;
+/**
+ * Wake-ups closer together than this share one read of the outbox. Every process runs this worker
+ * and is woken by every commit of every process; read at each wake, the events of a busy inbox cost
+ * each process two statements per handful of messages (docs/performance.md, issue 19 eleventh
+ * pass). A notification for an employee who is away can wait a quarter of a second.
+ */
+export const WAKE_GAP_MS = 250;
 
 export interface PushNotification {
   title: string;
@@ -44,6 +51,9 @@ export class PushWorker implements BackgroundWorker {
   private again = false;
   private unsubscribe: (() => Promise<void>) | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** The read a wake-up scheduled, and when the last one began (performance.now()). */
+  private wakeTimer: NodeJS.Timeout | undefined;
+  private lastWake = -Infinity;
 
   constructor(
     private readonly deps: Deps,
@@ -55,11 +65,23 @@ export class PushWorker implements BackgroundWorker {
     if (this.started) return;
     this.started = true;
     this.cursor = await repo.maxEventId(this.deps.db.kysely);
-    const wake = () => void this.poll().catch((err: unknown) => this.deps.log.warn({ err }, 'push poll failed'));
+    const wake = () => this.wake();
     const pgUrl = isPostgresUrl(this.deps.config.databaseUrl) ? this.deps.config.databaseUrl : undefined;
     this.unsubscribe = onOutbox(wake, { pgUrl, log: this.deps.log });
     this.timer = setInterval(wake, this.deps.config.eventsPollMs);
     this.timer.unref();
+  }
+
+  /** A read at once, or WAKE_GAP_MS after the last one began, whichever is later. */
+  private wake(): void {
+    if (this.wakeTimer || this.stopped) return;
+    const wait = Math.max(0, this.lastWake + WAKE_GAP_MS - performance.now());
+    this.wakeTimer = setTimeout(() => {
+      this.wakeTimer = undefined;
+      this.lastWake = performance.now();
+      void this.poll().catch((err: unknown) => this.deps.log.warn({ err }, 'push poll failed'));
+    }, wait);
+    this.wakeTimer.unref();
   }
 
   /** Handles what was committed since the last look; resolves when done (tests await it). */
@@ -81,6 +103,7 @@ export class PushWorker implements BackgroundWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearTimeout(this.wakeTimer);
     await this.unsubscribe?.();
     await this.current;
   }
