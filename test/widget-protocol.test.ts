@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { createManager } from './helpers/fixtures.js';
 import { connectWidget, openVisitorSocket, sign, widgetSnapshot } from './widget-support.js';
+import { statementCounter } from './helpers/statements.js';
+import { WidgetSessions } from '../src/domain/widget/widget-sessions.js';
+import { RateLimiter } from '../src/domain/auth/rate-limiter.js';
 
 let h: Harness;
 let owner: SignedUp;
@@ -185,6 +188,38 @@ describe('the visitor loop over HTTP', () => {
     h.clock.advance(30_000);
     expect((await say(token, { clientId: 's2', text: 'two' })).statusCode).toBe(200);
     expect(await lastSeen()).toBe(h.clock.now());
+  });
+
+  it('authenticates a visitor request in one statement (the visitor with its widget), and refuses a widget that stopped or was deleted', async () => {
+    const w = await connectWidget(h, owner);
+    const { token, visitor } = (await session({ key: w.key, name: 'Counted' })).json();
+    // Every visitor request starts here, each widget message among them (docs/performance.md,
+    // issue 19 eleventh pass).
+    const { counter, statements, reset } = statementCounter();
+    const deps = h.services.deps;
+    const counted = new WidgetSessions(
+      { ...deps, db: { ...deps.db, kysely: deps.db.kysely.withPlugin(counter) } },
+      h.services.integrations,
+      {
+        newSessionsPerIp: RateLimiter.for(deps, 'test-new-sessions', 100, 60_000),
+        sessionCallsPerIp: RateLimiter.for(deps, 'test-session-calls', 100, 60_000),
+      },
+    );
+    reset();
+    const found = await counted.authenticate(token, {});
+    expect(statements()).toBe(1);
+    expect(found.row).toMatchObject({ public_id: visitor.id, integration_id: w.id, name: 'Counted' });
+    expect(found.integration).toMatchObject({ id: w.id, type: 'widget', external_id: w.key, status: 'active' });
+
+    const db = h.database.db.kysely;
+    await db.updateTable('integrations').set({ status: 'disabled' }).where('id', '=', w.id).execute();
+    expect((await say(token, { clientId: 'off1', text: 'hi' })).statusCode).toBe(401);
+    await db.updateTable('integrations').set({ status: 'active' }).where('id', '=', w.id).execute();
+    expect((await say(token, { clientId: 'on1', text: 'hi' })).statusCode).toBe(200);
+    const del = await h.request({ method: 'DELETE', url: `/v1.3/integrations/${w.id}`, token: owner.access });
+    expect(del.statusCode, del.body).toBe(200);
+    expect((await say(token, { clientId: 'gone1', text: 'hi' })).statusCode).toBe(401);
+    await expect(counted.authenticate(token, {})).rejects.toMatchObject({ statusCode: 401 });
   });
 
   it('refuses a send to a channel that is no visitor of the widget (422), storing nothing', async () => {

@@ -3,7 +3,6 @@ import type { IntegrationRow, WidgetVisitorRow } from '../../db/schema.js';
 import type { RateLimiter } from '../auth/rate-limiter.js';
 import type { Deps } from '../context.js';
 import { AppError, invalid } from '../errors.js';
-import { findIntegration } from '../integrations/integrations.repo.js';
 import type { IntegrationsService } from '../integrations/integrations.service.js';
 import { parseSettings } from '../integrations/integrations.types.js';
 import { KEY } from './widget-admin.js';
@@ -164,13 +163,11 @@ export class WidgetSessions {
 
   /** The visitor of a token, on a live widget the request's origin may use; 401 otherwise. */
   async authenticate(token: string | undefined, req: Pick<VisitorRequest, 'origin' | 'selfOrigin'>): Promise<Visitor> {
-    const found = token && token.length <= 200 ? await repo.findVisitorByToken(this.db, hashToken(token)) : undefined;
-    const integration = found && (await findIntegration(this.db, found.account_id, found.integration_id));
-    if (!found || !integration || integration.status !== 'active')
-      throw new AppError(401, 'unauthorized', 'Unknown or expired visitor session');
+    const found = token && token.length <= 200 ? await repo.findSessionVisitor(this.db, hashToken(token)) : undefined;
+    if (found?.integration.status !== 'active') throw new AppError(401, 'unauthorized', 'Unknown or expired visitor session');
+    const { visitor: row, integration } = found;
     const settings = widgetSettingsOf(parseSettings(integration.settings));
     this.checkOrigin(settings, req);
-    const { session_id: _session, ...row } = found;
     return { row, integration, settings };
   }
 

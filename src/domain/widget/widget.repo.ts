@@ -45,6 +45,72 @@ export async function findVisitorByToken(
   return (await visitorByToken(db, { tokenHash }))[0];
 }
 
+/**
+ * A session's visitor with its widget (live, of the visitor's account), in one statement: every
+ * visitor request starts with it, each widget message among them (docs/performance.md, issue 19
+ * eleventh pass: a look-up of the integration after the visitor's was a round trip per message).
+ */
+const sessionVisitor = prepared((db, p: { tokenHash: string }) =>
+  db
+    .selectFrom('widget_sessions')
+    .innerJoin('widget_visitors', 'widget_visitors.id', 'widget_sessions.visitor_id')
+    .innerJoin('integrations', (join) =>
+      join
+        .onRef('integrations.id', '=', 'widget_visitors.integration_id')
+        .onRef('integrations.account_id', '=', 'widget_visitors.account_id'),
+    )
+    .selectAll('integrations')
+    .select([
+      'widget_visitors.id as visitor_id',
+      'widget_visitors.account_id as visitor_account_id',
+      'widget_visitors.integration_id as visitor_integration_id',
+      'widget_visitors.public_id as visitor_public_id',
+      'widget_visitors.identifier as visitor_identifier',
+      'widget_visitors.name as visitor_name',
+      'widget_visitors.email as visitor_email',
+      'widget_visitors.phone as visitor_phone',
+      'widget_visitors.created_at as visitor_created_at',
+      'widget_visitors.last_seen_at as visitor_last_seen_at',
+    ])
+    .where('widget_sessions.token_hash', '=', p.tokenHash)
+    .where('integrations.deleted_at', 'is', null),
+);
+
+/** The visitor of a session token's hash and its widget; undefined for an unknown token or a deleted widget. */
+export async function findSessionVisitor(
+  db: Executor,
+  tokenHash: string,
+): Promise<{ visitor: WidgetVisitorRow; integration: IntegrationRow } | undefined> {
+  const row = (await sessionVisitor(db, { tokenHash }))[0];
+  if (!row) return undefined;
+  const {
+    visitor_id,
+    visitor_account_id,
+    visitor_integration_id,
+    visitor_public_id,
+    visitor_identifier,
+    visitor_name,
+    visitor_email,
+    visitor_phone,
+    visitor_created_at,
+    visitor_last_seen_at,
+    ...integration
+  } = row;
+  const visitor: WidgetVisitorRow = {
+    id: visitor_id,
+    account_id: visitor_account_id,
+    integration_id: visitor_integration_id,
+    public_id: visitor_public_id,
+    identifier: visitor_identifier,
+    name: visitor_name,
+    email: visitor_email,
+    phone: visitor_phone,
+    created_at: visitor_created_at,
+    last_seen_at: visitor_last_seen_at,
+  };
+  return { visitor, integration };
+}
+
 /** A visitor by its public id: an employee's every send to a widget lead checks its visitor. */
 const visitorByPublicId = prepared((db, p: { integrationId: number; publicId: string }) =>
   db.selectFrom('widget_visitors').selectAll().where('integration_id', '=', p.integrationId).where('public_id', '=', p.publicId),
