@@ -206,7 +206,7 @@ describe('the visitor loop over HTTP', () => {
       },
     );
     reset();
-    const found = await counted.authenticate(token, {});
+    const found = await counted.authenticate(token, { origin: undefined, selfOrigin: undefined });
     expect(statements()).toBe(1);
     expect(found.row).toMatchObject({ public_id: visitor.id, integration_id: w.id, name: 'Counted' });
     expect(found.integration).toMatchObject({ id: w.id, type: 'widget', external_id: w.key, status: 'active' });
@@ -219,7 +219,7 @@ describe('the visitor loop over HTTP', () => {
     const del = await h.request({ method: 'DELETE', url: `/v1.3/integrations/${w.id}`, token: owner.access });
     expect(del.statusCode, del.body).toBe(200);
     expect((await say(token, { clientId: 'gone1', text: 'hi' })).statusCode).toBe(401);
-    await expect(counted.authenticate(token, {})).rejects.toMatchObject({ statusCode: 401 });
+    await expect(counted.authenticate(token, { origin: undefined, selfOrigin: undefined })).rejects.toMatchObject({ statusCode: 401 });
   });
 
   it('refuses a send to a channel that is no visitor of the widget (422), storing nothing', async () => {
