@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { sql } from 'kysely';
+import { sql, type KyselyPlugin } from 'kysely';
 import { onOutbox } from '../src/events/wakeup.js';
 import pg from 'pg';
-import { DELIVERIES_CHANNEL, OUTBOX_CHANNEL, recordEvent } from '../src/events/outbox.js';
+import { DELIVERIES_CHANNEL, OUTBOX_CHANNEL, outboxSignal, recordEvent } from '../src/events/outbox.js';
 import { OutboxNotifier } from '../src/events/outbox-notifier.js';
 import { createTestDatabase, DIALECT, type TestDatabase } from './helpers/database.js';
 
@@ -95,6 +95,55 @@ describe('outbox wake-ups', () => {
         vi.useRealTimers();
         await notifier.stop();
         await listener.end();
+      }
+    });
+
+    it('notifies at most once per 25 ms under steady events: events recorded while a NOTIFY is on its way wait for the next', async () => {
+      // Each NOTIFY's statement is counted when it starts and held until the gate opens.
+      let started = 0;
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const held: KyselyPlugin = {
+        transformQuery: (args) => {
+          started++;
+          return args.node;
+        },
+        transformResult: async (args) => {
+          await gate;
+          return args.result;
+        },
+      };
+      const notifier = new OutboxNotifier(t.db.kysely.withPlugin(held), quiet);
+      const settle = async () => {
+        for (let i = 0; i < 20; i++) await new Promise<void>((r) => setImmediate(r));
+      };
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      try {
+        outboxSignal.emit('recorded', 1, 0);
+        vi.advanceTimersByTime(5);
+        await settle();
+        expect(started).toBe(1);
+        // An event while the first NOTIFY is on its way, then time passes: no second NOTIFY yet.
+        outboxSignal.emit('recorded', 2, 0);
+        vi.advanceTimersByTime(100);
+        await settle();
+        expect(started).toBe(1);
+        // Once it is sent: the next 25 ms later, for the waiting event, and the cover after it.
+        open();
+        await settle();
+        expect(started).toBe(1);
+        vi.advanceTimersByTime(25);
+        await settle();
+        expect(started).toBe(2);
+        vi.advanceTimersByTime(25);
+        await settle();
+        expect(started).toBe(3);
+        vi.advanceTimersByTime(1000);
+        await settle();
+        expect(started).toBe(3);
+      } finally {
+        vi.useRealTimers();
+        await notifier.stop();
       }
     });
 
