@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RateLimiter } from '../src/domain/auth/rate-limiter.js';
 import { createHarness, type Harness } from './helpers/harness.js';
+import { DIALECT } from './helpers/database.js';
+import { statementCounter } from './helpers/statements.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -55,4 +57,54 @@ describe('rate limits', () => {
     h.clock.advance(30_000);
     expect(await hit('v3')).toBe(90);
   });
+
+  if (DIALECT === 'postgres') {
+    // PostgreSQL: hits are batched (docs/performance.md, issue 19 eleventh pass); SQLite counts in memory.
+    it('counts the hits of concurrent requests in one statement per batch, each told what it brought its key to', async () => {
+      const { counter, statements, reset } = statementCounter();
+      const deps = { ...h.services.deps, db: { ...h.services.deps.db, kysely: h.services.deps.db.kysely.withPlugin(counter) } };
+      const perVisitor = RateLimiter.for(deps, 'batch-visitor', 2, MINUTE);
+      const perAddress = RateLimiter.for(deps, 'batch-address', 15, MINUTE);
+      reset();
+      // Ten visitors behind one address, three messages each, all at once.
+      const waits = await Promise.all(Array.from({ length: 30 }, (_, i) => perVisitor.hitThen(`v${i % 10}`, perAddress, 'ip:5')));
+      // Two lanes: at most two statements for the thirty requests.
+      expect(statements()).toBeLessThanOrEqual(2);
+      // Each visitor's third message is over its limit (10 refused, the address not charged); of the
+      // twenty left, the address's limit lets fifteen through.
+      expect(waits.filter((w) => w === 0)).toHaveLength(15);
+      expect(waits.filter((w) => w === 60)).toHaveLength(15);
+      const counts = await h.database.db.kysely
+        .selectFrom('rate_limits')
+        .select(['key', 'count'])
+        .where('key', 'like', 'batch-%')
+        .orderBy('key')
+        .execute();
+      expect(counts).toEqual([
+        { key: 'batch-address:ip:5', count: 20 },
+        ...Array.from({ length: 10 }, (_, i) => ({ key: `batch-visitor:v${i}`, count: 3 })),
+      ]);
+    });
+
+    it('counts a key right when one request hits it first and another second in the same batch', async () => {
+      const perVisitor = RateLimiter.for(h.services.deps, 'split-visitor', 5, MINUTE);
+      const perAddress = RateLimiter.for(h.services.deps, 'split-address', 100, MINUTE);
+      await Promise.all([
+        perAddress.hit('ip:6'),
+        perVisitor.hitThen('v', perAddress, 'ip:6'),
+        perAddress.hit('ip:6'),
+        perVisitor.hitThen('v', perAddress, 'ip:6'),
+      ]);
+      const counted = await h.database.db.kysely
+        .selectFrom('rate_limits')
+        .select(['key', 'count'])
+        .where('key', 'like', 'split-%')
+        .orderBy('key')
+        .execute();
+      expect(counted).toEqual([
+        { key: 'split-address:ip:6', count: 4 },
+        { key: 'split-visitor:v', count: 2 },
+      ]);
+    });
+  }
 });

@@ -7,48 +7,63 @@ export interface Counter {
 }
 
 /**
- * The upsert's conflict clause: one more hit in the key's window, or a new window (the inserted
- * row's `reset_at`) when the stored one ended at `now`.
+ * One hit of a request: on `first`, and on `second` only when that hit kept `first` within
+ * `firstLimit` (as two calls in turn would, where a refusal by the first stops the request).
  */
-const countHit = (now: number) => sql`on conflict (key) do update set
-    count = case when rate_limits.reset_at <= ${now} then 1 else rate_limits.count + 1 end,
-    reset_at = case when rate_limits.reset_at <= ${now} then excluded.reset_at else rate_limits.reset_at end
-  returning count, reset_at`;
+export interface Hit {
+  first: { key: string; windowMs: number; limit: number };
+  second?: { key: string; windowMs: number };
+}
 
-/**
- * Counts one hit of `key` in its fixed window, atomically (one upsert: two processes hitting the
- * same key at once both count). A window that ended restarts at 1.
- */
-export async function hitCounter(db: Executor, key: string, windowMs: number, now: number): Promise<Counter> {
-  const query = sql<{ count: number; reset_at: number | string }>`
-    insert into rate_limits (key, count, reset_at) values (${key}, 1, ${now + windowMs}) ${countHit(now)}`.compile(db);
-  // A hit of every limited request: one fixed text, prepared once per connection on PostgreSQL.
-  const rows = await executeNamed(db, query);
-  return { count: Number(rows[0].count), resetAt: Number(rows[0].reset_at) };
+/** What a hit counted: `second` is undefined when it was not counted. */
+export interface Counted {
+  first: Counter;
+  second: Counter | undefined;
 }
 
 /**
- * Two limits of one request in one statement (one round trip on PostgreSQL): a hit on `first`, and
- * on `second` only when that hit kept `first` within `firstLimit` (as two calls in turn would,
- * where a refusal by the first stops the request). `second` is undefined when it was not counted.
+ * PostgreSQL: the hits of several requests counted in one statement, in their order, atomically
+ * per key (two processes hitting the same key at once both count). Each key's row is written once
+ * for the batch, by the number of its hits; each hit is told the count it brought the key to, as
+ * one statement per hit would have answered it. A window that ended restarts at the batch's hits.
+ * A key must not be a `first` of one hit and a `second` of another here (the caller splits such a
+ * batch): the statement writes each key's row once.
  */
-export async function hitCounterThen(
-  db: Executor,
-  first: { key: string; windowMs: number; limit: number },
-  second: { key: string; windowMs: number },
-  now: number,
-): Promise<{ first: Counter; second: Counter | undefined }> {
-  const upsert = (key: string, resetAt: number) =>
-    sql`insert into rate_limits (key, count, reset_at) select ${key}::text, 1, ${resetAt}::bigint`;
+export async function hitCounters(db: Executor, hits: Hit[], now: number): Promise<Counted[]> {
+  const text = (values: (string | null)[]) => sql`${values}::text[]`;
+  const bigint = (values: (number | null)[]) => sql`${values}::bigint[]`;
+  // The upsert's conflict clause: the batch's hits added in the key's window, or a new window
+  // (the inserted row's count and `reset_at`) when the stored one ended at `now`.
+  const countHits = sql`on conflict (key) do update set
+      count = case when rate_limits.reset_at <= ${now}::bigint then excluded.count else rate_limits.count + excluded.count end,
+      reset_at = case when rate_limits.reset_at <= ${now}::bigint then excluded.reset_at else rate_limits.reset_at end
+    returning key, count, reset_at`;
   const query = sql<{ c1: number; r1: number | string; c2: number | null; r2: number | string | null }>`
-    with a as (${upsert(first.key, now + first.windowMs)} ${countHit(now)}),
-      b as (${upsert(second.key, now + second.windowMs)} where (select count from a) <= ${first.limit} ${countHit(now)})
-    select a.count as c1, a.reset_at as r1, b.count as c2, b.reset_at as r2 from a left join b on true`.compile(db);
-  const [row] = await executeNamed(db, query);
-  return {
+    with u as (
+      select * from unnest(${text(hits.map((h) => h.first.key))}, ${bigint(hits.map((h) => now + h.first.windowMs))},
+        ${bigint(hits.map((h) => (h.second ? h.first.limit : null)))}, ${text(hits.map((h) => h.second?.key ?? null))},
+        ${bigint(hits.map((h) => (h.second ? now + h.second.windowMs : null)))}) with ordinality as u(k1, reset1, limit1, k2, reset2, ord)
+    ), a as (
+      insert into rate_limits (key, count, reset_at) select k1, count(*), min(reset1) from u group by k1 ${countHits}
+    ), f as (
+      -- Each hit's count: the key's count after the batch, less the hits after it.
+      select u.ord, u.k2, u.reset2, u.limit1, a.reset_at as r1, a.count - count(*) over (partition by u.k1 order by u.ord desc) + 1 as c1
+      from u join a on a.key = u.k1
+    ), b as (
+      insert into rate_limits (key, count, reset_at)
+      select k2, count(*), min(reset2) from f where k2 is not null and c1 <= limit1 group by k2 ${countHits}
+    )
+    select f.c1::int as c1, f.r1,
+      (b.count - count(*) filter (where b.key is not null) over (partition by f.k2 order by f.ord desc) + 1)::int as c2, b.reset_at as r2
+    from f left join b on b.key = f.k2 and f.c1 <= f.limit1
+    order by f.ord`.compile(db);
+  // One fixed text whatever the batch: prepared once per connection.
+  const rows = await executeNamed(db, query);
+  if (rows.length !== hits.length) throw new Error('a batch of rate limit hits was not counted whole');
+  return rows.map((row) => ({
     first: { count: Number(row.c1), resetAt: Number(row.r1) },
     second: row.c2 === null ? undefined : { count: Number(row.c2), resetAt: Number(row.r2) },
-  };
+  }));
 }
 
 export async function readCounter(db: Executor, key: string, now: number): Promise<Counter | undefined> {
