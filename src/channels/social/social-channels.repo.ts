@@ -3,10 +3,6 @@ import type { IntegrationRow } from '../../db/schema.js';
 
 /** SQL of the social channels' inbound side: integrations served, polling cursors, handled event ids. */
 
-export function findIntegrationOfType(db: Executor, type: string, id: number): Promise<IntegrationRow | undefined> {
-  return db.selectFrom('integrations').selectAll().where('id', '=', id).where('type', '=', type).executeTakeFirst();
-}
-
 /** Active integrations of a type (or the one with `id` while it is active). */
 export function activeIntegrations(db: Executor, type: string, id?: number): Promise<IntegrationRow[]> {
   let query = db

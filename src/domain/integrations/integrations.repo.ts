@@ -49,9 +49,25 @@ export async function deleteIntegrationRow(db: Executor, accountId: number, id: 
   await db.deleteFrom('integrations').where('id', '=', id).where('account_id', '=', accountId).execute();
 }
 
+/**
+ * By id whatever its account: provider webhooks name the integration in their URL, and each
+ * delivery (one message, often) starts with this look-up. Prepared (named on PostgreSQL).
+ */
+const liveIntegrationById = prepared((db, p: { id: number }) =>
+  db.selectFrom('integrations').selectAll().where('id', '=', p.id).where('deleted_at', 'is', null),
+);
+const integrationOfTypeById = prepared((db, p: { id: number; type: string }) =>
+  db.selectFrom('integrations').selectAll().where('id', '=', p.id).where('type', '=', p.type),
+);
+
 /** A live integration by id whatever its account: provider webhooks name the integration in their URL. */
-export function findLiveIntegrationById(db: Executor, id: number): Promise<IntegrationRow | undefined> {
-  return db.selectFrom('integrations').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+export async function findLiveIntegrationById(db: Executor, id: number): Promise<IntegrationRow | undefined> {
+  return (await liveIntegrationById(db, { id }))[0];
+}
+
+/** An integration of the type by id whatever its account, deleted ones included (the webhook URL names it). */
+export async function findIntegrationOfType(db: Executor, type: string, id: number): Promise<IntegrationRow | undefined> {
+  return (await integrationOfTypeById(db, { id, type }))[0];
 }
 
 /** A live integration of the account by type and provider id (a WhatsApp phone number id). */
