@@ -3,6 +3,7 @@ import { createHarness, type Harness, type SignedUp } from './helpers/harness.js
 import { createManager } from './helpers/fixtures.js';
 import { connectWidget, openVisitorSocket, sign, widgetSnapshot } from './widget-support.js';
 import { statementCounter } from './helpers/statements.js';
+import { DIALECT } from './helpers/database.js';
 import { WidgetSessions } from '../src/domain/widget/widget-sessions.js';
 import { RateLimiter } from '../src/domain/auth/rate-limiter.js';
 
@@ -221,6 +222,46 @@ describe('the visitor loop over HTTP', () => {
     expect((await say(token, { clientId: 'gone1', text: 'hi' })).statusCode).toBe(401);
     await expect(counted.authenticate(token, { origin: undefined, selfOrigin: undefined })).rejects.toMatchObject({ statusCode: 401 });
   });
+
+  if (DIALECT === 'postgres') {
+    it('authenticates the visitor requests of one turn together (one statement), each finding its own visitor or 401', async () => {
+      const w = await connectWidget(h, owner);
+      const gone = await connectWidget(h, owner);
+      const tokens: { token: string; visitor: { id: string } }[] = [];
+      // Started from addresses of their own: the suite's other tests share the per-address limit.
+      const start = (key: string, i: number) =>
+        h.services.widget.sessions.startSession(
+          { key, name: `Batch ${i}` },
+          { ip: `192.0.2.${i}`, origin: undefined, selfOrigin: undefined },
+        );
+      for (let i = 0; i < 12; i++) tokens.push(await start(w.key, i));
+      const goneToken = (await start(gone.key, 99)).token;
+      expect((await h.request({ method: 'DELETE', url: `/v1.3/integrations/${gone.id}`, token: owner.access })).statusCode).toBe(200);
+      const { counter, statements, reset } = statementCounter();
+      const deps = h.services.deps;
+      const counted = new WidgetSessions(
+        { ...deps, db: { ...deps.db, kysely: deps.db.kysely.withPlugin(counter) } },
+        h.services.integrations,
+        {
+          newSessionsPerIp: RateLimiter.for(deps, 'test-new-sessions', 100, 60_000),
+          sessionCallsPerIp: RateLimiter.for(deps, 'test-session-calls', 100, 60_000),
+        },
+      );
+      const request = { origin: undefined, selfOrigin: undefined };
+      reset();
+      const found = await Promise.allSettled([
+        ...tokens.map((t) => counted.authenticate(t.token, request)),
+        counted.authenticate(tokens[3].token, request),
+        counted.authenticate('wvt_unknown', request),
+        counted.authenticate(goneToken, request),
+      ]);
+      expect(statements()).toBe(1);
+      const visitors = found.map((f) =>
+        f.status === 'fulfilled' ? f.value.row.public_id : (f.reason as { statusCode: number }).statusCode,
+      );
+      expect(visitors).toEqual([...tokens.map((t) => t.visitor.id), tokens[3].visitor.id, 401, 401]);
+    });
+  }
 
   it('refuses a send to a channel that is no visitor of the widget (422), storing nothing', async () => {
     const w = await connectWidget(h, owner);

@@ -1,4 +1,6 @@
-import type { Executor } from '../../db/database.js';
+import { sql } from 'kysely';
+import { BatchQueue, type Outcome } from '../../db/batch-queue.js';
+import { dialectOf, type Executor } from '../../db/database.js';
 import { prepared } from '../../db/prepared.js';
 import { findMessageByExternalId } from '../conversations/conversations.repo.js';
 import type { IntegrationRow, MessageRow, SourceRow, WidgetVisitorRow } from '../../db/schema.js';
@@ -45,12 +47,22 @@ export async function findVisitorByToken(
   return (await visitorByToken(db, { tokenHash }))[0];
 }
 
-/**
- * A session's visitor with its widget (live, of the visitor's account), in one statement: every
- * visitor request starts with it, each widget message among them (docs/performance.md, issue 19
- * eleventh pass: a look-up of the integration after the visitor's was a round trip per message).
- */
-const sessionVisitor = prepared((db, p: { tokenHash: string }) =>
+const SESSION_VISITOR_COLUMNS = [
+  'widget_visitors.id as visitor_id',
+  'widget_visitors.account_id as visitor_account_id',
+  'widget_visitors.integration_id as visitor_integration_id',
+  'widget_visitors.public_id as visitor_public_id',
+  'widget_visitors.identifier as visitor_identifier',
+  'widget_visitors.name as visitor_name',
+  'widget_visitors.email as visitor_email',
+  'widget_visitors.phone as visitor_phone',
+  'widget_visitors.created_at as visitor_created_at',
+  'widget_visitors.last_seen_at as visitor_last_seen_at',
+  'widget_sessions.token_hash',
+] as const;
+
+/** Sessions joined to their visitors and those visitors' widgets (live, of the visitor's account). */
+const sessionVisitors = (db: Executor) =>
   db
     .selectFrom('widget_sessions')
     .innerJoin('widget_visitors', 'widget_visitors.id', 'widget_sessions.visitor_id')
@@ -60,29 +72,70 @@ const sessionVisitor = prepared((db, p: { tokenHash: string }) =>
         .onRef('integrations.account_id', '=', 'widget_visitors.account_id'),
     )
     .selectAll('integrations')
-    .select([
-      'widget_visitors.id as visitor_id',
-      'widget_visitors.account_id as visitor_account_id',
-      'widget_visitors.integration_id as visitor_integration_id',
-      'widget_visitors.public_id as visitor_public_id',
-      'widget_visitors.identifier as visitor_identifier',
-      'widget_visitors.name as visitor_name',
-      'widget_visitors.email as visitor_email',
-      'widget_visitors.phone as visitor_phone',
-      'widget_visitors.created_at as visitor_created_at',
-      'widget_visitors.last_seen_at as visitor_last_seen_at',
-    ])
-    .where('widget_sessions.token_hash', '=', p.tokenHash)
-    .where('integrations.deleted_at', 'is', null),
+    .select(SESSION_VISITOR_COLUMNS)
+    .where('integrations.deleted_at', 'is', null);
+
+/**
+ * A session's visitor with its widget, in one statement: every visitor request starts with it, each
+ * widget message among them (docs/performance.md, issue 19 eleventh pass: a look-up of the
+ * integration after the visitor's was a round trip per message).
+ */
+const sessionVisitor = prepared((db, p: { tokenHash: string }) =>
+  sessionVisitors(db).where('widget_sessions.token_hash', '=', p.tokenHash),
 );
 
+/** PostgreSQL: the sessions of several tokens' hashes at once (see {@link SessionLookups}). */
+const sessionVisitorsOf = prepared((db, p: { tokenHashes: string[] }) =>
+  sessionVisitors(db).where(sql<boolean>`widget_sessions.token_hash = any(${p.tokenHashes}::text[])`),
+);
+
+type SessionVisitorRow = Awaited<ReturnType<typeof sessionVisitor>>[number];
+export type SessionVisitor = { visitor: WidgetVisitorRow; integration: IntegrationRow };
+
+/** One batch at a time: the look-ups that come meanwhile make the next. */
+const LOOKUP_LANES = 1;
+const MAX_LOOKUPS = 200;
+
+/**
+ * PostgreSQL: the session look-ups of one turn of the event loop in one statement instead of one
+ * each (docs/performance.md, issue 19 eleventh pass): under load a process answers many visitors'
+ * messages at once, and each statement is a round trip, a socket write and PostgreSQL's work per
+ * statement. Each caller is answered what its own look-up would have found.
+ */
+class SessionLookups {
+  private readonly queue: BatchQueue<string, SessionVisitor | undefined>;
+
+  constructor(db: Executor) {
+    this.queue = new BatchQueue(
+      async (hashes) => {
+        const rows = await sessionVisitorsOf(db, { tokenHashes: [...new Set(hashes)] });
+        const byHash = new Map(rows.map((row) => [row.token_hash, sessionVisitorOf(row)]));
+        return hashes.map((hash): Outcome<SessionVisitor | undefined> => ({ ok: true, value: byHash.get(hash) }));
+      },
+      LOOKUP_LANES,
+      MAX_LOOKUPS,
+    );
+  }
+
+  find(tokenHash: string): Promise<SessionVisitor | undefined> {
+    return this.queue.run(tokenHash);
+  }
+}
+
+const lookupsOf = new WeakMap<Executor, SessionLookups>();
+
 /** The visitor of a session token's hash and its widget; undefined for an unknown token or a deleted widget. */
-export async function findSessionVisitor(
-  db: Executor,
-  tokenHash: string,
-): Promise<{ visitor: WidgetVisitorRow; integration: IntegrationRow } | undefined> {
+export async function findSessionVisitor(db: Executor, tokenHash: string): Promise<SessionVisitor | undefined> {
+  if (dialectOf(db) === 'postgres') {
+    const lookups = lookupsOf.get(db) ?? new SessionLookups(db);
+    lookupsOf.set(db, lookups);
+    return lookups.find(tokenHash);
+  }
   const row = (await sessionVisitor(db, { tokenHash }))[0];
-  if (!row) return undefined;
+  return row && sessionVisitorOf(row);
+}
+
+function sessionVisitorOf(row: SessionVisitorRow): SessionVisitor {
   const {
     visitor_id,
     visitor_account_id,
@@ -94,6 +147,7 @@ export async function findSessionVisitor(
     visitor_phone,
     visitor_created_at,
     visitor_last_seen_at,
+    token_hash: _hash,
     ...integration
   } = row;
   const visitor: WidgetVisitorRow = {
