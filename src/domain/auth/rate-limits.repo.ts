@@ -27,7 +27,9 @@ export interface Counted {
  * for the batch, by the number of its hits; each hit is told the count it brought the key to, as
  * one statement per hit would have answered it. A window that ended restarts at the batch's hits.
  * A key must not be a `first` of one hit and a `second` of another here (the caller splits such a
- * batch): the statement writes each key's row once.
+ * batch): the statement writes each key's row once. Rows are written in key order, firsts before
+ * seconds, so two processes' batches lock shared keys in the same order and never deadlock (a
+ * widget visitor's key is always a first, its address's always a second).
  */
 export async function hitCounters(db: Executor, hits: Hit[], now: number): Promise<Counted[]> {
   const text = (values: (string | null)[]) => sql`${values}::text[]`;
@@ -44,14 +46,14 @@ export async function hitCounters(db: Executor, hits: Hit[], now: number): Promi
         ${bigint(hits.map((h) => (h.second ? h.first.limit : null)))}, ${text(hits.map((h) => h.second?.key ?? null))},
         ${bigint(hits.map((h) => (h.second ? now + h.second.windowMs : null)))}) with ordinality as u(k1, reset1, limit1, k2, reset2, ord)
     ), a as (
-      insert into rate_limits (key, count, reset_at) select k1, count(*), min(reset1) from u group by k1 ${countHits}
+      insert into rate_limits (key, count, reset_at) select k1, count(*), min(reset1) from u group by k1 order by k1 ${countHits}
     ), f as (
       -- Each hit's count: the key's count after the batch, less the hits after it.
       select u.ord, u.k2, u.reset2, u.limit1, a.reset_at as r1, a.count - count(*) over (partition by u.k1 order by u.ord desc) + 1 as c1
       from u join a on a.key = u.k1
     ), b as (
       insert into rate_limits (key, count, reset_at)
-      select k2, count(*), min(reset2) from f where k2 is not null and c1 <= limit1 group by k2 ${countHits}
+      select k2, count(*), min(reset2) from f where k2 is not null and c1 <= limit1 group by k2 order by k2 ${countHits}
     )
     select f.c1::int as c1, f.r1,
       (b.count - count(*) filter (where b.key is not null) over (partition by f.k2 order by f.ord desc) + 1)::int as c2, b.reset_at as r2
