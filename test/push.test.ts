@@ -56,6 +56,33 @@ async function incoming(customer: string, text = `hello ${++seq}`): Promise<numb
   return leadId;
 }
 
+/** An integration of a new account without devices. */
+async function quietIntegration(): Promise<IntegrationRow> {
+  const quiet = await h.signUp();
+  return h.database.db.kysely
+    .selectFrom('integrations')
+    .selectAll()
+    .where('id', '=', await createIntegration(h, quiet.accountId))
+    .executeTakeFirstOrThrow();
+}
+
+/** A 'hello' from the customer `${name}-${i}` through `sa`, committed. */
+const hello = (sa: IntegrationRow, name: string, i: number) =>
+  h.services.ingest.ingest(sa, {
+    externalId: `${name}-${++seq}`,
+    datetime: h.clock.now(),
+    sender: { socialId: `${name}-${i}`, name: `${name} ${i}` },
+    channel: { externalId: `${name}-chat-${i}`, type: 'message' },
+    text: 'hello',
+  });
+
+/** A worker whose statements are counted, with the table each built query reads. */
+function countedWorker() {
+  const { counter, ...counts } = statementCounter();
+  const kysely = h.services.deps.db.kysely.withPlugin(counter);
+  return { counted: createPushWorker({ ...h.services, deps: { ...h.services.deps, db: { ...h.services.deps.db, kysely } } }), ...counts };
+}
+
 const webFor = (subscriptionId: string) => webPush.received.filter((r) => r.subscriptionId === subscriptionId);
 
 beforeAll(async () => {
@@ -191,28 +218,15 @@ describe('push notifications', () => {
   it("reads an account's devices once per batch of events, and nothing more for an account without any", async () => {
     // Every process runs this worker and reads every event: a look-up per event is paid once per
     // process (docs/performance.md, issue 19 sixth pass).
-    const quiet = await h.signUp();
-    const sa = await h.database.db.kysely
-      .selectFrom('integrations')
-      .selectAll()
-      .where('id', '=', await createIntegration(h, quiet.accountId))
-      .executeTakeFirstOrThrow();
+    const sa = await quietIntegration();
     // Every statement run, and the table each built query reads (the events read is prepared,
     // compiled once, so only the count sees it).
-    const { counter, statements, tables, reset } = statementCounter();
-    const kysely = h.services.deps.db.kysely.withPlugin(counter);
-    const counted = createPushWorker({ ...h.services, deps: { ...h.services.deps, db: { ...h.services.deps.db, kysely } } });
+    const { counted, statements, tables, reset } = countedWorker();
     // Its cursor at the newest event; stopped, nothing wakes it: the poll below reads all five.
     await counted.start();
     await counted.stop();
     for (let i = 0; i < 5; i++) {
-      await h.services.ingest.ingest(sa, {
-        externalId: `quiet-${++seq}`,
-        datetime: h.clock.now(),
-        sender: { socialId: `quiet-${i}`, name: `Quiet ${i}` },
-        channel: { externalId: `quiet-chat-${i}`, type: 'message' },
-        text: 'hello',
-      });
+      await hello(sa, 'quiet', i);
     }
     reset();
     await counted.poll();
@@ -225,27 +239,14 @@ describe('push notifications', () => {
     // Every process's worker is woken by every commit of every process (docs/performance.md,
     // issue 19 eleventh pass). An account without devices: each read is the events after the
     // cursor and its devices once.
-    const quiet = await h.signUp();
-    const sa = await h.database.db.kysely
-      .selectFrom('integrations')
-      .selectAll()
-      .where('id', '=', await createIntegration(h, quiet.accountId))
-      .executeTakeFirstOrThrow();
-    const { counter, statements, reset } = statementCounter();
-    const kysely = h.services.deps.db.kysely.withPlugin(counter);
-    const counted = createPushWorker({ ...h.services, deps: { ...h.services.deps, db: { ...h.services.deps.db, kysely } } });
+    const sa = await quietIntegration();
+    const { counted, statements, reset } = countedWorker();
     await counted.start();
     try {
       reset();
       const began = performance.now();
       for (let i = 0; i < 20; i++) {
-        await h.services.ingest.ingest(sa, {
-          externalId: `burst-${++seq}`,
-          datetime: h.clock.now(),
-          sender: { socialId: `burst-${i}`, name: `Burst ${i}` },
-          channel: { externalId: `burst-chat-${i}`, type: 'message' },
-          text: 'hello',
-        });
+        await hello(sa, 'burst', i);
       }
       const elapsed = performance.now() - began;
       // The first wake reads at once, then at most one read per gap.

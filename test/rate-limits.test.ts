@@ -12,6 +12,10 @@ afterAll(() => h.close());
 
 const MINUTE = 60_000;
 
+/** The stored counters whose keys match `pattern` (SQL LIKE), by key. */
+const stored = (pattern: string) =>
+  h.database.db.kysely.selectFrom('rate_limits').select(['key', 'count']).where('key', 'like', pattern).orderBy('key').execute();
+
 describe('rate limits', () => {
   it('counts hits in a fixed window and answers the seconds left once over the limit', async () => {
     const limiter = RateLimiter.for(h.services.deps, 'window-test', 3, MINUTE);
@@ -74,13 +78,7 @@ describe('rate limits', () => {
       // twenty left, the address's limit lets fifteen through.
       expect(waits.filter((w) => w === 0)).toHaveLength(15);
       expect(waits.filter((w) => w === 60)).toHaveLength(15);
-      const counts = await h.database.db.kysely
-        .selectFrom('rate_limits')
-        .select(['key', 'count'])
-        .where('key', 'like', 'batch-%')
-        .orderBy('key')
-        .execute();
-      expect(counts).toEqual([
+      expect(await stored('batch-%')).toEqual([
         { key: 'batch-address:ip:5', count: 20 },
         ...Array.from({ length: 10 }, (_, i) => ({ key: `batch-visitor:v${i}`, count: 3 })),
       ]);
@@ -95,13 +93,7 @@ describe('rate limits', () => {
         perAddress.hit('ip:6'),
         perVisitor.hitThen('v', perAddress, 'ip:6'),
       ]);
-      const counted = await h.database.db.kysely
-        .selectFrom('rate_limits')
-        .select(['key', 'count'])
-        .where('key', 'like', 'split-%')
-        .orderBy('key')
-        .execute();
-      expect(counted).toEqual([
+      expect(await stored('split-%')).toEqual([
         { key: 'split-address:ip:6', count: 4 },
         { key: 'split-visitor:v', count: 2 },
       ]);

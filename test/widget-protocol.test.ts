@@ -31,6 +31,17 @@ async function say(token: string, payload: Record<string, unknown>, headers: Rec
   });
 }
 
+/** The widget's sessions on a connection whose statements are counted. */
+function countedSessions() {
+  const { counter, ...counts } = statementCounter();
+  const deps = h.services.deps;
+  const counted = new WidgetSessions({ ...deps, db: { ...deps.db, kysely: deps.db.kysely.withPlugin(counter) } }, h.services.integrations, {
+    newSessionsPerIp: RateLimiter.for(deps, 'test-new-sessions', 100, 60_000),
+    sessionCallsPerIp: RateLimiter.for(deps, 'test-session-calls', 100, 60_000),
+  });
+  return { counted, ...counts };
+}
+
 describe('connecting a widget', () => {
   it('answers the integration with its key, snippet and secret; the secret is stored encrypted', async () => {
     const res = await h.request({
@@ -196,16 +207,7 @@ describe('the visitor loop over HTTP', () => {
     const { token, visitor } = (await session({ key: w.key, name: 'Counted' })).json();
     // Every visitor request starts here, each widget message among them (docs/performance.md,
     // issue 19 eleventh pass).
-    const { counter, statements, reset } = statementCounter();
-    const deps = h.services.deps;
-    const counted = new WidgetSessions(
-      { ...deps, db: { ...deps.db, kysely: deps.db.kysely.withPlugin(counter) } },
-      h.services.integrations,
-      {
-        newSessionsPerIp: RateLimiter.for(deps, 'test-new-sessions', 100, 60_000),
-        sessionCallsPerIp: RateLimiter.for(deps, 'test-session-calls', 100, 60_000),
-      },
-    );
+    const { counted, statements, reset } = countedSessions();
     reset();
     const found = await counted.authenticate(token, { origin: undefined, selfOrigin: undefined });
     expect(statements()).toBe(1);
@@ -237,16 +239,7 @@ describe('the visitor loop over HTTP', () => {
       for (let i = 0; i < 12; i++) tokens.push(await start(w.key, i));
       const goneToken = (await start(gone.key, 99)).token;
       expect((await h.request({ method: 'DELETE', url: `/v1.3/integrations/${gone.id}`, token: owner.access })).statusCode).toBe(200);
-      const { counter, statements, reset } = statementCounter();
-      const deps = h.services.deps;
-      const counted = new WidgetSessions(
-        { ...deps, db: { ...deps.db, kysely: deps.db.kysely.withPlugin(counter) } },
-        h.services.integrations,
-        {
-          newSessionsPerIp: RateLimiter.for(deps, 'test-new-sessions', 100, 60_000),
-          sessionCallsPerIp: RateLimiter.for(deps, 'test-session-calls', 100, 60_000),
-        },
-      );
+      const { counted, statements, reset } = countedSessions();
       const request = { origin: undefined, selfOrigin: undefined };
       reset();
       const found = await Promise.allSettled([
