@@ -1,5 +1,6 @@
 import { BatchQueue, type Outcome } from '../../db/batch-queue.js';
 import type { Executor } from '../../db/database.js';
+import { kept } from '../../db/kept.js';
 import type { Clock } from '../clock.js';
 import type { Deps } from '../context.js';
 import { deleteCounter, deleteEndedCounters, hitCounters, readCounter, type Counted, type Counter, type Hit } from './rate-limits.repo.js';
@@ -111,9 +112,7 @@ class SharedCounters implements CounterStore {
   private readonly batches: HitBatches;
 
   constructor(private readonly db: Executor) {
-    const batches = batchesOf.get(db) ?? new HitBatches(db);
-    batchesOf.set(db, batches);
-    this.batches = batches;
+    this.batches = kept(batchesOf, db, () => new HitBatches(db));
   }
 
   async hit(key: string, windowMs: number, now: number): Promise<Counter> {

@@ -1,6 +1,7 @@
 import { sql, type RawBuilder, type Selectable, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import type { MessagesTable } from '../../db/schema.js';
+import { kept } from '../../db/kept.js';
 import { prepared } from '../../db/prepared.js';
 import type { SourceType } from '../../channels/integration-types.js';
 import type { SearchIndex } from './search-index.js';
@@ -43,16 +44,6 @@ export async function searchTarget<G extends string>(
   if (!row) return undefined;
   // PostgreSQL answers booleans, SQLite 0 or 1.
   return { id: row.id, type: row.type, channels: new Set(names.filter((name) => row[name] === true || row[name] === 1)) };
-}
-
-/** `make()`'s value for `key`, made at the first call and kept in `cache` for the next. */
-function kept<K, V>(cache: { get(key: K): V | undefined; set(key: K, value: V): unknown }, key: K, make: () => V): V {
-  let value = cache.get(key);
-  if (value === undefined) {
-    value = make();
-    cache.set(key, value);
-  }
-  return value;
 }
 
 /** {@link searchTarget}'s statement for each groups object, built once (db/prepared.ts). */

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { BatchQueue, type Outcome } from '../../db/batch-queue.js';
 import { dialectOf, type Executor } from '../../db/database.js';
+import { kept } from '../../db/kept.js';
 import { prepared } from '../../db/prepared.js';
 import { findMessageByExternalId } from '../conversations/conversations.repo.js';
 import type { IntegrationRow, MessageRow, SourceRow, WidgetVisitorRow } from '../../db/schema.js';
@@ -127,9 +128,7 @@ const lookupsOf = new WeakMap<Executor, SessionLookups>();
 /** The visitor of a session token's hash and its widget; undefined for an unknown token or a deleted widget. */
 export async function findSessionVisitor(db: Executor, tokenHash: string): Promise<SessionVisitor | undefined> {
   if (dialectOf(db) === 'postgres') {
-    const lookups = lookupsOf.get(db) ?? new SessionLookups(db);
-    lookupsOf.set(db, lookups);
-    return lookups.find(tokenHash);
+    return kept(lookupsOf, db, () => new SessionLookups(db)).find(tokenHash);
   }
   const row = (await sessionVisitor(db, { tokenHash }))[0];
   return row && sessionVisitorOf(row);
