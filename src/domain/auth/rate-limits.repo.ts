@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { executeNamed, type Executor } from '../../db/database.js';
+import { bigintArray as bigint, textArray as text } from '../../db/pg-arrays.js';
 
 export interface Counter {
   count: number;
@@ -32,8 +33,6 @@ export interface Counted {
  * widget visitor's key is always a first, its address's always a second).
  */
 export async function hitCounters(db: Executor, hits: Hit[], now: number): Promise<Counted[]> {
-  const text = (values: (string | null)[]) => sql`${values}::text[]`;
-  const bigint = (values: (number | null)[]) => sql`${values}::bigint[]`;
   // The upsert's conflict clause: the batch's hits added in the key's window, or a new window
   // (the inserted row's count and `reset_at`) when the stored one ended at `now`.
   const countHits = sql`on conflict (key) do update set

@@ -2,6 +2,7 @@ import { sql, type Insertable, type RawBuilder } from 'kysely';
 import { executeNamed, type Executor } from '../../db/database.js';
 import type { CustomerRow, LeadRow, MessageRow, NewMessage, ProfileRow, ProfilesTable, SourceRow, SourcesTable } from '../../db/schema.js';
 import { prepared } from '../../db/prepared.js';
+import { bigintArray as bigint, intArray as int, textArray as text } from '../../db/pg-arrays.js';
 
 /** SQL of the conversations core: profiles, channels, leads and messages. No rules here. */
 
@@ -475,10 +476,6 @@ export interface IncomingBatch {
   /** Events in the order they are recorded, each with its stored payload text. */
   events: { accountId: number; type: string; leadId: number | null; payload: string }[];
 }
-
-const text = (values: (string | null)[]) => sql`${values}::text[]`;
-const bigint = (values: (number | null)[]) => sql`${values}::bigint[]`;
-const int = (values: (number | null)[]) => sql`${values}::int[]`;
 
 /**
  * Stores a batch of incoming messages in one statement: the customers, profiles, channels and leads
