@@ -99,8 +99,10 @@ describe('outbox wake-ups', () => {
     });
 
     it('notifies at most once per 25 ms under steady events: events recorded while a NOTIFY is on its way wait for the next', async () => {
-      // Each NOTIFY's statement is counted when it starts and held until the gate opens.
+      // Each NOTIFY's statement is counted when it starts and when its answer is back, held until the gate opens.
       let started = 0;
+      let answered = 0;
+      let opened = false;
       let open!: () => void;
       const gate = new Promise<void>((resolve) => (open = resolve));
       const held: KyselyPlugin = {
@@ -110,12 +112,21 @@ describe('outbox wake-ups', () => {
         },
         transformResult: async (args) => {
           await gate;
+          answered++;
           return args.result;
         },
       };
       const notifier = new OutboxNotifier(t.db.kysely.withPlugin(held), quiet);
-      const settle = async () => {
+      const turns = async () => {
         for (let i = 0; i < 20; i++) await new Promise<void>((r) => setImmediate(r));
+      };
+      // Once the gate is open: every NOTIFY that started has its answer back from PostgreSQL (a real
+      // round trip, however long it takes), then the notifier has had its turns to set its next timer.
+      const settle = async () => {
+        await turns();
+        const deadline = Date.now() + 5000;
+        while (opened && answered < started && Date.now() < deadline) await new Promise<void>((r) => setImmediate(r));
+        await turns();
       };
       vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
       try {
@@ -130,6 +141,7 @@ describe('outbox wake-ups', () => {
         expect(started).toBe(1);
         // Once it is sent: the next 25 ms later, for the waiting event, and the cover after it.
         open();
+        opened = true;
         await settle();
         expect(started).toBe(1);
         vi.advanceTimersByTime(25);
