@@ -5,6 +5,11 @@ import { FakeProvider, fakeAdapter } from './helpers/fake-provider.js';
 import { API_VERSIONS } from '../src/api/versions.js';
 import type { IntegrationRow } from '../src/db/schema.js';
 import { mediaObject } from '../src/domain/files/media.js';
+import { visibleSendTarget } from '../src/domain/messaging/messaging.repo.js';
+import { scopeOf } from '../src/domain/policy/policy.js';
+import { findAccount } from '../src/domain/accounts/accounts.repo.js';
+import { DIALECT } from './helpers/database.js';
+import { statementCounter } from './helpers/statements.js';
 
 let h: Harness;
 let fake: FakeProvider;
@@ -551,6 +556,46 @@ describe('access', () => {
       }
     }
     expect(fake.sends).toHaveLength(3);
+  });
+
+  it("reads a send's lead, integration, channels and plan together, in one statement on PostgreSQL, under the scope's rule", async () => {
+    // Every send starts here (docs/performance.md, issue 19 twelfth pass).
+    const c = await conversation();
+    const second = await db()
+      .insertInto('sources')
+      .values({
+        ...(await db().selectFrom('sources').selectAll().where('id', '=', c.sourceId).executeTakeFirstOrThrow()),
+        id: undefined,
+        external_id: `${c.chat}-2`,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const ownerAuth = await h.services.auth.authenticate(owner.access);
+    const { counter, statements, reset } = statementCounter();
+    const counted = db().withPlugin(counter);
+    const scope = await scopeOf(counted, ownerAuth);
+    reset();
+    const target = await visibleSendTarget(counted, scope, c.leadId);
+    if (DIALECT === 'postgres') expect(statements()).toBe(1);
+    const lead = await db().selectFrom('leads').selectAll().where('id', '=', c.leadId).executeTakeFirstOrThrow();
+    expect(target).toEqual({
+      lead,
+      integration: c.integration,
+      sources: await db().selectFrom('sources').selectAll().where('id', 'in', [c.sourceId, second.id]).orderBy('id').execute(),
+      plan: (await findAccount(db(), owner.accountId))?.plan,
+    });
+    // A manager of another integration, and another account: not seen.
+    const other = await conversation();
+    const manager = await createManager(h, owner, { sources: [other.integration.id] });
+    expect(
+      await visibleSendTarget(db(), await scopeOf(db(), await h.services.auth.authenticate(manager.access)), c.leadId),
+    ).toBeUndefined();
+    const stranger = await h.signUp();
+    expect(
+      await visibleSendTarget(db(), await scopeOf(db(), await h.services.auth.authenticate(stranger.access)), c.leadId),
+    ).toBeUndefined();
+    const seen = await visibleSendTarget(db(), await scopeOf(db(), await h.services.auth.authenticate(manager.access)), other.leadId);
+    expect(seen?.lead.id).toBe(other.leadId);
   });
 
   it('lets a manager message the unassigned inbox lead it sees', async () => {

@@ -114,10 +114,11 @@ export class MessagingService {
   /** Sends to a lead's channel (send forms A and B). Answers the stored History messages. */
   async send(auth: AuthContext, leadId: number, input: SendInput, opts: SendOptions): Promise<HistoryMessage[]> {
     const scope = await scopeOf(this.db, auth);
-    const lead = await visibleLead(this.db, scope, leadId);
+    const target = await repo.visibleSendTarget(this.db, scope, leadId);
+    if (!target) throw notFound('Lead not found');
+    const { lead } = target;
     const content = checkContent(input.message, input.template);
     const userId = await this.sender(auth, input.userId);
-    const target = await repo.sendTarget(this.db, lead);
     const source = await this.resolveSource(lead, target.sources, input.source);
     if (opts.honourSaId && input.saId !== undefined && input.saId !== null) {
       if (requireId(input.saId, 'body.saId') !== source.integration_id) {
