@@ -114,8 +114,9 @@ export interface Config {
   /** PostgreSQL: hot-path queries as named prepared statements (PARLEY_PG_NAMED_STATEMENTS, default on). */
   pgNamedStatements: boolean;
   /**
-   * PostgreSQL: how many batch transactions of incoming messages run at once per process
-   * (PARLEY_PG_INGEST_LANES, default 1; 0: one transaction per message). docs/operations.md.
+   * PostgreSQL: how many batch transactions of incoming messages, and of sends' stores, run at once
+   * per process (PARLEY_PG_INGEST_LANES, default 1; 0: one transaction per message or send).
+   * docs/operations.md.
    */
   pgIngestLanes: number;
   /**

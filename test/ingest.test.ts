@@ -5,7 +5,9 @@ import { createIntegration } from './helpers/fixtures.js';
 import type { IncomingMessage } from '../src/channels/channel.js';
 import type { IntegrationRow, StatusType } from '../src/db/schema.js';
 import { afterIncoming, afterOutgoing } from '../src/domain/conversations/lead-lifecycle.js';
-import { IngestService } from '../src/domain/conversations/ingest.service.js';
+import { IngestService, type OutgoingRecord } from '../src/domain/conversations/ingest.service.js';
+import type { HistoryMessage } from '../src/domain/conversations/history-message.js';
+import type { OutgoingUnit } from '../src/domain/conversations/outgoing-batch.js';
 import { DIALECT } from './helpers/database.js';
 import { statementCounter } from './helpers/statements.js';
 
@@ -371,66 +373,164 @@ describe('message-fed lead fields', () => {
     if (DIALECT === 'postgres') expect(await count(2, incoming('someone-new'))).toBe(3);
   });
 
-  it('stores an employee’s messages to a lead in one statement each after the lead’s lock on PostgreSQL, as it stores them one by one', async () => {
+  it('stores the messages of several sends in two statements on PostgreSQL (quoting sends after the others), as it stores them one by one', async () => {
     const t0 = h.clock.now();
-    // Two integrations with the same conversation; one stores the send the short way (PostgreSQL:
-    // the lead locked with ids and held reports read, then one write per message with its lead's
-    // fields and event), the other the long way (per message: insert, held reports, event).
-    const conversation = async () => {
+    // Two integrations with the same conversations; one stores the sends batched (PostgreSQL: the
+    // leads locked with ids and held reports read, then one write for every message with its lead's
+    // fields and event), the other one by one the long way (per message: insert, held reports, event).
+    const conversations = async () => {
       const { integration } = await setup();
-      const first = await h.services.ingest.ingest(integration, incoming('emp', { externalId: 'in-1', datetime: t0, text: 'first' }));
-      await h.services.ingest.ingest(integration, incoming('emp', { externalId: 'in-2', datetime: t0 + 1_000, text: 'second' }));
-      const source = await db().selectFrom('sources').selectAll().where('integration_id', '=', integration.id).executeTakeFirstOrThrow();
-      return { integration, source, leadId: first.leadId };
+      const opened = [];
+      for (const who of ['emp', 'other']) {
+        const first = await h.services.ingest.ingest(
+          integration,
+          incoming(who, { externalId: `${who}-in-1`, datetime: t0, text: 'first' }),
+        );
+        await h.services.ingest.ingest(integration, incoming(who, { externalId: `${who}-in-2`, datetime: t0 + 1_000, text: 'second' }));
+        const source = await db()
+          .selectFrom('sources')
+          .selectAll()
+          .where('external_id', '=', `chat-${who}`)
+          .where('integration_id', '=', integration.id)
+          .executeTakeFirstOrThrow();
+        opened.push({
+          integration,
+          source,
+          leadId: first.leadId,
+          quoted: await db().selectFrom('messages').selectAll().where('id', '=', first.messageId).executeTakeFirstOrThrow(),
+        });
+      }
+      return opened;
     };
-    const records = [
-      {
-        externalId: 'out-1',
-        text: 'part one with "quotes" {braces} and 😀',
-        attachments: [],
-        replyTo: undefined,
-        customId: 'c-1',
-        at: t0 + 5_000,
-      },
-      {
-        externalId: 'out-2',
-        text: '',
-        url: 'https://example.com/f.pdf',
-        attachments: [{ type: 'doc' as const, url: 'https://example.com/f.pdf', text: 'f.pdf' }],
-        replyTo: undefined,
-        customId: 'c-1',
-        at: t0 + 5_000,
-      },
-      // Older than the lead's last message: stored, but the last message stays.
-      { externalId: 'out-3', text: 'late', attachments: [], replyTo: undefined, customId: null, at: t0 + 500 },
-    ];
-    const short = await conversation();
-    const long = await conversation();
+    const record = (externalId: string, at: number, over: Partial<OutgoingRecord> = {}): OutgoingRecord => ({
+      externalId,
+      text: `text of ${externalId}`,
+      attachments: [],
+      replyTo: undefined,
+      customId: null,
+      at,
+      ...over,
+    });
+    const sends = (c: Awaited<ReturnType<typeof conversations>>) => {
+      const [a, b] = c.map(({ quoted, ...rest }) => ({ ...rest, userId: null }));
+      return {
+        first: [
+          {
+            ...a,
+            records: [
+              record('out-1', t0 + 5_000, { text: 'part one with "quotes" {braces} and 😀', customId: 'c-1' }),
+              record('out-2', t0 + 5_000, {
+                text: '',
+                url: 'https://example.com/f.pdf',
+                attachments: [{ type: 'doc' as const, url: 'https://example.com/f.pdf', text: 'f.pdf' }],
+                customId: 'c-1',
+              }),
+              // Older than the lead's last message: stored, but the last message stays.
+              record('out-3', t0 + 500),
+            ],
+          },
+          { ...b, records: [record('out-4', t0 + 6_000)] },
+          // A second send to the first lead in the same batch: it follows the first.
+          { ...a, records: [record('out-5', t0 + 7_000)] },
+        ],
+        second: [
+          { ...b, records: [record('out-6', t0 + 8_000, { replyTo: c[1].quoted })] },
+          { ...a, records: [record('out-7', t0 + 9_000)] },
+        ],
+      };
+    };
+    const batched = await conversations();
+    const alone = await conversations();
     const { counter, statements } = statementCounter();
-    const answers = await db()
+    const ingest = h.services.ingest;
+    const first = await db()
       .withPlugin(counter)
       .transaction()
-      .execute((trx) => h.services.ingest.recordOutgoingToLead(trx, { ...short, userId: null }, records));
-    // Begin and commit are not counted; SQLite: the lead read, then each message's statements.
-    if (DIALECT === 'postgres') expect(statements()).toBe(1 + records.length);
-    const before = await lead(long.leadId);
-    const expected = await db()
+      .execute((trx) => ingest.recordOutgoingBatch(trx, sends(batched).first));
+    // Begin and commit are not counted; SQLite: each send's lead read, then its messages' statements.
+    if (DIALECT === 'postgres') expect(statements()).toBe(2);
+    const second = await db()
       .transaction()
-      .execute((trx) => h.services.ingest.recordOutgoing(trx, { ...long, userId: null, lead: before }, records));
+      .execute((trx) => ingest.recordOutgoingBatch(trx, sends(batched).second));
+    // One after another, the long way; on PostgreSQL a batch stores a quoting send after the others.
+    const { first: one, second: two } = sends(alone);
+    const expected = [];
+    for (const send of [...one, ...(DIALECT === 'postgres' ? [two[1], two[0]] : two)]) {
+      const before = await lead(send.leadId);
+      expected.push(
+        await db()
+          .transaction()
+          .execute((trx) => ingest.recordOutgoing(trx, { ...send, lead: before }, send.records)),
+      );
+    }
+    if (DIALECT === 'postgres') expected.splice(3, 2, expected[4], expected[3]);
     // The answers differ only by ids (the integrations' own); the stored rows and events, by nothing.
-    const shown = (list: typeof answers) => list.map(({ messageId, sa, source, sender, ...rest }) => rest);
-    expect(shown(answers)).toEqual(shown(expected));
+    const shown = (list: HistoryMessage[][]) =>
+      list.map((answer) =>
+        answer.map(({ messageId, sa, source, sender, replyTo, ...rest }) => ({ ...rest, quoted: replyTo?.message.text ?? null })),
+      );
+    expect(shown([...first, ...second])).toEqual(shown(expected));
     const ids = await db()
       .selectFrom('messages')
       .select('id')
-      .where('lead_id', '=', short.leadId)
+      .where('integration_id', '=', batched[0].integration.id)
+      .where('incoming', '=', 0)
+      .orderBy('external_id')
+      .execute();
+    expect(
+      [...first, ...second]
+        .flat()
+        .map((a) => Number(a.messageId))
+        .sort((x, y) => x - y),
+    ).toEqual(ids.map((r) => r.id).sort((x, y) => x - y));
+    expect(await storedState(batched[0].integration.id)).toEqual(await storedState(alone[0].integration.id));
+    expect(await lead(batched[0].leadId)).toMatchObject({
+      awaiting_since: null,
+      unread_count: 2,
+      last_message_at: t0 + 9_000,
+      last_message_incoming: 0,
+    });
+  });
+
+  it('stores concurrent sends together (one batch on PostgreSQL), and a send that fails alone', async () => {
+    const { integration } = await setup();
+    const opened: OutgoingUnit[] = [];
+    for (const who of ['s1', 's2', 's3']) {
+      const { leadId } = await h.services.ingest.ingest(integration, incoming(who));
+      const source = await db()
+        .selectFrom('sources')
+        .selectAll()
+        .where('external_id', '=', `chat-${who}`)
+        .where('integration_id', '=', integration.id)
+        .executeTakeFirstOrThrow();
+      opened.push({ integration, source, leadId, userId: null, records: [] });
+    }
+    const send = (c: OutgoingUnit, externalId: string): OutgoingUnit => ({
+      ...c,
+      records: [{ externalId, text: externalId, attachments: [], replyTo: undefined, customId: null, at: h.clock.now() }],
+    });
+    const { counter, statements } = statementCounter();
+    const { db: database } = h.services.deps;
+    const counted = new IngestService({ ...h.services.deps, db: { ...database, kysely: database.kysely.withPlugin(counter) } });
+    const stored = await Promise.all(opened.map((c, i) => counted.storeOutgoing(send(c, `together-${i}`))));
+    // PostgreSQL (begin and commit aside): the leads locked, the messages stored: two for three sends.
+    if (DIALECT === 'postgres') expect(statements()).toBe(2);
+    expect(stored.map((s) => s.map((m) => m.message.text))).toEqual([['together-0'], ['together-1'], ['together-2']]);
+    // A lead gone meanwhile: its send fails, the others of its batch are stored.
+    const outcomes = await Promise.allSettled([
+      counted.storeOutgoing(send(opened[0], 'kept-0')),
+      counted.storeOutgoing(send({ ...opened[1], leadId: -1 }, 'lost')),
+      counted.storeOutgoing(send(opened[2], 'kept-2')),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const texts = await db()
+      .selectFrom('messages')
+      .select('text')
+      .where('integration_id', '=', integration.id)
       .where('incoming', '=', 0)
       .orderBy('id')
       .execute();
-    expect(answers.map((a) => Number(a.messageId))).toEqual(ids.map((r) => r.id));
-    expect(await storedState(short.integration.id)).toEqual(await storedState(long.integration.id));
-    const stored = await lead(short.leadId);
-    expect(stored).toMatchObject({ awaiting_since: null, unread_count: 2, last_message_at: t0 + 5_000, last_message_incoming: 0 });
+    expect(texts.map((t) => t.text)).toEqual(['together-0', 'together-1', 'together-2', 'kept-0', 'kept-2']);
   });
 
   it('stores messages ingested at once as it stores them one after another (redeliveries, new customers, leads and channels, a channel shared, replies, changed profiles, moved deadlines, a sender twice)', async () => {

@@ -223,66 +223,6 @@ export async function insertMessageFeedingLead(
   return { message, lead: { ...lead, ...fields(message.id) } };
 }
 
-const storeOutgoingRow = prepared(
-  (
-    db,
-    p: MessageValues &
-      Pick<LeadRow, (typeof MESSAGE_FED_COLUMNS)[number]> & { id: number; leadId: number; eventType: string; payload: string; now: number },
-  ) =>
-    db
-      .with('m', (w) =>
-        w
-          .insertInto('messages')
-          .values({ id: p.id, ...(Object.fromEntries(MESSAGE_COLUMNS.map((column) => [column, p[column]])) as NewMessage) }),
-      )
-      .with('l', (w) =>
-        w
-          .updateTable('leads')
-          .set(Object.fromEntries(MESSAGE_FED_COLUMNS.map((column) => [column, p[column]])))
-          .where('id', '=', p.leadId)
-          .returning('id'),
-      )
-      .with('e', (w) =>
-        w
-          .insertInto('events')
-          .values({ account_id: p.account_id, type: p.eventType, lead_id: p.leadId, payload: p.payload, created_at: p.now })
-          .returning('id'),
-      )
-      .selectFrom('e')
-      .leftJoin('webhooks as w', (join) => join.on('w.account_id', '=', p.account_id).on('w.status', '=', 1))
-      .select(['e.id', 'w.id as webhook_id', 'w.events', 'w.api_version', sql<number>`(select count(*) from l)::int`.as('leads')]),
-);
-
-/**
- * PostgreSQL, one round trip for an employee's message whose id was taken before
- * ({@link lockLeadForOutgoing}): the message, its lead's message-fed fields and its event, whose
- * payload (`payload`, `eventType`) already holds the message. Answers the event's id and its
- * account's active webhooks, as events/outbox.ts reads them with an event's insert.
- */
-export async function storeOutgoing(
-  db: Executor,
-  message: MessageValues & { id: number },
-  fields: Pick<LeadRow, (typeof MESSAGE_FED_COLUMNS)[number]>,
-  event: { type: string; payload: string; now: number },
-): Promise<{ eventId: number; hooks: { id: number; events: string | null; api_version: string }[] }> {
-  // Only the message-fed fields of `fields` (a whole lead row would overwrite the message's id).
-  const fed = Object.fromEntries(MESSAGE_FED_COLUMNS.map((column) => [column, fields[column]])) as typeof fields;
-  const rows = await storeOutgoingRow(db, {
-    ...fed,
-    ...message,
-    leadId: message.lead_id,
-    eventType: event.type,
-    payload: event.payload,
-    now: event.now,
-  });
-  const first = rows[0];
-  if (first?.leads !== 1) throw new Error(`lead ${message.lead_id} vanished during its update`);
-  const hooks = rows.flatMap((r) =>
-    r.webhook_id === null ? [] : [{ id: r.webhook_id, events: r.events, api_version: r.api_version as string }],
-  );
-  return { eventId: first.id, hooks };
-}
-
 export async function insertInboxLead(
   db: Executor,
   values: { accountId: number; integrationId: number; customerId: number; at: number; now: number },
@@ -433,32 +373,36 @@ export async function conversationStates(
   }));
 }
 
-/** What {@link lockLeadForOutgoing} answers. */
-export interface OutgoingLock {
-  lead: LeadRow;
+/** What {@link lockLeadsForOutgoing} answers. */
+export interface OutgoingLocks {
+  /** The leads locked (those of the ids that exist). */
+  leads: LeadRow[];
   /** Ids taken from the messages' sequence, one per message to store (unused ids are skipped). */
   messageIds: number[];
-  /** A delivery report is held for one of the messages' provider ids (see delivery-status.service.ts). */
-  held: boolean;
+  /** The integration and provider id of every message a delivery report is held for (delivery-status.service.ts). */
+  held: [number, string][];
 }
 
 /**
- * PostgreSQL, one round trip before an employee's messages are stored: locks the lead for the rest
- * of the transaction (sends to one lead are stored one after another), takes `count` message ids,
- * and tells whether a delivery report waits for one of `externalIds`. Index look-ups only.
+ * PostgreSQL, one round trip before employees' messages are stored (`outgoingBatchIn`): locks the
+ * leads for the rest of the transaction, in id order (sends to one lead are stored one after
+ * another), takes `count` message ids, and finds the delivery reports held for the messages'
+ * provider ids (`integrationIds[i]`, `externalIds[i]`). Index look-ups only.
  */
-export async function lockLeadForOutgoing(
+export async function lockLeadsForOutgoing(
   db: Executor,
-  keys: { leadId: number; integrationId: number; externalIds: string[]; count: number },
-): Promise<OutgoingLock> {
-  const query = sql<{ lead: LeadRow; message_ids: (number | string)[]; held: boolean }>`select to_jsonb(l) as lead,
+  keys: { leadIds: number[]; integrationIds: number[]; externalIds: string[]; count: number },
+): Promise<OutgoingLocks> {
+  const query = sql<{ leads: LeadRow[] | null; message_ids: (number | string)[]; held: [number, string][] | null }>`
+    with locked as (select to_jsonb(l) as lead from leads l where l.id = any(${bigint(keys.leadIds)}) order by l.id for update of l)
+    select (select jsonb_agg(lead) from locked) as leads,
       array(select ${nextId('messages')} from generate_series(1, ${keys.count}::int)) as message_ids,
-      exists(select 1 from held_delivery_statuses h where h.integration_id = ${keys.integrationId}::bigint
-        and h.external_id = any(${keys.externalIds}::text[])) as held
-    from leads l where l.id = ${keys.leadId}::bigint for update of l`.compile(db);
+      (select jsonb_agg(jsonb_build_array(k.integration_id, k.external_id))
+        from unnest(${bigint(keys.integrationIds)}, ${text(keys.externalIds)}) as k(integration_id, external_id)
+        where exists(select 1 from held_delivery_statuses h where h.integration_id = k.integration_id and h.external_id = k.external_id)
+      ) as held`.compile(db);
   const [row] = await executeNamed(db, query);
-  if (!row) throw new Error(`lead ${keys.leadId} not found`);
-  return { lead: row.lead, messageIds: row.message_ids.map(Number), held: row.held };
+  return { leads: row?.leads ?? [], messageIds: (row?.message_ids ?? []).map(Number), held: row?.held ?? [] };
 }
 
 /** The rows of a batch of incoming messages (ids given), for {@link storeIncomingBatch}. */
@@ -480,7 +424,8 @@ export interface IncomingBatch {
 /**
  * Stores a batch of incoming messages in one statement: the customers, profiles, channels and leads
  * they create, the messages, the existing leads' message-fed fields and the reply deadlines they
- * move, and their events (ids taken here, in order). Answers each event's id and its account's
+ * move, and their events (ids taken here, in order). A batch of sends (`outgoingBatchIn`) is stored
+ * through it too: outgoing messages, their leads' fields and their events, nothing created. Answers each event's id and its account's
  * active webhooks, as events/outbox.ts reads them with a single event's insert.
  */
 export async function storeIncomingBatch(
@@ -589,7 +534,7 @@ export async function storeIncomingBatch(
   // made (test/hot-path-plans.test.ts). Planned at every run, it cost more than it ran.
   const rows = await executeNamed(db, query);
   if (ev.length && (!rows[0] || rows[0].messages !== m.length || rows[0].leads !== l.length + nl.length)) {
-    throw new Error('a batch of incoming messages was not stored whole (a lead vanished during its update?)');
+    throw new Error('a batch of messages was not stored whole (a lead vanished during its update?)');
   }
   const eventIds = new Array<number>(ev.length);
   const hooks = ev.map(() => [] as { id: number; events: string | null; api_version: string }[]);

@@ -5,7 +5,7 @@ import { BatchQueue, type Outcome } from '../../db/batch-queue.js';
 import type { IntegrationRow, LeadRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
 import type { Attachment, IncomingMessage, SenderProfile } from '../../channels/channel.js';
 import { integrationTypeInfo } from '../../channels/integration-types.js';
-import { eventInserted, eventPayloadText, recordEvent, type NewEvent } from '../../events/outbox.js';
+import { recordEvent } from '../../events/outbox.js';
 import { observeIngest } from '../../metrics/metrics.js';
 import type { Deps } from '../context.js';
 import { invalid } from '../errors.js';
@@ -18,6 +18,7 @@ import { afterIncoming, afterOutgoing, joinsLatestLead } from './lead-lifecycle.
 import { applyHeldStatuses, recordStatusEvent } from '../messaging/delivery-status.service.js';
 import { lockLead } from '../messaging/messaging.repo.js';
 import { ingestBatchIn, type IngestUnit } from './ingest-batch.js';
+import { outgoingBatchIn, outgoingEvent, type OutgoingUnit } from './outgoing-batch.js';
 import {
   incomingMessageValues,
   movedExpiry,
@@ -63,12 +64,15 @@ export class IngestService {
   private readonly postgres: boolean;
   /** PostgreSQL: concurrent ingests share batch transactions (see ingest-batch.ts), unless turned off. */
   private readonly batches: BatchQueue<IngestUnit, IngestResult> | undefined;
+  /** PostgreSQL: concurrent sends share batch transactions (see outgoing-batch.ts), unless turned off. */
+  private readonly outgoing: BatchQueue<OutgoingUnit, HistoryMessage[]> | undefined;
 
   constructor(private readonly deps: Deps) {
     this.group = deps.db.dialect === 'sqlite' ? new GroupCommit(deps.db.kysely) : undefined;
     this.postgres = deps.db.dialect === 'postgres';
     const lanes = deps.config.pgIngestLanes;
     this.batches = this.postgres && lanes > 0 ? new BatchQueue((units) => this.ingestBatch(units), lanes, MAX_BATCH) : undefined;
+    this.outgoing = this.postgres && lanes > 0 ? new BatchQueue((units) => this.outgoingBatch(units), lanes, MAX_BATCH) : undefined;
   }
 
   async ingest(integration: IntegrationRow, incoming: IncomingMessage): Promise<IngestResult> {
@@ -271,42 +275,56 @@ export class IngestService {
   }
 
   /**
-   * Locks the lead `leadId` and stores messages a channel accepted for it, as {@link recordOutgoing}
-   * does, in the caller's transaction. PostgreSQL, for the usual send (no record quotes a message,
-   * no delivery report waits for one): the lead locked with the messages' ids taken and the held
-   * reports looked up in one statement, then each message with its lead's fields and its event in
-   * one (their ids known, the event's payload is complete before the write): a send holds the lead
-   * for two round trips instead of four.
+   * Stores the messages a channel accepted for a lead (a send), committed when it returns, with
+   * the unit's `inTransaction` in the same transaction. PostgreSQL: the sends of a moment share a
+   * batch transaction (outgoing-batch.ts; docs/performance.md, issue 19 twelfth pass).
    */
-  async recordOutgoingToLead(
-    trx: Executor,
-    ctx: { integration: IntegrationRow; source: SourceRow; leadId: number; userId: number | null },
-    records: OutgoingRecord[],
-  ): Promise<HistoryMessage[]> {
-    const { integration, source, leadId, userId } = ctx;
-    if (!this.postgres)
-      return this.recordOutgoing(trx, { integration, source, userId, lead: await lockLead(trx, 'sqlite', leadId) }, records);
-    const externalIds = records.flatMap((r) => (r.externalId === null ? [] : [r.externalId]));
-    const locked = await repo.lockLeadForOutgoing(trx, { leadId, integrationId: integration.id, externalIds, count: records.length });
-    if (locked.held || records.some((r) => r.replyTo))
-      return this.recordOutgoing(trx, { integration, source, userId, lead: locked.lead }, records);
-    const now = this.deps.clock.now();
-    let lead = locked.lead;
-    const out: HistoryMessage[] = [];
-    for (const [i, record] of records.entries()) {
-      const values = {
-        id: locked.messageIds[i] as number,
-        ...outgoingMessageValues(integration, { leadId: lead.id, sourceId: source.id, userId }, record, null),
-      };
-      const message: MessageRow = { ...values, delivery_status: null, delivery_error: null };
-      lead = { ...lead, ...afterOutgoing(lead, message.id, record.at), updated_at: now };
-      const history = presentHistoryMessage(message, source, integration, undefined);
-      const event = outgoingEvent(integration, lead.id, history, {});
-      const stored = await repo.storeOutgoing(trx, values, lead, { type: event.type, payload: eventPayloadText(event), now });
-      await eventInserted(trx, event, stored.eventId, stored.hooks, now);
-      out.push(history);
+  async storeOutgoing(unit: OutgoingUnit): Promise<HistoryMessage[]> {
+    if (this.outgoing) return this.outgoing.run(unit);
+    // Key look-ups only: on PostgreSQL its statements keep their plans (database.ts).
+    return keyedTransaction(this.deps.db.kysely, async (trx) => (await this.recordOutgoingBatch(trx, [unit]))[0]);
+  }
+
+  /**
+   * Locks each unit's lead and stores its messages as {@link recordOutgoing} does, in the caller's
+   * transaction: on PostgreSQL all of them in two statements (`outgoingBatchIn`), on SQLite one
+   * after another.
+   */
+  async recordOutgoingBatch(trx: Executor, units: OutgoingUnit[]): Promise<HistoryMessage[][]> {
+    const one = async (t: Executor, u: OutgoingUnit) =>
+      this.recordOutgoing(t, { ...u, lead: await lockLead(t, this.postgres ? 'postgres' : 'sqlite', u.leadId) }, u.records);
+    if (this.postgres) return outgoingBatchIn(trx, units, this.deps.clock.now(), one);
+    const out: HistoryMessage[][] = [];
+    for (const unit of units) {
+      out.push(await one(trx, unit));
+      await unit.inTransaction?.(trx);
     }
     return out;
+  }
+
+  /**
+   * PostgreSQL: a batch of sends in one transaction. When it fails (one send's own error, a
+   * deadlock, a stale statement after an upgrade), nothing of it is stored and each send is
+   * stored on its own: one send's failure is its own.
+   */
+  private async outgoingBatch(units: OutgoingUnit[]): Promise<Outcome<HistoryMessage[]>[]> {
+    const alone = (unit: OutgoingUnit) =>
+      keyedTransaction(this.deps.db.kysely, async (trx) => (await this.recordOutgoingBatch(trx, [unit]))[0]);
+    try {
+      const results = await keyedTransaction(this.deps.db.kysely, (trx) => this.recordOutgoingBatch(trx, units));
+      return results.map((value) => ({ ok: true, value }));
+    } catch (err) {
+      if (units.length === 1) return [{ ok: false, error: err }];
+      this.deps.log.debug({ err, sends: units.length }, 'send batch rolled back: its sends are stored one by one');
+      return Promise.all(
+        units.map((u) =>
+          alone(u).then(
+            (value): Outcome<HistoryMessage[]> => ({ ok: true, value }),
+            (error: unknown): Outcome<HistoryMessage[]> => ({ ok: false, error }),
+          ),
+        ),
+      );
+    }
   }
 
   /**
@@ -454,19 +472,4 @@ function validateIncoming(integration: IntegrationRow, incoming: IncomingMessage
   }
   if ((incoming.text ?? '').length > MAX_TEXT) throw invalid('Message text is too long');
   if (!Number.isFinite(incoming.datetime)) throw invalid('Message time is not a number');
-}
-
-/** `message.outgoing` for a stored message. */
-function outgoingEvent(
-  integration: IntegrationRow,
-  leadId: number,
-  message: HistoryMessage,
-  first: { isNewLead?: boolean; isNewCustomer?: boolean },
-): NewEvent {
-  return {
-    accountId: integration.account_id,
-    type: 'message.outgoing',
-    leadId,
-    payload: { leadId, isNewLead: first.isNewLead ?? false, isNewCustomer: first.isNewCustomer ?? false, message },
-  };
 }

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { keyedTransaction } from '../../db/database.js';
+import type { Executor } from '../../db/database.js';
 import type { IntegrationRow, LeadRow, MessageRow, SourceRow } from '../../db/schema.js';
 import type { Attachment, OutgoingMessage, SendResult } from '../../channels/channel.js';
 import { integrationTypeInfo } from '../../channels/integration-types.js';
@@ -177,11 +177,13 @@ export class MessagingService {
         const channel = { externalId: source.external_id, type: source.type, token: source.token };
         const sent = await this.deliver(integration, channel, message);
         const records = outgoingRecords(content, sent.externalIds, { replyTo, customId, at: this.deps.clock.now(), texts: sent.texts });
-        // Key look-ups only: on PostgreSQL its statements keep their plans (database.ts).
-        return await keyedTransaction(this.db, async (trx) => {
-          const out = await this.parts.ingest.recordOutgoingToLead(trx, { integration, source, leadId: lead.id, userId }, records);
-          if (customId !== null) await releaseSendKey(trx, lead.id, customId);
-          return out;
+        return await this.parts.ingest.storeOutgoing({
+          integration,
+          source,
+          leadId: lead.id,
+          userId,
+          records,
+          ...(customId !== null ? { inTransaction: (trx: Executor) => releaseSendKey(trx, lead.id, customId) } : {}),
         });
       } catch (err) {
         if (customId !== null) await this.sendKeys.release(lead.id, customId).catch(() => {});

@@ -1,0 +1,131 @@
+import type { Executor } from '../../db/database.js';
+import type { IntegrationRow, LeadRow, MessageRow, SourceRow } from '../../db/schema.js';
+import { eventInserted, eventPayloadText, type NewEvent } from '../../events/outbox.js';
+import * as repo from './conversations.repo.js';
+import { outgoingMessageValues } from './conversation-rows.js';
+import { presentHistoryMessage, type HistoryMessage } from './history-message.js';
+import { afterOutgoing } from './lead-lifecycle.js';
+import type { OutgoingRecord } from './ingest.service.js';
+
+/** One send's messages to store: what the channel accepted for the lead `leadId` on `source`. */
+export interface OutgoingUnit {
+  integration: IntegrationRow;
+  source: SourceRow;
+  leadId: number;
+  userId: number | null;
+  records: OutgoingRecord[];
+  /** Runs in the same transaction once the messages are stored (the release of the send's key). */
+  inTransaction?: (trx: Executor) => Promise<void>;
+}
+
+/** `message.outgoing` for a stored message. */
+export function outgoingEvent(
+  integration: IntegrationRow,
+  leadId: number,
+  message: HistoryMessage,
+  first: { isNewLead?: boolean; isNewCustomer?: boolean },
+): NewEvent {
+  return {
+    accountId: integration.account_id,
+    type: 'message.outgoing',
+    leadId,
+    payload: { leadId, isNewLead: first.isNewLead ?? false, isNewCustomer: first.isNewCustomer ?? false, message },
+  };
+}
+
+const heldKey = (integrationId: number, externalId: string) => `${integrationId}\u0000${externalId}`;
+
+/**
+ * PostgreSQL: the messages of several sends stored in the caller's transaction, in two statements
+ * besides its begin and commit whatever their number (docs/performance.md, issue 19 twelfth pass):
+ *
+ * 1. The sends' leads are locked in id order, with ids taken for every message and the delivery
+ *    reports already held for their provider ids looked up (delivery-status.service.ts).
+ * 2. The messages of the usual send (no message quoted, no report held for it) are stored in one
+ *    statement with their leads' message-fed fields and their events, as the ingest batch stores
+ *    incoming messages (`storeIncomingBatch`), then fanned out to the account's webhooks.
+ * 3. Every other send goes through `one` after them, in this transaction and in batch order: it
+ *    reads its lead as the batch left it.
+ *
+ * Then each send's `inTransaction`, in batch order. The outcome is that of storing the sends one
+ * after another, those of step 3 last. Any error fails the whole transaction; the caller then
+ * stores each send on its own. Two send batches lock their common leads in the same order; an
+ * ingest batch updating two of a send batch's leads at once may still meet it in a deadlock, which
+ * PostgreSQL breaks by failing one of them, whose messages are then stored one by one.
+ */
+export async function outgoingBatchIn(
+  trx: Executor,
+  units: OutgoingUnit[],
+  now: number,
+  one: (trx: Executor, unit: OutgoingUnit) => Promise<HistoryMessage[]>,
+): Promise<HistoryMessage[][]> {
+  const pairs = units.flatMap((u) =>
+    u.records.flatMap((r) => (r.externalId === null ? [] : [{ id: u.integration.id, ext: r.externalId }])),
+  );
+  const locks = await repo.lockLeadsForOutgoing(trx, {
+    leadIds: [...new Set(units.map((u) => u.leadId))].sort((a, b) => a - b),
+    integrationIds: pairs.map((p) => p.id),
+    externalIds: pairs.map((p) => p.ext),
+    count: units.reduce((n, u) => n + u.records.length, 0),
+  });
+  const leads = new Map(locks.leads.map((l) => [l.id, l]));
+  const held = new Set(locks.held.map(([id, ext]) => heldKey(id, ext)));
+
+  const results = new Array<HistoryMessage[] | undefined>(units.length);
+  const long: number[] = [];
+  const messages: MessageRow[] = [];
+  const events: NewEvent[] = [];
+  const touched = new Set<number>();
+  let taken = 0;
+  units.forEach((unit, index) => {
+    const { integration, source, userId, records } = unit;
+    const ids = locks.messageIds.slice(taken, taken + records.length);
+    taken += records.length;
+    let lead = leads.get(unit.leadId);
+    if (!lead) throw new Error(`lead ${unit.leadId} not found`);
+    if (records.some((r) => r.replyTo || (r.externalId !== null && held.has(heldKey(integration.id, r.externalId))))) {
+      long.push(index);
+      return;
+    }
+    const out: HistoryMessage[] = [];
+    for (const [i, record] of records.entries()) {
+      const message: MessageRow = {
+        id: ids[i] as number,
+        ...outgoingMessageValues(integration, { leadId: lead.id, sourceId: source.id, userId }, record, null),
+        delivery_status: null,
+        delivery_error: null,
+      };
+      lead = { ...lead, ...afterOutgoing(lead, message.id, record.at), updated_at: now };
+      const history = presentHistoryMessage(message, source, integration, undefined);
+      messages.push(message);
+      events.push(outgoingEvent(integration, lead.id, history, {}));
+      out.push(history);
+    }
+    leads.set(lead.id, lead);
+    touched.add(lead.id);
+    results[index] = out;
+  });
+
+  if (messages.length) {
+    const leadUpdates = [...touched].map((id) => {
+      const { unread_count, last_message_id, last_message_at, last_message_incoming, awaiting_since, response_time, updated_at } =
+        leads.get(id) as LeadRow;
+      return { id, unread_count, last_message_id, last_message_at, last_message_incoming, awaiting_since, response_time, updated_at };
+    });
+    const batch: repo.IncomingBatch = {
+      customers: [],
+      profiles: [],
+      sources: [],
+      leads: [],
+      messages,
+      leadUpdates,
+      deadlines: [],
+      events: events.map((e) => ({ accountId: e.accountId, type: e.type, leadId: e.leadId ?? null, payload: eventPayloadText(e) })),
+    };
+    const { eventIds, hooks } = await repo.storeIncomingBatch(trx, batch, now);
+    for (const [i, event] of events.entries()) await eventInserted(trx, event, eventIds[i], hooks[i], now);
+  }
+  for (const index of long) results[index] = await one(trx, units[index]);
+  for (const unit of units) await unit.inTransaction?.(trx);
+  return results as HistoryMessage[][];
+}
