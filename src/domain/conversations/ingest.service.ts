@@ -280,7 +280,11 @@ export class IngestService {
    * batch transaction (outgoing-batch.ts; docs/performance.md, issue 19 twelfth pass).
    */
   async storeOutgoing(unit: OutgoingUnit): Promise<HistoryMessage[]> {
-    if (this.outgoing) return this.outgoing.run(unit);
+    return this.outgoing ? this.outgoing.run(unit) : this.storeOutgoingAlone(unit);
+  }
+
+  /** One send's messages in a transaction of their own. */
+  private async storeOutgoingAlone(unit: OutgoingUnit): Promise<HistoryMessage[]> {
     // Key look-ups only: on PostgreSQL its statements keep their plans (database.ts).
     return keyedTransaction(this.deps.db.kysely, async (trx) => (await this.recordOutgoingBatch(trx, [unit]))[0]);
   }
@@ -308,8 +312,6 @@ export class IngestService {
    * stored on its own: one send's failure is its own.
    */
   private async outgoingBatch(units: OutgoingUnit[]): Promise<Outcome<HistoryMessage[]>[]> {
-    const alone = (unit: OutgoingUnit) =>
-      keyedTransaction(this.deps.db.kysely, async (trx) => (await this.recordOutgoingBatch(trx, [unit]))[0]);
     try {
       const results = await keyedTransaction(this.deps.db.kysely, (trx) => this.recordOutgoingBatch(trx, units));
       return results.map((value) => ({ ok: true, value }));
@@ -318,7 +320,7 @@ export class IngestService {
       this.deps.log.debug({ err, sends: units.length }, 'send batch rolled back: its sends are stored one by one');
       return Promise.all(
         units.map((u) =>
-          alone(u).then(
+          this.storeOutgoingAlone(u).then(
             (value): Outcome<HistoryMessage[]> => ({ ok: true, value }),
             (error: unknown): Outcome<HistoryMessage[]> => ({ ok: false, error }),
           ),
