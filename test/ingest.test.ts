@@ -48,6 +48,14 @@ async function statusOf(accountId: number, type: StatusType): Promise<number> {
 
 const db = () => h.database.db.kysely;
 const lead = (id: number) => db().selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+/** The channel `incoming(who)` opened on the integration. */
+const channelOf = (integration: IntegrationRow, who: string) =>
+  db()
+    .selectFrom('sources')
+    .selectAll()
+    .where('external_id', '=', `chat-${who}`)
+    .where('integration_id', '=', integration.id)
+    .executeTakeFirstOrThrow();
 const eventsOf = (accountId: number) => db().selectFrom('events').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
 
 /** What an integration's conversations hold, without ids (which differ between integrations). */
@@ -387,12 +395,7 @@ describe('message-fed lead fields', () => {
           incoming(who, { externalId: `${who}-in-1`, datetime: t0, text: 'first' }),
         );
         await h.services.ingest.ingest(integration, incoming(who, { externalId: `${who}-in-2`, datetime: t0 + 1_000, text: 'second' }));
-        const source = await db()
-          .selectFrom('sources')
-          .selectAll()
-          .where('external_id', '=', `chat-${who}`)
-          .where('integration_id', '=', integration.id)
-          .executeTakeFirstOrThrow();
+        const source = await channelOf(integration, who);
         opened.push({
           integration,
           source,
@@ -497,12 +500,7 @@ describe('message-fed lead fields', () => {
     const opened: OutgoingUnit[] = [];
     for (const who of ['s1', 's2', 's3']) {
       const { leadId } = await h.services.ingest.ingest(integration, incoming(who));
-      const source = await db()
-        .selectFrom('sources')
-        .selectAll()
-        .where('external_id', '=', `chat-${who}`)
-        .where('integration_id', '=', integration.id)
-        .executeTakeFirstOrThrow();
+      const source = await channelOf(integration, who);
       opened.push({ integration, source, leadId, userId: null, records: [] });
     }
     const send = (c: OutgoingUnit, externalId: string): OutgoingUnit => ({
