@@ -2,7 +2,7 @@ import { sql, type QueryCreator } from 'kysely';
 import { dialectOf, executeNamed, type DialectName, type Executor } from '../../db/database.js';
 import type { Database, IntegrationRow, LeadRow, MessageRow, SourceRow } from '../../db/schema.js';
 import type { IntegrationPart, MessagePart, ProfilePart, SourcePart } from '../conversations/history-message.js';
-import { leadScopeSql, type Scope } from '../policy/policy.js';
+import { findVisibleLead, leadScopeSql, type Scope } from '../policy/policy.js';
 import { findAccount } from '../accounts/accounts.repo.js';
 import { prepared } from '../../db/prepared.js';
 import { HISTORY_PAGE_SIZE } from './messaging.types.js';
@@ -24,7 +24,7 @@ export async function leadSources(
     .execute();
 }
 
-/** What a send reads before it goes out; see {@link sendTarget}. */
+/** What a send reads before it goes out; see {@link visibleSendTarget}. */
 export interface SendTarget {
   /** The lead's integration, also when disconnected since. */
   integration: IntegrationRow;
@@ -35,41 +35,19 @@ export interface SendTarget {
 }
 
 /**
- * The integration of a lead, the lead's channels and its account's plan. PostgreSQL: one round
- * trip (the rows as JSON, which carries every column of these tables as they are read otherwise);
- * SQLite: the three reads in process.
- */
-export async function sendTarget(db: Executor, lead: Pick<LeadRow, 'account_id' | 'customer_id' | 'integration_id'>): Promise<SendTarget> {
-  if (dialectOf(db) === 'sqlite') {
-    const integration = await integrationOfLead(db, lead);
-    const sources = await leadSources(db, lead);
-    const account = await findAccount(db, lead.account_id);
-    if (!account) throw new Error(`account ${lead.account_id} not found`);
-    return { integration, sources, plan: account.plan };
-  }
-  const query = sql<SendTarget>`select to_jsonb(i) as integration,
-      coalesce((select jsonb_agg(to_jsonb(s) order by s.id) from sources s where s.account_id = i.account_id
-        and s.customer_id = ${lead.customer_id}::bigint and s.integration_id = i.id), '[]'::jsonb) as sources,
-      (select a.plan from accounts a where a.id = i.account_id) as plan
-    from integrations i where i.id = ${lead.integration_id}::bigint and i.account_id = ${lead.account_id}::bigint`.compile(db);
-  const [row] = await executeNamed(db, query);
-  if (!row) throw new Error(`integration ${lead.integration_id} of account ${lead.account_id} not found`);
-  return row;
-}
-
-/**
- * The lead `leadId` when the scope sees it (the policy's rule, as `visibleLead`), with what
- * {@link sendTarget} answers for it; undefined when the scope does not see it. PostgreSQL: one round
- * trip instead of two, named for unrestricted scopes (the owner, API keys) whose text is fixed
- * (docs/performance.md, issue 19 twelfth pass); SQLite: the reads in process.
+ * The lead `leadId` when the scope sees it (the policy's rule, as `visibleLead`), with its
+ * integration (also when disconnected since), its channels and its account's plan; undefined when
+ * the scope does not see it. PostgreSQL: one round trip (the rows as JSON, which carries every
+ * column of these tables as they are read otherwise), named for unrestricted scopes (the owner, API
+ * keys) whose text is fixed (docs/performance.md, issue 19 twelfth pass); SQLite: the reads in process.
  */
 export async function visibleSendTarget(db: Executor, scope: Scope, leadId: number): Promise<(SendTarget & { lead: LeadRow }) | undefined> {
   if (dialectOf(db) === 'sqlite') {
-    const rule = leadScopeSql(scope);
-    let query = db.selectFrom('leads').selectAll().where('id', '=', leadId).where('account_id', '=', scope.accountId);
-    if (rule) query = query.where(rule);
-    const lead = await query.executeTakeFirst();
-    return lead && { lead, ...(await sendTarget(db, lead)) };
+    const lead = await findVisibleLead(db, scope, leadId);
+    if (!lead) return undefined;
+    const account = await findAccount(db, lead.account_id);
+    if (!account) throw new Error(`account ${lead.account_id} not found`);
+    return { lead, integration: await integrationOfLead(db, lead), sources: await leadSources(db, lead), plan: account.plan };
   }
   const rule = leadScopeSql(scope, 'l');
   const query = sql<SendTarget & { lead: LeadRow }>`select to_jsonb(l) as lead, to_jsonb(i) as integration,

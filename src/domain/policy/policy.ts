@@ -100,19 +100,18 @@ const leadOfAccount = prepared((db, p: { accountId: number; leadId: number }) =>
 
 /** The lead, when it exists in the scope's account and the scope may see it; otherwise 404. */
 export async function visibleLead(db: Executor, scope: Scope, leadId: number): Promise<LeadRow> {
-  const rule = leadScopeSql(scope);
-  // Unrestricted scopes (the owner, API keys) run a query compiled once; a rule's SQL varies with the scope.
-  const lead = rule
-    ? await db
-        .selectFrom('leads')
-        .selectAll()
-        .where('id', '=', leadId)
-        .where('account_id', '=', scope.accountId)
-        .where(rule)
-        .executeTakeFirst()
-    : (await leadOfAccount(db, { accountId: scope.accountId, leadId }))[0];
+  const lead = await findVisibleLead(db, scope, leadId);
   if (!lead) throw notFound('Lead not found');
   return lead;
+}
+
+/** The lead, when it exists in the scope's account and the scope may see it. */
+export async function findVisibleLead(db: Executor, scope: Scope, leadId: number): Promise<LeadRow | undefined> {
+  const rule = leadScopeSql(scope);
+  // Unrestricted scopes (the owner, API keys) run a query compiled once; a rule's SQL varies with the scope.
+  return rule
+    ? db.selectFrom('leads').selectAll().where('id', '=', leadId).where('account_id', '=', scope.accountId).where(rule).executeTakeFirst()
+    : (await leadOfAccount(db, { accountId: scope.accountId, leadId }))[0];
 }
 
 /**
