@@ -150,17 +150,7 @@ class Store {
     if (known) {
       const latest = state.lead as LeadRow;
       lead = { ...latest, ...afterIncoming(latest, messageId, incoming.datetime), updated_at: now };
-      const { unread_count, last_message_id, last_message_at, last_message_incoming, awaiting_since, response_time } = lead;
-      this.batch.leadUpdates.push({
-        id: lead.id,
-        unread_count,
-        last_message_id,
-        last_message_at,
-        last_message_incoming,
-        awaiting_since,
-        response_time,
-        updated_at: now,
-      });
+      this.batch.leadUpdates.push(leadUpdate(lead));
     } else {
       const created = newLead(unit, profile, state.ids.lead as number, now);
       lead = { ...created, ...afterIncoming(created, messageId, incoming.datetime), updated_at: now };
@@ -229,6 +219,12 @@ class Store {
     this.batch.profiles.push(profile);
     return profile;
   }
+}
+
+/** A lead's message-fed fields and `updated_at`, as a batch write (`storeIncomingBatch`) updates them. */
+export function leadUpdate(lead: LeadRow): repo.IncomingBatch['leadUpdates'][number] {
+  const { id, unread_count, last_message_id, last_message_at, last_message_incoming, awaiting_since, response_time, updated_at } = lead;
+  return { id, unread_count, last_message_id, last_message_at, last_message_incoming, awaiting_since, response_time, updated_at };
 }
 
 /** A new inbox lead with the columns' defaults, as the single-message ingest creates it. */

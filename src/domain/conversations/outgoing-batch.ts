@@ -5,6 +5,7 @@ import * as repo from './conversations.repo.js';
 import { outgoingMessageValues } from './conversation-rows.js';
 import { presentHistoryMessage, type HistoryMessage } from './history-message.js';
 import { afterOutgoing } from './lead-lifecycle.js';
+import { leadUpdate } from './ingest-batch.js';
 import type { OutgoingRecord } from './ingest.service.js';
 
 /** One send's messages to store: what the channel accepted for the lead `leadId` on `source`. */
@@ -107,11 +108,7 @@ export async function outgoingBatchIn(
   });
 
   if (messages.length) {
-    const leadUpdates = [...touched].map((id) => {
-      const { unread_count, last_message_id, last_message_at, last_message_incoming, awaiting_since, response_time, updated_at } =
-        leads.get(id) as LeadRow;
-      return { id, unread_count, last_message_id, last_message_at, last_message_incoming, awaiting_since, response_time, updated_at };
-    });
+    const leadUpdates = [...touched].map((id) => leadUpdate(leads.get(id) as LeadRow));
     const batch: repo.IncomingBatch = {
       customers: [],
       profiles: [],
