@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sql } from 'kysely';
+import { sql, type SqlBool } from 'kysely';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { createIntegration, createLead, createManager } from './helpers/fixtures.js';
 import { DIALECT } from './helpers/database.js';
+import { recordedTexts } from './helpers/statements.js';
 import { MIGRATION_NAMES, migrateToLatest } from '../src/db/migrate.js';
 import { MANY_CUSTOMER_MATCHES } from '../src/domain/search/search.service.js';
-import { customerLeadIds, customerLeadIdsWalking } from '../src/domain/search/search.repo.js';
+import { customerLeadIds, customerLeadsWalking } from '../src/domain/search/search.repo.js';
 import { searchIndexFor } from '../src/domain/search/search-index.js';
 import { queryTerms } from '../src/domain/search/query-terms.js';
 import { fts5AnyQuery, tsAnyQuery } from '../src/domain/search/query-terms.js';
@@ -240,7 +241,7 @@ describe('customer search with many matching customers', () => {
   // PostgreSQL's plan (SQLite answers in one step); the reference joins leads to their customers'
   // own words, so it also checks the copies in lead_words (migration 0070).
   if (DIALECT === 'postgres') {
-    it('answers the same in two steps (PostgreSQL: the newest leads first, then the older matches), page by page', async () => {
+    it('answers the same in two steps (PostgreSQL: the newest leads first, then the older matches), page by page, in one statement', async () => {
       const db = h.database.db.kysely;
       const index = searchIndexFor(DIALECT);
       const all = async (read: (beforeId: number | undefined) => Promise<number[]>) => {
@@ -253,22 +254,32 @@ describe('customer search with many matching customers', () => {
           beforeId = got[got.length - 1];
         }
       };
-      for (const q of ['walker', 'walker number12', 'stroller', 'nobody here']) {
-        const query = (beforeId: number | undefined) => ({
-          accountId: owner.accountId,
-          alternatives: [queryTerms(q)],
-          beforeId,
-          limit: 21,
-          rule: null,
-        });
-        const expected = await all((beforeId) => customerLeadIds(db, index, 'join', query(beforeId)));
-        expect(expected.flat().length).toBe(
-          { walker: MANY_CUSTOMER_MATCHES + 30, 'walker number12': 11, stroller: 6, 'nobody here': 0 }[q],
-        );
-        for (const window of [1, 7, 50, 5000]) {
-          expect(await all((beforeId) => customerLeadIdsWalking(db, index, query(beforeId), window))).toEqual(expected);
+      const counts: Record<string, number> = { walker: MANY_CUSTOMER_MATCHES + 30, 'walker number12': 11, stroller: 6, 'nobody here': 0 };
+      // Without a visibility rule (a kept statement), and with one that hides every third lead.
+      for (const rule of [null, sql<SqlBool>`leads.id % 3 <> 0`]) {
+        for (const q of ['walker', 'walker number12', 'stroller', 'nobody here']) {
+          const query = (beforeId: number | undefined) => ({
+            accountId: owner.accountId,
+            alternatives: [queryTerms(q)],
+            beforeId,
+            limit: 21,
+            rule,
+          });
+          const expected = await all((beforeId) => customerLeadIds(db, index, 'join', query(beforeId)));
+          const count = counts[q];
+          // The rule hides some of every query's matches but `nobody here`'s (none).
+          if (rule && count) expect(expected.flat().length).toBeLessThan(count);
+          else expect(expected.flat().length).toBe(count);
+          for (const window of [1, 7, 50, 5000]) {
+            const ids = async (beforeId: number | undefined) =>
+              (await customerLeadsWalking(db, index, query(beforeId), window)).map((e) => e.lead.id);
+            expect(await all(ids)).toEqual(expected);
+          }
         }
       }
+      // A page the window leaves short (`walker number12`: 11 matches among many walkers) is still one statement.
+      const short = { accountId: owner.accountId, alternatives: [queryTerms('walker number12')], limit: 21, rule: null };
+      expect(await recordedTexts(db, (recorder) => customerLeadsWalking(recorder, index, short, 7))).toHaveLength(1);
     });
   }
 

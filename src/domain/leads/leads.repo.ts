@@ -1,4 +1,4 @@
-import { sql, type Insertable, type RawBuilder, type SqlBool, type Updateable } from 'kysely';
+import { sql, type Expression, type Insertable, type RawBuilder, type SqlBool, type Updateable } from 'kysely';
 import { dialectOf, type DialectName, type Executor } from '../../db/database.js';
 import { prepared } from '../../db/prepared.js';
 import type { LeadRow, LeadsTable } from '../../db/schema.js';
@@ -171,18 +171,7 @@ export async function listEntries(db: Executor, where: RawBuilder<SqlBool>, page
 /** The leads with these ids, in list order. */
 export async function entriesByIds(db: Executor, ids: number[]): Promise<LeadListEntry[]> {
   if (!ids.length) return [];
-  if (dialectOf(db) === 'postgres') {
-    const rows = await entriesWithTags(db, { ids });
-    return rows.map((r) =>
-      toEntry(
-        r,
-        (r.t_tags ?? [])
-          .map(([id, tag, tag_key]) => ({ id, tag, tag_key }))
-          .sort(compareTags)
-          .map((t) => t.tag),
-      ),
-    );
-  }
+  if (dialectOf(db) === 'postgres') return taggedEntries(await entriesWithTags(db, { ids }));
   const rows = await entryQuery(db)
     .where('leads.id', 'in', ids)
     .orderBy('leads.last_message_at', 'desc')
@@ -191,22 +180,45 @@ export async function entriesByIds(db: Executor, ids: number[]): Promise<LeadLis
   return withTags(db, rows);
 }
 
+/** PostgreSQL: {@link entryQuery} with each lead's tags, as `[id, tag, tag_key]` triples (`t_tags`). */
+function entryQueryWithTags(db: Executor) {
+  return entryQuery(db).select(
+    sql<Array<[number, string, string]> | null>`(select json_agg(json_build_array(t.id, t.tag, t.tag_key))
+      from lead_tags lt inner join tags t on t.id = lt.tag_id where lt.lead_id = leads.id)`.as('t_tags'),
+  );
+}
+
 /**
- * PostgreSQL: the entries and their tags (as `[id, tag, tag_key]` triples) in one named statement,
- * the ids as one array parameter so that the text, hence its kept plan, is the same for every page.
- * Planning the entry query's joins anew cost more than running it (~0.4 ms against ~0.2 ms per
- * customer search page), and the tags were a second round trip (docs/performance.md, issue 19).
+ * PostgreSQL: the entries and their tags in one named statement, the ids as one array parameter so
+ * that the text, hence its kept plan, is the same for every page. Planning the entry query's joins
+ * anew cost more than running it (~0.4 ms against ~0.2 ms per customer search page), and the tags
+ * were a second round trip (docs/performance.md, issue 19).
  */
 const entriesWithTags = prepared((db, p: { ids: number[] }) =>
-  entryQuery(db)
-    .select(
-      sql<Array<[number, string, string]> | null>`(select json_agg(json_build_array(t.id, t.tag, t.tag_key))
-        from lead_tags lt inner join tags t on t.id = lt.tag_id where lt.lead_id = leads.id)`.as('t_tags'),
-    )
-    .where(sql<SqlBool>`leads.id = any(${p.ids})`)
-    .orderBy('leads.last_message_at', 'desc')
-    .orderBy('leads.id', 'desc'),
+  entryQueryWithTags(db).where(sql<SqlBool>`leads.id = any(${p.ids})`).orderBy('leads.last_message_at', 'desc').orderBy('leads.id', 'desc'),
 );
+
+/**
+ * PostgreSQL: the entries, with their tags, of the leads `ids` selects (a query of one column),
+ * newest lead first, in the statement that selects them: no round trip of its own (customer
+ * search, search.repo.ts). Read the rows with {@link taggedEntries}.
+ */
+export function entriesOfLeads(db: Executor, ids: Expression<{ id: number }>) {
+  return entryQueryWithTags(db).where(sql<SqlBool>`leads.id in (${ids})`).orderBy('leads.id', 'desc');
+}
+
+/** The entries of rows read with their tags ({@link entriesWithTags}, {@link entriesOfLeads}). */
+export function taggedEntries(rows: Array<EntryRow & { t_tags: Array<[number, string, string]> | null }>): LeadListEntry[] {
+  return rows.map((r) =>
+    toEntry(
+      r,
+      (r.t_tags ?? [])
+        .map(([id, tag, tag_key]) => ({ id, tag, tag_key }))
+        .sort(compareTags)
+        .map((t) => t.tag),
+    ),
+  );
+}
 
 export function countQuery(db: Executor, where: RawBuilder<SqlBool>) {
   return db.selectFrom('leads').select(sql<number>`count(*)`.as('n')).where(where);

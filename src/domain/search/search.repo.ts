@@ -5,6 +5,8 @@ import { kept } from '../../db/kept.js';
 import { prepared } from '../../db/prepared.js';
 import type { SourceType } from '../../channels/integration-types.js';
 import type { SearchIndex } from './search-index.js';
+import { entriesOfLeads, taggedEntries } from '../leads/leads.repo.js';
+import type { LeadListEntry } from '../leads/leads.types.js';
 
 /**
  * The SQL of message and customer search. The service decides what to ask (terms, cursors, which
@@ -122,8 +124,8 @@ export function messagePage(db: Executor, index: SearchIndex, q: MessagePageQuer
 function walkWindow<QB extends SelectQueryBuilder<any, any, any>>(
   qb: QB,
   [owner, id]: [string, string],
-  ownerId: number,
-  lastId: number,
+  ownerId: number | RawBuilder<number>,
+  lastId: number | RawBuilder<number>,
   limit: number,
   offset?: number,
 ): QB {
@@ -314,48 +316,43 @@ export async function customerMatchesExceed(
 export const CUSTOMER_WALK_WINDOW = 2000;
 
 /**
- * PostgreSQL customer search, the same answer as the `words` plan in two steps, like
- * {@link messagePageWalking}. That plan reads every matching lead from the GIN index and sorts
- * them (`inbox.example`, 8k customers: ~13 ms, more under load), and the GIN scan of a common word
- * is itself costly; yet common words fill a page within a few hundred of the newest leads. So:
- * (1) the account's newest {@link CUSTOMER_WALK_WINDOW} leads, each tested against the words,
- * stopping at the page; (2) only when the page is short, the `words` plan for the leads older than
- * the window (then the matches are few). Both steps read `lead_words`, which holds each lead's
- * customer's words (migration 0070), so no lead's customer is looked up (the window's customers:
- * 3-10 ms for a common name at 100k customers; the copied words: ~0.7 ms). docs/performance.md,
- * issue 19.
+ * PostgreSQL customer search: the entries (leads/leads.repo.ts) of the leads whose customer's words
+ * match, newest lead first, `q.limit` of them, in one statement. Reading every matching lead from
+ * `lead_words`' GIN index and sorting them costs ~1 us a match (`inbox.example`, 8k customers:
+ * ~13 ms, more under load), and the GIN scan of a common word is itself costly; yet common words
+ * fill a page within a few hundred of the newest leads. So, like {@link messagePageWalking}: (1)
+ * the account's newest {@link CUSTOMER_WALK_WINDOW} leads, each tested against the words,
+ * stopping at the page; (2) only when the page is short, the older matches from the GIN index
+ * (then they are few). Both steps read `lead_words`, which holds each lead's customer's words
+ * (migration 0070), so no lead's customer is looked up (the window's customers: 3-10 ms for a
+ * common name at 100k customers; the copied words: ~0.7 ms).
+ *
+ * Both steps are one statement ({@link leadWalk}) with the page's entries (entriesOfLeads): the
+ * second step runs only when the first left the page short, which PostgreSQL decides once per run
+ * (a one-time filter). As four statements (the first step, the window's last entry, the older
+ * matches, the entries), a search whose page the newest leads do not fill paid three round trips
+ * more, each worth more than its query under load. docs/performance.md, issue 19.
  */
-export async function customerLeadIdsWalking(
+export async function customerLeadsWalking(
   db: Executor,
   index: SearchIndex,
   q: CustomerLeadsQuery,
   window = CUSTOMER_WALK_WINDOW,
-): Promise<number[]> {
+): Promise<LeadListEntry[]> {
   const values = { accountId: q.accountId, lastId: lastBefore(q.beforeId), words: index.customerQuery(q.alternatives) };
-  // Every plan of the first step walks the window and stops at the page, so PostgreSQL may keep
-  // one: a named statement, not planned at each search, built once per shape (db/prepared.ts). Not
-  // with a visibility rule, whose lists of ids would give every employee texts of their own to keep.
-  let rows: Array<{ id: number }>;
-  if (q.rule) {
-    rows = await leadWalkFirstStep(db, index, values, q.limit, window).innerJoin('leads', 'leads.id', 'w.lead_id').where(q.rule).execute();
-  } else {
-    const { limit } = q;
-    const run = kept(leadFirstSteps, `${limit}/${window}`, () =>
-      prepared((pdb, p: LeadWalkValues) => leadWalkFirstStep(pdb, index, p, limit, window)),
-    );
-    rows = await run(db, values);
-  }
-  const ids = rows.map((r) => r.id);
-  if (ids.length >= q.limit) return ids;
-  // The window's last entry: everything newer was tested above. None, or another account's: the
-  // window held all of the account's leads.
-  const edge = await leadWalkEntries(db, values, 1, window - 1).executeTakeFirst();
-  if (!edge || edge.account_id !== q.accountId) return ids;
-  const rest = await customerLeadIds(db, index, 'words', { ...q, beforeId: edge.lead_id, limit: q.limit - ids.length });
-  return [...ids, ...rest];
+  // Every plan of the first step walks the window and stops at the page, and the second step's
+  // matches are materialized, so PostgreSQL may keep one plan: a named statement, not planned at
+  // each search, built once per shape (db/prepared.ts). Not with a visibility rule, whose lists of
+  // ids would give every employee texts of their own to keep.
+  if (q.rule) return taggedEntries(await entriesOfLeads(db, leadWalk(db, index, values, q.limit, window, q.rule)).execute());
+  const { limit } = q;
+  const run = kept(leadWalks, `${limit}/${window}`, () =>
+    prepared((pdb, p: LeadWalkValues) => entriesOfLeads(pdb, leadWalk(pdb, index, p, limit, window, null))),
+  );
+  return taggedEntries(await run(db, values));
 }
 
-/** The values of customer search's first step: given, or a prepared statement's parameters. */
+/** The values of customer search's statement: given, or a prepared statement's parameters. */
 interface LeadWalkValues {
   accountId: number;
   /** The newest lead id the walk may start at (lastBefore). */
@@ -364,36 +361,107 @@ interface LeadWalkValues {
   words: string;
 }
 
-/** {@link customerLeadIdsWalking}'s first step without a visibility rule, per shape (page, window). */
-const leadFirstSteps = new Map<string, (db: Executor, values: LeadWalkValues) => Promise<Array<{ id: number }>>>();
+/** Where {@link leadWalkEntries} starts: the account and its newest lead id to walk from, as SQL. */
+interface LeadWalkStart {
+  accountId: RawBuilder<number>;
+  lastId: RawBuilder<number>;
+}
+
+/** {@link customerLeadsWalking}'s statement without a visibility rule, per shape (page, window). */
+const leadWalks = new Map<string, (db: Executor, values: LeadWalkValues) => Promise<Parameters<typeof taggedEntries>[0]>>();
 
 /**
- * The window of {@link customerLeadIdsWalking}: the entries of lead_words_account_idx from the
+ * The window of {@link customerLeadsWalking}: the entries of lead_words_account_idx from the
  * account's newest before the cursor backwards (walkWindow), `limit` of them after `offset`.
  */
-function leadWalkEntries(db: Executor, v: LeadWalkValues, limit: number, offset?: number) {
+function leadWalkEntries(db: Executor, v: LeadWalkStart, limit: number, offset?: number) {
   const entries = db.selectFrom('lead_words').select(['lead_words.account_id', 'lead_words.lead_id', 'lead_words.search_tsv']);
   return walkWindow(entries, ['lead_words.account_id', 'lead_words.lead_id'], v.accountId, v.lastId, limit, offset);
 }
 
-/** The first step of {@link customerLeadIdsWalking}: the window's leads of the account whose words match, newest first. */
-function leadWalkFirstStep(db: Executor, index: SearchIndex, v: LeadWalkValues, limit: number, window: number) {
+/**
+ * {@link customerLeadsWalking}'s statement, newest lead first, `limit` of them:
+ * - `first`: the window's leads of the account whose words match (and that `rule` shows), stopping
+ *   at the page;
+ * - `edge`: the window's last entry. Everything newer was tested in `first`. None, or another
+ *   account's: the window held all of the account's leads, and there is nothing older to find;
+ * - `rest`: the older matches from lead_words' GIN index, materialized and then sorted. Not a walk
+ *   of the account's leads: PostgreSQL estimates a prefix outside its statistics at 0.5% of the
+ *   rows, and with the order and limit in the same query it walked the leads newest first,
+ *   testing each (100-350 ms for the name of one customer at 100k leads). It runs only when
+ *   `first` is short and `edge` is the account's (then the matches are few): conditions without a
+ *   column of the scan, which PostgreSQL tests once before running it (a one-time filter). The
+ *   leads' rows are read only for a visibility rule.
+ * Every lead of `first` is newer than `edge`, every lead of `rest` older, so the answer is the
+ * union's newest `limit`.
+ */
+function leadWalk(db: Executor, index: SearchIndex, v: LeadWalkValues, limit: number, window: number, rule: LeadRule) {
+  const page = sql.lit(limit);
+  // Every value as an InitPlan, which no plan can look into: planned for its values, the walks
+  // were estimated as reading fewer rows than a kept plan guesses (all of the table for the
+  // newest lead against a third), so PostgreSQL found every plan for the values cheaper by more
+  // than its planning, and planned the statement at each search (~1 ms, more than running it).
+  const start = { accountId: sql<number>`(select ${v.accountId}::int8)`, lastId: sql<number>`(select ${v.lastId}::int8)` };
   return db
-    .selectFrom(leadWalkEntries(db, v, window).as('w'))
-    .select('w.lead_id as id')
-    .where('w.account_id', '=', v.accountId)
-    .where(index.customerMatchesEachRow(v.words, 'w'))
-    .orderBy('w.account_id', 'desc')
-    .orderBy('w.lead_id', 'desc')
-    .limit(sql.lit(limit));
+    .with(
+      (cte) => cte('first').materialized(),
+      () => {
+        const first = db
+          .selectFrom(leadWalkEntries(db, start, window).as('w'))
+          .select('w.lead_id as id')
+          .where('w.account_id', '=', start.accountId)
+          .where(index.customerMatchesEachRow(v.words, 'w'))
+          .orderBy('w.account_id', 'desc')
+          .orderBy('w.lead_id', 'desc')
+          .limit(page);
+        return rule ? first.innerJoin('leads', 'leads.id', 'w.lead_id').where(rule) : first;
+      },
+    )
+    .with(
+      (cte) => cte('edge').materialized(),
+      () =>
+        leadWalkEntries(db, start, 1, window - 1)
+          .clearSelect()
+          .select(['lead_words.account_id', 'lead_words.lead_id']),
+    )
+    .with(
+      (cte) => cte('rest').materialized(),
+      // The account and the edge as `+ 0`: only the words can lead an index scan. A kept plan
+      // guesses `lead_id < $n` at a third of the table and the words at 0.5%, and in the test
+      // database it walked lead_words_pkey below the edge, testing every row (all of the account's
+      // older leads, for a page).
+      (w) =>
+        w
+          .selectFrom('lead_words')
+          .select('lead_words.lead_id')
+          .where(sql<SqlBool>`lead_words.account_id + 0 = ${start.accountId}`)
+          .where(index.customerMatchesEachRow(v.words, 'lead_words'))
+          .where(sql<SqlBool>`lead_words.lead_id + 0 < (select edge.lead_id from edge)`)
+          .where(sql<SqlBool>`(select count(*) from first) < ${page}`)
+          .where(sql<SqlBool>`(select edge.account_id from edge) = ${start.accountId}`),
+    )
+    .selectFrom((eb) =>
+      eb
+        .selectFrom('first')
+        .select('first.id')
+        .unionAll(
+          rule
+            ? eb.selectFrom('rest').innerJoin('leads', 'leads.id', 'rest.lead_id').select('rest.lead_id as id').where(rule)
+            : eb.selectFrom('rest').select('rest.lead_id as id'),
+        )
+        .as('found'),
+    )
+    .select('found.id')
+    .orderBy('found.id', 'desc')
+    .limit(page);
 }
 
 /**
- * How customer search finds the leads of matching customers (the service chooses, see there):
- * `words` (PostgreSQL: every matching lead from `lead_words`' GIN index), `walk-leads` (SQLite,
- * many matches), `join` (SQLite, few matches).
+ * How SQLite's customer search finds the leads of matching customers (the service chooses, see
+ * there): `walk-leads` (many matches), `join` (few matches). PostgreSQL's is
+ * {@link customerLeadsWalking}.
  */
-export type CustomerLeadsPlan = 'words' | 'walk-leads' | 'join';
+export type CustomerLeadsPlan = 'walk-leads' | 'join';
 
 export interface CustomerLeadsQuery {
   accountId: number;
@@ -405,7 +473,6 @@ export interface CustomerLeadsQuery {
 
 /** Ids of the leads whose customer matches, newest lead first. */
 export async function customerLeadIds(db: Executor, index: SearchIndex, plan: CustomerLeadsPlan, q: CustomerLeadsQuery): Promise<number[]> {
-  if (plan === 'words') return leadWordsMatches(db, index, q);
   const matches = index.customerMatches(q.alternatives, 'c');
   let query =
     plan === 'walk-leads'
@@ -438,34 +505,5 @@ export async function customerLeadIds(db: Executor, index: SearchIndex, plan: Cu
   query = query.orderBy('leads.id', 'desc').limit(q.limit);
   if (q.beforeId !== undefined) query = query.where('leads.id', '<', q.beforeId);
   if (q.rule) query = query.where(q.rule);
-  return (await query.execute()).map((r) => r.id);
-}
-
-/**
- * PostgreSQL: every lead of the account whose words match, from `lead_words`' GIN index
- * (migration 0070), materialized and then sorted. Not a walk of the account's leads: PostgreSQL
- * estimates a prefix outside its statistics at 0.5% of the rows, and with the order and limit in
- * the same query it walked the leads newest first, testing each (100-350 ms for the name of one
- * customer at 100k leads). Customer search reaches this only when the newest leads held less than
- * a page ({@link customerLeadIdsWalking}), so the matches are few. The leads' rows are read only
- * for a visibility rule.
- */
-async function leadWordsMatches(db: Executor, index: SearchIndex, q: CustomerLeadsQuery): Promise<number[]> {
-  let query = db
-    .with(
-      (cte) => cte('hits').materialized(),
-      (w) =>
-        w
-          .selectFrom('lead_words')
-          .select('lead_id')
-          .where('account_id', '=', q.accountId)
-          .where(index.customerMatches(q.alternatives, 'lead_words'))
-          .$if(q.beforeId !== undefined, (h) => h.where('lead_id', '<', q.beforeId as number)),
-    )
-    .selectFrom('hits')
-    .select('hits.lead_id as id')
-    .orderBy('hits.lead_id', 'desc')
-    .limit(q.limit);
-  if (q.rule) query = query.innerJoin('leads', 'leads.id', 'hits.lead_id').where(q.rule);
   return (await query.execute()).map((r) => r.id);
 }

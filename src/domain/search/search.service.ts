@@ -133,46 +133,37 @@ export class SearchService {
    * pages of 20, as lead list entries.
    */
   async customers(auth: AuthContext, q: string, cursor: string | number | undefined): Promise<{ cursor: number; leads: LeadListEntry[] }> {
-    const { cursor: next, leadIds } = await this.customerLeadIds(auth, q, cursor);
-    const entries = new Map((await entriesByIds(this.deps.db.kysely, leadIds)).map((e) => [e.lead.id, e]));
-    return { cursor: next, leads: leadIds.flatMap((id) => entries.get(id) ?? []) };
-  }
-
-  private async customerLeadIds(
-    auth: AuthContext,
-    q: string,
-    cursor: string | number | undefined,
-  ): Promise<{ cursor: number; leadIds: number[] }> {
     const db = this.deps.db.kysely;
     const terms = this.terms(q);
     // Phone numbers are indexed as digit runs: "+7 (916) 123-45-67" also searches as one number.
     const digits = q.replace(/[^0-9]/g, '');
     const scope = await scopeOf(db, auth);
     const from = cursor === undefined ? undefined : parseCursor(cursor);
-    if (from === -1) return { cursor: -1, leadIds: [] };
+    if (from === -1) return { cursor: -1, leads: [] };
     if (from !== undefined && !(await repo.isLeadOf(db, auth.accountId, from))) throw invalid('Unknown cursor');
-    if (!terms.length) return { cursor: -1, leadIds: [] };
+    if (!terms.length) return { cursor: -1, leads: [] };
 
     const alternatives = digits.length >= 5 && terms.length > 1 ? [terms, [digits]] : [terms];
-    // Both dialects usually drive the query from the index match (the matching customers, then
-    // their leads by leads_customer_idx, then the newest 21): its cost follows the number of
-    // matches. Walking the account's leads newest first and testing each one's customer instead
-    // costs up to every lead of the account when the words match few customers (the usual search
-    // for one person), so SQLite walks only when they match many: joining every match to its leads
-    // and sorting them costs ~1 us per match (`example`: 40k customers, ~35 ms at 100k), while the
-    // walk stops at the page (2-5 ms). PostgreSQL walks a bounded window of the newest leads, then
-    // takes the older matching leads from the GIN index of `lead_words` (search.repo.ts).
-    const plan: repo.CustomerLeadsPlan =
-      this.deps.db.dialect === 'postgres'
-        ? 'words'
-        : (await repo.customerMatchesExceed(db, this.index, auth.accountId, alternatives, MANY_CUSTOMER_MATCHES))
-          ? 'walk-leads'
-          : 'join';
     const query = { accountId: auth.accountId, alternatives, beforeId: from, limit: PAGE_SIZE + 1, rule: leadScopeSql(scope) };
-    const ids =
-      plan === 'words' ? await repo.customerLeadIdsWalking(db, this.index, query) : await repo.customerLeadIds(db, this.index, plan, query);
-    const page = ids.slice(0, PAGE_SIZE);
-    return { cursor: ids.length > PAGE_SIZE ? page[page.length - 1] : -1, leadIds: page };
+    // PostgreSQL walks a bounded window of the newest leads, then takes the older matching leads
+    // from the GIN index of `lead_words`, and reads the page's entries in the same statement
+    // (search.repo.ts). SQLite usually drives the query from the index match (the matching
+    // customers, then their leads by leads_customer_idx, then the newest 21): its cost follows the
+    // number of matches. Walking the account's leads newest first and testing each one's customer
+    // instead costs up to every lead of the account when the words match few customers (the usual
+    // search for one person), so SQLite walks only when they match many: joining every match to its
+    // leads and sorting them costs ~1 us per match (`example`: 40k customers, ~35 ms at 100k),
+    // while the walk stops at the page (2-5 ms).
+    let leads: LeadListEntry[];
+    if (this.deps.db.dialect === 'postgres') leads = await repo.customerLeadsWalking(db, this.index, query);
+    else {
+      const many = await repo.customerMatchesExceed(db, this.index, auth.accountId, alternatives, MANY_CUSTOMER_MATCHES);
+      const ids = await repo.customerLeadIds(db, this.index, many ? 'walk-leads' : 'join', query);
+      const entries = new Map((await entriesByIds(db, ids)).map((e) => [e.lead.id, e]));
+      leads = ids.flatMap((id) => entries.get(id) ?? []);
+    }
+    const page = leads.slice(0, PAGE_SIZE);
+    return { cursor: leads.length > PAGE_SIZE ? page[page.length - 1].lead.id : -1, leads: page };
   }
 
   private async assertIssued(integrationId: number, group: SearchGroup, messageId: number): Promise<void> {
