@@ -36,13 +36,21 @@ export function statementCounter(): { counter: KyselyPlugin; statements: () => n
 
 /** The texts `run` has the repository send, from a connection of `db` that answers nothing. */
 export async function recordedTexts(db: Kysely<Database>, run: (recorder: Executor) => Promise<unknown>): Promise<string[]> {
-  const texts: string[] = [];
+  return (await recordedStatements(db, run)).map((s) => s.sql);
+}
+
+/** The statements (text and parameters) `run` has the repository send, as {@link recordedTexts}. */
+export async function recordedStatements(
+  db: Kysely<Database>,
+  run: (recorder: Executor) => Promise<unknown>,
+): Promise<Array<{ sql: string; parameters: readonly unknown[] }>> {
+  const statements: Array<{ sql: string; parameters: readonly unknown[] }> = [];
   await db.connection().execute(async (conn) => {
     const recorder = new Proxy(conn, {
       get: (target, prop) => {
         if (prop === 'executeQuery') {
-          return async (query: { sql: string }) => {
-            texts.push(query.sql);
+          return async (query: { sql: string; parameters: readonly unknown[] }) => {
+            statements.push({ sql: query.sql, parameters: query.parameters });
             return { rows: [] };
           };
         }
@@ -52,7 +60,12 @@ export async function recordedTexts(db: Kysely<Database>, run: (recorder: Execut
     });
     await run(recorder);
   });
-  return texts;
+  return statements;
+}
+
+/** Parameters as the argument list of an EXECUTE: numbers as they are, text quoted. */
+export function executeArgs(parameters: readonly unknown[]): string {
+  return parameters.map((p) => (typeof p === 'number' ? String(p) : `'${String(p).replaceAll("'", "''")}'`)).join(', ');
 }
 
 export type PlanNode = Record<string, string | undefined> & { Plans?: PlanNode[] };

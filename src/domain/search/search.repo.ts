@@ -145,7 +145,7 @@ export const WALK_WINDOW = 5000;
 
 type PageRow = Pick<Selectable<MessagesTable>, 'id' | 'lead_id' | 'profile_id' | 'user_id' | 'source_id' | 'text' | 'created_at'>;
 
-/** The values of a walk's first step: given, or a prepared statement's parameters. */
+/** The values of a message walk: given, or a prepared statement's parameters. */
 interface WalkValues {
   integrationId: number;
   /** The newest message id the walk may start at (lastBefore). */
@@ -155,8 +155,16 @@ interface WalkValues {
   words: string;
 }
 
-/** {@link messagePageWalking}'s first step without a visibility rule, per shape (channel types, page, window). */
-const firstSteps = new Map<string, (db: Executor, values: WalkValues) => Promise<PageRow[]>>();
+/** The same values as SQL: each an InitPlan, which no plan can look into (see {@link messageWalk}). */
+interface WalkStart {
+  integrationId: RawBuilder<number>;
+  lastId: RawBuilder<number>;
+  accountId: RawBuilder<number>;
+  words: string;
+}
+
+/** {@link messagePageWalking}'s statement without a visibility rule, per shape (channel types, page, window). */
+const messageWalks = new Map<string, (db: Executor, values: WalkValues) => Promise<PageRow[]>>();
 
 /** The newest id a walk starts at, for a cursor (exclusive) or none. */
 function lastBefore(beforeId: number | undefined): number {
@@ -164,47 +172,25 @@ function lastBefore(beforeId: number | undefined): number {
 }
 
 /**
+ * A value of a statement as an InitPlan (`(select $n::int8)`), which no plan can look into. The
+ * searches' statements take their values this way: planned for its values, a walk was estimated
+ * as reading fewer rows than a kept plan guesses (all of the table from the newest id, against a
+ * third), so PostgreSQL found every plan for the values cheaper by more than its planning, and
+ * planned the statement at each search (~1 ms, more than running it).
+ */
+function hidden(value: number): RawBuilder<number> {
+  return sql<number>`(select ${value}::int8)`;
+}
+
+/**
  * The window of {@link messagePageWalking}: message_words' entries from the integration's newest
  * before the cursor backwards, through its primary key (walkWindow), `limit` of them after `offset`.
  */
-function walkEntries(db: Executor, v: WalkValues, limit: number, offset?: number) {
+function walkEntries(db: Executor, v: WalkStart, limit: number, offset?: number) {
   const entries = db
     .selectFrom('message_words')
     .select(['message_words.integration_id', 'message_words.message_id', 'message_words.search_tsv']);
   return walkWindow(entries, ['message_words.integration_id', 'message_words.message_id'], v.integrationId, v.lastId, limit, offset);
-}
-
-/**
- * The first step of {@link messagePageWalking}: the window's entries that are the integration's
- * and match the words (tested before any message is looked up), and their messages, of the
- * account and of `sourceTypes`' channels, newest first, `limit` of them. Not the account in the
- * walk: the integration is the account's (searchTarget), and the messages are checked here.
- */
-function walkFirstStep(db: Executor, index: SearchIndex, v: WalkValues, sourceTypes: SourceType[], limit: number, window: number) {
-  // Each match's message, looked up by its key through a lateral subquery that cannot be flattened
-  // (`offset 0`): as a plain join the planner may merge the walk with one of messages_pkey.
-  return db
-    .selectFrom(walkEntries(db, v, window).as('w'))
-    .innerJoinLateral(
-      (eb) =>
-        eb
-          .selectFrom('messages as r')
-          .select(['r.id', 'r.lead_id', 'r.profile_id', 'r.user_id', 'r.source_id', 'r.text', 'r.created_at', 'r.account_id'])
-          .whereRef('r.id', '=', 'w.message_id')
-          .offset(sql.lit(0))
-          .as('m'),
-      (join) => join.onTrue(),
-    )
-    .innerJoin('sources as s', 's.id', 'm.source_id')
-    .innerJoin('leads', 'leads.id', 'm.lead_id')
-    .select(PAGE_COLUMNS)
-    .where('w.integration_id', '=', v.integrationId)
-    .where(index.messageMatchesEachRow(v.words, 'w'))
-    .where('m.account_id', '=', v.accountId)
-    .where('s.type', 'in', sourceTypes)
-    .orderBy('w.integration_id', 'desc')
-    .orderBy('w.message_id', 'desc')
-    .limit(sql.lit(limit));
 }
 
 /**
@@ -217,7 +203,8 @@ function walkFirstStep(db: Executor, index: SearchIndex, v: WalkValues, sourceTy
  * (each message's words beside its id, migration 0071), each tested against the words, stopping
  * at the page, and only the matches' messages looked up (frequent words: well under 1 ms); (2) only
  * when that leaves the page short, the matches older than the window from `message_words`' GIN
- * index (materialized, so it is not turned back into a walk), which are then few.
+ * index, which are then few. Both steps are one statement ({@link messageWalk}); as three (the
+ * first step, the window's last entry, the older matches) a rare word paid two round trips more.
  * docs/performance.md, issue 19.
  */
 export async function messagePageWalking(db: Executor, index: SearchIndex, q: MessagePageQuery, window = WALK_WINDOW) {
@@ -227,49 +214,128 @@ export async function messagePageWalking(db: Executor, index: SearchIndex, q: Me
     accountId: q.accountId,
     words: index.messageQuery(q.terms),
   };
-  // Every plan of the first step walks the integration's entries and stops at the page, so
-  // PostgreSQL may keep one: a named statement, planned once per connection instead of at every
-  // search (~0.5 ms, about as long as the walk itself), and built once per shape (db/prepared.ts:
-  // building and compiling it took ~50 us a search). Only without a visibility rule, whose lists of
-  // ids would give every employee texts of their own to keep.
-  let rows: PageRow[];
-  if (q.rule) {
-    rows = await walkFirstStep(db, index, values, q.sourceTypes, q.limit, window).where(q.rule).execute();
-  } else {
-    const { sourceTypes, limit } = q;
-    const run = kept(firstSteps, `${sourceTypes.join(',')}/${limit}/${window}`, () =>
-      prepared((pdb, p: WalkValues) => walkFirstStep(pdb, index, p, sourceTypes, limit, window)),
-    );
-    rows = await run(db, values);
-  }
-  if (rows.length >= q.limit) return rows;
+  // Every plan of the statement walks the integration's entries and stops at the page, or reads
+  // the older matches by their words, so PostgreSQL may keep one: a named statement, planned once
+  // per connection instead of at every search (~0.5 ms, about as long as the walk itself), and
+  // built once per shape (db/prepared.ts: building and compiling it took ~50 us a search). Only
+  // without a visibility rule, whose lists of ids would give every employee texts of their own.
+  if (q.rule) return messageWalk(db, index, values, q.sourceTypes, q.limit, window, q.rule).execute();
+  const { sourceTypes, limit } = q;
+  const run = kept(messageWalks, `${sourceTypes.join(',')}/${limit}/${window}`, () =>
+    prepared((pdb, p: WalkValues) => messageWalk(pdb, index, p, sourceTypes, limit, window, null)),
+  );
+  return run(db, values);
+}
 
-  // The window's last entry: everything newer was tested above. None, or another integration's: the
-  // window held all of the integration's messages with words.
-  const edge = await walkEntries(db, values, 1, window - 1).executeTakeFirst();
-  if (!edge || edge.integration_id !== q.integrationId) return rows;
-  let rest = db
+/**
+ * The messages of `entries` (an alias with a `message_id` column), of the account and of
+ * `sourceTypes`' channels (and that `rule` shows). Not the account in the walk: the integration
+ * is the account's (searchTarget), and the messages are checked here. Each message looked up by
+ * its key through a lateral subquery that cannot be flattened (`offset 0`): as a plain join the
+ * planner may merge the walk with one of messages_pkey, or hash every match against the
+ * messages.
+ */
+function messagesOf(
+  // biome-ignore lint/suspicious/noExplicitAny: a select over either walk's entries, aliased `w`
+  entries: SelectQueryBuilder<any, any, any>,
+  v: WalkStart,
+  sourceTypes: SourceType[],
+  rule: LeadRule,
+) {
+  const rows = entries
+    .innerJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('messages as r')
+          .select(['r.id', 'r.lead_id', 'r.profile_id', 'r.user_id', 'r.source_id', 'r.text', 'r.created_at', 'r.account_id'])
+          .whereRef('r.id', '=', sql.ref('w.message_id'))
+          .offset(sql.lit(0))
+          .as('m'),
+      (join) => join.onTrue(),
+    )
+    .innerJoin('sources as s', 's.id', 'm.source_id')
+    .innerJoin('leads', 'leads.id', 'm.lead_id')
+    .select(PAGE_COLUMNS)
+    .where('m.account_id', '=', v.accountId)
+    .where('s.type', 'in', sourceTypes);
+  return rule ? rows.where(rule) : rows;
+}
+
+/**
+ * {@link messagePageWalking}'s statement, newest first, `limit` messages:
+ * - `first`: the window's entries that are the integration's and match the words (tested before
+ *   any message is looked up), and their messages, stopping at the page;
+ * - `edge`: the window's last entry. Everything newer was tested in `first`. None, or another
+ *   integration's: the window held all of the integration's messages with words;
+ * - `hits`: the older matches from message_words' GIN index, materialized (not turned back into a
+ *   walk). It runs only when `first` is short and `edge` is the integration's (then the matches
+ *   are few): conditions without a column of the scan, which PostgreSQL tests once before running
+ *   it (a one-time filter). The integration and the edge as `+ 0`, so that only the words can
+ *   lead an index scan: a kept plan guesses `message_id < $n` at a third of the table and the
+ *   words at 0.5%;
+ * - their messages newest first (`rest`), looked up until the page is full.
+ * Every message of `first` is newer than `edge`, every one of `rest` older, so the page is the
+ * union's newest `limit`. The values are InitPlans ({@link hidden}), so PostgreSQL keeps a plan.
+ */
+function messageWalk(
+  db: Executor,
+  index: SearchIndex,
+  values: WalkValues,
+  sourceTypes: SourceType[],
+  limit: number,
+  window: number,
+  rule: LeadRule,
+) {
+  const page = sql.lit(limit);
+  const v: WalkStart = {
+    integrationId: hidden(values.integrationId),
+    lastId: hidden(values.lastId),
+    accountId: hidden(values.accountId),
+    words: values.words,
+  };
+  const first = messagesOf(db.selectFrom(walkEntries(db, v, window).as('w')), v, sourceTypes, rule)
+    .where(sql.ref('w.integration_id'), '=', v.integrationId)
+    .where(index.messageMatchesEachRow(v.words, 'w'))
+    .orderBy(sql.ref('w.integration_id'), 'desc')
+    .orderBy(sql.ref('w.message_id'), 'desc')
+    .limit(page);
+  return db
+    .with(
+      (cte) => cte('first').materialized(),
+      () => first,
+    )
+    .with(
+      (cte) => cte('edge').materialized(),
+      () =>
+        walkEntries(db, v, 1, window - 1)
+          .clearSelect()
+          .select(['message_words.integration_id', 'message_words.message_id']),
+    )
     .with(
       (cte) => cte('hits').materialized(),
       (w) =>
         w
           .selectFrom('message_words')
           .select('message_words.message_id')
-          .where('message_words.integration_id', '=', q.integrationId)
-          .where('message_words.message_id', '<', edge.message_id)
-          .where(index.messageMatches(q.terms, 'message_words')),
+          .where(sql<SqlBool>`message_words.integration_id + 0 = ${v.integrationId}`)
+          .where(index.messageMatchesEachRow(v.words, 'message_words'))
+          .where(sql<SqlBool>`message_words.message_id + 0 < (select edge.message_id from edge)`)
+          .where(sql<SqlBool>`(select count(*) from first) < ${page}`)
+          .where(sql<SqlBool>`(select edge.integration_id from edge) = ${v.integrationId}`),
     )
-    .selectFrom('hits as h')
-    .innerJoin('messages as m', 'm.id', 'h.message_id')
-    .innerJoin('sources as s', 's.id', 'm.source_id')
-    .innerJoin('leads', 'leads.id', 'm.lead_id')
-    .select(PAGE_COLUMNS)
-    .where('m.account_id', '=', q.accountId)
-    .where('s.type', 'in', q.sourceTypes)
-    .orderBy('m.id', 'desc')
-    .limit(q.limit - rows.length);
-  if (q.rule) rest = rest.where(q.rule);
-  return [...rows, ...(await rest.execute())];
+    .selectFrom((eb) => {
+      const older = eb.selectFrom('hits').select('hits.message_id').as('w');
+      const rest = messagesOf(eb.selectFrom(older), v, sourceTypes, rule).orderBy(sql.ref('w.message_id'), 'desc').limit(page);
+      return eb
+        .selectFrom('first')
+        .selectAll()
+        .unionAll(eb.selectFrom(rest.as('rest')).selectAll())
+        .as('found');
+    })
+    .selectAll()
+    .orderBy('found.id', 'desc')
+    .limit(page)
+    .$castTo<PageRow>();
 }
 
 /** Whether `messageId` is a message of the integration's channels of `sourceTypes` (an issued cursor). */
@@ -393,15 +459,11 @@ function leadWalkEntries(db: Executor, v: LeadWalkStart, limit: number, offset?:
  *   column of the scan, which PostgreSQL tests once before running it (a one-time filter). The
  *   leads' rows are read only for a visibility rule.
  * Every lead of `first` is newer than `edge`, every lead of `rest` older, so the answer is the
- * union's newest `limit`.
+ * union's newest `limit`. The values are InitPlans ({@link hidden}), so PostgreSQL keeps a plan.
  */
 function leadWalk(db: Executor, index: SearchIndex, v: LeadWalkValues, limit: number, window: number, rule: LeadRule) {
   const page = sql.lit(limit);
-  // Every value as an InitPlan, which no plan can look into: planned for its values, the walks
-  // were estimated as reading fewer rows than a kept plan guesses (all of the table for the
-  // newest lead against a third), so PostgreSQL found every plan for the values cheaper by more
-  // than its planning, and planned the statement at each search (~1 ms, more than running it).
-  const start = { accountId: sql<number>`(select ${v.accountId}::int8)`, lastId: sql<number>`(select ${v.lastId}::int8)` };
+  const start = { accountId: hidden(v.accountId), lastId: hidden(v.lastId) };
   return db
     .with(
       (cte) => cte('first').materialized(),
