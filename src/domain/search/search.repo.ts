@@ -155,7 +155,7 @@ interface WalkValues {
   words: string;
 }
 
-/** The same values as SQL: each an InitPlan, which no plan can look into (see {@link messageWalk}). */
+/** The same values in {@link messageWalk}'s SQL: the ids as InitPlans ({@link hidden}), the words as their text. */
 interface WalkStart {
   integrationId: RawBuilder<number>;
   lastId: RawBuilder<number>;
