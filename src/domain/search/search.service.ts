@@ -154,16 +154,16 @@ export class SearchService {
     // search for one person), so SQLite walks only when they match many: joining every match to its
     // leads and sorting them costs ~1 us per match (`example`: 40k customers, ~35 ms at 100k),
     // while the walk stops at the page (2-5 ms).
-    let leads: LeadListEntry[];
-    if (this.deps.db.dialect === 'postgres') leads = await repo.customerLeadsWalking(db, this.index, query);
-    else {
-      const many = await repo.customerMatchesExceed(db, this.index, auth.accountId, alternatives, MANY_CUSTOMER_MATCHES);
-      const ids = await repo.customerLeadIds(db, this.index, many ? 'walk-leads' : 'join', query);
-      const entries = new Map((await entriesByIds(db, ids)).map((e) => [e.lead.id, e]));
-      leads = ids.flatMap((id) => entries.get(id) ?? []);
+    if (this.deps.db.dialect === 'postgres') {
+      const leads = await repo.customerLeadsWalking(db, this.index, query);
+      const page = leads.slice(0, PAGE_SIZE);
+      return { cursor: leads.length > PAGE_SIZE ? page[page.length - 1].lead.id : -1, leads: page };
     }
-    const page = leads.slice(0, PAGE_SIZE);
-    return { cursor: leads.length > PAGE_SIZE ? page[page.length - 1].lead.id : -1, leads: page };
+    const many = await repo.customerMatchesExceed(db, this.index, auth.accountId, alternatives, MANY_CUSTOMER_MATCHES);
+    const ids = await repo.customerLeadIds(db, this.index, many ? 'walk-leads' : 'join', query);
+    const page = ids.slice(0, PAGE_SIZE);
+    const entries = new Map((await entriesByIds(db, page)).map((e) => [e.lead.id, e]));
+    return { cursor: ids.length > PAGE_SIZE ? page[page.length - 1] : -1, leads: page.flatMap((id) => entries.get(id) ?? []) };
   }
 
   private async assertIssued(integrationId: number, group: SearchGroup, messageId: number): Promise<void> {
