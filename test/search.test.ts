@@ -8,6 +8,7 @@ import {
   customPlan,
   executeArgs,
   genericPlan,
+  keptRuns,
   planNodes,
   recordedStatements,
   recordedTexts,
@@ -447,7 +448,7 @@ if (DIALECT === 'postgres') {
         // Only a match's message is looked up, by its key (the window's, then the older ones).
         expect(nodes.filter((n) => n['Relation Name'] === 'messages').map(scan)).toEqual([
           'Index Scan Forward messages_pkey (id = w.message_id)',
-          'Index Scan Forward messages_pkey (id = hits.message_id)',
+          'Index Scan Forward messages_pkey (id = hits.id)',
         ]);
         const walk = nodes.find((n) => n['Node Type'] === 'Subquery Scan' && n.Alias === 'w' && n.Filter?.includes('search_tsv'));
         expect(walk?.Filter).toMatch(/search_tsv @@/);
@@ -462,26 +463,12 @@ if (DIALECT === 'postgres') {
       expect(Math.abs(costs[1] - costs[0])).toBeLessThan(1);
       // Run: a page the window fills never reads the older matches (nor the window's last entry),
       // and the plan is kept.
-      const { analyzed, kept } = await db.connection().execute(async (conn) => {
-        await sql.raw(`prepare walk_run as ${statement.sql}`).execute(conn);
-        try {
-          const { rows } = await sql
-            .raw<{ 'QUERY PLAN': unknown }>(`explain (analyze, format json) execute walk_run(${args})`)
-            .execute(conn);
-          for (let i = 0; i < 7; i++) await sql.raw(`execute walk_run(${args})`).execute(conn);
-          const plans = await sql<{
-            generic_plans: string;
-          }>`select generic_plans from pg_prepared_statements where name = 'walk_run'`.execute(conn);
-          return { analyzed: rows[0]['QUERY PLAN'], kept: Number(plans.rows[0].generic_plans) };
-        } finally {
-          await sql.raw('deallocate walk_run').execute(conn);
-        }
-      });
+      const { analyzed, genericPlans } = await keptRuns(db, statement.sql, args, Array(7).fill(args));
       const loops = planNodes(analyzed)
         .filter((n) => n['Relation Name'] === 'message_words')
         .map((n) => n['Actual Loops']);
       expect(loops).toEqual([1, 0, 0]);
-      expect(kept).toBeGreaterThan(0);
+      expect(genericPlans).toBeGreaterThan(0);
     });
 
     it("keeps a generic plan of the integration's look-up that probes sources_external_uq for each channel type", async () => {
@@ -841,26 +828,11 @@ describe('customer search', () => {
         expect(Math.abs(costs[1] - costs[0])).toBeLessThan(1);
         // Run: a page filled by the window never reads the older matches (nor the window's last
         // entry), and the plan is kept.
-        const { analyzed, kept } = await db()
-          .connection()
-          .execute(async (conn) => {
-            await sql.raw(`prepare walk_run(${types}) as ${text}`).execute(conn);
-            try {
-              const { rows } = await sql
-                .raw<{ 'QUERY PLAN': unknown }>(`explain (analyze, format json) execute walk_run(${args('zo:*')})`)
-                .execute(conn);
-              for (let i = 0; i < 7; i++) await sql.raw(`execute walk_run(${args(i % 2 ? 'zo:*' : 'nobody:*')})`).execute(conn);
-              const plans = await sql<{
-                generic_plans: string;
-              }>`select generic_plans from pg_prepared_statements where name = 'walk_run'`.execute(conn);
-              return { analyzed: rows[0]['QUERY PLAN'], kept: Number(plans.rows[0].generic_plans) };
-            } finally {
-              await sql.raw('deallocate walk_run').execute(conn);
-            }
-          });
+        const more = Array.from({ length: 7 }, (_, i) => args(i % 2 ? 'zo:*' : 'nobody:*'));
+        const { analyzed, genericPlans } = await keptRuns(db(), text, args('zo:*'), more, types);
         const scans = planNodes(analyzed).filter((n) => n['Relation Name'] === 'lead_words');
         expect(scans.map((n) => n['Actual Loops'])).toEqual([1, 0, 0]);
-        expect(kept).toBeGreaterThan(0);
+        expect(genericPlans).toBeGreaterThan(0);
       });
     });
   }

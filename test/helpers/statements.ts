@@ -110,3 +110,30 @@ async function planFor(db: Executor, mode: string, text: string, args: string, t
     await sql.raw('reset plan_cache_mode').execute(db);
   }
 }
+
+/**
+ * PostgreSQL: `text` prepared on one connection of `db` and run there, first under EXPLAIN ANALYZE
+ * with `args`, then once with each of `more`: the analyzed plan, and how many of the runs used the
+ * plan PostgreSQL keeps (`generic_plans`; it decides after five runs planned for their values).
+ */
+export async function keptRuns(
+  db: Kysely<Database>,
+  text: string,
+  args: string,
+  more: string[],
+  types?: string,
+): Promise<{ analyzed: unknown; genericPlans: number }> {
+  return db.connection().execute(async (conn) => {
+    await sql.raw(`prepare kept_run${types === undefined ? '' : `(${types})`} as ${text}`).execute(conn);
+    try {
+      const { rows } = await sql.raw<{ 'QUERY PLAN': unknown }>(`explain (analyze, format json) execute kept_run(${args})`).execute(conn);
+      for (const a of more) await sql.raw(`execute kept_run(${a})`).execute(conn);
+      const plans = await sql<{ generic_plans: string }>`select generic_plans from pg_prepared_statements where name = 'kept_run'`.execute(
+        conn,
+      );
+      return { analyzed: rows[0]['QUERY PLAN'], genericPlans: Number(plans.rows[0].generic_plans) };
+    } finally {
+      await sql.raw('deallocate kept_run').execute(conn);
+    }
+  });
+}

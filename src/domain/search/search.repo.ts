@@ -228,6 +228,36 @@ export async function messagePageWalking(db: Executor, index: SearchIndex, q: Me
 }
 
 /**
+ * A walk's matches older than its window, as `id`, for the statement's CTE: from the table's GIN
+ * index, materialized by the caller (not turned back into a walk). `first` (the window's matches)
+ * and `edge` (the window's last entry) are CTEs of the same statement. It runs only when `first`
+ * is short of `limit` and `edge` is the owner's (then the matches are few; no edge, or another
+ * owner's, means the window held all of the owner's entries): conditions without a column of the
+ * scan, which PostgreSQL tests once before running it (a one-time filter). The owner and the edge
+ * are written `+ 0`, so that only the words can lead an index scan: a kept plan guesses `id < $n`
+ * at a third of the table and the words at 0.5%, and in the test database it walked the table's
+ * key below the edge, testing every older entry.
+ */
+function olderMatches(
+  db: Executor,
+  table: 'lead_words' | 'message_words',
+  [owner, id]: [string, string],
+  ownerId: RawBuilder<number>,
+  matches: RawBuilder<SqlBool>,
+  limit: number,
+) {
+  const col = (name: string) => sql.ref(`${table}.${name}`);
+  return db
+    .selectFrom(table)
+    .select(sql<number>`${col(id)}`.as('id'))
+    .where(sql<SqlBool>`${col(owner)} + 0 = ${ownerId}`)
+    .where(matches)
+    .where(sql<SqlBool>`${col(id)} + 0 < (select ${sql.ref(`edge.${id}`)} from edge)`)
+    .where(sql<SqlBool>`(select count(*) from first) < ${sql.lit(limit)}`)
+    .where(sql<SqlBool>`(select ${sql.ref(`edge.${owner}`)} from edge) = ${ownerId}`);
+}
+
+/**
  * The messages of `entries` (an alias with a `message_id` column), of the account and of
  * `sourceTypes`' channels (and that `rule` shows). Not the account in the walk: the integration
  * is the account's (searchTarget), and the messages are checked here. Each message looked up by
@@ -267,12 +297,7 @@ function messagesOf(
  *   any message is looked up), and their messages, stopping at the page;
  * - `edge`: the window's last entry. Everything newer was tested in `first`. None, or another
  *   integration's: the window held all of the integration's messages with words;
- * - `hits`: the older matches from message_words' GIN index, materialized (not turned back into a
- *   walk). It runs only when `first` is short and `edge` is the integration's (then the matches
- *   are few): conditions without a column of the scan, which PostgreSQL tests once before running
- *   it (a one-time filter). The integration and the edge as `+ 0`, so that only the words can
- *   lead an index scan: a kept plan guesses `message_id < $n` at a third of the table and the
- *   words at 0.5%;
+ * - `hits`: the older matches ({@link olderMatches});
  * - their messages newest first (`rest`), looked up until the page is full.
  * Every message of `first` is newer than `edge`, every one of `rest` older, so the page is the
  * union's newest `limit`. The values are InitPlans ({@link hidden}), so PostgreSQL keeps a plan.
@@ -313,18 +338,18 @@ function messageWalk(
     )
     .with(
       (cte) => cte('hits').materialized(),
-      (w) =>
-        w
-          .selectFrom('message_words')
-          .select('message_words.message_id')
-          .where(sql<SqlBool>`message_words.integration_id + 0 = ${v.integrationId}`)
-          .where(index.messageMatchesEachRow(v.words, 'message_words'))
-          .where(sql<SqlBool>`message_words.message_id + 0 < (select edge.message_id from edge)`)
-          .where(sql<SqlBool>`(select count(*) from first) < ${page}`)
-          .where(sql<SqlBool>`(select edge.integration_id from edge) = ${v.integrationId}`),
+      () =>
+        olderMatches(
+          db,
+          'message_words',
+          ['integration_id', 'message_id'],
+          v.integrationId,
+          index.messageMatchesEachRow(v.words, 'message_words'),
+          limit,
+        ),
     )
     .selectFrom((eb) => {
-      const older = eb.selectFrom('hits').select('hits.message_id').as('w');
+      const older = eb.selectFrom('hits').select('hits.id as message_id').as('w');
       const rest = messagesOf(eb.selectFrom(older), v, sourceTypes, rule).orderBy(sql.ref('w.message_id'), 'desc').limit(page);
       return eb
         .selectFrom('first')
@@ -451,13 +476,11 @@ function leadWalkEntries(db: Executor, v: LeadWalkStart, limit: number, offset?:
  *   at the page;
  * - `edge`: the window's last entry. Everything newer was tested in `first`. None, or another
  *   account's: the window held all of the account's leads, and there is nothing older to find;
- * - `rest`: the older matches from lead_words' GIN index, materialized and then sorted. Not a walk
- *   of the account's leads: PostgreSQL estimates a prefix outside its statistics at 0.5% of the
- *   rows, and with the order and limit in the same query it walked the leads newest first,
- *   testing each (100-350 ms for the name of one customer at 100k leads). It runs only when
- *   `first` is short and `edge` is the account's (then the matches are few): conditions without a
- *   column of the scan, which PostgreSQL tests once before running it (a one-time filter). The
- *   leads' rows are read only for a visibility rule.
+ * - `rest`: the older matches ({@link olderMatches}), then sorted. Not a walk of the account's
+ *   leads: PostgreSQL estimates a prefix outside its statistics at 0.5% of the rows, and with the
+ *   order and limit in the same query it walked the leads newest first, testing each (100-350 ms
+ *   for the name of one customer at 100k leads). The leads' rows are read only for a visibility
+ *   rule.
  * Every lead of `first` is newer than `edge`, every lead of `rest` older, so the answer is the
  * union's newest `limit`. The values are InitPlans ({@link hidden}), so PostgreSQL keeps a plan.
  */
@@ -488,19 +511,15 @@ function leadWalk(db: Executor, index: SearchIndex, v: LeadWalkValues, limit: nu
     )
     .with(
       (cte) => cte('rest').materialized(),
-      // The account and the edge as `+ 0`: only the words can lead an index scan. A kept plan
-      // guesses `lead_id < $n` at a third of the table and the words at 0.5%, and in the test
-      // database it walked lead_words_pkey below the edge, testing every row (all of the account's
-      // older leads, for a page).
-      (w) =>
-        w
-          .selectFrom('lead_words')
-          .select('lead_words.lead_id')
-          .where(sql<SqlBool>`lead_words.account_id + 0 = ${start.accountId}`)
-          .where(index.customerMatchesEachRow(v.words, 'lead_words'))
-          .where(sql<SqlBool>`lead_words.lead_id + 0 < (select edge.lead_id from edge)`)
-          .where(sql<SqlBool>`(select count(*) from first) < ${page}`)
-          .where(sql<SqlBool>`(select edge.account_id from edge) = ${start.accountId}`),
+      () =>
+        olderMatches(
+          db,
+          'lead_words',
+          ['account_id', 'lead_id'],
+          start.accountId,
+          index.customerMatchesEachRow(v.words, 'lead_words'),
+          limit,
+        ),
     )
     .selectFrom((eb) =>
       eb
@@ -508,8 +527,8 @@ function leadWalk(db: Executor, index: SearchIndex, v: LeadWalkValues, limit: nu
         .select('first.id')
         .unionAll(
           rule
-            ? eb.selectFrom('rest').innerJoin('leads', 'leads.id', 'rest.lead_id').select('rest.lead_id as id').where(rule)
-            : eb.selectFrom('rest').select('rest.lead_id as id'),
+            ? eb.selectFrom('rest').innerJoin('leads', 'leads.id', 'rest.id').select('rest.id').where(rule)
+            : eb.selectFrom('rest').select('rest.id'),
         )
         .as('found'),
     )
