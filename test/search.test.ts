@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sql } from 'kysely';
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import fc from 'fast-check';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { createIntegration, createLead, createManager } from './helpers/fixtures.js';
@@ -237,7 +237,11 @@ if (DIALECT === 'postgres') {
       }
       const db = h.database.db.kysely;
       const index = searchIndexFor(h.database.db.dialect);
-      const pages = async (terms: string[], read: (q: MessagePageQuery) => Promise<Array<{ id: number }>>) => {
+      const pages = async (
+        terms: string[],
+        rule: RawBuilder<SqlBool> | null,
+        read: (q: MessagePageQuery) => Promise<Array<{ id: number }>>,
+      ) => {
         const out: number[][] = [];
         let beforeId: number | undefined;
         for (;;) {
@@ -248,7 +252,7 @@ if (DIALECT === 'postgres') {
             terms,
             beforeId,
             limit: 4,
-            rule: null,
+            rule,
           };
           const got = (await read(q)).map((r) => r.id);
           out.push(got);
@@ -256,11 +260,22 @@ if (DIALECT === 'postgres') {
           beforeId = got[got.length - 1];
         }
       };
-      for (const terms of [['alpha'], ['beta'], ['gamma'], ['delta'], ['alpha', 'beta']]) {
-        const expected = await pages(terms, (q) => messagePage(db, index, q));
-        expect(expected.flat().length).toBe({ alpha: 30, beta: 10, gamma: 2, delta: 0 }[terms.at(-1) as string]);
-        for (const window of [1, 3, 7, 30, 100]) {
-          expect(await pages(terms, (q) => messagePageWalking(db, index, q, window))).toEqual(expected);
+      // Without a visibility rule (a kept statement), and with one that hides the first sender's lead.
+      const first = await db
+        .selectFrom('leads')
+        .select('id')
+        .where('account_id', '=', other.accountId)
+        .orderBy('id')
+        .executeTakeFirstOrThrow();
+      for (const rule of [null, sql<SqlBool>`leads.id <> ${first.id}`]) {
+        for (const terms of [['alpha'], ['beta'], ['gamma'], ['delta'], ['alpha', 'beta']]) {
+          const expected = await pages(terms, rule, (q) => messagePage(db, index, q));
+          const count = { alpha: 30, beta: 10, gamma: 2, delta: 0 }[terms.at(-1) as string] as number;
+          if (rule && count) expect(expected.flat().length).toBeLessThan(count);
+          else if (!rule) expect(expected.flat().length).toBe(count);
+          for (const window of [1, 3, 7, 30, 100]) {
+            expect(await pages(terms, rule, (q) => messagePageWalking(db, index, q, window))).toEqual(expected);
+          }
         }
       }
     });
