@@ -793,20 +793,17 @@ describe('customer search', () => {
         await sql`analyze leads, lead_words`.execute(db());
         const query = { accountId: big.accountId, alternatives: [['zo']], limit: 21, rule: null };
         expect(await customerLeadsWalking(db(), searchIndexFor('postgres'), query)).toHaveLength(21);
-        const [text] = await recordedTexts(db(), (recorder) => customerLeadsWalking(recorder, searchIndexFor('postgres'), query));
-        // The statement's parameters: the first step's (account, start, account, words), the
-        // window's last entry's (account, start), the older matches' (account, words, account).
-        const max = Number.MAX_SAFE_INTEGER;
-        const args = (words: string) =>
-          `${big.accountId}, ${max}, ${big.accountId}, '${words}', ${big.accountId}, ${max}, ${big.accountId}, '${words}', ${big.accountId}`;
-        const types = 'bigint, bigint, bigint, text, bigint, bigint, bigint, text, bigint';
+        const [statement] = await recordedStatements(db(), (recorder) => customerLeadsWalking(recorder, searchIndexFor('postgres'), query));
+        const text = statement.sql;
+        // The statement's own parameters, with other words in their place.
+        const args = (words: string) => executeArgs(statement.parameters.map((p) => (p === 'zo:*' ? words : p)));
         const scan = (n: PlanNode) =>
           `${n['Node Type']} ${n['Scan Direction']} ${n['Index Name']} ${n['Index Cond']?.replace(/'\d+'::bigint/g, 'v')}`;
         const costs: number[] = [];
         for (const plan of [genericPlan, customPlan]) {
           const explained = await db()
             .connection()
-            .execute((conn) => plan(conn, text, args('zo:*'), types));
+            .execute((conn) => plan(conn, text, args('zo:*')));
           costs.push(Number((explained as Array<{ Plan: { 'Total Cost': number } }>)[0].Plan['Total Cost']));
           const nodes = planNodes(explained);
           // The window walked twice (its matches, its last entry), then the older matches behind a
@@ -844,7 +841,7 @@ describe('customer search', () => {
         // Run: a page filled by the window never reads the older matches (nor the window's last
         // entry), and the plan is kept.
         const more = Array.from({ length: 7 }, (_, i) => args(i % 2 ? 'zo:*' : 'nobody:*'));
-        const { analyzed, genericPlans } = await keptRuns(db(), text, args('zo:*'), more, types);
+        const { analyzed, genericPlans } = await keptRuns(db(), text, args('zo:*'), more);
         const scans = planNodes(analyzed).filter((n) => n['Relation Name'] === 'lead_words');
         expect(scans.map((n) => n['Actual Loops'])).toEqual([1, 0, 0]);
         expect(genericPlans).toBeGreaterThan(0);

@@ -207,8 +207,11 @@ export function entriesOfLeads(db: Executor, ids: Expression<{ id: number }>) {
   return entryQueryWithTags(db).where(sql<SqlBool>`leads.id in (${ids})`).orderBy('leads.id', 'desc');
 }
 
+/** A row of {@link entriesWithTags} or {@link entriesOfLeads}: an entry's columns and its tags. */
+export type TaggedEntryRow = EntryRow & { t_tags: Array<[number, string, string]> | null };
+
 /** The entries of rows read with their tags ({@link entriesWithTags}, {@link entriesOfLeads}). */
-export function taggedEntries(rows: Array<EntryRow & { t_tags: Array<[number, string, string]> | null }>): LeadListEntry[] {
+export function taggedEntries(rows: TaggedEntryRow[]): LeadListEntry[] {
   return rows.map((r) =>
     toEntry(
       r,

@@ -5,7 +5,7 @@ import { kept } from '../../db/kept.js';
 import { prepared } from '../../db/prepared.js';
 import type { SourceType } from '../../channels/integration-types.js';
 import type { SearchIndex } from './search-index.js';
-import { entriesOfLeads, taggedEntries } from '../leads/leads.repo.js';
+import { entriesOfLeads, taggedEntries, type TaggedEntryRow } from '../leads/leads.repo.js';
 import type { LeadListEntry } from '../leads/leads.types.js';
 
 /**
@@ -459,7 +459,7 @@ interface LeadWalkStart {
 }
 
 /** {@link customerLeadsWalking}'s statement without a visibility rule, per shape (page, window). */
-const leadWalks = new Map<string, (db: Executor, values: LeadWalkValues) => Promise<Parameters<typeof taggedEntries>[0]>>();
+const leadWalks = new Map<string, (db: Executor, values: LeadWalkValues) => Promise<TaggedEntryRow[]>>();
 
 /**
  * The window of {@link customerLeadsWalking}: the entries of lead_words_account_idx from the
