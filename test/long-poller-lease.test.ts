@@ -44,4 +44,37 @@ describe('VK/OK long pollers across processes', () => {
     }
     expect(new Set(polledBy).size).toBe(1);
   });
+
+  it('poll no more once stopped, even when the lease is granted after the stop', async () => {
+    // Another process that stops lets its lease go; this one, asking at that moment, is granted it
+    // after its own stop began. Here the stop comes while the loop looks the integration up, just
+    // before it asks for the lease.
+    let lookups = 0;
+    let polls = 0;
+    let stopped!: (stop: Promise<void>) => void;
+    const stopping = new Promise<void>((resolve) => (stopped = resolve));
+    const poller: LongPoller = new LongPoller(
+      {
+        name: 'vk-stop',
+        integrations: async (id) => {
+          if (id !== undefined && ++lookups === 2) stopped(poller.stop());
+          return [row];
+        },
+        poll: async () => {
+          polls++;
+          await new Promise((resolve) => setImmediate(resolve));
+          return { handled: 0, failed: false };
+        },
+      },
+      silent,
+      1,
+      new Leases(h.services.deps),
+    );
+    poller.start();
+    await stopping;
+    expect(lookups).toBe(2);
+    expect(polls).toBe(1);
+    // The lease went back on the stop: another process takes it at once.
+    expect(await new Leases(h.services.deps).hold(`vk-stop-poll:${row.id}`, 1000)).toBe(true);
+  });
 });

@@ -122,6 +122,9 @@ export class LongPoller implements BackgroundWorker {
           await pause(LEASE_RETRY_MS, this.abort.signal);
           continue;
         }
+        // Stopped while asking: no new poll. The lease (maybe just granted, after another process let
+        // it go on its own stop) is given back by stop().
+        if (!this.running) return;
         try {
           const { failed, internal } = await this.source.poll(row, this.waitSeconds, this.abort.signal);
           if (internal) this.lastFailure = Date.now();
