@@ -13,6 +13,7 @@ export async function openCore(config: Config, log: Logger, clock: Clock = syste
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     sqlProfile: config.sqlProfile,
+    poolSize: config.pgPoolSize,
     namedStatements: config.pgNamedStatements,
     userChanges: config.pgUserCache,
     onQuery: config.metricsToken ? observeQuery : undefined,

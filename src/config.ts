@@ -111,6 +111,11 @@ export interface Config {
   okPollTimeout: number;
   /** SQLite: per-statement timings written to this file when Parley stops (PARLEY_SQL_PROFILE; a debugging aid). */
   sqlProfile?: string;
+  /**
+   * PostgreSQL: connections each process keeps at most (PARLEY_PG_POOL_SIZE, default 10). With
+   * several processes on one database they add up: docs/operations.md, "Connections".
+   */
+  pgPoolSize: number;
   /** PostgreSQL: hot-path queries as named prepared statements (PARLEY_PG_NAMED_STATEMENTS, default on). */
   pgNamedStatements: boolean;
   /**
@@ -303,6 +308,7 @@ export function loadConfig(env: Env = process.env): Config {
     okApiUrl: apiRoot(env, 'PARLEY_OK_API_URL', 'https://api.ok.ru'),
     okPollTimeout: int(env, 'PARLEY_OK_POLL_TIMEOUT', 25, 0),
     sqlProfile: env.PARLEY_SQL_PROFILE || undefined,
+    pgPoolSize: int(env, 'PARLEY_PG_POOL_SIZE', 10, 1),
     pgNamedStatements: onOff(env, 'PARLEY_PG_NAMED_STATEMENTS') === 'on',
     pgIngestLanes: int(env, 'PARLEY_PG_INGEST_LANES', 1, 0),
     pgTableUpkeep: onOff(env, 'PARLEY_PG_TABLE_UPKEEP'),

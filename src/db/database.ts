@@ -159,6 +159,7 @@ export interface DatabaseOptions {
   dataDir: string;
   /** SQLite file name inside dataDir, or ':memory:'. */
   sqliteFile?: string;
+  /** PostgreSQL: the most connections the pool opens (default 10; PARLEY_PG_POOL_SIZE). */
   poolSize?: number;
   /** SQLite: write per-statement timings to this file on close (PARLEY_SQL_PROFILE). */
   sqlProfile?: string;
