@@ -8,6 +8,8 @@
 //                                         postgres://postgres@127.0.0.1:5432/test; a fresh schema per run)
 //   npm run bench -- --db postgres --processes 2   two server processes on the database, HTTP
 //                                         load spread over both (connections shared out)
+//   npm run bench -- --db postgres --processes 2 --pool 5   the same with PARLEY_PG_POOL_SIZE=5 in
+//                                         each process (connections in total as one process's 10)
 //   npm run bench -- --smoke              tiny data, ~2 s per scenario: what CI runs (figures not judged)
 // Options: --runs N (median of N runs per scenario; default 1), --duration S, --connections C,
 //   --seed N, --scale F (data size factor), --keep (keep the run's data copy / schema), --no-build,
@@ -35,6 +37,7 @@ const { values: opts, positionals } = parseArgs({
   options: {
     db: { type: 'string', default: 'sqlite' },
     processes: { type: 'string', default: '1' },
+    pool: { type: 'string' },
     smoke: { type: 'boolean', default: false },
     runs: { type: 'string' },
     duration: { type: 'string' },
@@ -111,6 +114,16 @@ if (PROCESSES > 1 && !POSTGRES) {
   console.error('bench: --processes above 1 needs --db postgres (SQLite is one process)');
   process.exit(2);
 }
+// --pool N: each server's PARLEY_PG_POOL_SIZE (default: the server's own, 10).
+const POOL_ENV = opts.pool === undefined ? {} : { PARLEY_PG_POOL_SIZE: opts.pool };
+if (opts.pool !== undefined && !(Number.isInteger(Number(opts.pool)) && Number(opts.pool) >= 1)) {
+  console.error('bench: --pool is a whole number of connections, at least 1');
+  process.exit(2);
+}
+if (opts.pool !== undefined && !POSTGRES) {
+  console.error('bench: --pool needs --db postgres (the pool is PostgreSQL connections)');
+  process.exit(2);
+}
 const PG_BASE = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 
 if (!opts['no-build']) ensureBuilt();
@@ -141,7 +154,7 @@ process.exit(failed ? 1 : 0);
 
 async function main() {
   console.log(
-    `Parley bench: ${opts.db}${PROCESSES > 1 ? ` x${PROCESSES} processes` : ''}, ${sizes.customers} customers, ${sizes.leads} leads, ${sizes.messages} messages; ${os.cpus().length} cores, node ${process.version}; ${DURATION} s per run, ${CONNECTIONS} connections, ${RUNS} run(s) per scenario (median); server node flags: ${NODE_FLAGS.join(' ') || 'none'}`,
+    `Parley bench: ${opts.db}${PROCESSES > 1 ? ` x${PROCESSES} processes` : ''}${opts.pool ? `, pool ${opts.pool}` : ''}, ${sizes.customers} customers, ${sizes.leads} leads, ${sizes.messages} messages; ${os.cpus().length} cores, node ${process.version}; ${DURATION} s per run, ${CONNECTIONS} connections, ${RUNS} run(s) per scenario (median); server node flags: ${NODE_FLAGS.join(' ') || 'none'}`,
   );
   const { meta, databaseUrl } = await prepareData();
   const ctx = { meta, databaseUrl, dataDir: runDir };
@@ -158,7 +171,7 @@ async function main() {
       databaseUrl,
       nodeFlags: NODE_FLAGS,
       nodeArgs: opts['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
-      extraEnv: opts['sql-profile'] ? { PARLEY_SQL_PROFILE: sqlProfile } : {},
+      extraEnv: { ...POOL_ENV, ...(opts['sql-profile'] ? { PARLEY_SQL_PROFILE: sqlProfile } : {}) },
     });
     if (opts['sql-profile']) cleanups.push(() => console.log(`SQL profile: ${path.relative(process.cwd(), sqlProfile)}`));
     cleanups.push(() => server.stop());
@@ -167,7 +180,7 @@ async function main() {
     ctx.bases = [server.base];
     for (let i = 1; i < PROCESSES; i++) {
       // The same data folder: the same JWT secret and encryption key, as several machines share them.
-      const more = await startServer({ dataDir: runDir, databaseUrl, nodeFlags: NODE_FLAGS });
+      const more = await startServer({ dataDir: runDir, databaseUrl, nodeFlags: NODE_FLAGS, extraEnv: POOL_ENV });
       cleanups.push(() => more.stop());
       ctx.bases.push(more.base);
     }
@@ -722,6 +735,8 @@ function writeResults(ctx) {
   const result = {
     at: new Date().toISOString(),
     dialect: opts.db,
+    processes: PROCESSES,
+    ...(opts.pool ? { poolSize: Number(opts.pool) } : {}),
     smoke: SMOKE,
     sizes,
     seed: SEED,
