@@ -615,8 +615,10 @@ async function webhooksScenario(ctx) {
       );
       return r;
     };
+    // With --processes N the visitors' messages are spread over every process, as in the other
+    // HTTP scenarios (each process's worker delivers); the paced latency phase goes through the first.
     const throughput = await phase('throughput', () =>
-      runLoad({ base: ctx.server.base, next, duration: DURATION, connections: CONNECTIONS }),
+      runLoad({ base: ctx.bases.length > 1 ? ctx.bases : ctx.server.base, next, duration: DURATION, connections: CONNECTIONS }),
     );
     const eventsPerMessage = throughput.events / Math.max(1, throughput.ingest.requests);
     const rate = Math.max(10, Math.floor((throughput.deliveriesPerSecond * 0.5) / 5 / Math.max(1, eventsPerMessage)));
