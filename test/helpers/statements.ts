@@ -121,10 +121,9 @@ export async function keptRuns(
   text: string,
   args: string,
   more: string[],
-  types?: string,
 ): Promise<{ analyzed: unknown; genericPlans: number }> {
   return db.connection().execute(async (conn) => {
-    await sql.raw(`prepare kept_run${types === undefined ? '' : `(${types})`} as ${text}`).execute(conn);
+    await sql.raw(`prepare kept_run as ${text}`).execute(conn);
     try {
       const { rows } = await sql.raw<{ 'QUERY PLAN': unknown }>(`explain (analyze, format json) execute kept_run(${args})`).execute(conn);
       for (const a of more) await sql.raw(`execute kept_run(${a})`).execute(conn);
