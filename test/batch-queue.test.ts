@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BatchQueue, type Outcome } from '../src/db/batch-queue.js';
+import { BatchQueue, oneByOne, type Outcome } from '../src/db/batch-queue.js';
 
 /** A handler that records its batches and finishes each when the test says so. */
 function recorder() {
@@ -67,5 +67,31 @@ describe('BatchQueue', () => {
     const failing = new BatchQueue<number, number>(() => Promise.reject(new Error('the transaction failed')), 1, 10);
     const units = [failing.run(1), failing.run(2)];
     for (const unit of units) await expect(unit).rejects.toThrow('the transaction failed');
+  });
+});
+
+describe('oneByOne', () => {
+  it('runs the units in their order, each only once the one before has settled, each to its own outcome', async () => {
+    const started: number[] = [];
+    const finish = new Map<number, () => void>();
+    const run = (u: number) =>
+      new Promise<number>((resolve, reject) => {
+        started.push(u);
+        finish.set(u, () => (u < 0 ? reject(new Error(`unit ${u}`)) : resolve(u * 10)));
+      });
+    const outcomes = oneByOne([1, -2, 3], run);
+    await until(() => started.length > 0);
+    await turn();
+    expect(started).toEqual([1]);
+    finish.get(1)!();
+    await until(() => started.length > 1);
+    await turn();
+    expect(started).toEqual([1, -2]);
+    finish.get(-2)!();
+    await until(() => started.length > 2);
+    finish.get(3)!();
+    const settled = await outcomes;
+    expect(started).toEqual([1, -2, 3]);
+    expect(settled.map((o) => (o.ok ? o.value : (o.error as Error).message))).toEqual([10, 'unit -2', 30]);
   });
 });

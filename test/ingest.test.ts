@@ -9,7 +9,7 @@ import { IngestService, type OutgoingRecord } from '../src/domain/conversations/
 import type { HistoryMessage } from '../src/domain/conversations/history-message.js';
 import type { OutgoingUnit } from '../src/domain/conversations/outgoing-batch.js';
 import { DIALECT } from './helpers/database.js';
-import { statementCounter } from './helpers/statements.js';
+import { statementCounter, transactionWatch } from './helpers/statements.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -514,13 +514,17 @@ describe('message-fed lead fields', () => {
     // PostgreSQL (begin and commit aside): the leads locked, the messages stored: two for three sends.
     if (DIALECT === 'postgres') expect(statements()).toBe(2);
     expect(stored.map((s) => s.map((m) => m.message.text))).toEqual([['together-0'], ['together-1'], ['together-2']]);
-    // A lead gone meanwhile: its send fails, the others of its batch are stored.
+    // A lead gone meanwhile: its send fails, the others of its batch are stored, in their order
+    // (PostgreSQL: the batch fails, then its sends are stored one after another, never side by side).
+    const watched = transactionWatch(database.kysely);
+    const watching = new IngestService({ ...h.services.deps, db: { ...database, kysely: watched.kysely } });
     const outcomes = await Promise.allSettled([
-      counted.storeOutgoing(send(opened[0], 'kept-0')),
-      counted.storeOutgoing(send({ ...opened[1], leadId: -1 }, 'lost')),
-      counted.storeOutgoing(send(opened[2], 'kept-2')),
+      watching.storeOutgoing(send(opened[0], 'kept-0')),
+      watching.storeOutgoing(send({ ...opened[1], leadId: -1 }, 'lost')),
+      watching.storeOutgoing(send(opened[2], 'kept-2')),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    if (DIALECT === 'postgres') expect(watched.seen()).toEqual({ started: 4, most: 1 });
     const texts = await db()
       .selectFrom('messages')
       .select('text')
@@ -529,6 +533,30 @@ describe('message-fed lead fields', () => {
       .orderBy('id')
       .execute();
     expect(texts.map((t) => t.text)).toEqual(['together-0', 'together-1', 'together-2', 'kept-0', 'kept-2']);
+  });
+
+  it('ingests the messages of a batch that failed one after another, in their order, a message failing alone', async () => {
+    const { integration } = await setup();
+    const { db: database } = h.services.deps;
+    const watched = transactionWatch(database.kysely);
+    const watching = new IngestService({ ...h.services.deps, db: { ...database, kysely: watched.kysely } });
+    // One batch on PostgreSQL: an integration gone meanwhile fails it, then the others are ingested on their own.
+    const messages = [
+      incoming('quinn', { text: 'q1' }),
+      incoming('rose', { text: 'lost' }),
+      incoming('quinn', { text: 'q2' }),
+      incoming('quinn', { text: 'q3' }),
+      incoming('sam', { text: 's1' }),
+    ];
+    const outcomes = await Promise.allSettled(
+      messages.map((m, i) => watching.ingest(i === 1 ? { ...integration, id: -1 } : integration, m)),
+    );
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+    if (DIALECT === 'postgres') expect(watched.seen()).toEqual({ started: 6, most: 1 });
+    const texts = await db().selectFrom('messages').select('text').where('integration_id', '=', integration.id).orderBy('id').execute();
+    expect(texts.map((t) => t.text)).toEqual(['q1', 'q2', 'q3', 's1']);
+    const leads = await db().selectFrom('leads').selectAll().where('integration_id', '=', integration.id).orderBy('id').execute();
+    expect(leads.map((l) => l.unread_count)).toEqual([3, 1]);
   });
 
   it('stores messages ingested at once as it stores them one after another (redeliveries, new customers, leads and channels, a channel shared, replies, changed profiles, moved deadlines, a sender twice)', async () => {

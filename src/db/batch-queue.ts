@@ -80,3 +80,20 @@ export class BatchQueue<U, R> {
     });
   }
 }
+
+/**
+ * Runs a failed batch's units on their own, one after another in the batch's order, each to its
+ * own outcome: what was submitted first is stored first (message ids and history follow the
+ * order of arrival), and a customer's messages do not race each other for its rows.
+ */
+export async function oneByOne<U, R>(units: U[], run: (unit: U) => Promise<R>): Promise<Outcome<R>[]> {
+  const outcomes: Outcome<R>[] = [];
+  for (const unit of units) {
+    try {
+      outcomes.push({ ok: true, value: await run(unit) });
+    } catch (error) {
+      outcomes.push({ ok: false, error });
+    }
+  }
+  return outcomes;
+}

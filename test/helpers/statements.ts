@@ -34,6 +34,42 @@ export function statementCounter(): { counter: KyselyPlugin; statements: () => n
   };
 }
 
+/**
+ * `db` with its transactions watched: how many were started through it, and the most that were
+ * under way at once (from the call that starts one, a wait for a connection included, to its end).
+ * Covers both ways a transaction starts: `transaction()` and, on PostgreSQL, `connection()`
+ * (keyedTransaction).
+ */
+export function transactionWatch(db: Kysely<Database>): { kysely: Kysely<Database>; seen: () => { started: number; most: number } } {
+  let started = 0;
+  let now = 0;
+  let most = 0;
+  const watch = <T>(run: () => Promise<T>): Promise<T> => {
+    started++;
+    most = Math.max(most, ++now);
+    return run().finally(() => now--);
+  };
+  const kysely = new Proxy(db, {
+    get: (target, prop) => {
+      if (prop === 'transaction') {
+        return () => {
+          const builder = target.transaction();
+          return { execute: <T>(fn: (trx: Executor) => Promise<T>) => watch(() => builder.execute(fn)) };
+        };
+      }
+      if (prop === 'connection') {
+        return () => {
+          const builder = target.connection();
+          return { execute: <T>(fn: (conn: Executor) => Promise<T>) => watch(() => builder.execute(fn)) };
+        };
+      }
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { kysely, seen: () => ({ started, most }) };
+}
+
 /** The texts `run` has the repository send, from a connection of `db` that answers nothing. */
 export async function recordedTexts(db: Kysely<Database>, run: (recorder: Executor) => Promise<unknown>): Promise<string[]> {
   return (await recordedStatements(db, run)).map((s) => s.sql);

@@ -1,7 +1,7 @@
 import { keyedTransaction, type Executor } from '../../db/database.js';
 import { isStalePlan, isUniqueViolation } from '../../db/errors.js';
 import { GroupCommit } from '../../db/group-commit.js';
-import { BatchQueue, type Outcome } from '../../db/batch-queue.js';
+import { BatchQueue, oneByOne, type Outcome } from '../../db/batch-queue.js';
 import type { IntegrationRow, LeadRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
 import type { Attachment, IncomingMessage, SenderProfile } from '../../channels/channel.js';
 import { integrationTypeInfo } from '../../channels/integration-types.js';
@@ -108,7 +108,8 @@ export class IngestService {
    * PostgreSQL: a batch of messages in one transaction (ingest-batch.ts). When it fails (a message
    * met a concurrent transaction creating the same customer, a deadlock, a stale statement after an
    * upgrade, or one message's own error), nothing of it is stored and each message is ingested on
-   * its own, with the single-message retries: one message's failure is its own.
+   * its own, one after another in the batch's order, with the single-message retries: one message's
+   * failure is its own.
    */
   private async ingestBatch(units: IngestUnit[]): Promise<Outcome<IngestResult>[]> {
     try {
@@ -118,14 +119,7 @@ export class IngestService {
       return results.map((value) => ({ ok: true, value }));
     } catch (err) {
       this.deps.log.debug({ err, messages: units.length }, 'ingest batch rolled back: its messages are ingested one by one');
-      return Promise.all(
-        units.map((u) =>
-          this.ingestAlone(u.integration, u.incoming).then(
-            (value): Outcome<IngestResult> => ({ ok: true, value }),
-            (error: unknown): Outcome<IngestResult> => ({ ok: false, error }),
-          ),
-        ),
-      );
+      return oneByOne(units, (u) => this.ingestAlone(u.integration, u.incoming));
     }
   }
 
@@ -309,7 +303,7 @@ export class IngestService {
   /**
    * PostgreSQL: a batch of sends in one transaction. When it fails (one send's own error, a
    * deadlock, a stale statement after an upgrade), nothing of it is stored and each send is
-   * stored on its own: one send's failure is its own.
+   * stored on its own, one after another in the batch's order: one send's failure is its own.
    */
   private async outgoingBatch(units: OutgoingUnit[]): Promise<Outcome<HistoryMessage[]>[]> {
     try {
@@ -318,14 +312,7 @@ export class IngestService {
     } catch (err) {
       if (units.length === 1) return [{ ok: false, error: err }];
       this.deps.log.debug({ err, sends: units.length }, 'send batch rolled back: its sends are stored one by one');
-      return Promise.all(
-        units.map((u) =>
-          this.storeOutgoingAlone(u).then(
-            (value): Outcome<HistoryMessage[]> => ({ ok: true, value }),
-            (error: unknown): Outcome<HistoryMessage[]> => ({ ok: false, error }),
-          ),
-        ),
-      );
+      return oneByOne(units, (u) => this.storeOutgoingAlone(u));
     }
   }
 
