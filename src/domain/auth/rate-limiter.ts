@@ -45,8 +45,13 @@ class MemoryCounters implements CounterStore {
   }
 }
 
-/** Hits counted side by side; each batch is one statement (`hitCounters`). */
-const HIT_LANES = 2;
+/**
+ * One statement at a time: the hits that come while it runs make the next. Two side by side made
+ * more and smaller statements (0.44 against 0.39 statements per widget message with one process,
+ * 0.81 against 0.71 with two; docs/performance.md, issue 19 fifteenth pass), and two statements
+ * counting one key wait for each other's row lock anyway.
+ */
+const HIT_LANES = 1;
 const MAX_HITS = 500;
 
 /**
