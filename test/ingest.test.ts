@@ -666,6 +666,65 @@ describe('message-fed lead fields', () => {
     });
   });
 
+  it("writes the deliveries of a batch's events in one statement on PostgreSQL: for each webhook that wants the event, in the events' order", async () => {
+    const { integration, accountId } = await setup();
+    const hook = (events: string[] | null) =>
+      db()
+        .insertInto('webhooks')
+        .values({
+          account_id: accountId,
+          url: `https://example.com/${events ? events.join('-') : 'every'}`,
+          events: events && JSON.stringify(events),
+          secret: 'whsec_dGVzdA==',
+          api_version: 'v1.3',
+          created_at: h.clock.now(),
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+    const every = await hook(null);
+    const leadsOnly = await hook(['lead.created']);
+    const { counter, statements, reset } = statementCounter();
+    const { db: database } = h.services.deps;
+    const counted = new IngestService({
+      ...h.services.deps,
+      db: { ...database, kysely: database.kysely.withPlugin(counter) },
+      config: { ...h.services.deps.config, pgIngestLanes: 1 },
+    });
+    // One batch each: three new senders on the account with webhooks, three on one without.
+    await Promise.all(['tia', 'uma', 'vic'].map((who) => counted.ingest(integration, incoming(who))));
+    const withWebhooks = statements();
+    const bare = await setup();
+    reset();
+    await Promise.all(['tia', 'uma', 'vic'].map((who) => counted.ingest(bare.integration, incoming(who))));
+    if (DIALECT === 'postgres') expect(withWebhooks).toBe(statements() + 1);
+
+    const events = await eventsOf(accountId);
+    expect(events.filter((e) => e.type === 'lead.created')).toHaveLength(3);
+    const deliveries = await db()
+      .selectFrom('deliveries')
+      .select(['webhook_id', 'event_id', 'message_id', 'lead_id', 'status'])
+      .where('webhook_id', 'in', [every.id, leadsOnly.id])
+      .orderBy('id')
+      .execute();
+    const eventIds = deliveries.map((d) => d.event_id);
+    expect(eventIds).toEqual([...eventIds].sort((x, y) => x - y));
+    const byEvent = (list: typeof deliveries) =>
+      [...list].sort((x, y) => x.event_id - y.event_id || x.webhook_id - y.webhook_id).map((d) => ({ ...d }));
+    expect(byEvent(deliveries)).toEqual(
+      byEvent(
+        events.flatMap((e) =>
+          (e.type === 'lead.created' ? [every.id, leadsOnly.id] : [every.id]).map((webhookId) => ({
+            webhook_id: webhookId,
+            event_id: e.id,
+            message_id: `msg_${e.id}`,
+            lead_id: e.lead_id,
+            status: 'pending' as const,
+          })),
+        ),
+      ),
+    );
+  });
+
   it('follow the rules for any sequence of messages (property)', () => {
     const step = fc.record({ incoming: fc.boolean(), gap: fc.integer({ min: 0, max: 100_000 }) });
     fc.assert(

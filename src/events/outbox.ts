@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { dialectOf, type Executor } from '../db/database.js';
 import { prepared } from '../db/prepared.js';
-import { fanOutEvent, fanOutTo, type ActiveWebhook, type FannedEvent } from './fan-out.js';
+import { fanOutAll, fanOutEvent, type ActiveWebhook, type FannedEvent } from './fan-out.js';
 
 /**
  * In-process nudge: 'recorded' is emitted when an event is written (before its transaction
@@ -125,7 +125,19 @@ function fanned(event: NewEvent, id: number): FannedEvent {
  * the caller's transaction, and the in-process nudge.
  */
 export async function eventInserted(trx: Executor, event: NewEvent, id: number, hooks: ActiveWebhook[], now: number): Promise<void> {
-  const deliveries = !isInternalEvent(event.type) && hooks.length ? await fanOutTo(trx, fanned(event, id), hooks, now) : 0;
+  await eventsInserted(trx, [event], [id], [hooks], now);
+}
+
+/** {@link eventInserted} for the events of a batch (ids and webhooks by event): their deliveries in one statement. */
+export async function eventsInserted(
+  trx: Executor,
+  events: NewEvent[],
+  ids: number[],
+  hooks: ActiveWebhook[][],
+  now: number,
+): Promise<void> {
+  const fannedOut = events.map((event, i) => ({ event: fanned(event, ids[i]), hooks: isInternalEvent(event.type) ? [] : hooks[i] }));
+  const deliveries = await fanOutAll(trx, fannedOut, now);
   // The count lets the webhook worker sleep through events no endpoint wants (most, often all).
-  outboxSignal.emit('recorded', id, deliveries);
+  for (const [i, id] of ids.entries()) outboxSignal.emit('recorded', id, deliveries[i]);
 }

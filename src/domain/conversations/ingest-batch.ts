@@ -1,7 +1,7 @@
 import type { Executor } from '../../db/database.js';
 import type { CustomerRow, IntegrationRow, LeadRow, MessageRow, ProfileRow } from '../../db/schema.js';
 import type { IncomingMessage } from '../../channels/channel.js';
-import { eventInserted, eventPayloadText, type NewEvent } from '../../events/outbox.js';
+import { eventsInserted, eventPayloadText, type NewEvent } from '../../events/outbox.js';
 import { customerView } from '../customers/customers.types.js';
 import { presentLead } from '../leads/lead-presenter.js';
 import * as repo from './conversations.repo.js';
@@ -195,7 +195,7 @@ class Store {
   async write(trx: Executor): Promise<void> {
     if (!this.batch.messages.length) return;
     const { eventIds, hooks } = await repo.storeIncomingBatch(trx, this.batch, this.now);
-    for (const [i, event] of this.events.entries()) await eventInserted(trx, event, eventIds[i], hooks[i], this.now);
+    await eventsInserted(trx, this.events, eventIds, hooks, this.now);
   }
 
   private event(event: NewEvent): void {

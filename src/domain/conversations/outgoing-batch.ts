@@ -1,6 +1,6 @@
 import type { Executor } from '../../db/database.js';
 import type { IntegrationRow, LeadRow, MessageRow, SourceRow } from '../../db/schema.js';
-import { eventInserted, eventPayloadText, type NewEvent } from '../../events/outbox.js';
+import { eventsInserted, eventPayloadText, type NewEvent } from '../../events/outbox.js';
 import * as repo from './conversations.repo.js';
 import { outgoingMessageValues } from './conversation-rows.js';
 import { presentHistoryMessage, type HistoryMessage } from './history-message.js';
@@ -120,7 +120,7 @@ export async function outgoingBatchIn(
       events: events.map((e) => ({ accountId: e.accountId, type: e.type, leadId: e.leadId ?? null, payload: eventPayloadText(e) })),
     };
     const { eventIds, hooks } = await repo.storeIncomingBatch(trx, batch, now);
-    for (const [i, event] of events.entries()) await eventInserted(trx, event, eventIds[i], hooks[i], now);
+    await eventsInserted(trx, events, eventIds, hooks, now);
   }
   for (const index of long) results[index] = await one(trx, units[index]);
   for (const unit of units) await unit.inTransaction?.(trx);
