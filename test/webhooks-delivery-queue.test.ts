@@ -5,6 +5,7 @@ import { DIALECT } from './helpers/database.js';
 import { webhookFixture } from './helpers/webhook-fixture.js';
 import { genericPlan, planNodes } from './helpers/statements.js';
 import { DISABLE_AFTER_MS } from '../src/webhooks/delivery-worker.js';
+import { openDatabase } from '../src/db/database.js';
 import {
   claimDeliveries,
   claimStatement,
@@ -271,6 +272,26 @@ describe('webhook delivery queue', () => {
           expect(indexes).toContain('deliveries_pending_idx');
           expect(indexes).toContain('deliveries_leased_idx');
         });
+    });
+  }
+
+  if (DIALECT === 'postgres') {
+    it('claims with the generic plan every time, never planning a claim for its values', async () => {
+      // One connection: the statements' plan counts are that connection's.
+      const one = await openDatabase({ databaseUrl: h.database.url, dataDir: h.dataDir, poolSize: 1 });
+      try {
+        for (let i = 0; i < 8; i++) {
+          const now = h.clock.now() + i * 60_000;
+          await claimDeliveries(one, { now, leaseUntil: now + 60_000, workerId: `plans-${i}`, perEndpoint: 1 + i, limit: 10 + i });
+        }
+        const { rows } = await sql<{ generic_plans: string; custom_plans: string }>`
+          select generic_plans, custom_plans from pg_prepared_statements where statement like '%with busy as%'`.execute(one.kysely);
+        expect(rows.map((r) => ({ generic: Number(r.generic_plans), custom: Number(r.custom_plans) }))).toEqual([
+          { generic: 8, custom: 0 },
+        ]);
+      } finally {
+        await one.close();
+      }
     });
   }
 
