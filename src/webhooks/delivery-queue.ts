@@ -51,7 +51,7 @@ async function claimIn(executor: Executor, postgres: boolean, r: ClaimRequest): 
   // deliveries_leased_idx (test/webhooks-delivery-queue.test.ts checks the kept plan).
   // PostgreSQL: in a keyed transaction (db/database.ts), whose generic plan the statement keeps.
   // Left to choose, PostgreSQL planned it again at most claims under load (0.54 ms of bind, more
-  // than its run; docs/performance.md, issue 19 fifteenth pass): two round trips cost less.
+  // than its run; docs/performance.md, issue 19 fifteenth pass): two round trips more, no planning.
   const run = (e: Executor) => executeNamed(e, claimStatement(postgres, r).compile(e));
   const rows = postgres && !executor.isTransaction ? await keyedTransaction(executor, run) : await run(executor);
   // A row whose webhook or event vanished meanwhile has nothing to send (cascades delete it too).
