@@ -59,31 +59,24 @@ export type ActiveWebhook = { id: number; events: string | null; api_version: st
  */
 export async function fanOutAll(trx: Executor, events: { event: FannedEvent; hooks: ActiveWebhook[] }[], now: number): Promise<number[]> {
   const perEvent = events.map(({ event, hooks }) =>
-    hooks.filter((w) => webhookWants(w.api_version, w.events, event.type)).map((w) => ({ webhook: w.id, event })),
+    hooks
+      .filter((w) => webhookWants(w.api_version, w.events, event.type))
+      .map((w) => ({ webhook_id: w.id, event_id: event.id, message_id: messageIdOf(event.id), lead_id: event.leadId })),
   );
   const rows = perEvent.flat();
   if (!rows.length) return perEvent.map(() => 0);
   if (dialectOf(trx) === 'postgres') {
     const query = sql`insert into deliveries (webhook_id, event_id, message_id, lead_id, next_attempt_at, created_at)
       select d.webhook_id, d.event_id, d.message_id, d.lead_id, ${now}::bigint, ${now}::bigint
-      from unnest(${bigintArray(rows.map((r) => r.webhook))}, ${bigintArray(rows.map((r) => r.event.id))},
-        ${textArray(rows.map((r) => messageIdOf(r.event.id)))}, ${bigintArray(rows.map((r) => r.event.leadId))})
+      from unnest(${bigintArray(rows.map((r) => r.webhook_id))}, ${bigintArray(rows.map((r) => r.event_id))},
+        ${textArray(rows.map((r) => r.message_id))}, ${bigintArray(rows.map((r) => r.lead_id))})
         with ordinality as d(webhook_id, event_id, message_id, lead_id, ord)
       order by d.ord`.compile(trx);
     await executeNamed(trx, query);
   } else {
     await trx
       .insertInto('deliveries')
-      .values(
-        rows.map((r) => ({
-          webhook_id: r.webhook,
-          event_id: r.event.id,
-          message_id: messageIdOf(r.event.id),
-          lead_id: r.event.leadId,
-          next_attempt_at: now,
-          created_at: now,
-        })),
-      )
+      .values(rows.map((r) => ({ ...r, next_attempt_at: now, created_at: now })))
       .execute();
   }
   return perEvent.map((r) => r.length);

@@ -99,7 +99,7 @@ export async function recordEvent(trx: Executor, event: NewEvent, now: number): 
     const hooks = rows.flatMap((r) =>
       r.webhook_id === null ? [] : [{ id: r.webhook_id, events: r.events, api_version: r.api_version as string }],
     );
-    await eventInserted(trx, event, rows[0].id, hooks, now);
+    await eventsInserted(trx, [event], [rows[0].id], [hooks], now);
     return rows[0].id;
   }
   const [row] = await insertEvent(trx, values);
@@ -120,15 +120,10 @@ function fanned(event: NewEvent, id: number): FannedEvent {
 }
 
 /**
- * The rest of {@link recordEvent} after an event's insert that also read its account's active
- * webhooks (PostgreSQL; the ingest batch inserts its events itself): the event's deliveries, in
- * the caller's transaction, and the in-process nudge.
+ * The rest of {@link recordEvent} after the insert of events that also read their accounts' active
+ * webhooks (PostgreSQL: one event's insert, or an ingest or send batch's; ids and webhooks by
+ * event): their deliveries in one statement, in the caller's transaction, and the in-process nudges.
  */
-export async function eventInserted(trx: Executor, event: NewEvent, id: number, hooks: ActiveWebhook[], now: number): Promise<void> {
-  await eventsInserted(trx, [event], [id], [hooks], now);
-}
-
-/** {@link eventInserted} for the events of a batch (ids and webhooks by event): their deliveries in one statement. */
 export async function eventsInserted(
   trx: Executor,
   events: NewEvent[],

@@ -51,16 +51,10 @@ export function transactionWatch(db: Kysely<Database>): { kysely: Kysely<Databas
   };
   const kysely = new Proxy(db, {
     get: (target, prop) => {
-      if (prop === 'transaction') {
+      if (prop === 'transaction' || prop === 'connection') {
         return () => {
-          const builder = target.transaction();
+          const builder = target[prop]();
           return { execute: <T>(fn: (trx: Executor) => Promise<T>) => watch(() => builder.execute(fn)) };
-        };
-      }
-      if (prop === 'connection') {
-        return () => {
-          const builder = target.connection();
-          return { execute: <T>(fn: (conn: Executor) => Promise<T>) => watch(() => builder.execute(fn)) };
         };
       }
       const value: unknown = Reflect.get(target, prop, target);
