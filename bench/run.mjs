@@ -16,6 +16,8 @@
 //   --cpu-prof (server under node --cpu-prof; profiles in bench/results/profiles/),
 //   --sql-profile (SQLite: time per statement, PARLEY_SQL_PROFILE -> bench/results/profiles/sql-*.json),
 //   --node-flags "<flags>" (Node.js flags of the server; default: those of `npm start`).
+// Each HTTP scenario also prints, on Linux, the CPU of a request: the servers', PostgreSQL's (every
+// postgres process) and the load generator's, and the machine's idle share (bench/lib/cpu.mjs).
 // The generated data set is cached in bench/.data/ by dialect-independent seed and size (SQLite: the
 // folder is copied per run, so writes of one run never reach the next). Results: bench/results/*.json.
 // Exit code: 0 when every scenario ran without errors; 1 when one failed or had errors. Targets are
@@ -26,6 +28,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureBuilt, root } from '../scripts/ensure-built.mjs';
 import { generate, GENERATOR_VERSION, sizesFor } from './generate.mjs';
+import { cpuWatch, describeCpu } from './lib/cpu.mjs';
 import { runLoad, runPaced, percentile } from './lib/load.mjs';
 import { openProbe } from './lib/probe.mjs';
 import { rssMb, startFlags, startHelper, startServer } from './lib/processes.mjs';
@@ -178,11 +181,13 @@ async function main() {
     ctx.server = server;
     // --processes N: more server processes on the same database; HTTP load is spread over all.
     ctx.bases = [server.base];
+    ctx.serverPids = [server.pid];
     for (let i = 1; i < PROCESSES; i++) {
       // The same data folder: the same JWT secret and encryption key, as several machines share them.
       const more = await startServer({ dataDir: runDir, databaseUrl, nodeFlags: NODE_FLAGS, extraEnv: POOL_ENV });
       cleanups.push(() => more.stop());
       ctx.bases.push(more.base);
+      ctx.serverPids.push(more.pid);
     }
     await new Promise((r) => setTimeout(r, 1000));
     ctx.rssAtStart = rssMb(server.pid);
@@ -476,8 +481,10 @@ async function httpScenario(ctx, s) {
     await runLoad({ base: ctx.bare, next: bareNext, duration: WARMUP, connections });
     const ceiling = await runLoad({ base: ctx.bare, next: bareNext, duration: DURATION, connections });
     await runLoad({ base: ctx.bases.length > 1 ? ctx.bases : ctx.server.base, next, duration: WARMUP, connections });
+    const watch = cpuWatch({ serverPids: ctx.serverPids, postgres: POSTGRES });
     const real = await runLoad({ base: ctx.bases.length > 1 ? ctx.bases : ctx.server.base, next, duration: DURATION, connections });
-    runs.push({ ...real, ceiling: ceiling.rps, ratio: real.rps / ceiling.rps });
+    const cpu = watch.measure(real.requests);
+    runs.push({ ...real, ceiling: ceiling.rps, ratio: real.rps / ceiling.rps, ...(cpu ? { cpu } : {}) });
     progressLine(s.name, runs.at(-1));
   }
   const m = median(runs, 'rps');
@@ -493,13 +500,14 @@ async function httpScenario(ctx, s) {
     ratio: m.ratio,
     bodyBytes: Buffer.byteLength(body),
     connections,
+    ...(m.cpu ? { cpu: m.cpu } : {}),
     runs,
   });
 }
 
 function progressLine(name, r) {
   console.log(
-    `  ${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50?.toFixed(1)} ms, p95 ${r.p95?.toFixed(1)} ms, p99 ${r.p99?.toFixed(1)} ms, errors ${r.errors}${r.ceiling ? `, ceiling ${r.ceiling.toFixed(0)} req/s, ratio ${r.ratio.toFixed(2)}` : ''}`,
+    `  ${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50?.toFixed(1)} ms, p95 ${r.p95?.toFixed(1)} ms, p99 ${r.p99?.toFixed(1)} ms, errors ${r.errors}${r.ceiling ? `, ceiling ${r.ceiling.toFixed(0)} req/s, ratio ${r.ratio.toFixed(2)}` : ''}${r.cpu ? `\n    ${describeCpu(r.cpu, 'request')}` : ''}`,
   );
 }
 
