@@ -16,6 +16,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { root } from '../scripts/ensure-built.mjs';
 import { GENERATOR_VERSION, sizesFor } from './generate.mjs';
+import { processCpu } from './lib/cpu.mjs';
 import { runLoad } from './lib/load.mjs';
 import { startHelper, startServer } from './lib/processes.mjs';
 
@@ -29,7 +30,6 @@ const { values: opts, positionals } = parseArgs({
 });
 const DURATION = Number(opts.duration);
 const CONNECTIONS = 50;
-const USER_HZ = 100;
 
 // The data set of `npm run bench` (default seed and size), as bench/run.mjs names its cache.
 const sizes = sizesFor({});
@@ -82,17 +82,12 @@ try {
   const unknown = names.filter((n) => !streams[n]);
   if (unknown.length) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${Object.keys(streams).join(', ')}`);
 
-  /** user and system seconds x USER_HZ of a process. */
-  const ticks = (pid) => {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return { user: Number(fields[11]), system: Number(fields[12]) };
-  };
   const measure = async (pid, base, next) => {
     await runLoad({ base, next, duration: 2, connections: CONNECTIONS });
-    const before = ticks(pid);
+    const before = processCpu(pid);
     const load = await runLoad({ base, next, duration: DURATION, connections: CONNECTIONS });
-    const after = ticks(pid);
-    const us = (t) => Math.round((t * 1e6) / USER_HZ / Math.max(1, load.requests));
+    const after = processCpu(pid);
+    const us = (t) => Math.round(t / Math.max(1, load.requests));
     const user = us(after.user - before.user);
     const system = us(after.system - before.system);
     return { ...load, cpu: user + system, user, system };

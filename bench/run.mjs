@@ -507,7 +507,7 @@ async function httpScenario(ctx, s) {
 
 function progressLine(name, r) {
   console.log(
-    `  ${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50?.toFixed(1)} ms, p95 ${r.p95?.toFixed(1)} ms, p99 ${r.p99?.toFixed(1)} ms, errors ${r.errors}${r.ceiling ? `, ceiling ${r.ceiling.toFixed(0)} req/s, ratio ${r.ratio.toFixed(2)}` : ''}${r.cpu ? `\n    ${describeCpu(r.cpu, 'request')}` : ''}`,
+    `  ${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50?.toFixed(1)} ms, p95 ${r.p95?.toFixed(1)} ms, p99 ${r.p99?.toFixed(1)} ms, errors ${r.errors}${r.ceiling ? `, ceiling ${r.ceiling.toFixed(0)} req/s, ratio ${r.ratio.toFixed(2)}` : ''}${r.cpu ? `\n    ${describeCpu(r.cpu)}` : ''}`,
   );
 }
 

@@ -18,6 +18,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { root } from '../scripts/ensure-built.mjs';
+import { processCpu } from './lib/cpu.mjs';
 import { startHelper } from './lib/processes.mjs';
 
 const { values: opts } = parseArgs({
@@ -32,7 +33,6 @@ const { values: opts } = parseArgs({
 const EVENTS = Number(opts.events);
 const ENDPOINTS = 5;
 const LEADS = 200; // events of 200 leads in turn, as the bench's 200 widget visitors make them
-const USER_HZ = 100;
 const dist = (p) => import(pathToFileURL(path.join(root, 'dist', p)).href);
 const { openDatabase } = await dist('db/database.js');
 const { migrateToLatest } = await dist('db/migrate.js');
@@ -40,8 +40,9 @@ const { DeliveryWorker } = await dist('webhooks/delivery-worker.js');
 
 /** CPU time (user + system) of another process, in µs (Linux /proc). */
 function cpuOf(pid) {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / USER_HZ;
+  const cpu = processCpu(pid);
+  if (!cpu) throw new Error(`process ${pid} is gone`);
+  return cpu.user + cpu.system;
 }
 
 /** One statement on the PostgreSQL database given (schema creation and removal). */

@@ -21,20 +21,28 @@ function clockTicks() {
   return ticksPerSecond;
 }
 
-/** User + system ticks of one process, or undefined when it is gone. */
-function processTicks(pid) {
+/** User and system CPU time of a process in µs (Linux /proc), or undefined when it is gone. */
+export function processCpu(pid) {
+  let stat;
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The fields after the command name (which may hold spaces) in parentheses.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   } catch {
     return undefined;
   }
+  // The fields after the command name (which may hold spaces) in parentheses.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const us = (ticks) => (Number(ticks) * 1e6) / clockTicks();
+  return { user: us(fields[11]), system: us(fields[12]) };
 }
 
-/** Ticks of every process whose command is `postgres`, by pid. */
-function postgresTicks() {
+/** User + system CPU time of a process in µs, or undefined when it is gone. */
+function processUs(pid) {
+  const cpu = processCpu(pid);
+  return cpu && cpu.user + cpu.system;
+}
+
+/** CPU time in µs of every process whose command is `postgres`, by pid. */
+function postgresUs() {
   const out = new Map();
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -45,8 +53,8 @@ function postgresTicks() {
       continue;
     }
     if (comm !== 'postgres') continue;
-    const ticks = processTicks(entry);
-    if (ticks !== undefined) out.set(entry, ticks);
+    const us = processUs(entry);
+    if (us !== undefined) out.set(entry, us);
   }
   return out;
 }
@@ -66,39 +74,37 @@ function machineTicks() {
  */
 export function cpuWatch({ serverPids, postgres }) {
   if (!LINUX) return { measure: () => undefined };
-  const servers = serverPids.map((pid) => processTicks(pid) ?? 0);
-  const pg = postgres ? postgresTicks() : new Map();
+  const servers = serverPids.map((pid) => processUs(pid) ?? 0);
+  const pg = postgres ? postgresUs() : new Map();
   const load = process.cpuUsage();
   const machine = machineTicks();
   return {
     measure(answers) {
       if (!answers) return undefined;
-      const hz = clockTicks();
-      const perAnswer = (ticks) => Math.round(((ticks / hz) * 1e6) / answers);
-      const serverTicks = serverPids.reduce((sum, pid, i) => sum + Math.max(0, (processTicks(pid) ?? servers[i]) - servers[i]), 0);
-      let postgresTicksUsed = 0;
+      const perAnswer = (us) => Math.round(us / answers);
+      const serverUs = serverPids.reduce((sum, pid, i) => sum + Math.max(0, (processUs(pid) ?? servers[i]) - servers[i]), 0);
+      let postgresUsed = 0;
       if (postgres) {
         // A backend that started during the run counts whole; one that ended is lost (a few ticks).
-        for (const [pid, ticks] of postgresTicks()) postgresTicksUsed += ticks - (pg.get(pid) ?? 0);
+        for (const [pid, us] of postgresUs()) postgresUsed += us - (pg.get(pid) ?? 0);
       }
       const usage = process.cpuUsage(load);
       const after = machineTicks();
       const total = after.total - machine.total;
       return {
-        serverUs: perAnswer(serverTicks),
-        ...(postgres ? { postgresUs: perAnswer(postgresTicksUsed) } : {}),
-        loadUs: Math.round((usage.user + usage.system) / answers),
+        serverUs: perAnswer(serverUs),
+        ...(postgres ? { postgresUs: perAnswer(postgresUsed) } : {}),
+        loadUs: perAnswer(usage.user + usage.system),
         idle: total > 0 ? Math.round((1000 * (after.idle - machine.idle)) / total) / 1000 : undefined,
       };
     },
   };
 }
 
-/** "server 157 µs, PostgreSQL 178 µs, load 37 µs per answer; 32% idle" */
-export function describeCpu(cpu, unit = 'answer') {
-  if (!cpu) return '';
+/** "CPU per request: server 157 µs, PostgreSQL 178 µs, load generator 37 µs; machine 32% idle" */
+export function describeCpu(cpu) {
   const parts = [`server ${cpu.serverUs} µs`];
   if (cpu.postgresUs !== undefined) parts.push(`PostgreSQL ${cpu.postgresUs} µs`);
   parts.push(`load generator ${cpu.loadUs} µs`);
-  return `CPU per ${unit}: ${parts.join(', ')}; machine ${Math.round((cpu.idle ?? 0) * 100)}% idle`;
+  return `CPU per request: ${parts.join(', ')}; machine ${Math.round((cpu.idle ?? 0) * 100)}% idle`;
 }
