@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { createIntegration, createLead, createManager, type ManagerFixture } from './helpers/fixtures.js';
 import { statusesOf } from './helpers/leads-seed.js';
+import { statementCounter } from './helpers/statements.js';
+import { DIALECT } from './helpers/database.js';
 import type { StatusRow } from '../src/db/schema.js';
+import { findVisibleLead, type Scope } from '../src/domain/policy/policy.js';
 
 /**
  * docs/api/auth.md: a manager sees the leads of the integrations in its `sources` (none listed: all;
@@ -19,12 +22,14 @@ const L: Record<string, number> = {};
 const S: Record<string, number> = {};
 let M: Record<'src' | 'srcAll' | 'allDeals' | 'ownOnly' | 'allowed' | 'none', ManagerFixture>;
 let otherLead: number;
+/** The owner's widget integration (a*) and its other one (b*). */
+let A: number;
 
 beforeAll(async () => {
   h = await createHarness({ env: { PARLEY_LOGIN_MAX_PER_IP: '100000' } });
   owner = await h.signUp();
   other = await h.signUp();
-  const A = await createIntegration(h, owner.accountId, 'widget');
+  A = await createIntegration(h, owner.accountId, 'widget');
   const B = await createIntegration(h, owner.accountId, 'msgra');
   statuses = await statusesOf(h, owner.accountId);
   const ownOnly = await createManager(h, owner);
@@ -148,6 +153,39 @@ describe('lead visibility', () => {
       ).toBe(404);
     }
   });
+
+  if (DIALECT === 'postgres') {
+    it('reads the leads asked for in one turn in one statement, each reader getting its own copy of what it may see', async () => {
+      // docs/performance.md, issue 19 seventeenth pass: outside a transaction, single-lead reads
+      // share a statement; who may see a lead is then checked in memory by the same rule.
+      const { counter, statements, reset } = statementCounter();
+      const db = h.database.db.kysely.withPlugin(counter);
+      const scopes: Record<string, { scope: Scope; sees: string[] }> = {
+        owner: { scope: { accountId: owner.accountId, integrations: 'all', leads: 'all' }, sees: EXPECTED.owner },
+        src: {
+          scope: { accountId: owner.accountId, integrations: [A], leads: { self: M.src.userId, allowedUsers: [] } },
+          sees: EXPECTED.src,
+        },
+        ownOnly: {
+          scope: { accountId: owner.accountId, integrations: 'all', leads: { self: M.ownOnly.userId, allowedUsers: [] } },
+          sees: EXPECTED.ownOnly,
+        },
+        other: { scope: { accountId: other.accountId, integrations: 'all', leads: 'all' }, sees: ['other'] },
+      };
+      const ids: Record<string, number> = { ...L, other: otherLead, missing: otherLead + 1_000_000, beyondBigint: 2 ** 63 };
+      const asks = Object.values(scopes).flatMap(({ scope, sees }) =>
+        Object.entries(ids).map(([name, id]) => ({ scope, id, sees: sees.includes(name) })),
+      );
+      reset();
+      const found = await Promise.all(asks.map((ask) => findVisibleLead(db, ask.scope, ask.id)));
+      expect(statements()).toBe(1);
+      expect(found.map((lead) => lead?.id)).toEqual(asks.map((ask) => (ask.sees ? ask.id : undefined)));
+      const [first, again] = found.filter((lead) => lead?.id === L.a1);
+      expect(first).toEqual(await leadRow(L.a1));
+      expect(again).toEqual(first);
+      expect(again).not.toBe(first);
+    });
+  }
 
   it('a manager may accept a lead it sees for itself or for a colleague, and loses sight of it when it is no longer its own', async () => {
     const A = (await leadRow(L.a1)).integration_id;
