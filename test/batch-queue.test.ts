@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BatchQueue, oneByOne, type Outcome } from '../src/db/batch-queue.js';
+import { BatchQueue, KeyedLookups, oneByOne, type Outcome } from '../src/db/batch-queue.js';
 
 /** A handler that records its batches and finishes each when the test says so. */
 function recorder() {
@@ -67,6 +67,32 @@ describe('BatchQueue', () => {
     const failing = new BatchQueue<number, number>(() => Promise.reject(new Error('the transaction failed')), 1, 10);
     const units = [failing.run(1), failing.run(2)];
     for (const unit of units) await expect(unit).rejects.toThrow('the transaction failed');
+  });
+});
+
+describe('KeyedLookups', () => {
+  it('reads the keys asked for together once each, in one read at a time, answering each caller its key (undefined when not found)', async () => {
+    const reads: string[][] = [];
+    const finish: (() => void)[] = [];
+    const lookups = new KeyedLookups(
+      (keys: string[]) =>
+        new Promise<Map<string, string>>((resolve) => {
+          reads.push(keys);
+          finish.push(() => resolve(new Map(keys.filter((k) => k !== 'gone').map((k) => [k, k.toUpperCase()]))));
+        }),
+    );
+    const first = ['a', 'b', 'a', 'gone'].map((k) => lookups.find(k));
+    await turn();
+    expect(reads).toEqual([['a', 'b', 'gone']]);
+    const later = ['c', 'a'].map((k) => lookups.find(k));
+    await turn();
+    expect(reads).toHaveLength(1);
+    finish[0]();
+    await expect(Promise.all(first)).resolves.toEqual(['A', 'B', 'A', undefined]);
+    await until(() => reads.length > 1);
+    expect(reads[1]).toEqual(['c', 'a']);
+    finish[1]();
+    await expect(Promise.all(later)).resolves.toEqual(['C', 'A']);
   });
 });
 

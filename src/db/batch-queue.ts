@@ -97,3 +97,32 @@ export async function oneByOne<U, R>(units: U[], run: (unit: U) => Promise<R>): 
   }
   return outcomes;
 }
+
+/** What one look-up batch holds at most (a statement's array parameter). */
+const MAX_LOOKUPS = 200;
+
+/**
+ * Look-ups by key that callers submit at about the same time, answered together by one read of
+ * all their keys (PostgreSQL: one statement instead of one each; docs/performance.md, issue 19
+ * eleventh and seventeenth passes). One batch at a time: the look-ups that come meanwhile make the
+ * next. A key the read does not answer is undefined. Callers asking for the same key in one batch
+ * share the value: they must not mutate it.
+ */
+export class KeyedLookups<K, V> {
+  private readonly queue: BatchQueue<K, V | undefined>;
+
+  constructor(read: (keys: K[]) => Promise<Map<K, V>>) {
+    this.queue = new BatchQueue(
+      async (keys) => {
+        const found = await read([...new Set(keys)]);
+        return keys.map((key): Outcome<V | undefined> => ({ ok: true, value: found.get(key) }));
+      },
+      1,
+      MAX_LOOKUPS,
+    );
+  }
+
+  find(key: K): Promise<V | undefined> {
+    return this.queue.run(key);
+  }
+}

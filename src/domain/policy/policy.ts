@@ -1,5 +1,5 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
-import { BatchQueue, type Outcome } from '../../db/batch-queue.js';
+import { KeyedLookups } from '../../db/batch-queue.js';
 import { dialectOf, type Executor } from '../../db/database.js';
 import { kept } from '../../db/kept.js';
 import { prepared } from '../../db/prepared.js';
@@ -100,46 +100,20 @@ const leadOfAccount = prepared((db, p: { accountId: number; leadId: number }) =>
   db.selectFrom('leads').selectAll().where('id', '=', p.leadId).where('account_id', '=', p.accountId),
 );
 
-/** PostgreSQL: the leads of several ids at once (see {@link LeadLookups}). */
+/** PostgreSQL: the leads of several ids at once (see `lookupsOf`). */
 const leadsByIds = prepared((db, p: { ids: number[] }) =>
   db.selectFrom('leads').selectAll().where(sql<boolean>`id = any(${p.ids}::bigint[])`),
 );
-
-/** One batch at a time: the look-ups that come meanwhile make the next. */
-const LOOKUP_LANES = 1;
-const MAX_LOOKUPS = 200;
 
 /**
  * PostgreSQL, outside a transaction: the lead look-ups of one turn of the event loop in one
  * statement instead of one each (docs/performance.md, issue 19 seventeenth pass), as the widget's
  * session look-ups are. A single-lead read was one round trip per request, which costs the server
- * twice what SQLite's in-process read does. Each caller gets its own copy of the row its own
- * statement would have read (the batch starts after the caller asked, so it sees every change
- * committed before); who may see it is checked in memory by the same rule (`canSeeLeadRow`).
+ * twice what SQLite's in-process read does. The batch starts after its callers asked, so it sees
+ * every change committed before; who may see the lead is checked in memory by the same rule
+ * (`canSeeLeadRow`), and each caller gets its own copy of the row.
  */
-class LeadLookups {
-  private readonly queue: BatchQueue<number, LeadRow | undefined>;
-
-  constructor(db: Executor) {
-    this.queue = new BatchQueue(
-      async (ids) => {
-        const byId = new Map((await leadsByIds(db, { ids: [...new Set(ids)] })).map((row) => [row.id, row]));
-        return ids.map((id): Outcome<LeadRow | undefined> => {
-          const row = byId.get(id);
-          return { ok: true, value: row && { ...row } };
-        });
-      },
-      LOOKUP_LANES,
-      MAX_LOOKUPS,
-    );
-  }
-
-  find(leadId: number): Promise<LeadRow | undefined> {
-    return this.queue.run(leadId);
-  }
-}
-
-const lookupsOf = new WeakMap<Executor, LeadLookups>();
+const lookupsOf = new WeakMap<Executor, KeyedLookups<number, LeadRow>>();
 
 /** The lead, when it exists in the scope's account and the scope may see it; otherwise 404. */
 export async function visibleLead(db: Executor, scope: Scope, leadId: number): Promise<LeadRow> {
@@ -153,8 +127,13 @@ export async function findVisibleLead(db: Executor, scope: Scope, leadId: number
   if (dialectOf(db) === 'postgres' && !db.isTransaction) {
     // An id beyond bigint would fail the whole batch's statement: no lead has it.
     if (!Number.isSafeInteger(leadId) || leadId < 1) return undefined;
-    const lead = await kept(lookupsOf, db, () => new LeadLookups(db)).find(leadId);
-    return lead && canSeeLeadRow(scope, lead) ? lead : undefined;
+    const lookups = kept(
+      lookupsOf,
+      db,
+      () => new KeyedLookups(async (ids: number[]) => new Map((await leadsByIds(db, { ids })).map((row) => [row.id, row]))),
+    );
+    const lead = await lookups.find(leadId);
+    return lead && canSeeLeadRow(scope, lead) ? { ...lead } : undefined;
   }
   const rule = leadScopeSql(scope);
   // Unrestricted scopes (the owner, API keys) run a query compiled once; a rule's SQL varies with the scope.

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { BatchQueue, type Outcome } from '../../db/batch-queue.js';
+import { KeyedLookups } from '../../db/batch-queue.js';
 import { dialectOf, type Executor } from '../../db/database.js';
 import { kept } from '../../db/kept.js';
 import { prepared } from '../../db/prepared.js';
@@ -85,7 +85,7 @@ const sessionVisitor = prepared((db, p: { tokenHash: string }) =>
   sessionVisitors(db).where('widget_sessions.token_hash', '=', p.tokenHash),
 );
 
-/** PostgreSQL: the sessions of several tokens' hashes at once (see {@link SessionLookups}). */
+/** PostgreSQL: the sessions of several tokens' hashes at once (see `lookupsOf`). */
 const sessionVisitorsOf = prepared((db, p: { tokenHashes: string[] }) =>
   sessionVisitors(db).where(sql<boolean>`widget_sessions.token_hash = any(${p.tokenHashes}::text[])`),
 );
@@ -93,42 +93,27 @@ const sessionVisitorsOf = prepared((db, p: { tokenHashes: string[] }) =>
 type SessionVisitorRow = Awaited<ReturnType<typeof sessionVisitor>>[number];
 export type SessionVisitor = { visitor: WidgetVisitorRow; integration: IntegrationRow };
 
-/** One batch at a time: the look-ups that come meanwhile make the next. */
-const LOOKUP_LANES = 1;
-const MAX_LOOKUPS = 200;
-
 /**
  * PostgreSQL: the session look-ups of one turn of the event loop in one statement instead of one
  * each (docs/performance.md, issue 19 eleventh pass): under load a process answers many visitors'
  * messages at once, and each statement is a round trip, a socket write and PostgreSQL's work per
  * statement. Each caller is answered what its own look-up would have found.
  */
-class SessionLookups {
-  private readonly queue: BatchQueue<string, SessionVisitor | undefined>;
-
-  constructor(db: Executor) {
-    this.queue = new BatchQueue(
-      async (hashes) => {
-        const rows = await sessionVisitorsOf(db, { tokenHashes: [...new Set(hashes)] });
-        const byHash = new Map(rows.map((row) => [row.token_hash, sessionVisitorOf(row)]));
-        return hashes.map((hash): Outcome<SessionVisitor | undefined> => ({ ok: true, value: byHash.get(hash) }));
-      },
-      LOOKUP_LANES,
-      MAX_LOOKUPS,
-    );
-  }
-
-  find(tokenHash: string): Promise<SessionVisitor | undefined> {
-    return this.queue.run(tokenHash);
-  }
-}
-
-const lookupsOf = new WeakMap<Executor, SessionLookups>();
+const lookupsOf = new WeakMap<Executor, KeyedLookups<string, SessionVisitor>>();
 
 /** The visitor of a session token's hash and its widget; undefined for an unknown token or a deleted widget. */
 export async function findSessionVisitor(db: Executor, tokenHash: string): Promise<SessionVisitor | undefined> {
   if (dialectOf(db) === 'postgres') {
-    return kept(lookupsOf, db, () => new SessionLookups(db)).find(tokenHash);
+    const lookups = kept(
+      lookupsOf,
+      db,
+      () =>
+        new KeyedLookups(async (tokenHashes: string[]) => {
+          const rows = await sessionVisitorsOf(db, { tokenHashes });
+          return new Map(rows.map((row) => [row.token_hash, sessionVisitorOf(row)]));
+        }),
+    );
+    return lookups.find(tokenHash);
   }
   const row = (await sessionVisitor(db, { tokenHash }))[0];
   return row && sessionVisitorOf(row);
