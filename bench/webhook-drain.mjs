@@ -18,7 +18,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { root } from '../scripts/ensure-built.mjs';
-import { processCpu } from './lib/cpu.mjs';
+import { processUs } from './lib/cpu.mjs';
 import { startHelper } from './lib/processes.mjs';
 
 const { values: opts } = parseArgs({
@@ -40,9 +40,9 @@ const { DeliveryWorker } = await dist('webhooks/delivery-worker.js');
 
 /** CPU time (user + system) of another process, in µs (Linux /proc). */
 function cpuOf(pid) {
-  const cpu = processCpu(pid);
-  if (!cpu) throw new Error(`process ${pid} is gone`);
-  return cpu.user + cpu.system;
+  const us = processUs(pid);
+  if (us === undefined) throw new Error(`process ${pid} is gone`);
+  return us;
 }
 
 /** One statement on the PostgreSQL database given (schema creation and removal). */

@@ -36,7 +36,7 @@ export function processCpu(pid) {
 }
 
 /** User + system CPU time of a process in µs, or undefined when it is gone. */
-function processUs(pid) {
+export function processUs(pid) {
   const cpu = processCpu(pid);
   return cpu && cpu.user + cpu.system;
 }
