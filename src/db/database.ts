@@ -127,13 +127,27 @@ export type Executor = Kysely<Database>;
  * transaction's connection: `fn` must not begin a transaction on it (Kysely's own transaction
  * object refuses to; this one would commit early). SQLite: a plain transaction.
  */
-export async function keyedTransaction<T>(db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
+export async function keyedTransaction<T>(
+  db: Executor,
+  fn: (trx: Executor) => Promise<T>,
+  options: { lock?: TransactionLock } = {},
+): Promise<T> {
   if (dialectOf(db) !== 'postgres') return db.transaction().execute(fn);
+  const { lock } = options;
+  let begin = KEYED_BEGIN;
+  if (lock) {
+    const [a, b] = lock.key;
+    if (!(isInt32(a) && isInt32(b) && Number.isInteger(lock.waitMs) && lock.waitMs > 0))
+      throw new Error('a transaction lock is two 32-bit integers and a wait');
+    // The wait is bounded; the statements after it wait as the database is configured to.
+    begin += `; set local lock_timeout = ${lock.waitMs}; select pg_advisory_xact_lock(${a}, ${b}); set local lock_timeout to default`;
+  }
   return db.connection().execute(async (conn) => {
     // Like Kysely's own begin and commit: not seen by plugins (statement counters in the tests).
     const run = (text: string) => conn.getExecutor().withoutPlugins().executeQuery(CompiledQuery.raw(text));
-    await run(KEYED_BEGIN);
     try {
+      // A lock not had in time fails the begin with its transaction open: rolled back below too.
+      await run(begin);
       const result = await fn(conn);
       await run('commit');
       return result;
@@ -144,6 +158,19 @@ export async function keyedTransaction<T>(db: Executor, fn: (trx: Executor) => P
     }
   });
 }
+
+/**
+ * PostgreSQL: the transaction advisory lock (two keys) a {@link keyedTransaction} takes with its
+ * begin, in the same round trip, and holds until it ends: the transactions of every process on the
+ * database that name the same lock run one at a time. A transaction that waited `waitMs` for it
+ * fails (lock_not_available) instead of waiting on.
+ */
+export interface TransactionLock {
+  key: readonly [number, number];
+  waitMs: number;
+}
+
+const isInt32 = (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31;
 
 /** The begin of {@link keyedTransaction} on PostgreSQL. */
 const KEYED_BEGIN = 'begin; set local plan_cache_mode = force_generic_plan; set local enable_seqscan = off';
