@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { BatchQueue, KeyedLookups, oneByOne, type Outcome } from '../src/db/batch-queue.js';
+import { BatchQueue, KeyedLookups, oneByOne, type LaneBatch, type Outcome } from '../src/db/batch-queue.js';
 
 /** A handler that records its batches and finishes each when the test says so. */
 function recorder() {
   const batches: number[][] = [];
   const finish: (() => void)[] = [];
-  const handle = (units: number[]) =>
+  const handle = (batch: LaneBatch<number>) =>
     new Promise<Outcome<number>[]>((resolve) => {
+      const units = batch.take();
       batches.push(units);
       finish.push(() => resolve(units.map((u) => (u < 0 ? { ok: false, error: new Error(`unit ${u}`) } : { ok: true, value: u * 10 }))));
     });
@@ -67,6 +68,66 @@ describe('BatchQueue', () => {
     const failing = new BatchQueue<number, number>(() => Promise.reject(new Error('the transaction failed')), 1, 10);
     const units = [failing.run(1), failing.run(2)];
     for (const unit of units) await expect(unit).rejects.toThrow('the transaction failed');
+  });
+
+  it('lets a handler take its units once it is ready: the units queued while it waited join its batch', async () => {
+    // PostgreSQL ingest: a batch waits for its lane's lock, held by another process's batch.
+    const lanes: number[] = [];
+    const batches: number[][] = [];
+    let ready = (): void => {};
+    const queue = new BatchQueue<number, number>(
+      async (batch) => {
+        lanes.push(batch.lane);
+        if (lanes.length === 1) await new Promise<void>((resolve) => (ready = resolve));
+        const units = batch.take();
+        batches.push(units);
+        expect(batch.take()).toEqual(units);
+        return units.map((u) => ({ ok: true, value: u * 10 }));
+      },
+      1,
+      100,
+    );
+    const first = queue.run(1);
+    await turn();
+    expect(lanes).toEqual([0]);
+    const later = [2, 3].map((u) => queue.run(u));
+    await turn();
+    const last = queue.run(4);
+    await turn();
+    expect(batches).toEqual([]);
+    ready();
+    await expect(Promise.all([first, ...later, last])).resolves.toEqual([10, 20, 30, 40]);
+    expect(batches).toEqual([[1, 2, 3, 4]]);
+    expect(queue.batches).toBe(1);
+  });
+
+  it('numbers its lanes, and fails the units of a handler that threw before it took them', async () => {
+    const lanes: number[] = [];
+    const finish: (() => void)[] = [];
+    const queue = new BatchQueue<number, number>(
+      (batch) =>
+        new Promise<Outcome<number>[]>((resolve, reject) => {
+          lanes.push(batch.lane);
+          finish.push(() =>
+            batch.lane === 0 ? reject(new Error('no connection')) : resolve(batch.take().map((u) => ({ ok: true, value: u }))),
+          );
+        }),
+      2,
+      100,
+    );
+    const units = [1, 2, 3].map((u) => queue.run(u));
+    await turn();
+    expect(lanes).toEqual([0, 1]);
+    finish[0]();
+    await expect(units[0]).rejects.toThrow('no connection');
+    finish[1]();
+    const settled = await Promise.allSettled(units);
+    // Lane 0 would have taken 1 and 2 (the queue shared between the two lanes); lane 1 took 3.
+    expect(settled.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).message))).toEqual([
+      'no connection',
+      'no connection',
+      3,
+    ]);
   });
 });
 

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { sql } from 'kysely';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { createIntegration } from './helpers/fixtures.js';
 import type { IncomingMessage } from '../src/channels/channel.js';
 import type { IntegrationRow, StatusType } from '../src/db/schema.js';
 import { afterIncoming, afterOutgoing } from '../src/domain/conversations/lead-lifecycle.js';
-import { IngestService, type OutgoingRecord } from '../src/domain/conversations/ingest.service.js';
+import { INGEST_LANE_LOCK, IngestService, type OutgoingRecord } from '../src/domain/conversations/ingest.service.js';
 import type { HistoryMessage } from '../src/domain/conversations/history-message.js';
 import type { OutgoingUnit } from '../src/domain/conversations/outgoing-batch.js';
 import { DIALECT } from './helpers/database.js';
@@ -243,6 +244,52 @@ describe('ingest', () => {
     expect(leads).toHaveLength(1);
     expect(leads[0].unread_count).toBe(8);
   });
+
+  if (DIALECT === 'postgres') {
+    it('runs the ingest batches of every process one at a time per lane, a batch waiting its turn taking the messages that came meanwhile', async () => {
+      // docs/performance.md, issue 19 eighteenth pass: a batch takes its lane's lock with its begin,
+      // then its messages: with two processes, batches stay as large as with one.
+      const { integration } = await setup();
+      const { db: database, config } = h.services.deps;
+      const watched = transactionWatch(database.kysely);
+      const pipeline = new IngestService({
+        ...h.services.deps,
+        db: { ...database, kysely: watched.kysely },
+        config: { ...config, pgIngestLanes: 1 },
+      });
+      // Another process's batch of lane 0, under way.
+      let release = (): void => {};
+      let holding = (): void => {};
+      const locked = new Promise<void>((resolve) => (holding = resolve));
+      const other = database.kysely.transaction().execute(async (trx) => {
+        await sql`select pg_advisory_xact_lock(${INGEST_LANE_LOCK}, 0)`.execute(trx);
+        holding();
+        await new Promise<void>((resolve) => (release = resolve));
+      });
+      await locked;
+      const waiting = async () =>
+        (
+          await sql<{ n: number }>`select count(*)::int as n from pg_locks
+            where locktype = 'advisory' and classid = ${INGEST_LANE_LOCK} and objid = 0 and not granted`.execute(db())
+        ).rows[0].n;
+      const first = pipeline.ingest(integration, incoming('uma', { text: 'u1' }));
+      for (let turns = 0; (await waiting()) === 0; turns++) {
+        if (turns > 10_000) throw new Error('the batch never waited for the lock');
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const later = [incoming('vic', { text: 'v1' }), incoming('wes', { text: 'w1' })].map((m) => pipeline.ingest(integration, m));
+      await new Promise((resolve) => setImmediate(resolve));
+      const stored = () => db().selectFrom('messages').select('text').where('integration_id', '=', integration.id).orderBy('id').execute();
+      expect(await stored()).toEqual([]);
+      release();
+      await other;
+      const results = await Promise.all([first, ...later]);
+      expect(results.map((r) => r.duplicate)).toEqual([false, false, false]);
+      // One transaction for the three: the two that came while the first waited joined its batch.
+      expect(watched.seen()).toEqual({ started: 1, most: 1 });
+      expect((await stored()).map((m) => m.text)).toEqual(['u1', 'v1', 'w1']);
+    });
+  }
 
   it('joins the open lead, and the lead in an active status', async () => {
     const { integration, accountId } = await setup();

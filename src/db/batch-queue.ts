@@ -7,28 +7,45 @@ interface Queued<U, R> {
   reject: (error: unknown) => void;
 }
 
+/** One batch a lane runs: the lane's index, and the queued units the batch takes when it is ready. */
+export interface LaneBatch<U> {
+  /** The lane running the batch, from 0 to the queue's lanes - 1. */
+  readonly lane: number;
+  /**
+   * Takes the batch's units off the queue, at most the queue's largest batch (the free lanes share
+   * what is queued); the same units when asked again. A handler that first waits for something
+   * (a lock) takes them after: the units queued meanwhile join the batch.
+   */
+  take(): U[];
+}
+
 /**
  * Gathers the units of work that callers submit at about the same time into batches, and runs up
  * to `lanes` batches side by side (PostgreSQL ingest: docs/performance.md, "issue 19, fourth
  * pass"). The units queued when a lane frees are shared among the free lanes, so under load the
  * database works on one batch while this process prepares the next, and a batch grows with the
- * load instead of waiting for a timer. `handle` answers one outcome per unit, in order; when it
- * throws, every unit of its batch fails with that error. Each caller is settled only when its
- * batch's handler returned: what a caller is told is stored, is stored.
+ * load instead of waiting for a timer. `handle` takes its batch's units (`LaneBatch.take`) and
+ * answers one outcome per unit, in order; when it throws, every unit of its batch fails with that
+ * error. Each caller is settled only when its batch's handler returned: what a caller is told is
+ * stored, is stored.
  */
 export class BatchQueue<U, R> {
   private queue: Queued<U, R>[] = [];
-  private busy = 0;
+  /** The lanes not running a batch, by index. */
+  private readonly free: number[];
+  /** Batches started that have not taken their units yet. */
+  private untaken = 0;
   private scheduled = false;
   /** Batches started so far. */
   batches = 0;
 
   constructor(
-    private readonly handle: (units: U[]) => Promise<Outcome<R>[]>,
-    private readonly lanes: number,
+    private readonly handle: (batch: LaneBatch<U>) => Promise<Outcome<R>[]>,
+    lanes: number,
     private readonly maxBatch: number,
   ) {
     if (!(lanes >= 1 && maxBatch >= 1)) throw new Error('a batch queue needs at least one lane and one unit per batch');
+    this.free = Array.from({ length: lanes }, (_, i) => lanes - 1 - i);
   }
 
   run(unit: U): Promise<R> {
@@ -39,7 +56,7 @@ export class BatchQueue<U, R> {
   }
 
   private schedule(): void {
-    if (this.scheduled || this.busy >= this.lanes || !this.queue.length) return;
+    if (this.scheduled || !this.free.length || this.queue.length <= this.untaken) return;
     this.scheduled = true;
     // Not at once: the units submitted in the same turn of the event loop (the other requests of
     // this poll phase) are queued first and share the batches.
@@ -50,29 +67,39 @@ export class BatchQueue<U, R> {
   }
 
   private start(): void {
-    const free = this.lanes - this.busy;
-    if (free <= 0 || !this.queue.length) return;
-    const size = Math.min(this.maxBatch, Math.ceil(this.queue.length / free));
-    while (this.busy < this.lanes && this.queue.length) {
-      const batch = this.queue.splice(0, size);
-      this.busy++;
+    // A batch that has not taken its units yet counts one unit: it takes at least that.
+    while (this.free.length && this.queue.length > this.untaken) {
+      const lane = this.free.pop() as number;
+      this.untaken++;
       this.batches++;
-      void this.settle(batch).finally(() => {
-        this.busy--;
+      void this.settle(lane).finally(() => {
+        this.free.push(lane);
         this.schedule();
       });
     }
   }
 
-  private async settle(batch: Queued<U, R>[]): Promise<void> {
+  private async settle(lane: number): Promise<void> {
+    let batch: Queued<U, R>[] | undefined;
+    const take = (): U[] => {
+      if (!batch) {
+        this.untaken--;
+        // Shared with the lanes that have not taken theirs yet, and those free now.
+        const sharers = 1 + this.untaken + this.free.length;
+        batch = this.queue.splice(0, Math.min(this.maxBatch, Math.ceil(this.queue.length / sharers)));
+      }
+      return batch.map((queued) => queued.unit);
+    };
     let outcomes: Outcome<R>[];
     try {
-      outcomes = await this.handle(batch.map((queued) => queued.unit));
+      outcomes = await this.handle({ lane, take });
     } catch (error) {
-      for (const queued of batch) queued.reject(error);
+      take();
+      for (const queued of batch as Queued<U, R>[]) queued.reject(error);
       return;
     }
-    batch.forEach((queued, i) => {
+    take();
+    (batch as Queued<U, R>[]).forEach((queued, i) => {
       const outcome = outcomes[i];
       if (!outcome) queued.reject(new Error('a batch handler answered fewer outcomes than units'));
       else if (outcome.ok) queued.resolve(outcome.value);
@@ -113,7 +140,8 @@ export class KeyedLookups<K, V> {
 
   constructor(read: (keys: K[]) => Promise<Map<K, V>>) {
     this.queue = new BatchQueue(
-      async (keys) => {
+      async (batch) => {
+        const keys = batch.take();
         const found = await read([...new Set(keys)]);
         return keys.map((key): Outcome<V | undefined> => ({ ok: true, value: found.get(key) }));
       },

@@ -66,7 +66,7 @@ class HitBatches {
   private hits = 0;
 
   constructor(private readonly db: Executor) {
-    this.queue = new BatchQueue((units) => this.count(units), HIT_LANES, MAX_HITS);
+    this.queue = new BatchQueue((batch) => this.count(batch.take()), HIT_LANES, MAX_HITS);
   }
 
   hit(hit: Hit, now: number): Promise<Counted> {

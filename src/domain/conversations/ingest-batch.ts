@@ -51,6 +51,7 @@ export async function ingestBatchIn(
   now: number,
   one: (trx: Executor, unit: IngestUnit) => Promise<IngestResult>,
 ): Promise<IngestResult[]> {
+  if (!units.length) return [];
   const results = new Array<IngestResult | undefined>(units.length);
   const keyOf = (integrationId: number, socialId: string) => `${integrationId}\u0000${socialId}`;
   const profiles = await repo.lockProfiles(

@@ -1,7 +1,7 @@
-import { keyedTransaction, type Executor } from '../../db/database.js';
+import { keyedTransaction, type Executor, type TransactionLock } from '../../db/database.js';
 import { isStalePlan, isUniqueViolation } from '../../db/errors.js';
 import { GroupCommit } from '../../db/group-commit.js';
-import { BatchQueue, oneByOne, type Outcome } from '../../db/batch-queue.js';
+import { BatchQueue, oneByOne, type LaneBatch, type Outcome } from '../../db/batch-queue.js';
 import type { IntegrationRow, LeadRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
 import type { Attachment, IncomingMessage, SenderProfile } from '../../channels/channel.js';
 import { integrationTypeInfo } from '../../channels/integration-types.js';
@@ -51,6 +51,18 @@ export interface OutgoingRecord {
 const MAX_TEXT = 64 * 1024;
 /** PostgreSQL: the most messages one batch transaction ingests. */
 const MAX_BATCH = 64;
+/**
+ * PostgreSQL: the first key of the advisory lock an ingest batch of lane N holds (the second is N),
+ * in every process on the database: one batch per lane at a time across processes (see
+ * `ingestBatch`).
+ */
+export const INGEST_LANE_LOCK = 7311002;
+/**
+ * PostgreSQL: how long a batch waits for its lane's lock. A batch of another process that holds it
+ * longer (stuck behind a long transaction's row lock) fails this one, whose messages are then
+ * ingested one by one, without the lock: a stuck process slows the others' ingest, never stops it.
+ */
+const INGEST_LANE_WAIT_MS = 5_000;
 
 /**
  * The ingest pipeline: a normalized incoming message becomes customer, profile, channel, lead and
@@ -71,8 +83,8 @@ export class IngestService {
     this.group = deps.db.dialect === 'sqlite' ? new GroupCommit(deps.db.kysely) : undefined;
     this.postgres = deps.db.dialect === 'postgres';
     const lanes = deps.config.pgIngestLanes;
-    this.batches = this.postgres && lanes > 0 ? new BatchQueue((units) => this.ingestBatch(units), lanes, MAX_BATCH) : undefined;
-    this.outgoing = this.postgres && lanes > 0 ? new BatchQueue((units) => this.outgoingBatch(units), lanes, MAX_BATCH) : undefined;
+    this.batches = this.postgres && lanes > 0 ? new BatchQueue((batch) => this.ingestBatch(batch), lanes, MAX_BATCH) : undefined;
+    this.outgoing = this.postgres && lanes > 0 ? new BatchQueue((batch) => this.outgoingBatch(batch.take()), lanes, MAX_BATCH) : undefined;
   }
 
   async ingest(integration: IntegrationRow, incoming: IncomingMessage): Promise<IngestResult> {
@@ -110,14 +122,24 @@ export class IngestService {
    * upgrade, or one message's own error), nothing of it is stored and each message is ingested on
    * its own, one after another in the batch's order, with the single-message retries: one message's
    * failure is its own.
+   *
+   * Lane N's batches of every process on the database run one at a time: a batch takes the lane's
+   * lock with its begin, and its messages only once it holds it, so the messages that came while
+   * another process's batch ran join it. Without the lock, two processes ran two batches of half
+   * the size at once, and each batch's fixed cost was paid twice as often (docs/performance.md,
+   * issue 19 eighteenth pass).
    */
-  private async ingestBatch(units: IngestUnit[]): Promise<Outcome<IngestResult>[]> {
+  private async ingestBatch(batch: LaneBatch<IngestUnit>): Promise<Outcome<IngestResult>[]> {
+    const lock: TransactionLock = { key: [INGEST_LANE_LOCK, batch.lane], waitMs: INGEST_LANE_WAIT_MS };
     try {
-      const results = await keyedTransaction(this.deps.db.kysely, (trx) =>
-        ingestBatchIn(trx, units, this.deps.clock.now(), (t, u) => this.ingestIn(t, u.integration, u.incoming)),
+      const results = await keyedTransaction(
+        this.deps.db.kysely,
+        (trx) => ingestBatchIn(trx, batch.take(), this.deps.clock.now(), (t, u) => this.ingestIn(t, u.integration, u.incoming)),
+        { lock },
       );
       return results.map((value) => ({ ok: true, value }));
     } catch (err) {
+      const units = batch.take();
       this.deps.log.debug({ err, messages: units.length }, 'ingest batch rolled back: its messages are ingested one by one');
       return oneByOne(units, (u) => this.ingestAlone(u.integration, u.incoming));
     }
