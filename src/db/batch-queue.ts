@@ -81,25 +81,23 @@ export class BatchQueue<U, R> {
 
   private async settle(lane: number): Promise<void> {
     let batch: Queued<U, R>[] | undefined;
-    const take = (): U[] => {
+    const taken = (): Queued<U, R>[] => {
       if (!batch) {
         this.untaken--;
         // Shared with the lanes that have not taken theirs yet, and those free now.
         const sharers = 1 + this.untaken + this.free.length;
         batch = this.queue.splice(0, Math.min(this.maxBatch, Math.ceil(this.queue.length / sharers)));
       }
-      return batch.map((queued) => queued.unit);
+      return batch;
     };
     let outcomes: Outcome<R>[];
     try {
-      outcomes = await this.handle({ lane, take });
+      outcomes = await this.handle({ lane, take: () => taken().map((queued) => queued.unit) });
     } catch (error) {
-      take();
-      for (const queued of batch as Queued<U, R>[]) queued.reject(error);
+      for (const queued of taken()) queued.reject(error);
       return;
     }
-    take();
-    (batch as Queued<U, R>[]).forEach((queued, i) => {
+    taken().forEach((queued, i) => {
       const outcome = outcomes[i];
       if (!outcome) queued.reject(new Error('a batch handler answered fewer outcomes than units'));
       else if (outcome.ok) queued.resolve(outcome.value);
