@@ -238,13 +238,17 @@ export async function countLeads(db: Executor, where: RawBuilder<SqlBool>): Prom
  * transaction it is the version of that transaction's snapshot.
  */
 export async function leadReadVersion(db: Executor, accountId: number): Promise<number> {
-  const row = await db
-    .selectFrom('lead_read_versions')
-    .select(sql<string | number>`coalesce(sum(version), 0)`.as('v'))
-    .where('account_id', '=', accountId)
-    .executeTakeFirst();
+  const [row] = await readVersion(db, { accountId });
   return Number(row?.v ?? 0);
 }
+
+/** Prepared (db/prepared.ts): a cached list poll on PostgreSQL runs only this statement. */
+const readVersion = prepared((db, p: { accountId: number }) =>
+  db
+    .selectFrom('lead_read_versions')
+    .select(sql<string | number>`coalesce(sum(version), 0)`.as('v'))
+    .where('account_id', '=', p.accountId),
+);
 
 /**
  * PostgreSQL: folds the version rows of backends that ended into the account's row 0, in one
