@@ -244,10 +244,7 @@ export async function leadReadVersion(db: Executor, accountId: number): Promise<
 
 /** Prepared (db/prepared.ts): a cached list poll on PostgreSQL runs only this statement. */
 const readVersion = prepared((db, p: { accountId: number }) =>
-  db
-    .selectFrom('lead_read_versions')
-    .select(sql<string | number>`coalesce(sum(version), 0)`.as('v'))
-    .where('account_id', '=', p.accountId),
+  db.selectFrom('lead_read_versions').select(sql<string | number>`coalesce(sum(version), 0)`.as('v')).where('account_id', '=', p.accountId),
 );
 
 /**
