@@ -10,6 +10,7 @@ import { INGEST_LANE_LOCK, IngestService, type OutgoingRecord } from '../src/dom
 import type { HistoryMessage } from '../src/domain/conversations/history-message.js';
 import type { OutgoingUnit } from '../src/domain/conversations/outgoing-batch.js';
 import { DIALECT } from './helpers/database.js';
+import { schemaLockKey } from '../src/db/database.js';
 import { statementCounter, transactionWatch } from './helpers/statements.js';
 
 let h: Harness;
@@ -30,6 +31,9 @@ function incoming(socialId: string, over: Partial<IncomingMessage> = {}): Incomi
     ...over,
   };
 }
+
+/** PostgreSQL: the first key of the ingest lanes' advisory lock, in this test's schema. */
+const laneKey = schemaLockKey(INGEST_LANE_LOCK);
 
 async function setup(type = 'widget'): Promise<{ integration: IntegrationRow; accountId: number }> {
   const owner = await h.signUp();
@@ -262,7 +266,7 @@ describe('ingest', () => {
       let holding = (): void => {};
       const locked = new Promise<void>((resolve) => (holding = resolve));
       const other = database.kysely.transaction().execute(async (trx) => {
-        await sql`select pg_advisory_xact_lock(${INGEST_LANE_LOCK}, 0)`.execute(trx);
+        await sql`select pg_advisory_xact_lock(${sql.raw(laneKey)}, 0)`.execute(trx);
         holding();
         await new Promise<void>((resolve) => (release = resolve));
       });
@@ -270,7 +274,7 @@ describe('ingest', () => {
       const waiting = async () =>
         (
           await sql<{ n: number }>`select count(*)::int as n from pg_locks
-            where locktype = 'advisory' and classid = ${INGEST_LANE_LOCK} and objid = 0 and not granted`.execute(db())
+            where locktype = 'advisory' and classid = (${sql.raw(laneKey)})::oid and objid = 0 and not granted`.execute(db())
         ).rows[0].n;
       const first = pipeline.ingest(integration, incoming('uma', { text: 'u1' }));
       for (let turns = 0; (await waiting()) === 0; turns++) {
@@ -288,6 +292,70 @@ describe('ingest', () => {
       // One transaction for the three: the two that came while the first waited joined its batch.
       expect(watched.seen()).toEqual({ started: 1, most: 1 });
       expect((await stored()).map((m) => m.text)).toEqual(['u1', 'v1', 'w1']);
+    });
+
+    /** Holds lane 0's lock, as another process's batch under way would, until `release()`. */
+    async function holdLane(inSchema?: string): Promise<{ release: () => Promise<void> }> {
+      let release = (): void => {};
+      let holding = (): void => {};
+      const locked = new Promise<void>((resolve) => (holding = resolve));
+      const other = h.services.deps.db.kysely.transaction().execute(async (trx) => {
+        if (inSchema) await sql`select set_config('search_path', ${inSchema}, true)`.execute(trx);
+        await sql`select pg_advisory_xact_lock(${sql.raw(laneKey)}, 0)`.execute(trx);
+        holding();
+        await new Promise<void>((resolve) => (release = resolve));
+      });
+      await locked;
+      return {
+        release: async () => {
+          release();
+          await other;
+        },
+      };
+    }
+
+    function watchedPipeline(laneWaitMs: number): { pipeline: IngestService; seen: () => { started: number; most: number } } {
+      const { db: database, config } = h.services.deps;
+      const watched = transactionWatch(database.kysely);
+      const pipeline = new IngestService(
+        { ...h.services.deps, db: { ...database, kysely: watched.kysely }, config: { ...config, pgIngestLanes: 1 } },
+        { laneWaitMs },
+      );
+      return { pipeline, seen: watched.seen };
+    }
+
+    it("batches a lane without its lock for a while once another process's batch held it past the wait", async () => {
+      const { integration } = await setup();
+      const { pipeline, seen } = watchedPipeline(100);
+      const held = await holdLane();
+      try {
+        // The lock is not had in time: the batch runs without it (one more transaction, not one
+        // per message), and the next batch does not wait for it again.
+        const first = await Promise.all(
+          [incoming('xan', { text: 'x1' }), incoming('yul', { text: 'y1' })].map((m) => pipeline.ingest(integration, m)),
+        );
+        expect(first.map((r) => r.duplicate)).toEqual([false, false]);
+        expect(seen().started).toBe(2);
+        await pipeline.ingest(integration, incoming('zed', { text: 'z1' }));
+        expect(seen().started).toBe(3);
+        const texts = await db().selectFrom('messages').select('text').where('integration_id', '=', integration.id).orderBy('id').execute();
+        expect(texts.map((m) => m.text)).toEqual(['x1', 'y1', 'z1']);
+      } finally {
+        await held.release();
+      }
+    });
+
+    it('does not wait for the lane locks of an installation in another schema of the database', async () => {
+      // Advisory locks belong to the database: the lane's key is taken in the connection's schema.
+      const { integration } = await setup();
+      const { pipeline, seen } = watchedPipeline(100);
+      const held = await holdLane('public');
+      try {
+        await pipeline.ingest(integration, incoming('abe', { text: 'a1' }));
+        expect(seen().started).toBe(1);
+      } finally {
+        await held.release();
+      }
     });
   }
 

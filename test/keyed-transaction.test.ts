@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { createTestDatabase, DIALECT, type TestDatabase } from './helpers/database.js';
-import { keyedTransaction, type Executor } from '../src/db/database.js';
+import { keyedTransaction, schemaLockKey, type Executor } from '../src/db/database.js';
 
 // keyedTransaction's lock (src/db/database.ts): the ingest batches of every process on one
 // PostgreSQL database take their lane's lock with their begin (docs/performance.md, issue 19
@@ -56,7 +56,8 @@ describe('keyedTransaction with a lock', () => {
       const waiting = async () =>
         (
           await sql<{ n: number }>`select count(*)::int as n from pg_locks
-            where locktype = 'advisory' and classid = ${LOCK.key[0]} and objid = ${LOCK.key[1]} and not granted`.execute(db)
+            where locktype = 'advisory' and classid = (${sql.raw(schemaLockKey(LOCK.key[0]))})::oid and objid = ${LOCK.key[1]}
+              and not granted`.execute(db)
         ).rows[0].n;
       for (let turns = 0; (await waiting()) === 0; turns++) {
         if (turns > 10_000) throw new Error('the second transaction never waited for the lock');

@@ -140,7 +140,7 @@ export async function keyedTransaction<T>(
     if (!(isInt32(a) && isInt32(b) && Number.isInteger(lock.waitMs) && lock.waitMs > 0))
       throw new Error('a transaction lock is two 32-bit integers and a wait');
     // The wait is bounded; the statements after it wait as the database is configured to.
-    begin += `; set local lock_timeout = ${lock.waitMs}; select pg_advisory_xact_lock(${a}, ${b}); set local lock_timeout to default`;
+    begin += `; set local lock_timeout = ${lock.waitMs}; select pg_advisory_xact_lock(${schemaLockKey(a)}, ${b}); set local lock_timeout to default`;
   }
   return db.connection().execute(async (conn) => {
     // Like Kysely's own begin and commit: not seen by plugins (statement counters in the tests).
@@ -163,11 +163,22 @@ export async function keyedTransaction<T>(
  * PostgreSQL: the transaction advisory lock (two keys) a {@link keyedTransaction} takes with its
  * begin, in the same round trip, and holds until it ends: the transactions of every process on the
  * database that name the same lock run one at a time. A transaction that waited `waitMs` for it
- * fails (lock_not_available) instead of waiting on.
+ * fails (lock_not_available) instead of waiting on. The first key is taken in the connection's
+ * schema ({@link schemaLockKey}).
  */
 export interface TransactionLock {
   key: readonly [number, number];
   waitMs: number;
+}
+
+/**
+ * PostgreSQL: the SQL of an advisory lock's first key `key` in the connection's schema (Parley's
+ * tables): advisory locks belong to the database, and installations in separate schemas of one
+ * database (the test suite's files side by side) would otherwise wait for each other's locks.
+ */
+export function schemaLockKey(key: number): string {
+  if (!isInt32(key)) throw new Error('an advisory lock key is a 32-bit integer');
+  return `hashtext(current_schema()) # ${key}`;
 }
 
 const isInt32 = (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31;

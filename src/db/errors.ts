@@ -23,3 +23,9 @@ export function isStalePlan(err: unknown): boolean {
   const e = err as { code?: string; message?: string } | null;
   return !!e && e.code === '0A000' && /cached plan/.test(e.message ?? '');
 }
+
+/** True when PostgreSQL gave up waiting for a lock after `lock_timeout` (lock_not_available, 55P03). */
+export function isLockNotAvailable(err: unknown): boolean {
+  const e = err as { code?: string } | null;
+  return !!e && e.code === '55P03';
+}

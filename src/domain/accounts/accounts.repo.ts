@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Executor } from '../../db/database.js';
+import { schemaLockKey, type Executor } from '../../db/database.js';
 import type { AccountRow } from '../../db/schema.js';
 import type { Plan } from './plan.js';
 
@@ -32,7 +32,12 @@ export async function updatePlan(db: Executor, id: number, plan: Plan): Promise<
     .execute();
 }
 
-/** PostgreSQL: account creations one at a time (the first-account check, unique logins), until commit. */
+/**
+ * PostgreSQL: account creations one at a time (the first-account check, unique logins), until
+ * commit; in this installation's schema (db/database.ts `schemaLockKey`).
+ */
 export async function lockAccountCreation(trx: Executor): Promise<void> {
-  await sql`select pg_advisory_xact_lock(7311001)`.execute(trx);
+  await sql`select pg_advisory_xact_lock(${sql.raw(schemaLockKey(ACCOUNT_CREATION_LOCK))}, 0)`.execute(trx);
 }
+
+const ACCOUNT_CREATION_LOCK = 7311001;

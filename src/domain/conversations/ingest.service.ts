@@ -1,5 +1,5 @@
 import { keyedTransaction, type Executor, type TransactionLock } from '../../db/database.js';
-import { isStalePlan, isUniqueViolation } from '../../db/errors.js';
+import { isLockNotAvailable, isStalePlan, isUniqueViolation } from '../../db/errors.js';
 import { GroupCommit } from '../../db/group-commit.js';
 import { BatchQueue, oneByOne, type LaneBatch, type Outcome } from '../../db/batch-queue.js';
 import type { IntegrationRow, LeadRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
@@ -58,11 +58,15 @@ const MAX_BATCH = 64;
  */
 export const INGEST_LANE_LOCK = 7311002;
 /**
- * PostgreSQL: how long a batch waits for its lane's lock. A batch of another process that holds it
- * longer (stuck behind a long transaction's row lock) fails this one, whose messages are then
- * ingested one by one, without the lock: a stuck process slows the others' ingest, never stops it.
+ * PostgreSQL: how long a batch waits for its lane's lock by default. A batch of another process
+ * that holds it longer (stuck behind a long transaction's row lock, or its process paused) leaves
+ * this process's batches of that lane without the lock for {@link INGEST_LANE_UNLOCKED_MS}: they
+ * then run beside it, as batches did before lanes took turns, and a stuck process costs the others
+ * one wait, never their ingest.
  */
 const INGEST_LANE_WAIT_MS = 5_000;
+/** PostgreSQL: how long a lane's batches go without its lock after one waited for it in vain. */
+const INGEST_LANE_UNLOCKED_MS = 30_000;
 
 /**
  * The ingest pipeline: a normalized incoming message becomes customer, profile, channel, lead and
@@ -79,7 +83,16 @@ export class IngestService {
   /** PostgreSQL: concurrent sends share batch transactions (see outgoing-batch.ts), unless turned off. */
   private readonly outgoing: BatchQueue<OutgoingUnit, HistoryMessage[]> | undefined;
 
-  constructor(private readonly deps: Deps) {
+  /** PostgreSQL: lanes whose lock was not had in time, with when their batches take it again. */
+  private readonly unlockedLanes = new Map<number, number>();
+  private readonly laneWaitMs: number;
+
+  /** `laneWaitMs`: how long a batch waits for its lane's lock (tests shorten it). */
+  constructor(
+    private readonly deps: Deps,
+    options: { laneWaitMs?: number } = {},
+  ) {
+    this.laneWaitMs = options.laneWaitMs ?? INGEST_LANE_WAIT_MS;
     this.group = deps.db.dialect === 'sqlite' ? new GroupCommit(deps.db.kysely) : undefined;
     this.postgres = deps.db.dialect === 'postgres';
     const lanes = deps.config.pgIngestLanes;
@@ -127,17 +140,38 @@ export class IngestService {
    * lock with its begin, and its messages only once it holds it, so the messages that came while
    * another process's batch ran join it. Without the lock, two processes ran two batches of half
    * the size at once, and each batch's fixed cost was paid twice as often (docs/performance.md,
-   * issue 19 eighteenth pass).
+   * issue 19 eighteenth pass). A lock not had within the wait (another process's batch stuck) is
+   * left alone by this process's batches of the lane for INGEST_LANE_UNLOCKED_MS, the waiting batch
+   * first: the lock only makes batches larger, the profiles' row locks keep them correct.
    */
   private async ingestBatch(batch: LaneBatch<IngestUnit>): Promise<Outcome<IngestResult>[]> {
-    const lock: TransactionLock = { key: [INGEST_LANE_LOCK, batch.lane], waitMs: INGEST_LANE_WAIT_MS };
-    try {
+    let began = false;
+    const run = async (lock: TransactionLock | undefined): Promise<Outcome<IngestResult>[]> => {
       const results = await keyedTransaction(
         this.deps.db.kysely,
-        (trx) => ingestBatchIn(trx, batch.take(), this.deps.clock.now(), (t, u) => this.ingestIn(t, u.integration, u.incoming)),
+        (trx) => {
+          began = true;
+          return ingestBatchIn(trx, batch.take(), this.deps.clock.now(), (t, u) => this.ingestIn(t, u.integration, u.incoming));
+        },
         { lock },
       );
       return results.map((value) => ({ ok: true, value }));
+    };
+    const unlockedUntil = this.unlockedLanes.get(batch.lane);
+    const locked = unlockedUntil === undefined || performance.now() >= unlockedUntil;
+    try {
+      if (!locked) return await run(undefined);
+      this.unlockedLanes.delete(batch.lane);
+      try {
+        return await run({ key: [INGEST_LANE_LOCK, batch.lane], waitMs: this.laneWaitMs });
+      } catch (err) {
+        // Another process's batch of this lane held the lock past the wait: this lane's batches
+        // leave it for a while, this one first, and run beside that batch.
+        if (began || !isLockNotAvailable(err)) throw err;
+        this.deps.log.warn({ lane: batch.lane }, 'ingest lane lock not had in time: the lane batches without it for a while');
+        this.unlockedLanes.set(batch.lane, performance.now() + INGEST_LANE_UNLOCKED_MS);
+        return await run(undefined);
+      }
     } catch (err) {
       const units = batch.take();
       this.deps.log.debug({ err, messages: units.length }, 'ingest batch rolled back: its messages are ingested one by one');
