@@ -53,8 +53,8 @@ const MAX_TEXT = 64 * 1024;
 const MAX_BATCH = 64;
 /**
  * PostgreSQL: the first key of the advisory lock an ingest batch of lane N holds (the second is N),
- * in every process on the database: one batch per lane at a time across processes (see
- * `ingestBatch`).
+ * taken in Parley's schema (db/database.ts `schemaLockKey`), in every process on the database: one
+ * batch per lane at a time across processes (see `ingestBatch`).
  */
 export const INGEST_LANE_LOCK = 7311002;
 /**
