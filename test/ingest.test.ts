@@ -250,50 +250,6 @@ describe('ingest', () => {
   });
 
   if (DIALECT === 'postgres') {
-    it('runs the ingest batches of every process one at a time per lane, a batch waiting its turn taking the messages that came meanwhile', async () => {
-      // docs/performance.md, issue 19 eighteenth pass: a batch takes its lane's lock with its begin,
-      // then its messages: with two processes, batches stay as large as with one.
-      const { integration } = await setup();
-      const { db: database, config } = h.services.deps;
-      const watched = transactionWatch(database.kysely);
-      const pipeline = new IngestService({
-        ...h.services.deps,
-        db: { ...database, kysely: watched.kysely },
-        config: { ...config, pgIngestLanes: 1 },
-      });
-      // Another process's batch of lane 0, under way.
-      let release = (): void => {};
-      let holding = (): void => {};
-      const locked = new Promise<void>((resolve) => (holding = resolve));
-      const other = database.kysely.transaction().execute(async (trx) => {
-        await sql`select pg_advisory_xact_lock(${sql.raw(laneKey)}, 0)`.execute(trx);
-        holding();
-        await new Promise<void>((resolve) => (release = resolve));
-      });
-      await locked;
-      const waiting = async () =>
-        (
-          await sql<{ n: number }>`select count(*)::int as n from pg_locks
-            where locktype = 'advisory' and classid = (${sql.raw(laneKey)})::oid and objid = 0 and not granted`.execute(db())
-        ).rows[0].n;
-      const first = pipeline.ingest(integration, incoming('uma', { text: 'u1' }));
-      for (let turns = 0; (await waiting()) === 0; turns++) {
-        if (turns > 10_000) throw new Error('the batch never waited for the lock');
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-      const later = [incoming('vic', { text: 'v1' }), incoming('wes', { text: 'w1' })].map((m) => pipeline.ingest(integration, m));
-      await new Promise((resolve) => setImmediate(resolve));
-      const stored = () => db().selectFrom('messages').select('text').where('integration_id', '=', integration.id).orderBy('id').execute();
-      expect(await stored()).toEqual([]);
-      release();
-      await other;
-      const results = await Promise.all([first, ...later]);
-      expect(results.map((r) => r.duplicate)).toEqual([false, false, false]);
-      // One transaction for the three: the two that came while the first waited joined its batch.
-      expect(watched.seen()).toEqual({ started: 1, most: 1 });
-      expect((await stored()).map((m) => m.text)).toEqual(['u1', 'v1', 'w1']);
-    });
-
     /** Holds lane 0's lock, as another process's batch under way would, until `release()`. */
     async function holdLane(inSchema?: string): Promise<{ release: () => Promise<void> }> {
       let release = (): void => {};
@@ -314,7 +270,8 @@ describe('ingest', () => {
       };
     }
 
-    function watchedPipeline(laneWaitMs: number): { pipeline: IngestService; seen: () => { started: number; most: number } } {
+    /** A pipeline of its own (another process's, or this one's), its transactions counted. */
+    function watchedPipeline(laneWaitMs?: number): { pipeline: IngestService; seen: () => { started: number; most: number } } {
       const { db: database, config } = h.services.deps;
       const watched = transactionWatch(database.kysely);
       const pipeline = new IngestService(
@@ -323,6 +280,35 @@ describe('ingest', () => {
       );
       return { pipeline, seen: watched.seen };
     }
+
+    it('runs the ingest batches of every process one at a time per lane, a batch waiting its turn taking the messages that came meanwhile', async () => {
+      // docs/performance.md, issue 19 eighteenth pass: a batch takes its lane's lock with its begin,
+      // then its messages: with two processes, batches stay as large as with one.
+      const { integration } = await setup();
+      const { pipeline, seen } = watchedPipeline();
+      // Another process's batch of lane 0, under way.
+      const held = await holdLane();
+      const waiting = async () =>
+        (
+          await sql<{ n: number }>`select count(*)::int as n from pg_locks
+            where locktype = 'advisory' and classid = (${sql.raw(laneKey)})::oid and objid = 0 and not granted`.execute(db())
+        ).rows[0].n;
+      const first = pipeline.ingest(integration, incoming('uma', { text: 'u1' }));
+      for (let turns = 0; (await waiting()) === 0; turns++) {
+        if (turns > 10_000) throw new Error('the batch never waited for the lock');
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const later = [incoming('vic', { text: 'v1' }), incoming('wes', { text: 'w1' })].map((m) => pipeline.ingest(integration, m));
+      await new Promise((resolve) => setImmediate(resolve));
+      const stored = () => db().selectFrom('messages').select('text').where('integration_id', '=', integration.id).orderBy('id').execute();
+      expect(await stored()).toEqual([]);
+      await held.release();
+      const results = await Promise.all([first, ...later]);
+      expect(results.map((r) => r.duplicate)).toEqual([false, false, false]);
+      // One transaction for the three: the two that came while the first waited joined its batch.
+      expect(seen()).toEqual({ started: 1, most: 1 });
+      expect((await stored()).map((m) => m.text)).toEqual(['u1', 'v1', 'w1']);
+    });
 
     it("batches a lane without its lock for a while once another process's batch held it past the wait", async () => {
       const { integration } = await setup();
