@@ -83,7 +83,7 @@ export class IngestService {
   /** PostgreSQL: concurrent sends share batch transactions (see outgoing-batch.ts), unless turned off. */
   private readonly outgoing: BatchQueue<OutgoingUnit, HistoryMessage[]> | undefined;
 
-  /** PostgreSQL: lanes whose lock was not had in time, with when their batches take it again. */
+  /** PostgreSQL: lanes whose lock was not had in time, with when their batches take it again (ms, `performance.now()`). */
   private readonly unlockedLanes = new Map<number, number>();
   private readonly laneWaitMs: number;
 
@@ -157,17 +157,18 @@ export class IngestService {
       );
       return results.map((value) => ({ ok: true, value }));
     };
-    const unlockedUntil = this.unlockedLanes.get(batch.lane);
-    const locked = unlockedUntil === undefined || performance.now() >= unlockedUntil;
+    // The lane's lock, unless it was not had in time lately.
+    const lock: TransactionLock | undefined =
+      performance.now() < (this.unlockedLanes.get(batch.lane) ?? 0)
+        ? undefined
+        : { key: [INGEST_LANE_LOCK, batch.lane], waitMs: this.laneWaitMs };
     try {
-      if (!locked) return await run(undefined);
-      this.unlockedLanes.delete(batch.lane);
       try {
-        return await run({ key: [INGEST_LANE_LOCK, batch.lane], waitMs: this.laneWaitMs });
+        return await run(lock);
       } catch (err) {
         // Another process's batch of this lane held the lock past the wait: this lane's batches
         // leave it for a while, this one first, and run beside that batch.
-        if (began || !isLockNotAvailable(err)) throw err;
+        if (!lock || began || !isLockNotAvailable(err)) throw err;
         this.deps.log.warn({ lane: batch.lane }, 'ingest lane lock not had in time: the lane batches without it for a while');
         this.unlockedLanes.set(batch.lane, performance.now() + INGEST_LANE_UNLOCKED_MS);
         return await run(undefined);
