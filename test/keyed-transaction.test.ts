@@ -71,6 +71,78 @@ describe('keyedTransaction with a lock', () => {
       expect(order).toEqual(['first ends', 'second']);
     });
 
+    // A commit held back at its start: a deferred trigger on `commit_gates` waits for GATE's lock.
+    const GATE = [7311998, 1] as const;
+    const gate = async () => {
+      await sql`create table if not exists commit_gates (fail boolean not null)`.execute(t.db.kysely);
+      await sql`create or replace function commit_gate() returns trigger language plpgsql as $$
+        begin
+          if new.fail then raise exception 'the gate refuses the commit'; end if;
+          perform pg_advisory_xact_lock(${sql.lit(GATE[0])}, ${sql.lit(GATE[1])});
+          return null;
+        end $$`.execute(t.db.kysely);
+      await sql`drop trigger if exists commit_gate on commit_gates`.execute(t.db.kysely);
+      await sql`create constraint trigger commit_gate after insert on commit_gates deferrable initially deferred
+        for each row execute function commit_gate()`.execute(t.db.kysely);
+    };
+    /** Advisory locks on `key` in pg_locks, granted or waited for. */
+    const advisory = async (key: readonly [number, number], granted: boolean, first = sql.lit(key[0])) =>
+      (
+        await sql<{ n: number }>`select count(*)::int as n from pg_locks
+          where locktype = 'advisory' and classid = (${first})::oid and objid = ${key[1]} and granted = ${granted}`.execute(t.db.kysely)
+      ).rows[0].n;
+    const laneLocks = (granted: boolean) => advisory(LOCK.key, granted, sql.raw(schemaLockKey(LOCK.key[0])));
+
+    it('lets go of the lock as its commit begins: the next transaction naming it runs while the commit is written', async () => {
+      await gate();
+      const db = t.db.kysely;
+      // Another session holds the gate: the first transaction's commit waits at its start.
+      let openGate = (): void => {};
+      let gateHeld = (): void => {};
+      const holdingGate = new Promise<void>((resolve) => (gateHeld = resolve));
+      const holder = db.transaction().execute(async (trx) => {
+        await sql`select pg_advisory_xact_lock(${GATE[0]}, ${GATE[1]})`.execute(trx);
+        gateHeld();
+        await new Promise<void>((resolve) => (openGate = resolve));
+      });
+      await holdingGate;
+      const first = keyedTransaction(db, (trx) => sql`insert into commit_gates (fail) values (false)`.execute(trx), { lock: LOCK });
+      for (let turns = 0; (await advisory(GATE, false)) === 0; turns++) {
+        if (turns > 10_000) throw new Error('the first commit never reached the gate');
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      // With the lock held until the commit ended, this one waited for the gate, then failed.
+      await expect(keyedTransaction(db, async () => 'second', { lock: { ...LOCK, waitMs: 2_000 } })).resolves.toBe('second');
+      const committed = async () => (await sql<{ n: number }>`select count(*)::int as n from commit_gates`.execute(db)).rows[0].n;
+      expect(await committed()).toBe(0);
+      openGate();
+      await holder;
+      await first;
+      expect(await committed()).toBe(1);
+      expect(await laneLocks(true)).toBe(0);
+    });
+
+    it('lets go of the lock when its work fails and when its commit fails: no pooled connection keeps it', async () => {
+      await gate();
+      const db = t.db.kysely;
+      await expect(
+        keyedTransaction(
+          db,
+          async () => {
+            throw new Error('the work fails');
+          },
+          { lock: LOCK },
+        ),
+      ).rejects.toThrow('the work fails');
+      expect(await laneLocks(true)).toBe(0);
+      await expect(
+        keyedTransaction(db, (trx) => sql`insert into commit_gates (fail) values (true)`.execute(trx), { lock: LOCK }),
+      ).rejects.toThrow('the gate refuses the commit');
+      expect(await laneLocks(true)).toBe(0);
+      // And the lock is had again at once.
+      await expect(keyedTransaction(db, async () => 'again', { lock: { ...LOCK, waitMs: 100 } })).resolves.toBe('again');
+    });
+
     it('refuses a lock whose keys are not 32-bit integers', async () => {
       await expect(keyedTransaction(t.db.kysely, async () => 1, { lock: { key: [2 ** 31, 0], waitMs: 10 } })).rejects.toThrow(
         'a transaction lock is two 32-bit integers',

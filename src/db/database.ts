@@ -135,12 +135,21 @@ export async function keyedTransaction<T>(
   if (dialectOf(db) !== 'postgres') return db.transaction().execute(fn);
   const { lock } = options;
   let begin = KEYED_BEGIN;
+  let commit = 'commit';
+  let rollback = 'rollback';
   if (lock) {
     const [a, b] = lock.key;
     if (!(isInt32(a) && isInt32(b) && Number.isInteger(lock.waitMs) && lock.waitMs > 0))
       throw new Error('a transaction lock is two 32-bit integers and a wait');
+    const key = `${schemaLockKey(a)}, ${b}`;
     // The wait is bounded; the statements after it wait as the database is configured to.
-    begin += `; set local lock_timeout = ${lock.waitMs}; select pg_advisory_xact_lock(${schemaLockKey(a)}, ${b}); set local lock_timeout to default`;
+    begin += `; set local lock_timeout = ${lock.waitMs}; select pg_advisory_lock(${key}); set local lock_timeout to default`;
+    // A session's lock, let go in the commit's round trip before the commit itself: the next
+    // transaction naming it runs while this one's commit is written (see TransactionLock). The
+    // rollback lets go of every advisory lock of the session (Parley takes no other session-level
+    // one): a failed commit had let go of it already, and a begin that timed out never had it.
+    commit = `select pg_advisory_unlock(${key}); commit`;
+    rollback = 'rollback; select pg_advisory_unlock_all()';
   }
   return db.connection().execute(async (conn) => {
     // Like Kysely's own begin and commit: not seen by plugins (statement counters in the tests).
@@ -149,22 +158,24 @@ export async function keyedTransaction<T>(
       // A lock not had in time fails the begin with its transaction open: rolled back below too.
       await run(begin);
       const result = await fn(conn);
-      await run('commit');
+      await run(commit);
       return result;
     } catch (error) {
       // A failed commit has ended the transaction already; a rollback then only warns.
-      await run('rollback').catch(() => {});
+      await run(rollback).catch(() => {});
       throw error;
     }
   });
 }
 
 /**
- * PostgreSQL: the transaction advisory lock (two keys) a {@link keyedTransaction} takes with its
- * begin, in the same round trip, and holds until it ends: the transactions of every process on the
- * database that name the same lock run one at a time. A transaction that waited `waitMs` for it
- * fails (lock_not_available) instead of waiting on. The first key is taken in the connection's
- * schema ({@link schemaLockKey}).
+ * PostgreSQL: the advisory lock (two keys) a {@link keyedTransaction} takes with its begin, in the
+ * same round trip, and holds until its commit begins: the transactions of every process on the
+ * database that name the same lock run one at a time, each but for its commit, which overlaps the
+ * next one's start (docs/performance.md, issue 19 twentieth pass). So the lock orders work; it
+ * guards no data: what the next transaction must not see before the commit, row locks guard. A
+ * transaction that waited `waitMs` for it fails (lock_not_available) instead of waiting on. The
+ * first key is taken in the connection's schema ({@link schemaLockKey}).
  */
 export interface TransactionLock {
   key: readonly [number, number];

@@ -140,9 +140,11 @@ export class IngestService {
    * lock with its begin, and its messages only once it holds it, so the messages that came while
    * another process's batch ran join it. Without the lock, two processes ran two batches of half
    * the size at once, and each batch's fixed cost was paid twice as often (docs/performance.md,
-   * issue 19 eighteenth pass). A lock not had within the wait (another process's batch stuck) is
-   * left alone by this process's batches of the lane for INGEST_LANE_UNLOCKED_MS, the waiting batch
-   * first: the lock only makes batches larger, the profiles' row locks keep them correct.
+   * issue 19 eighteenth pass). The lock is let go as the commit begins: the next process's batch
+   * runs while this one's commit is written (twentieth pass). A lock not had within the wait
+   * (another process's batch stuck) is left alone by this process's batches of the lane for
+   * INGEST_LANE_UNLOCKED_MS, the waiting batch first: the lock only makes batches larger, the
+   * profiles' row locks keep them correct.
    */
   private async ingestBatch(batch: LaneBatch<IngestUnit>): Promise<Outcome<IngestResult>[]> {
     let began = false;
