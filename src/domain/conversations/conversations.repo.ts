@@ -282,23 +282,6 @@ export async function setSourceExpiry(db: Executor, id: number, expiresAt: numbe
  */
 
 /**
- * Locks the profiles of a batch's senders (`integrationIds[i]`, `socialIds[i]`) for the rest of
- * the transaction, in (integration, social id) order: batches running side by side lock in one
- * order and cannot deadlock on each other. Answers the profiles found (a sender seen first has
- * none). Each sender is looked up on its own (a lateral subquery), so the statement's plan is
- * index look-ups whatever the statistics it was planned with (docs/operations.md: a plan made
- * while the tables were empty stays in use while autovacuum is off; a join would then read the
- * whole table).
- */
-export async function lockProfiles(db: Executor, integrationIds: number[], socialIds: string[]): Promise<ProfileRow[]> {
-  const query = sql<ProfileRow>`select p.* from (select distinct * from unnest(${integrationIds}::bigint[], ${socialIds}::text[])
-      as k(integration_id, social_id) order by 1, 2) k
-    cross join lateral (select * from profiles where profiles.integration_id = k.integration_id and profiles.social_id = k.social_id
-      for update) p`.compile(db);
-  return executeNamed(db, query);
-}
-
-/**
  * PostgreSQL: the next id from `table`'s sequence, the sequence looked up once per statement (an
  * InitPlan). `pg_get_serial_sequence` in each row searched the catalog at every row: ~6 µs a call
  * against ~1, and a batch's statements take an id for most of the rows they write.
@@ -306,7 +289,7 @@ export async function lockProfiles(db: Executor, integrationIds: number[], socia
 const nextId = (table: 'messages' | 'customers' | 'profiles' | 'leads' | 'sources' | 'events') =>
   sql.raw(`nextval((select pg_get_serial_sequence('${table}', 'id')::regclass))`);
 
-/** What a message's ingest reads of its conversation, in {@link conversationStates}. */
+/** What a message's ingest reads of its conversation, in {@link lockConversations}. */
 export interface ConversationState {
   /** The message stored before under its provider id (a redelivery). */
   duplicate: { id: number; lead_id: number } | undefined;
@@ -318,19 +301,26 @@ export interface ConversationState {
 }
 
 /**
- * For each message of a batch (`integrationIds[i]`, sender's `customerIds[i]` or null for a sender
- * seen first, provider id `externalIds[i]`, channel `channelTypes[i]` / `channelIds[i]`): the
- * redelivery check, the channel, the latest lead, and ids for the message and for the customer,
- * profile, lead and channel it would create. Run after {@link lockProfiles}: the statement's
- * snapshot then holds what the senders' earlier messages committed. Per-message lateral look-ups,
- * for the reason {@link lockProfiles} gives.
+ * One round trip at the start of an ingest batch, for the first message of each of its senders
+ * (`integrationIds[i]`, sender `socialIds[i]`, provider id `externalIds[i]`, channel
+ * `channelTypes[i]` / `channelIds[i]`; one entry per sender): locks the senders' profiles for the
+ * rest of the transaction, in (integration, social id) order, so batches running side by side
+ * lock in one order and cannot deadlock on each other; then, in a statement of its own whose
+ * snapshot holds what the senders' earlier messages committed, reads each message's profile (none
+ * for a sender seen first), redelivery check, channel and latest lead, with ids for the message
+ * and for the customer, profile, lead and channel it would create (migration 0072,
+ * `parley_ingest_conversations`). Every look-up is a lateral subquery per sender, so the plans are
+ * index look-ups whatever the statistics they were made with (docs/operations.md: a plan made
+ * while the tables were empty stays in use while autovacuum is off; a join would then read the
+ * whole table).
  */
-export async function conversationStates(
+export async function lockConversations(
   db: Executor,
-  keys: { integrationIds: number[]; customerIds: (number | null)[]; externalIds: string[]; channelTypes: string[]; channelIds: string[] },
-): Promise<ConversationState[]> {
+  keys: { integrationIds: number[]; socialIds: string[]; externalIds: string[]; channelTypes: string[]; channelIds: string[] },
+): Promise<{ profile: ProfileRow | undefined; state: ConversationState }[]> {
   const query = sql<{
     ord: number;
+    profile: ProfileRow | null;
     duplicate_id: number | null;
     duplicate_lead_id: number | null;
     source: SourceRow | null;
@@ -340,35 +330,24 @@ export async function conversationStates(
     profile_id: number | null;
     lead_id: number | null;
     source_id: number | null;
-  }>`select k.ord::int as ord, d.id as duplicate_id, d.lead_id as duplicate_lead_id, to_jsonb(s) as source,
-      to_jsonb(l) as lead, ${nextId('messages')} as message_id,
-      case when k.customer_id is null then ${nextId('customers')} end as customer_id,
-      case when k.customer_id is null then ${nextId('profiles')} end as profile_id,
-      case when k.customer_id is null then ${nextId('leads')} end as lead_id,
-      case when k.customer_id is null and s.id is null then ${nextId('sources')} end as source_id
-    from unnest(${keys.integrationIds}::bigint[], ${keys.customerIds}::bigint[], ${keys.externalIds}::text[],
-        ${keys.channelTypes}::text[], ${keys.channelIds}::text[]) with ordinality
-      as k(integration_id, customer_id, external_id, channel_type, channel_id, ord)
-    left join lateral (select id, lead_id from messages where messages.integration_id = k.integration_id
-      and messages.external_id = k.external_id limit 1) d on true
-    left join lateral (select * from sources where sources.integration_id = k.integration_id and sources.type = k.channel_type
-      and sources.external_id = k.channel_id limit 1) s on true
-    left join lateral (select * from leads where leads.customer_id = k.customer_id and leads.integration_id = k.integration_id
-      order by leads.id desc limit 1) l on true
-    order by k.ord`.compile(db);
+  }>`select * from parley_ingest_conversations(${bigint(keys.integrationIds)}, ${text(keys.socialIds)}, ${text(keys.externalIds)},
+      ${text(keys.channelTypes)}, ${text(keys.channelIds)})`.compile(db);
   const rows = await executeNamed(db, query);
-  if (rows.length !== keys.integrationIds.length) throw new Error('conversation states: one row per message expected');
+  if (rows.length !== keys.integrationIds.length) throw new Error('ingest conversations: one row per message expected');
   const id = (value: number | string | null) => (value === null ? null : Number(value));
   return rows.map((row) => ({
-    duplicate: row.duplicate_id === null ? undefined : { id: row.duplicate_id, lead_id: row.duplicate_lead_id as number },
-    source: row.source ?? undefined,
-    lead: row.lead ?? undefined,
-    ids: {
-      message: Number(row.message_id),
-      customer: id(row.customer_id),
-      profile: id(row.profile_id),
-      lead: id(row.lead_id),
-      source: id(row.source_id),
+    profile: row.profile ?? undefined,
+    state: {
+      duplicate: row.duplicate_id === null ? undefined : { id: Number(row.duplicate_id), lead_id: Number(row.duplicate_lead_id) },
+      source: row.source ?? undefined,
+      lead: row.lead ?? undefined,
+      ids: {
+        message: Number(row.message_id),
+        customer: id(row.customer_id),
+        profile: id(row.profile_id),
+        lead: id(row.lead_id),
+        source: id(row.source_id),
+      },
     },
   }));
 }

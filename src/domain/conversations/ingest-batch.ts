@@ -24,14 +24,14 @@ export interface IngestUnit {
 }
 
 /**
- * PostgreSQL: the messages of a batch ingested in the caller's transaction, in five round trips
+ * PostgreSQL: the messages of a batch ingested in the caller's transaction, in four round trips
  * with its begin and commit whatever the batch's size (docs/performance.md, "issue 19, fourth
- * pass"). One message per round trip was the limit: each of the five statements of a message
- * costs this process and the server more than the rows it writes.
+ * pass" and "twentieth pass"). One message per round trip was the limit: each of the five
+ * statements of a message costs this process and the server more than the rows it writes.
  *
- * 1. The senders' profiles are locked, in id order.
- * 2. For the first message of each sender in the batch: the redelivery check, the channel, the
- *    latest lead, and ids for what the message may create, read after the locks.
+ * 1-2. In one round trip (`lockConversations`): the senders' profiles are locked, in key order;
+ *    then, for the first message of each sender in the batch, read after the locks: its profile,
+ *    the redelivery check, the channel, the latest lead, and ids for what the message may create.
  * 3. Those messages that need no look-up beyond it are stored in one statement, with what they
  *    create and change: a known sender joining its latest lead, or a sender seen first (its
  *    customer, profile, lead and, when new, channel), from a profile the provider reports
@@ -53,41 +53,34 @@ export async function ingestBatchIn(
 ): Promise<IngestResult[]> {
   if (!units.length) return [];
   const results = new Array<IngestResult | undefined>(units.length);
-  const keyOf = (integrationId: number, socialId: string) => `${integrationId}\u0000${socialId}`;
-  const profiles = await repo.lockProfiles(
-    trx,
-    units.map((u) => u.integration.id),
-    units.map((u) => u.incoming.sender.socialId),
-  );
-  const profileByKey = new Map(profiles.map((p) => [keyOf(p.integration_id, p.social_id), p]));
 
-  // The first message of each sender is read in one statement; the rest go the long way.
-  const firsts: { index: number; unit: IngestUnit; profile: ProfileRow | undefined }[] = [];
+  // The first message of each sender is read with the locks; the rest go the long way.
+  const firsts: { index: number; unit: IngestUnit }[] = [];
   const long: number[] = [];
   const seen = new Set<string>();
   units.forEach((unit, index) => {
-    const key = keyOf(unit.integration.id, unit.incoming.sender.socialId);
+    const key = `${unit.integration.id}\u0000${unit.incoming.sender.socialId}`;
     if (seen.has(key)) long.push(index);
-    else firsts.push({ index, unit, profile: profileByKey.get(key) });
+    else firsts.push({ index, unit });
     seen.add(key);
   });
 
   const store = new Store(now);
-  const states = await repo.conversationStates(trx, {
+  const conversations = await repo.lockConversations(trx, {
     integrationIds: firsts.map((f) => f.unit.integration.id),
-    customerIds: firsts.map((f) => f.profile?.customer_id ?? null),
+    socialIds: firsts.map((f) => f.unit.incoming.sender.socialId),
     externalIds: firsts.map((f) => f.unit.incoming.externalId),
     channelTypes: firsts.map((f) => f.unit.incoming.channel.type),
     channelIds: firsts.map((f) => f.unit.incoming.channel.externalId),
   });
   firsts.forEach((first, i) => {
-    const state = states[i];
+    const { profile, state } = conversations[i];
     if (state.duplicate) {
       const { id, lead_id } = state.duplicate;
       results[first.index] = { messageId: id, leadId: lead_id, isNewLead: false, isNewCustomer: false, duplicate: true };
       return;
     }
-    const result = store.add(first.unit, first.profile, state);
+    const result = store.add(first.unit, profile, state);
     if (result) results[first.index] = result;
     else long.push(first.index);
   });
