@@ -12,6 +12,7 @@ import type { OutgoingUnit } from '../src/domain/conversations/outgoing-batch.js
 import { DIALECT } from './helpers/database.js';
 import { schemaLockKey } from '../src/db/database.js';
 import { statementCounter, transactionWatch } from './helpers/statements.js';
+import { insertInboxLead } from '../src/domain/conversations/conversations.repo.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -280,6 +281,47 @@ describe('ingest', () => {
       );
       return { pipeline, seen: watched.seen };
     }
+
+    it('reads a batch sender’s conversation once it holds the sender: a lead made meanwhile by the holder takes the message', async () => {
+      // The batch locks its senders and reads their conversations in one call (migration 0072):
+      // the read must see what the transaction it waited for committed, as a statement of its own.
+      const { integration, accountId } = await setup();
+      const { pipeline } = watchedPipeline();
+      const first = await pipeline.ingest(integration, incoming('vera'));
+      const { customer_id } = await lead(first.leadId);
+      // Another transaction holds Vera's profile and opens a newer lead for her.
+      let commit = (): void => {};
+      let holding = (): void => {};
+      const held = new Promise<void>((resolve) => (holding = resolve));
+      let holder = '';
+      let newer = 0;
+      const other = db()
+        .transaction()
+        .execute(async (trx) => {
+          holder = (await sql<{ xid: string }>`select (txid_current() % 4294967296)::text as xid`.execute(trx)).rows[0].xid;
+          await sql`select 1 from profiles where integration_id = ${integration.id} and social_id = 'vera' for update`.execute(trx);
+          newer = (await insertInboxLead(trx, { accountId, integrationId: integration.id, customerId: customer_id, at: 1, now: 1 })).id;
+          holding();
+          await new Promise<void>((resolve) => (commit = resolve));
+        });
+      await held;
+      const second = pipeline.ingest(integration, incoming('vera'));
+      const waiting = async () =>
+        (
+          await sql<{ n: number }>`select count(*)::int as n from pg_locks
+            where locktype = 'transactionid' and transactionid::text = ${holder} and not granted`.execute(db())
+        ).rows[0].n;
+      for (let turns = 0; (await waiting()) === 0; turns++) {
+        if (turns > 10_000) throw new Error('the batch never waited for the sender');
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      commit();
+      await other;
+      expect(newer).toBeGreaterThan(first.leadId);
+      // Read in the snapshot taken before the wait, the message joined the older lead.
+      expect(await second).toMatchObject({ leadId: newer, isNewLead: false, duplicate: false });
+      expect(await lead(newer)).toMatchObject({ unread_count: 1 });
+    });
 
     it('runs the ingest batches of every process one at a time per lane, a batch waiting its turn taking the messages that came meanwhile', async () => {
       // docs/performance.md, issue 19 eighteenth pass: a batch takes its lane's lock with its begin,
