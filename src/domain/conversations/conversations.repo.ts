@@ -338,7 +338,7 @@ export async function lockConversations(
   return rows.map((row) => ({
     profile: row.profile ?? undefined,
     state: {
-      duplicate: row.duplicate_id === null ? undefined : { id: Number(row.duplicate_id), lead_id: Number(row.duplicate_lead_id) },
+      duplicate: row.duplicate_id === null ? undefined : { id: row.duplicate_id, lead_id: row.duplicate_lead_id as number },
       source: row.source ?? undefined,
       lead: row.lead ?? undefined,
       ids: {
