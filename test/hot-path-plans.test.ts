@@ -46,8 +46,8 @@ describe('plans of hot-path statements on empty tables', () => {
     it('look every sender and conversation of an ingest batch up by index, also as generic plans', async () => {
       // The batch's reads take arrays; a join to them, planned on empty tables, hashed a
       // whole-table scan of messages and sources (docs/performance.md, issue 19 fourth pass). Its
-      // two statements run in a function (migration 0072), which keeps a generic plan of each as
-      // a named statement does; planned here with sequential scans on.
+      // two statements run in a function (migration 0072), called in a keyed transaction, whose
+      // begin makes PostgreSQL keep a generic plan of each; planned here with sequential scans on.
       const types = 'bigint[], text[], text[], text[], text[]';
       const args = "'{1}', '{x}', '{x}', '{message}', '{c}'";
       await t.db.kysely.connection().execute(async (conn) => {
