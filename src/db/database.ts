@@ -6,7 +6,6 @@ import {
   SqliteDialect,
   SqliteQueryCompiler,
   PostgresAdapter,
-  PostgresDialect,
   ValueNode,
   sql,
   type LimitNode,
@@ -18,6 +17,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Database } from './schema.js';
 import { isPostgresUrl } from '../config.js';
 import { isStalePlan } from './errors.js';
+import { SchemaPostgresDialect } from './introspector.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -428,7 +428,7 @@ async function openPostgres(url: string, max: number, options: DatabaseOptions):
     userChanges?.connected(client);
   });
   if (userChanges) pool.on('remove', (client) => userChanges.removed(client));
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: queryLog(options.onQuery) });
+  const kysely = new Kysely<Database>({ dialect: new SchemaPostgresDialect({ pool }), log: queryLog(options.onQuery) });
   return {
     kysely,
     dialect: 'postgres',
