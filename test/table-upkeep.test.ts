@@ -68,18 +68,20 @@ describe('table upkeep', () => {
     });
 
     it('vacuums a table whose dead rows pass the threshold', async () => {
-      const dead = async () => {
-        const { rows } = await sql<{ n: string }>`
-          select n_dead_tup as n from pg_stat_user_tables where schemaname = current_schema() and relname = 'events'`.execute(
-          h.database.db.kysely,
-        );
-        return Number(rows[0]?.n);
+      const stats = async () => {
+        const { rows } = await sql<{ dead: string; vacuums: string }>`
+          select n_dead_tup as dead, vacuum_count as vacuums from pg_stat_user_tables
+          where schemaname = current_schema() and relname = 'events'`.execute(h.database.db.kysely);
+        return { dead: Number(rows[0]?.dead), vacuums: Number(rows[0]?.vacuums) };
       };
       await counted(`update events set payload = '{"updated":true}'`);
-      expect(await dead()).toBeGreaterThan(3000);
+      const before = await stats();
+      expect(before.dead).toBeGreaterThan(3000);
       const pass = await upkeep().runOnce();
       expect(pass.vacuumed).toContain('events');
-      expect(await dead()).toBe(0);
+      // A VACUUM ran on the table. How many dead rows it could reclaim depends on the snapshots of
+      // other sessions of the database (the test files beside this one), not on the upkeep.
+      expect((await stats()).vacuums).toBe(before.vacuums + 1);
     });
 
     it('runs in one process at a time (lease pg-upkeep)', async () => {
