@@ -258,10 +258,17 @@ describe('the agent app in a browser', () => {
         .filter((s) => s.type === 'active')
         .sort((a, b) => a.order - b.order)
         .map((s) => s.id);
+    // Where the page shows it: the next click acts on the order shown, so it waits for the page to
+    // show the order the last one saved.
+    const shownIndex = () =>
+      page
+        .locator('ol[data-type="active"] > li')
+        .evaluateAll((rows, id) => rows.findIndex((r) => r.getAttribute('data-status-row') === String(id)), vip.id);
     const n = (await activeIds()).indexOf(vip.id);
     for (let i = 0; i < n; i++) {
       await row.getByRole('button', { name: 'Move VIP customers up' }).click();
       await expect.poll(async () => (await activeIds()).indexOf(vip.id)).toBe(n - i - 1);
+      await expect.poll(shownIndex).toBe(n - i - 1);
     }
     await page.reload();
     await expect.poll(() => page.locator(`[data-status-row="${vip.id}"] input[aria-label=Name]`).inputValue()).toBe('VIP customers');
