@@ -1,4 +1,6 @@
 import {
+  DEFAULT_MIGRATION_LOCK_TABLE,
+  DEFAULT_MIGRATION_TABLE,
   PostgresDialect,
   sql,
   type DatabaseIntrospector,
@@ -26,7 +28,7 @@ export class SchemaPostgresDialect extends PostgresDialect {
 }
 
 /** Kysely's migration tables, which its introspector leaves out unless asked for them. */
-const MIGRATION_TABLES = ['kysely_migration', 'kysely_migration_lock'];
+const MIGRATION_TABLES = [DEFAULT_MIGRATION_TABLE, DEFAULT_MIGRATION_LOCK_TABLE];
 
 interface ColumnRow {
   table: string;
