@@ -128,6 +128,17 @@ describe('parley account:delete', () => {
     await seedAccount(h, other);
     const victim = await h.signUp();
     const { fileId } = await seedAccount(h, victim);
+    // An event of each account: on PostgreSQL no foreign key takes the victim's with its account
+    // (migration 0073), the deletion does.
+    for (const { accountId } of [victim, other]) {
+      await h.database.db.kysely
+        .insertInto('events')
+        .values({ account_id: accountId, type: 'lead.changed', lead_id: null, payload: '{}', created_at: Date.now() })
+        .execute();
+    }
+    const events = (accountId: number) =>
+      h.database.db.kysely.selectFrom('events').select('id').where('account_id', '=', accountId).execute();
+    expect((await events(victim.accountId)).length).toBeGreaterThan(0);
     const storageKey = (
       await h.database.db.kysely.selectFrom('files').select('storage_key').where('id', '=', fileId).executeTakeFirstOrThrow()
     ).storage_key;
@@ -140,6 +151,7 @@ describe('parley account:delete', () => {
     expect(run.code, run.err).toBe(0);
     expect(run.out).toMatch(new RegExp(`deleted account ${victim.accountId}: \\d+ rows and 1 files`));
     expect(await rowsOf(victim.accountId)).toBe(0);
+    expect(await events(victim.accountId)).toEqual([]);
     expect(fs.existsSync(blob)).toBe(false);
     expect(await rowsOf(other.accountId)).toBe(countOther);
     const login = await h.request({ method: 'POST', url: '/v1.3/auth/login', payload: { login: victim.login, pass: victim.pass } });

@@ -142,10 +142,12 @@ export async function countAccountRows(db: Executor, accountId: number): Promise
 /**
  * Deletes the account row; every table referencing it (directly or through its integrations,
  * webhooks, leads, visitors) follows by ON DELETE CASCADE. The import record has no foreign key
- * (it outlives nothing else): it goes by hand.
+ * (it outlives nothing else), nor, on PostgreSQL, the events (migration 0073: a key checked at
+ * every event written): they go by hand, the events with their deliveries.
  */
 export async function deleteAccountRow(db: Executor, accountId: number): Promise<boolean> {
   await db.deleteFrom('account_imports').where('account_id', '=', accountId).execute();
+  await db.deleteFrom('events').where('account_id', '=', accountId).execute();
   const r = await db.deleteFrom('accounts').where('id', '=', accountId).executeTakeFirst();
   return Number(r.numDeletedRows) > 0;
 }
