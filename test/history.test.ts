@@ -276,9 +276,10 @@ describe('history queries', () => {
     // The cursor is checked in the query that finds the lead and its channel.
     expect(next.queries).toBe(one.queries);
     // The caller's user, the lead with its integration and channel, the page, the senders' profiles
-    // (PostgreSQL, where each query is a round trip: the page carries its senders' profiles, and
-    // the caller's row is kept in memory after its first request, test/user-cache.test.ts).
-    expect(one.queries).toBe(DIALECT === 'postgres' ? 2 : 4);
+    // (PostgreSQL, where each query is a round trip: one statement reads the lead, its channel and
+    // the page with its senders' profiles, and the caller's row is kept in memory after its first
+    // request, test/user-cache.test.ts).
+    expect(one.queries).toBe(DIALECT === 'postgres' ? 1 : 4);
   });
 });
 

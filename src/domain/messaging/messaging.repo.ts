@@ -77,6 +77,12 @@ export interface HistoryTarget {
  * disconnected since: its history stays readable), the channel `realId` when it is the lead's, and
  * whether `cursor` names a message of the lead on that channel. Undefined when the lead is not
  * visible. A history page then costs this, its messages and their senders' profiles.
+ *
+ * With `withPage` on PostgreSQL, for a scope that sees every lead (the owner, API keys), the page
+ * comes in the same statement (`page`; docs/performance.md, issue 19 twenty-second pass): a
+ * round trip cost this process more than the page's SQL. It is read only when the channel is the
+ * lead's and the cursor, when given, is known (otherwise the caller answers the error). Without
+ * `page` the caller reads the page itself ({@link historyPageWithProfiles}).
  */
 export async function historyTarget(
   db: Executor,
@@ -84,15 +90,27 @@ export async function historyTarget(
   leadId: number,
   realId: number,
   cursor: number | undefined,
-): Promise<HistoryTarget | undefined> {
+  withPage = false,
+): Promise<(HistoryTarget & { page?: PageWithProfiles }) | undefined> {
   const rule = leadScopeSql(scope);
+  if (withPage && !rule && dialectOf(db) === 'postgres') {
+    const params = { leadId, accountId: scope.accountId, realId };
+    const [r] = cursor === undefined ? await targetWithNewestPage(db, params) : await targetWithPageBefore(db, { ...params, cursor });
+    if (!r) return undefined;
+    return { ...targetOf(r), page: r.page ? withProfiles(r.page) : undefined };
+  }
   // Building this query costs more than running it: unrestricted scopes run it compiled once.
   const [r] = rule
     ? await targetQuery(db, leadId, scope.accountId, realId, cursor).where(rule).execute()
     : cursor === undefined
       ? await unrestrictedTarget(db, { leadId, accountId: scope.accountId, realId })
       : await unrestrictedTargetAt(db, { leadId, accountId: scope.accountId, realId, cursor });
-  if (!r) return undefined;
+  return r ? targetOf(r) : undefined;
+}
+
+type TargetRow = Awaited<ReturnType<typeof unrestrictedTarget>>[number];
+
+function targetOf(r: TargetRow): HistoryTarget {
   return {
     leadId: r.lead_id,
     integration: {
@@ -120,7 +138,7 @@ export async function historyTarget(
   };
 }
 
-function targetQuery(db: Executor, leadId: number, accountId: number, realId: number, cursor: number | undefined) {
+function targetQuery(db: QueryCreator<Database>, leadId: number, accountId: number, realId: number, cursor: number | undefined) {
   const known =
     cursor === undefined
       ? sql<number | null>`null`
@@ -163,6 +181,32 @@ type TargetParams = { leadId: number; accountId: number; realId: number };
 const unrestrictedTarget = prepared((db, p: TargetParams) => targetQuery(db, p.leadId, p.accountId, p.realId, undefined));
 const unrestrictedTargetAt = prepared((db, p: TargetParams & { cursor: number }) =>
   targetQuery(db, p.leadId, p.accountId, p.realId, p.cursor),
+);
+
+/**
+ * {@link targetQuery} with the history page of the channel `realId` and its senders' profiles
+ * (PostgreSQL, unrestricted scopes), in one row: the page's rows as a JSON array in `page`, which
+ * this process reads in one native parse where each column of each row cost it a step of the
+ * driver's. `page` is null when the page is not to be read (the channel is not the lead's, or the
+ * cursor is unknown), an empty array when it has no message.
+ */
+function targetWithPageQuery(db: Executor, leadId: number, accountId: number, realId: number, cursor: number | undefined) {
+  const readable = cursor === undefined ? sql`t.s_id is not null` : sql`t.s_id is not null and t.cursor_known is not null`;
+  const page = pageJoinedQuery(db, leadId, realId, cursor);
+  return db
+    .with('t', (w) => targetQuery(w, leadId, accountId, realId, cursor))
+    .selectFrom('t')
+    .selectAll('t')
+    .select(
+      sql<PageRow[] | null>`case when ${readable} then (select coalesce(json_agg(x order by x.id desc), '[]') from (${page}) x) end`.as(
+        'page',
+      ),
+    );
+}
+
+const targetWithNewestPage = prepared((db, p: TargetParams) => targetWithPageQuery(db, p.leadId, p.accountId, p.realId, undefined));
+const targetWithPageBefore = prepared((db, p: TargetParams & { cursor: number }) =>
+  targetWithPageQuery(db, p.leadId, p.accountId, p.realId, p.cursor),
 );
 
 /** The integration of a lead, also when it was disconnected since (its history stays readable). */
@@ -261,8 +305,33 @@ export async function historyPageWithProfiles(
     const ids = [...new Set(rows.flatMap((m) => (m.incoming && m.profile_id !== null ? [m.profile_id] : [])))];
     return { rows, profiles: await profilesByIds(db, ids) };
   }
-  const joined =
-    before === undefined ? await newestPageJoined(db, { leadId, sourceId }) : await pageBeforeJoined(db, { leadId, sourceId, before });
+  return withProfiles(
+    before === undefined ? await newestPageJoined(db, { leadId, sourceId }) : await pageBeforeJoined(db, { leadId, sourceId, before }),
+  );
+}
+
+/** The sender's profile columns a joined page carries with each message. */
+const PROFILE_COLUMNS = [
+  'p.customer_id as p_customer_id',
+  'p.login as p_login',
+  'p.avatar as p_avatar',
+  'p.type as p_type',
+  'p.social_id as p_social_id',
+  'p.profile_url as p_profile_url',
+] as const;
+
+/** A joined page's message with its sender's profile columns (null when it has none). */
+type PageRow = HistoryRow & {
+  p_customer_id: number | null;
+  p_login: string | null;
+  p_avatar: string | null;
+  p_type: string | null;
+  p_social_id: string | null;
+  p_profile_url: string | null;
+};
+
+/** A joined page split into its messages and their incoming senders' profiles. */
+function withProfiles(joined: PageRow[]): PageWithProfiles {
   const profiles = new Map<number, ProfilePart>();
   const rows = joined.map(({ p_customer_id, p_login, p_avatar, p_type, p_social_id, p_profile_url, ...row }) => {
     if (row.incoming && row.profile_id !== null && p_customer_id !== null && !profiles.has(row.profile_id)) {
@@ -281,20 +350,13 @@ export async function historyPageWithProfiles(
   return { rows, profiles };
 }
 
-function pageJoinedQuery(db: Executor, leadId: number, sourceId: number, before: number | undefined) {
+function pageJoinedQuery(db: QueryCreator<Database>, leadId: number, sourceId: number, before: number | undefined) {
   return db
     .with('page', (w) => pageQuery(w, leadId, sourceId, before, HISTORY_PAGE_SIZE))
     .selectFrom('page')
     .leftJoin('profiles as p', 'p.id', 'page.profile_id')
     .selectAll('page')
-    .select([
-      'p.customer_id as p_customer_id',
-      'p.login as p_login',
-      'p.avatar as p_avatar',
-      'p.type as p_type',
-      'p.social_id as p_social_id',
-      'p.profile_url as p_profile_url',
-    ])
+    .select(PROFILE_COLUMNS)
     .orderBy('page.id', 'desc');
 }
 
