@@ -72,6 +72,36 @@ export interface HistoryTarget {
   cursorKnown: boolean;
 }
 
+/** The columns of messages a history page shows. */
+const PAGE_COLUMNS = [
+  'id',
+  'created_at',
+  'incoming',
+  'text',
+  'url',
+  'attachments',
+  'reply_to',
+  'preview',
+  'user_id',
+  'custom_id',
+  'profile_id',
+  'delivery_status',
+  'delivery_error',
+] as const;
+
+/** The sender's profile columns a joined page carries with each message. */
+const PROFILE_COLUMNS = [
+  'p.customer_id as p_customer_id',
+  'p.login as p_login',
+  'p.avatar as p_avatar',
+  'p.type as p_type',
+  'p.social_id as p_social_id',
+  'p.profile_url as p_profile_url',
+] as const;
+
+/** A joined page's columns, in the order {@link targetWithPageQuery} writes each message's values. */
+const JOINED_COLUMNS = [...PAGE_COLUMNS, ...PROFILE_COLUMNS.map((c) => c.split(' as ')[1])] as (keyof PageRow)[];
+
 /**
  * In one query: the lead when the scope sees it (the policy's rule), its integration (also when
  * disconnected since: its history stays readable), the channel `realId` when it is the lead's, and
@@ -97,7 +127,7 @@ export async function historyTarget(
     const params = { leadId, accountId: scope.accountId, realId };
     const [r] = cursor === undefined ? await targetWithNewestPage(db, params) : await targetWithPageBefore(db, { ...params, cursor });
     if (!r) return undefined;
-    return { ...targetOf(r), page: r.page ? withProfiles(r.page) : undefined };
+    return { ...targetOf(r), page: r.page ? withProfiles(pageRows(r.page)) : undefined };
   }
   // Building this query costs more than running it: unrestricted scopes run it compiled once.
   const [r] = rule
@@ -185,23 +215,36 @@ const unrestrictedTargetAt = prepared((db, p: TargetParams & { cursor: number })
 
 /**
  * {@link targetQuery} with the history page of the channel `realId` and its senders' profiles
- * (PostgreSQL, unrestricted scopes), in one row: the page's rows as a JSON array in `page`, which
- * this process reads in one native parse where each column of each row cost it a step of the
- * driver's. `page` is null when the page is not to be read (the channel is not the lead's, or the
- * cursor is unknown), an empty array when it has no message.
+ * (PostgreSQL, unrestricted scopes), in one row: in `page`, the page's messages as a JSON array of
+ * arrays of their values in {@link JOINED_COLUMNS}' order, which this process reads in one native
+ * parse where each column of each row cost it a step of the driver's (and without the column
+ * names written for every message). `page` is null when the page is not to be read (the channel is
+ * not the lead's, or the cursor is unknown), an empty array when it has no message.
  */
 function targetWithPageQuery(db: Executor, leadId: number, accountId: number, realId: number, cursor: number | undefined) {
   const readable = cursor === undefined ? sql`t.s_id is not null` : sql`t.s_id is not null and t.cursor_known is not null`;
   const page = pageJoinedQuery(db, leadId, realId, cursor);
+  const values = sql.join(JOINED_COLUMNS.map((c) => sql.ref(`x.${c}`)));
   return db
     .with('t', (w) => targetQuery(w, leadId, accountId, realId, cursor))
     .selectFrom('t')
     .selectAll('t')
     .select(
-      sql<PageRow[] | null>`case when ${readable} then (select coalesce(json_agg(x order by x.id desc), '[]') from (${page}) x) end`.as(
+      sql<
+        unknown[][] | null
+      >`case when ${readable} then (select coalesce(json_agg(json_build_array(${values}) order by x.id desc), '[]') from (${page}) x) end`.as(
         'page',
       ),
     );
+}
+
+/** A page's messages from {@link targetWithPageQuery}'s arrays of values. */
+function pageRows(page: unknown[][]): PageRow[] {
+  return page.map((values) => {
+    const row: Record<string, unknown> = {};
+    for (let i = 0; i < JOINED_COLUMNS.length; i++) row[JOINED_COLUMNS[i]] = values[i];
+    return row as PageRow;
+  });
 }
 
 const targetWithNewestPage = prepared((db, p: TargetParams) => targetWithPageQuery(db, p.leadId, p.accountId, p.realId, undefined));
@@ -252,25 +295,7 @@ export async function historyPage(
 }
 
 function pageQuery(db: QueryCreator<Database>, leadId: number, sourceId: number, before: number | undefined, limit: number) {
-  let query = db
-    .selectFrom('messages')
-    .select([
-      'id',
-      'created_at',
-      'incoming',
-      'text',
-      'url',
-      'attachments',
-      'reply_to',
-      'preview',
-      'user_id',
-      'custom_id',
-      'profile_id',
-      'delivery_status',
-      'delivery_error',
-    ])
-    .where('lead_id', '=', leadId)
-    .where('source_id', '=', sourceId);
+  let query = db.selectFrom('messages').select(PAGE_COLUMNS).where('lead_id', '=', leadId).where('source_id', '=', sourceId);
   if (before !== undefined) query = query.where('id', '<', before);
   return query.orderBy('id', 'desc').limit(limit + 1);
 }
@@ -309,16 +334,6 @@ export async function historyPageWithProfiles(
     before === undefined ? await newestPageJoined(db, { leadId, sourceId }) : await pageBeforeJoined(db, { leadId, sourceId, before }),
   );
 }
-
-/** The sender's profile columns a joined page carries with each message. */
-const PROFILE_COLUMNS = [
-  'p.customer_id as p_customer_id',
-  'p.login as p_login',
-  'p.avatar as p_avatar',
-  'p.type as p_type',
-  'p.social_id as p_social_id',
-  'p.profile_url as p_profile_url',
-] as const;
 
 /** A joined page's message with its sender's profile columns (null when it has none). */
 type PageRow = HistoryRow & {
