@@ -31,6 +31,8 @@ function waitFor(check: () => boolean, poke: () => Promise<void>, ms = 5000): Pr
   });
 }
 
+const currentSchema = async () => (await sql<{ s: string }>`select current_schema() as s`.execute(t.db.kysely)).rows[0]!.s;
+
 describe('outbox wake-ups', () => {
   it('wakes the worker of this process when an event is recorded', async () => {
     let wakes = 0;
@@ -63,7 +65,11 @@ describe('outbox wake-ups', () => {
       const listener = new pg.Client({ connectionString: t.url });
       await listener.connect();
       const heard: string[] = [];
-      listener.on('notification', (n) => heard.push(n.channel));
+      // Only this schema's: other test files (other schemas of the database) notify beside it.
+      const schema = await currentSchema();
+      listener.on('notification', (n) => {
+        if (n.payload === schema) heard.push(n.channel);
+      });
       await listener.query(`LISTEN ${OUTBOX_CHANNEL}; LISTEN ${DELIVERIES_CHANNEL}`);
       const notifier = new OutboxNotifier(t.db.kysely, quiet);
       try {
@@ -95,6 +101,38 @@ describe('outbox wake-ups', () => {
         vi.useRealTimers();
         await notifier.stop();
         await listener.end();
+      }
+    });
+
+    it("wakes on its own schema's NOTIFY and not on another installation's in the same database", async () => {
+      let wakes = 0;
+      const stop = onOutbox(() => wakes++, { pgUrl: t.url, log: quiet, followUp: false });
+      const sender = new pg.Client({ connectionString: t.url });
+      await sender.connect();
+      try {
+        const schema = await currentSchema();
+        const notify = (payloads: string[]) =>
+          sender.query(`select ${payloads.map((_, i) => `pg_notify('${OUTBOX_CHANNEL}', $${i + 1})`).join(', ')}`, payloads);
+        const tick = () => new Promise<void>((r) => setImmediate(r));
+        // Its LISTEN is made in the background: this schema's NOTIFYs until one wakes it.
+        await waitFor(
+          () => wakes > 0,
+          async () => {
+            await notify([schema]);
+            await tick();
+          },
+        );
+        // Ten of other schemas (distinct: PostgreSQL folds a transaction's equal NOTIFYs into one),
+        // then one of this one, in one transaction: delivered together, in that order. Without the
+        // schema check all eleven wake; with it, this schema's one (and at most a late one of the
+        // loop above).
+        const before = wakes;
+        await notify([...Array.from({ length: 10 }, (_, i) => `another_installation_${i}`), schema]);
+        await waitFor(() => wakes > before, tick);
+        expect(wakes - before).toBeLessThanOrEqual(2);
+      } finally {
+        await sender.end();
+        await stop();
       }
     });
 
@@ -167,7 +205,7 @@ describe('outbox wake-ups', () => {
         await waitFor(
           () => wakes > 0,
           async () => {
-            await sql`select pg_notify(${OUTBOX_CHANNEL}, '1')`.execute(t.db.kysely);
+            await sql`select pg_notify(${OUTBOX_CHANNEL}, current_schema())`.execute(t.db.kysely);
           },
         );
         expect(wakes).toBeGreaterThan(0);

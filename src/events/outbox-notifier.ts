@@ -18,7 +18,9 @@ const AGAIN_MS = 25;
  * little later covers the transactions that had not committed yet. `parley_outbox` wakes the
  * outbox readers (employees' stream, visitor pushes); `parley_deliveries`, only sent when some
  * event made webhook deliveries, wakes the delivery workers — so with no webhook registered, no
- * worker wakes or queries at all. Missed wake-ups are covered by every reader's poll.
+ * worker wakes or queries at all. Missed wake-ups are covered by every reader's poll. Channels are
+ * the database's, so each NOTIFY names Parley's schema: the readers of another installation in the
+ * same database (another schema, docs/operations.md) ignore it (events/wakeup.ts).
  */
 export class OutboxNotifier implements BackgroundWorker {
   readonly name = 'outbox-notifier';
@@ -81,8 +83,11 @@ export class OutboxNotifier implements BackgroundWorker {
   private async send(deliveries: boolean): Promise<void> {
     if (this.stopped) return;
     try {
-      if (deliveries) await sql`select pg_notify(${OUTBOX_CHANNEL}, ''), pg_notify(${DELIVERIES_CHANNEL}, '')`.execute(this.db);
-      else await sql`select pg_notify(${OUTBOX_CHANNEL}, '')`.execute(this.db);
+      if (deliveries)
+        await sql`select pg_notify(${OUTBOX_CHANNEL}, current_schema()), pg_notify(${DELIVERIES_CHANNEL}, current_schema())`.execute(
+          this.db,
+        );
+      else await sql`select pg_notify(${OUTBOX_CHANNEL}, current_schema())`.execute(this.db);
     } catch (err) {
       this.log.debug({ err }, 'outbox NOTIFY failed; readers poll');
     }
