@@ -3,6 +3,8 @@ import type { Harness, SignedUp } from './helpers/harness.js';
 import { FakeBridge } from './helpers/fake-bridge.js';
 import { createManager } from './helpers/fixtures.js';
 import { activeBridge, connectPersonal, freshLogin, openBridgeSuite, waitForStatus } from './helpers/bridge-setup.js';
+import { sql } from 'kysely';
+import { DIALECT } from './helpers/database.js';
 
 let h: Harness;
 let base: string;
@@ -359,3 +361,32 @@ describe('bad input from a bridge', () => {
     await next.close();
   });
 });
+
+if (DIALECT === 'postgres') {
+  describe('bridge wake-ups across processes (LISTEN)', () => {
+    // A server's harness: its hub LISTENs for the NOTIFYs of other processes on the database.
+    let hl: Harness;
+    let baseL: string;
+    let ownerL: SignedUp;
+    beforeAll(async () => {
+      ({ h: hl, base: baseL, owner: ownerL } = await openBridgeSuite(300, { listen: true }));
+    });
+    afterAll(() => hl?.close());
+
+    it("another installation's nudges in the same database (another schema) do not reach this one's bridges", async () => {
+      const a = await connectPersonal(hl, ownerL);
+      const b = await connectPersonal(hl, ownerL);
+      const bridgeA = await activeBridge(hl, baseL, a.id, a.token);
+      const bridgeB = await activeBridge(hl, baseL, b.id, b.token);
+      // In one transaction, heard in this order: another schema's token rotation of an integration
+      // with A's id, then this schema's of B (what rotating B's token sends, bridge.repo.ts `notify`).
+      await sql`select pg_notify('parley_bridge', ${`another_installation x:${a.id}`}),
+        pg_notify('parley_bridge', current_schema() || ${` x:${b.id}`})`.execute(hl.database.db.kysely);
+      expect((await bridgeB.closed).code).toBe(4401);
+      // A's was handled before B's: A is still connected and served.
+      const closedA = bridgeA.closed.then(({ code }) => `closed (${code})`);
+      expect(await Promise.race([bridgeA.inbound({ text: 'still here' }).then(() => 'served'), closedA])).toBe('served');
+      await bridgeA.close();
+    });
+  });
+}

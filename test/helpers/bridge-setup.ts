@@ -44,9 +44,12 @@ export async function waitForStatus(h: Harness, integrationId: number, status: s
 }
 
 /** A harness on loopback (bridges need a socket) with a signed-up owner. */
-export async function openBridgeSuite(sendTimeoutMs: number): Promise<{ h: Harness; base: string; owner: SignedUp }> {
+export async function openBridgeSuite(
+  sendTimeoutMs: number,
+  opts: { listen?: boolean } = {},
+): Promise<{ h: Harness; base: string; owner: SignedUp }> {
   const { createHarness } = await import('./harness.js');
-  const h = await createHarness({ env: { PARLEY_SEND_TIMEOUT_MS: String(sendTimeoutMs) } });
+  const h = await createHarness({ env: { PARLEY_SEND_TIMEOUT_MS: String(sendTimeoutMs) }, listen: opts.listen });
   const base = await listen(h);
   return { h, base, owner: await h.signUp() };
 }

@@ -43,17 +43,27 @@ export async function createHarness(
    * `log`: the domain logger (silent unless a test captures what is logged). `sqliteFile`: SQLite
    * in `dataDir/parley.db` instead of memory, so that a second connection can open it. `migrateTo`:
    * the schema only up to that migration (a test of a later migration migrates the rest itself).
+   * `listen`: on PostgreSQL, the config's DATABASE_URL is the test schema's, so that the services
+   * LISTEN for other processes' NOTIFYs as a server's do.
    */
-  opts: { env?: Record<string, string>; routes?: RouteDef[]; log?: Logger; sqliteFile?: boolean; migrateTo?: string } = {},
+  opts: {
+    env?: Record<string, string>;
+    routes?: RouteDef[];
+    log?: Logger;
+    sqliteFile?: boolean;
+    migrateTo?: string;
+    listen?: boolean;
+  } = {},
 ): Promise<Harness> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-test-'));
-  const config = loadConfig({
+  let config = loadConfig({
     PARLEY_DATA_DIR: dataDir,
     PARLEY_JWT_SECRET: 'test-secret-that-is-long-enough-for-hs256-0123456789',
     PARLEY_SIGNUP: 'open',
     ...opts.env,
   });
   const database = await createTestDatabase({ ...(opts.sqliteFile ? { dataDir } : {}), migrateTo: opts.migrateTo });
+  if (opts.listen && database.url) config = { ...config, databaseUrl: database.url };
   const clock = new ManualClock(Date.UTC(2026, 2, 1, 12, 0, 0));
   const services = createServices({ db: database.db, config, clock, log: opts.log ?? silent });
   const app = await buildApp({ services, routes: opts.routes ?? API_ROUTES });

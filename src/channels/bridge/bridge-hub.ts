@@ -232,8 +232,18 @@ export class BridgeHub implements BackgroundWorker {
         const pg = (await import('pg')).default;
         const client = new pg.Client({ connectionString: url });
         client.on('error', (err) => this.deps.log.warn({ err }, 'bridge LISTEN connection failed; polling continues'));
-        client.on('notification', (n) => void this.onNudge(n.payload ?? ''));
         await client.connect();
+        // `<schema> <nudge>` (bridge.repo.ts `notify`): another installation's schema is not ours,
+        // and its integration ids are not ours either. A nudge without a schema comes from a
+        // process of a version before it was named.
+        const { rows } = await client.query<{ schema: string }>('select current_schema() as schema');
+        const schema = rows[0]?.schema;
+        client.on('notification', (n) => {
+          const payload = n.payload ?? '';
+          const at = payload.lastIndexOf(' ');
+          if (at < 0) void this.onNudge(payload);
+          else if (payload.slice(0, at) === schema) void this.onNudge(payload.slice(at + 1));
+        });
         await client.query(`LISTEN ${repo.notifyChannel}`);
         this.pgClient = client;
         if (this.stopped) await client.end();

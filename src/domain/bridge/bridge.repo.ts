@@ -154,9 +154,13 @@ export async function purgeStale(db: Executor, now: number): Promise<void> {
 
 export const notifyChannel = 'parley_bridge';
 
-/** On PostgreSQL, wakes every process LISTENing (delivered on commit; the payload is a hint only). */
+/**
+ * On PostgreSQL, wakes every process LISTENing (delivered on commit; the payload is a hint only).
+ * The channel is the database's: the payload is preceded by Parley's schema and a space, and the
+ * listeners of another installation in the same database ignore it (channels/bridge/bridge-hub.ts).
+ */
 export async function notify(db: Executor, payload: string): Promise<void> {
-  await sql`select pg_notify(${notifyChannel}, ${payload})`.execute(db);
+  await sql`select pg_notify(${notifyChannel}, current_schema() || ' ' || ${payload})`.execute(db);
 }
 
 /** An active bridged integration back to `connecting` (its bridge went away). */
