@@ -352,6 +352,52 @@ describe('ingest', () => {
       expect((await stored()).map((m) => m.text)).toEqual(['u1', 'v1', 'w1']);
     });
 
+    it("lets go of its lane with its store statement: another process's batch runs while this one's transaction ends", async () => {
+      // docs/performance.md, issue 19 twenty-third pass: the store statement carries the lane's
+      // release (db/database.ts releaseLockSql), one round trip and this process's work earlier.
+      const { integration } = await setup();
+      const { pipeline } = watchedPipeline();
+      // Another session holds what the store statement needs last (its statement triggers write
+      // lead_read_versions): the batch stops there, the rest of its statement run.
+      let unblock = (): void => {};
+      let blocking = (): void => {};
+      const blocked = new Promise<void>((resolve) => (blocking = resolve));
+      const holder = db()
+        .transaction()
+        .execute(async (trx) => {
+          await sql`lock table lead_read_versions in share mode`.execute(trx);
+          blocking();
+          await new Promise<void>((resolve) => (unblock = resolve));
+        });
+      await blocked;
+      const stored = pipeline.ingest(integration, incoming('ida', { text: 'i1' }));
+      const waiting = async () =>
+        (
+          await sql<{ n: number }>`select count(*)::int as n from pg_locks
+            where locktype = 'relation' and relation = 'lead_read_versions'::regclass and not granted`.execute(db())
+        ).rows[0].n;
+      try {
+        for (let turns = 0; (await waiting()) === 0; turns++) {
+          if (turns > 10_000) throw new Error('the batch never reached its statement triggers');
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        // The batch's transaction is open, and its lane is free for another process's batch.
+        const lane = await db()
+          .transaction()
+          .execute(
+            async (trx) =>
+              (await sql<{ had: boolean }>`select pg_try_advisory_xact_lock(${sql.raw(laneKey)}, 0) as had`.execute(trx)).rows[0].had,
+          );
+        expect(lane).toBe(true);
+      } finally {
+        unblock();
+        await holder;
+      }
+      expect(await stored).toMatchObject({ duplicate: false, isNewCustomer: true });
+      const texts = await db().selectFrom('messages').select('text').where('integration_id', '=', integration.id).execute();
+      expect(texts.map((m) => m.text)).toEqual(['i1']);
+    });
+
     it("batches a lane without its lock for a while once another process's batch held it past the wait", async () => {
       const { integration } = await setup();
       const { pipeline, seen } = watchedPipeline(100);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { createTestDatabase, DIALECT, type TestDatabase } from './helpers/database.js';
-import { keyedTransaction, schemaLockKey, type Executor } from '../src/db/database.js';
+import { keyedTransaction, releaseLockSql, schemaLockKey, type Executor } from '../src/db/database.js';
 
 // keyedTransaction's lock (src/db/database.ts): the ingest batches of every process on one
 // PostgreSQL database take their lane's lock with their begin (docs/performance.md, issue 19
@@ -119,6 +119,35 @@ describe('keyedTransaction with a lock', () => {
       await holder;
       await first;
       expect(await committed()).toBe(1);
+      expect(await laneLocks(true)).toBe(0);
+    });
+
+    it('lets go of the lock with the statement that carries its release, before the transaction ends', async () => {
+      await gate();
+      const db = t.db.kysely;
+      let finish = (): void => {};
+      let released = (): void => {};
+      const letGo = new Promise<void>((resolve) => (released = resolve));
+      const first = keyedTransaction(
+        db,
+        async (trx) => {
+          const row = (await sql<{ released: boolean }>`select (select ${sql.raw(releaseLockSql(LOCK))}) as released`.execute(trx)).rows[0];
+          await sql`insert into commit_gates (fail) values (false)`.execute(trx);
+          released();
+          await new Promise<void>((resolve) => (finish = resolve));
+          return row.released;
+        },
+        { lock: LOCK },
+      );
+      await letGo;
+      // The first transaction is still open: the lock is had at once, its write not yet seen.
+      await expect(keyedTransaction(db, async () => 'second', { lock: { ...LOCK, waitMs: 100 } })).resolves.toBe('second');
+      const committed = async () => (await sql<{ n: number }>`select count(*)::int as n from commit_gates`.execute(db)).rows[0].n;
+      const before = await committed();
+      finish();
+      // Its commit lets go of nothing more, and commits.
+      await expect(first).resolves.toBe(true);
+      expect(await committed()).toBe(before + 1);
       expect(await laneLocks(true)).toBe(0);
     });
 

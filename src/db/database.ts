@@ -144,11 +144,12 @@ export async function keyedTransaction<T>(
     const key = `${schemaLockKey(a)}, ${b}`;
     // The wait is bounded; the statements after it wait as the database is configured to.
     begin += `; set local lock_timeout = ${lock.waitMs}; select pg_advisory_lock(${key}); set local lock_timeout to default`;
-    // A session's lock, let go in the commit's round trip before the commit itself: the next
-    // transaction naming it runs while this one's commit is written (see TransactionLock). The
-    // rollback lets go of every advisory lock of the session (Parley takes no other session-level
-    // one): a failed commit had let go of it already, and a begin that timed out never had it.
-    commit = `select pg_advisory_unlock(${key}); commit`;
+    // A session's lock, let go by `fn`'s last statement under it (releaseLockSql), or else in the
+    // commit's round trip before the commit itself: the next transaction naming it runs while this
+    // one ends (see TransactionLock). The commit and the rollback let go of every advisory lock of
+    // the session (Parley takes no other session-level one), silently when it was let go already:
+    // by `fn`, by a failed commit, or never had by a begin that timed out.
+    commit = 'select pg_advisory_unlock_all(); commit';
     rollback = 'rollback; select pg_advisory_unlock_all()';
   }
   return db.connection().execute(async (conn) => {
@@ -170,16 +171,31 @@ export async function keyedTransaction<T>(
 
 /**
  * PostgreSQL: the advisory lock (two keys) a {@link keyedTransaction} takes with its begin, in the
- * same round trip, and holds until its commit begins: the transactions of every process on the
- * database that name the same lock run one at a time, each but for its commit, which overlaps the
- * next one's start (docs/performance.md, issue 19 twentieth pass). So the lock orders work; it
- * guards no data: what the next transaction must not see before the commit, row locks guard. A
- * transaction that waited `waitMs` for it fails (lock_not_available) instead of waiting on. The
- * first key is taken in the connection's schema ({@link schemaLockKey}).
+ * same round trip, and holds until its commit begins, or until the statement that carries
+ * {@link releaseLockSql} ran: the transactions of every process on the database that name the same
+ * lock run one at a time, each but for what follows the lock's release, which overlaps the next
+ * one's start (docs/performance.md, issue 19 twentieth and twenty-third passes). So the lock orders
+ * work; it guards no data: what the next transaction must not see before the commit, row locks
+ * guard. A transaction that waited `waitMs` for it fails (lock_not_available) instead of waiting
+ * on. The first key is taken in the connection's schema ({@link schemaLockKey}).
  */
 export interface TransactionLock {
   key: readonly [number, number];
   waitMs: number;
+}
+
+/**
+ * PostgreSQL: an SQL expression that lets go of a {@link keyedTransaction}'s `lock` when evaluated,
+ * for the transaction's last statement under the lock to carry (once, in a scalar subquery): the
+ * lock is then let go in that statement's round trip rather than in the commit's, one round trip
+ * and this process's work in between earlier (docs/performance.md, issue 19 twenty-third pass).
+ * The commit lets go of the lock in any case, so a statement that does not evaluate it (no rows)
+ * only keeps the lock until then.
+ */
+export function releaseLockSql(lock: TransactionLock): string {
+  const [a, b] = lock.key;
+  if (!isInt32(b)) throw new Error('an advisory lock key is a 32-bit integer');
+  return `pg_advisory_unlock(${schemaLockKey(a)}, ${b})`;
 }
 
 /**

@@ -405,12 +405,14 @@ export interface IncomingBatch {
  * they create, the messages, the existing leads' message-fed fields and the reply deadlines they
  * move, and their events (ids taken here, in order). A batch of sends (`outgoingBatchIn`) is stored
  * through it too: outgoing messages, their leads' fields and their events, nothing created. Answers each event's id and its account's
- * active webhooks, as events/outbox.ts reads them with a single event's insert.
+ * active webhooks, as events/outbox.ts reads them with a single event's insert. `release`: SQL that
+ * lets go of the transaction's lock (db/database.ts `releaseLockSql`), evaluated by this statement.
  */
 export async function storeIncomingBatch(
   db: Executor,
   batch: IncomingBatch,
   now: number,
+  release?: string,
 ): Promise<{ eventIds: number[]; hooks: { id: number; events: string | null; api_version: string }[][] }> {
   const { customers: c, profiles: p, sources: so, leads: nl, messages: m, leadUpdates: l, deadlines: dl, events: ev } = batch;
   // Only the parts with rows are written: a part without any still opened its table and every
@@ -493,6 +495,9 @@ export async function storeIncomingBatch(
       select id, account_id, type, lead_id, payload, ${now}::bigint from ev
       returning id
     )`);
+  // The transaction's lock let go (db/database.ts `releaseLockSql`): an uncorrelated subquery,
+  // evaluated once, with the first row (every batch has events).
+  const released = release ? sql.raw(`, (select ${release}) as released`) : sql``;
   const written = (cte: string, rows: unknown[]) => (rows.length ? sql.raw(`(select count(*) from ${cte})::int`) : sql.raw('0'));
   const query = sql<{
     id: number;
@@ -505,7 +510,7 @@ export async function storeIncomingBatch(
   }>`
     with ${sql.join(parts, sql`, `)}
     select ev.id, ev.ord::int as ord, ${written('m', m)} as messages, ${written('l', l)} + ${written('nl', nl)} as leads,
-      w.id as webhook_id, w.events, w.api_version
+      w.id as webhook_id, w.events, w.api_version${released}
     from ev left join webhooks w on w.account_id = ev.account_id and w.status = 1
     order by ev.ord`.compile(db);
   // Named, and run in ingest's keyed transaction (db/database.ts `keyedTransaction`): one plan kept

@@ -43,13 +43,16 @@ export interface IngestUnit {
  *
  * The outcome is that of ingesting the messages one after another. Any error fails the whole
  * transaction (two batches creating the same new customer at once meet on a unique index); the
- * caller then ingests each message on its own.
+ * caller then ingests each message on its own. `release` (PostgreSQL, db/database.ts
+ * `releaseLockSql`): the SQL that lets go of the transaction's lane lock, carried by step 3's
+ * statement when there is one.
  */
 export async function ingestBatchIn(
   trx: Executor,
   units: IngestUnit[],
   now: number,
   one: (trx: Executor, unit: IngestUnit) => Promise<IngestResult>,
+  release?: string,
 ): Promise<IngestResult[]> {
   if (!units.length) return [];
   const results = new Array<IngestResult | undefined>(units.length);
@@ -85,7 +88,7 @@ export async function ingestBatchIn(
     else long.push(first.index);
   });
 
-  await store.write(trx);
+  await store.write(trx, release);
 
   long.sort((a, b) => a - b);
   for (const index of long) results[index] = await one(trx, units[index]);
@@ -185,10 +188,10 @@ class Store {
     return { messageId, leadId: lead.id, isNewLead: isNew, isNewCustomer: isNew, duplicate: false };
   }
 
-  /** Stores what was added, and fans its events out to the account's webhooks. */
-  async write(trx: Executor): Promise<void> {
+  /** Stores what was added (its statement carrying `release`), and fans its events out to the account's webhooks. */
+  async write(trx: Executor, release: string | undefined): Promise<void> {
     if (!this.batch.messages.length) return;
-    const { eventIds, hooks } = await repo.storeIncomingBatch(trx, this.batch, this.now);
+    const { eventIds, hooks } = await repo.storeIncomingBatch(trx, this.batch, this.now, release);
     await eventsInserted(trx, this.events, eventIds, hooks, this.now);
   }
 

@@ -1,4 +1,4 @@
-import { keyedTransaction, type Executor, type TransactionLock } from '../../db/database.js';
+import { keyedTransaction, releaseLockSql, type Executor, type TransactionLock } from '../../db/database.js';
 import { isLockNotAvailable, isStalePlan, isUniqueViolation } from '../../db/errors.js';
 import { GroupCommit } from '../../db/group-commit.js';
 import { BatchQueue, oneByOne, type LaneBatch, type Outcome } from '../../db/batch-queue.js';
@@ -140,8 +140,10 @@ export class IngestService {
    * lock with its begin, and its messages only once it holds it, so the messages that came while
    * another process's batch ran join it. Without the lock, two processes ran two batches of half
    * the size at once, and each batch's fixed cost was paid twice as often (docs/performance.md,
-   * issue 19 eighteenth pass). The lock is let go as the commit begins: the next process's batch
-   * runs while this one's commit is written (twentieth pass). A lock not had within the wait
+   * issue 19 eighteenth pass). The lock is let go by the batch's store statement, in its round
+   * trip (twenty-third pass; as the commit begins when the batch stores nothing the short way): the
+   * next process's batch runs while this one fans its events out, ingests its long-way messages
+   * and commits, which the lock's holder used to wait for with the lane held. A lock not had within the wait
    * (another process's batch stuck) is left alone by this process's batches of the lane for
    * INGEST_LANE_UNLOCKED_MS, the waiting batch first: the lock only makes batches larger, the
    * profiles' row locks keep them correct.
@@ -153,7 +155,8 @@ export class IngestService {
         this.deps.db.kysely,
         (trx) => {
           began = true;
-          return ingestBatchIn(trx, batch.take(), this.deps.clock.now(), (t, u) => this.ingestIn(t, u.integration, u.incoming));
+          const one = (t: Executor, u: IngestUnit) => this.ingestIn(t, u.integration, u.incoming);
+          return ingestBatchIn(trx, batch.take(), this.deps.clock.now(), one, lock && releaseLockSql(lock));
         },
         { lock },
       );
