@@ -17,6 +17,9 @@ import { CredentialsCipher } from '../src/domain/integrations/credentials-cipher
 import { IntegrationsService } from '../src/domain/integrations/integrations.service.js';
 import { ChannelRegistry } from '../src/channels/registry.js';
 import { loadConfig } from '../src/config.js';
+import { findIntegrationOfType, findLiveIntegrationById } from '../src/domain/integrations/integrations.repo.js';
+import { statementCounter } from './helpers/statements.js';
+import { DIALECT } from './helpers/database.js';
 
 const SECRET_TOKEN = 'bot-token-0f9e8d7c6b5a-very-secret';
 const INTEGRATION_KEYS = ['avatar', 'externalId', 'id', 'identifier', 'login', 'status', 'type', 'url'];
@@ -417,6 +420,42 @@ describe('DELETE /v1.3/integrations/<id>', () => {
     expect((await h.request({ method: 'DELETE', url: '/v1.3/integrations/999999', token: owner.access })).statusCode).toBe(404);
     expect((await h.request({ method: 'DELETE', url: '/v1.3/integrations/abc', token: owner.access })).statusCode).toBe(400);
     expect((await integrationRow(foreign)).deleted_at).toBeNull();
+  });
+});
+
+describe('integration look-ups by id (provider webhooks)', () => {
+  it('find a live integration by id, and one of a type deleted or not, whatever the account; others find nothing', async () => {
+    const live = await createIntegration(h, actors.owner.accountId, 'whatsapp', 'live');
+    const deleted = await createIntegration(h, actors.other.accountId, 'telegram', 'gone');
+    await db().updateTable('integrations').set({ deleted_at: h.clock.now() }).where('id', '=', deleted).execute();
+    // A webhook's URL names any id: a missing one and one beyond bigint find nothing.
+    const missing = deleted + 1_000_000;
+    const asks = [
+      { id: live, type: 'whatsapp', live: true, ofType: true },
+      { id: live, type: 'telegram', live: true, ofType: false },
+      { id: deleted, type: 'telegram', live: false, ofType: true },
+      { id: missing, type: 'telegram', live: false, ofType: false },
+      { id: 2 ** 63, type: 'telegram', live: false, ofType: false },
+    ];
+    // PostgreSQL: the look-ups of one turn share one statement (docs/performance.md, issue 19
+    // twenty-third pass), each caller getting its own copy of the row.
+    const { counter, statements, reset } = statementCounter();
+    const counted = db().withPlugin(counter);
+    reset();
+    const [lives, ofTypes] = await Promise.all([
+      Promise.all(asks.map((ask) => findLiveIntegrationById(counted, ask.id))),
+      Promise.all(asks.map((ask) => findIntegrationOfType(counted, ask.type, ask.id))),
+    ]);
+    if (DIALECT === 'postgres') expect(statements()).toBe(1);
+    expect(lives.map((row) => row?.id)).toEqual(asks.map((ask) => (ask.live ? ask.id : undefined)));
+    expect(ofTypes.map((row) => row?.id)).toEqual(asks.map((ask) => (ask.ofType ? ask.id : undefined)));
+    const stored = await db().selectFrom('integrations').selectAll().where('id', '=', live).executeTakeFirstOrThrow();
+    expect(lives[0]).toEqual(stored);
+    expect(ofTypes[0]).toEqual(stored);
+    expect(ofTypes[0]).not.toBe(lives[0]);
+    // A later look-up sees a deletion committed before it.
+    await db().updateTable('integrations').set({ deleted_at: h.clock.now() }).where('id', '=', live).execute();
+    expect(await findLiveIntegrationById(counted, live)).toBeUndefined();
   });
 });
 
