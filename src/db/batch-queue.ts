@@ -1,3 +1,6 @@
+import type { Executor } from './database.js';
+import { kept } from './kept.js';
+
 /** What became of one unit of a batch. */
 export type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
@@ -151,4 +154,26 @@ export class KeyedLookups<K, V> {
   find(key: K): Promise<V | undefined> {
     return this.queue.run(key);
   }
+}
+
+/**
+ * Look-ups of rows by bigint id, one {@link KeyedLookups} per executor: `find(db, id)` answers the
+ * row of `id` that a batch of `read` found, undefined for none. An id that is not a positive safe
+ * integer finds nothing without joining a batch: beyond bigint it would fail the batch's statement
+ * for every caller. Callers asking for the same id in one batch share the row: they must not
+ * mutate it.
+ */
+export function lookupsById<R extends { id: number }>(
+  read: (db: Executor, ids: number[]) => Promise<R[]>,
+): (db: Executor, id: number) => Promise<R | undefined> {
+  const lookupsOf = new WeakMap<Executor, KeyedLookups<number, R>>();
+  return async (db, id) => {
+    if (!Number.isSafeInteger(id) || id < 1) return undefined;
+    const lookups = kept(
+      lookupsOf,
+      db,
+      () => new KeyedLookups(async (ids: number[]) => new Map((await read(db, ids)).map((row) => [row.id, row]))),
+    );
+    return lookups.find(id);
+  };
 }

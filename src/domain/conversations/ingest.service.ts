@@ -143,7 +143,7 @@ export class IngestService {
    * issue 19 eighteenth pass). The lock is let go by the batch's store statement, in its round
    * trip (twenty-third pass; as the commit begins when the batch stores nothing the short way): the
    * next process's batch runs while this one fans its events out, ingests its long-way messages
-   * and commits, which the lock's holder used to wait for with the lane held. A lock not had within the wait
+   * and commits, which other processes' batches used to wait for. A lock not had within the wait
    * (another process's batch stuck) is left alone by this process's batches of the lane for
    * INGEST_LANE_UNLOCKED_MS, the waiting batch first: the lock only makes batches larger, the
    * profiles' row locks keep them correct.

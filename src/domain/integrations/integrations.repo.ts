@@ -1,7 +1,6 @@
 import { sql, type Insertable, type Updateable } from 'kysely';
-import { KeyedLookups } from '../../db/batch-queue.js';
+import { lookupsById } from '../../db/batch-queue.js';
 import { dialectOf, type Executor } from '../../db/database.js';
-import { kept } from '../../db/kept.js';
 import { prepared } from '../../db/prepared.js';
 import type { IntegrationRow, IntegrationsTable } from '../../db/schema.js';
 
@@ -74,26 +73,13 @@ const integrationsByIds = prepared((db, p: { ids: number[] }) =>
  * starts after its callers asked, so it sees every change committed before. Each caller gets its
  * own copy of the row.
  */
-const lookupsOf = new WeakMap<Executor, KeyedLookups<number, IntegrationRow>>();
-
-/** The integration of `id` whatever its account, deleted or not; undefined when there is none. */
-async function integrationRowById(db: Executor, id: number): Promise<IntegrationRow | undefined> {
-  // An id beyond bigint would fail the whole batch's statement: no integration has it.
-  if (!Number.isSafeInteger(id) || id < 1) return undefined;
-  const lookups = kept(
-    lookupsOf,
-    db,
-    () => new KeyedLookups(async (ids: number[]) => new Map((await integrationsByIds(db, { ids })).map((row) => [row.id, row]))),
-  );
-  const row = await lookups.find(id);
-  return row && { ...row };
-}
+const integrationRowById = lookupsById((db, ids) => integrationsByIds(db, { ids }));
 
 /** A live integration by id whatever its account: provider webhooks name the integration in their URL. */
 export async function findLiveIntegrationById(db: Executor, id: number): Promise<IntegrationRow | undefined> {
   if (dialectOf(db) === 'postgres' && !db.isTransaction) {
     const row = await integrationRowById(db, id);
-    return row && row.deleted_at === null ? row : undefined;
+    return row && row.deleted_at === null ? { ...row } : undefined;
   }
   return (await liveIntegrationById(db, { id }))[0];
 }
@@ -102,7 +88,7 @@ export async function findLiveIntegrationById(db: Executor, id: number): Promise
 export async function findIntegrationOfType(db: Executor, type: string, id: number): Promise<IntegrationRow | undefined> {
   if (dialectOf(db) === 'postgres' && !db.isTransaction) {
     const row = await integrationRowById(db, id);
-    return row && row.type === type ? row : undefined;
+    return row && row.type === type ? { ...row } : undefined;
   }
   return (await integrationOfTypeById(db, { id, type }))[0];
 }

@@ -1,7 +1,6 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
-import { KeyedLookups } from '../../db/batch-queue.js';
+import { lookupsById } from '../../db/batch-queue.js';
 import { dialectOf, type Executor } from '../../db/database.js';
-import { kept } from '../../db/kept.js';
 import { prepared } from '../../db/prepared.js';
 import type { CustomerRow, LeadRow } from '../../db/schema.js';
 import type { AuthContext } from '../auth/auth-context.js';
@@ -100,7 +99,7 @@ const leadOfAccount = prepared((db, p: { accountId: number; leadId: number }) =>
   db.selectFrom('leads').selectAll().where('id', '=', p.leadId).where('account_id', '=', p.accountId),
 );
 
-/** PostgreSQL: the leads of several ids at once (see `lookupsOf`). */
+/** PostgreSQL: the leads of several ids at once (see `leadById`). */
 const leadsByIds = prepared((db, p: { ids: number[] }) =>
   db.selectFrom('leads').selectAll().where(sql<boolean>`id = any(${p.ids}::bigint[])`),
 );
@@ -113,7 +112,7 @@ const leadsByIds = prepared((db, p: { ids: number[] }) =>
  * every change committed before; who may see the lead is checked in memory by the same rule
  * (`canSeeLeadRow`), and each caller gets its own copy of the row.
  */
-const lookupsOf = new WeakMap<Executor, KeyedLookups<number, LeadRow>>();
+const leadById = lookupsById((db, ids) => leadsByIds(db, { ids }));
 
 /** The lead, when it exists in the scope's account and the scope may see it; otherwise 404. */
 export async function visibleLead(db: Executor, scope: Scope, leadId: number): Promise<LeadRow> {
@@ -125,14 +124,7 @@ export async function visibleLead(db: Executor, scope: Scope, leadId: number): P
 /** The lead, when it exists in the scope's account and the scope may see it. */
 export async function findVisibleLead(db: Executor, scope: Scope, leadId: number): Promise<LeadRow | undefined> {
   if (dialectOf(db) === 'postgres' && !db.isTransaction) {
-    // An id beyond bigint would fail the whole batch's statement: no lead has it.
-    if (!Number.isSafeInteger(leadId) || leadId < 1) return undefined;
-    const lookups = kept(
-      lookupsOf,
-      db,
-      () => new KeyedLookups(async (ids: number[]) => new Map((await leadsByIds(db, { ids })).map((row) => [row.id, row]))),
-    );
-    const lead = await lookups.find(leadId);
+    const lead = await leadById(db, leadId);
     return lead && canSeeLeadRow(scope, lead) ? { ...lead } : undefined;
   }
   const rule = leadScopeSql(scope);
