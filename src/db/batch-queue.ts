@@ -157,8 +157,9 @@ export class KeyedLookups<K, V> {
 }
 
 /**
- * Look-ups of rows by bigint id, one {@link KeyedLookups} per executor: `find(db, id)` answers the
- * row of `id` that a batch of `read` found, undefined for none. An id that is not a positive safe
+ * Look-ups of rows by bigint id, one {@link KeyedLookups} per executor: the function answered,
+ * called with `(db, id)`, answers the row of `id` that a batch of `read` found, undefined for
+ * none (PostgreSQL lead and integration reads). An id that is not a positive safe
  * integer finds nothing without joining a batch: beyond bigint it would fail the batch's statement
  * for every caller. Callers asking for the same id in one batch share the row: they must not
  * mutate it.
