@@ -15,7 +15,7 @@ export async function openCore(config: Config, log: Logger, clock: Clock = syste
     sqlProfile: config.sqlProfile,
     poolSize: config.pgPoolSize,
     namedStatements: config.pgNamedStatements,
-    userChanges: config.pgUserCache,
+    rowChanges: config.pgRowCaches,
     onQuery: config.metricsToken ? observeQuery : undefined,
   });
   try {

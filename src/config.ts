@@ -130,11 +130,12 @@ export interface Config {
    */
   pgTableUpkeep: 'on' | 'off';
   /**
-   * PostgreSQL: employees' rows kept in memory for the token check, forgotten on every change the
-   * database reports (PARLEY_PG_USER_CACHE, default on; off behind a pooler in transaction mode,
-   * where a LISTEN does not stay with its connection). docs/operations.md.
+   * PostgreSQL: employees' rows kept in memory for the token check, and integrations' rows for
+   * provider webhooks, forgotten on every change the database reports (PARLEY_PG_USER_CACHE, named
+   * for the first of them; default on; off behind a pooler in transaction mode, where a LISTEN
+   * does not stay with its connection). docs/operations.md.
    */
-  pgUserCache: boolean;
+  pgRowCaches: boolean;
   /** Bearer token of `GET /metrics` (PARLEY_METRICS_TOKEN); unset: no metrics endpoint. */
   metricsToken: string | undefined;
   /** Web Push VAPID key pair (PARLEY_VAPID_PUBLIC_KEY / PARLEY_VAPID_PRIVATE_KEY, base64url); unset: generated once into the data folder. */
@@ -312,7 +313,7 @@ export function loadConfig(env: Env = process.env): Config {
     pgNamedStatements: onOff(env, 'PARLEY_PG_NAMED_STATEMENTS') === 'on',
     pgIngestLanes: int(env, 'PARLEY_PG_INGEST_LANES', 1, 0),
     pgTableUpkeep: onOff(env, 'PARLEY_PG_TABLE_UPKEEP'),
-    pgUserCache: onOff(env, 'PARLEY_PG_USER_CACHE') === 'on',
+    pgRowCaches: onOff(env, 'PARLEY_PG_USER_CACHE') === 'on',
     metricsToken: env.PARLEY_METRICS_TOKEN || undefined,
     vapidPublicKey: env.PARLEY_VAPID_PUBLIC_KEY || undefined,
     vapidPrivateKey: env.PARLEY_VAPID_PRIVATE_KEY || undefined,

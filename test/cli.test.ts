@@ -62,14 +62,14 @@ const tariff = (token: string) =>
 
 /**
  * Resolves once the app's database has heard that employee `userId`'s row changed, or that
- * anything may have (PostgreSQL's user change feed, db/database.ts); at once where there is no
+ * anything may have (PostgreSQL's row change feed, db/database.ts); at once where there is no
  * feed (SQLite).
  */
 function userChangeHeard(userId: number): Promise<void> {
-  const feed = database.db.userChanges;
+  const feed = database.db.changes;
   if (!feed) return Promise.resolve();
   return new Promise((resolve) => {
-    const off = feed.subscribe((id) => {
+    const off = feed.subscribe('users', (id) => {
       if (id !== undefined && id !== userId) return;
       off();
       resolve();

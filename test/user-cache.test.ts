@@ -23,7 +23,7 @@ const me = (token: string) => h.request({ method: 'GET', url: '/v1.3/account/me'
 /** Resolves with the next change the database reports to `db`'s pool. */
 const nextChange = (db: Db) =>
   new Promise<number | undefined>((resolve) => {
-    const off = db.userChanges!.subscribe((id) => {
+    const off = db.changes!.subscribe('users', (id) => {
       off();
       resolve(id);
     });
@@ -32,7 +32,7 @@ const nextChange = (db: Db) =>
 describe('employees rows for the token check', () => {
   if (DIALECT === 'sqlite') {
     it('are read on every request on SQLite (one process reading in memory)', async () => {
-      expect(h.database.db.userChanges).toBeUndefined();
+      expect(h.database.db.changes).toBeUndefined();
       expect((await me(owner.access)).statusCode).toBe(200);
       expect(h.services.auth.users.size).toBe(0);
     });
@@ -61,8 +61,8 @@ describe('employees rows for the token check', () => {
     });
 
     it('are read every time with PARLEY_PG_USER_CACHE=off (a pooler in transaction mode)', async () => {
-      expect(loadConfig({ PARLEY_PG_USER_CACHE: 'off' }).pgUserCache).toBe(false);
-      const unkept = await openDatabase({ databaseUrl: h.database.url, dataDir: '', poolSize: 1, userChanges: false });
+      expect(loadConfig({ PARLEY_PG_USER_CACHE: 'off' }).pgRowCaches).toBe(false);
+      const unkept = await openDatabase({ databaseUrl: h.database.url, dataDir: '', poolSize: 1, rowChanges: false });
       try {
         const cache = new UserCache(unkept);
         expect((await cache.find(owner.accountId, owner.userId))?.id).toBe(owner.userId);
@@ -147,7 +147,7 @@ describe('employees rows for the token check', () => {
         );
         expect(await forgotten).toBeUndefined();
         expect(cache.size).toBe(0);
-        expect(second.userChanges!.listening()).toBe(false);
+        expect(second.changes!.listening()).toBe(false);
         // Changed while nothing listened: the next read finds the change.
         await updateUser(h.database.db.kysely, owner.accountId, owner.userId, { name: 'Unheard' });
         expect((await cache.find(owner.accountId, owner.userId))?.name).toBe('Unheard');

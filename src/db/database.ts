@@ -28,34 +28,53 @@ export interface Db {
   close(): Promise<void>;
   /** PostgreSQL: the pool's connections (metrics); absent on SQLite's single connection. */
   poolStats?(): { total: number; idle: number; waiting: number };
-  /** PostgreSQL with named statements on: changes to employees' rows, as `UserChangeFeed` says. */
-  userChanges?: UserChangeFeed;
+  /** PostgreSQL with named statements on: changes to the rows processes keep in memory, as `RowChangeFeed` says. */
+  changes?: RowChangeFeed;
 }
 
-/** The channel migration 0069's trigger notifies with the id of each changed or deleted user row. */
-export const USERS_CHANNEL = 'parley_users';
+/**
+ * The tables whose row changes are announced, each on its channel (migrations 0069 and 0074), as
+ * `<schema>.<id>`, or `<schema>.*` when any row may have changed.
+ */
+const CHANGE_CHANNELS = {
+  users: 'parley_users',
+  integrations: 'parley_integrations',
+} as const;
+export type ChangedTable = keyof typeof CHANGE_CHANNELS;
+const CHANNEL_TABLES = new Map<string, ChangedTable>(
+  Object.entries(CHANGE_CHANNELS).map(([table, channel]) => [channel, table as ChangedTable]),
+);
 
 /**
- * Changes to `users` rows made by any process, for what this process keeps of them in memory
- * (auth/user-cache.ts). Every pooled connection LISTENs on `parley_users` before its first query,
- * and a session receives its own notifications before its commit completes: a change made through
- * this pool is reported before the code that made it goes on, and a change committed elsewhere as
- * soon as one of the pool's idle connections hears it. `listening()` is true only while at least
- * one pooled connection listens and none ever failed to: otherwise nothing may be kept.
+ * Changes to the rows of `CHANGE_CHANNELS`' tables made by any process, for what this process keeps
+ * of them in memory (auth/user-cache.ts, integrations/integration-cache.ts). Every pooled
+ * connection LISTENs on every channel before its first query, and a session receives its own
+ * notifications before its commit completes: a change made through this pool is reported before
+ * the code that made it goes on, and a change committed elsewhere as soon as one of the pool's
+ * idle connections hears it (each listening connection hears it: a change may be reported more
+ * than once). `listening()` is true only while at least one pooled connection listens and none
+ * ever failed to: otherwise nothing may be kept.
  */
-export class UserChangeFeed {
-  private readonly listeners = new Set<(userId: number | undefined) => void>();
+export class RowChangeFeed {
+  private readonly listeners = new Set<(table: ChangedTable | undefined, id: number | undefined) => void>();
   /** Pooled connections whose LISTEN is under way (false) or done (true). */
   private readonly connections = new WeakMap<object, boolean>();
   private count = 0;
   private failed = false;
-  /** The schema the connections' `users` is in; until known, every change counts. */
+  /** The schema the connections' tables are in; until known, every change counts. */
   private schema: string | undefined;
 
-  /** `userId` undefined: anything may have changed unheard; forget everything. */
-  subscribe(listener: (userId: number | undefined) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+  /**
+   * `listener` hears the id of each changed row of `table`; `undefined`: anything may have changed
+   * unheard, forget everything.
+   */
+  subscribe(table: ChangedTable, listener: (id: number | undefined) => void): () => void {
+    const heard = (changed: ChangedTable | undefined, id: number | undefined) => {
+      if (changed === undefined) listener(undefined);
+      else if (changed === table) listener(id);
+    };
+    this.listeners.add(heard);
+    return () => this.listeners.delete(heard);
   }
 
   listening(): boolean {
@@ -66,11 +85,13 @@ export class UserChangeFeed {
   connected(client: ListeningClient): void {
     this.connections.set(client, false);
     client.on('notification', (n) => {
-      if (n.channel === USERS_CHANNEL) this.heard(n.payload ?? '');
+      const table = CHANNEL_TABLES.get(n.channel);
+      if (table) this.heard(table, n.payload ?? '');
     });
-    client.query(`LISTEN ${USERS_CHANNEL}; select current_schema() as schema`).then(
+    const listen = [...CHANNEL_TABLES.keys()].map((channel) => `LISTEN ${channel}; `).join('');
+    client.query(`${listen}select current_schema() as schema`).then(
       (results) => {
-        this.schema = (results as Array<{ rows: Array<{ schema: string }> }>)[1]?.rows[0]?.schema;
+        this.schema = (results as Array<{ rows: Array<{ schema: string }> }>)[CHANNEL_TABLES.size]?.rows[0]?.schema;
         if (this.connections.get(client) !== false) return; // closed meanwhile
         this.connections.set(client, true);
         this.count++;
@@ -79,17 +100,17 @@ export class UserChangeFeed {
         // PostgreSQL refused (a hot standby, a pooler): this connection's own changes would go
         // unreported, so nothing is kept from now on. A connection that merely closed is no matter.
         if (err && typeof err === 'object' && 'code' in err && typeof err.code === 'string') this.failed = true;
-        this.emit(undefined);
+        this.emit(undefined, undefined);
       },
     );
   }
 
-  /** `<schema>.<id>` or `<schema>.*` (migration 0069): changes in other schemas are not this installation's. */
-  private heard(payload: string): void {
+  /** `<schema>.<id>` or `<schema>.*` (migrations 0069, 0074): changes in other schemas are not this installation's. */
+  private heard(table: ChangedTable, payload: string): void {
     const dot = payload.lastIndexOf('.');
     if (this.schema !== undefined && payload.slice(0, dot) !== this.schema) return;
     const id = Number(payload.slice(dot + 1));
-    this.emit(Number.isSafeInteger(id) && payload.slice(dot + 1) !== '' ? id : undefined);
+    this.emit(table, Number.isSafeInteger(id) && payload.slice(dot + 1) !== '' ? id : undefined);
   }
 
   /** A pooled connection closed: with no listener left, changes would go unheard. */
@@ -98,11 +119,11 @@ export class UserChangeFeed {
     this.connections.delete(client);
     if (!listened) return;
     this.count--;
-    if (this.count === 0) this.emit(undefined);
+    if (this.count === 0) this.emit(undefined, undefined);
   }
 
-  private emit(userId: number | undefined): void {
-    for (const listener of this.listeners) listener(userId);
+  private emit(table: ChangedTable | undefined, id: number | undefined): void {
+    for (const listener of this.listeners) listener(table, id);
   }
 }
 
@@ -233,11 +254,11 @@ export interface DatabaseOptions {
   /** PostgreSQL: run the hot-path queries as named prepared statements (default true; see `nameStatement`). */
   namedStatements?: boolean;
   /**
-   * PostgreSQL: every pooled connection listens for changes to employees' rows (`UserChangeFeed`;
-   * default true). Not with named statements off: both need connections of their own, not a
-   * pooler's in transaction mode.
+   * PostgreSQL: every pooled connection listens for changes to employees' and integrations' rows
+   * (`RowChangeFeed`; default true). Not with named statements off: both need connections of their
+   * own, not a pooler's in transaction mode.
    */
-  userChanges?: boolean;
+  rowChanges?: boolean;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Db> {
@@ -438,19 +459,19 @@ async function openPostgres(url: string, max: number, options: DatabaseOptions):
   pool.on('error', () => {});
   const named = options.namedStatements !== false;
   // Behind a pooler in transaction mode a LISTEN would not stay with the connection it ran on.
-  const userChanges = named && options.userChanges !== false ? new UserChangeFeed() : undefined;
+  const changes = named && options.rowChanges !== false ? new RowChangeFeed() : undefined;
   pool.on('connect', (client) => {
     if (named) useNamedStatements(client);
-    userChanges?.connected(client);
+    changes?.connected(client);
   });
-  if (userChanges) pool.on('remove', (client) => userChanges.removed(client));
+  if (changes) pool.on('remove', (client) => changes.removed(client));
   const kysely = new Kysely<Database>({ dialect: new SchemaPostgresDialect({ pool }), log: queryLog(options.onQuery) });
   return {
     kysely,
     dialect: 'postgres',
     close: () => kysely.destroy(),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-    userChanges,
+    changes,
   };
 }
 

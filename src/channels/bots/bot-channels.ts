@@ -7,7 +7,7 @@ import { invalid, notFound, unauthorized } from '../../domain/errors.js';
 import { parseBoundedJson } from '../../domain/json-limits.js';
 import type { FilesService } from '../../domain/files/files.service.js';
 import type { IntegrationsService } from '../../domain/integrations/integrations.service.js';
-import { findIntegrationOfType } from '../../domain/integrations/integrations.repo.js';
+import { integrationCache } from '../../domain/integrations/integration-cache.js';
 import type { ChannelAdapter } from '../channel.js';
 import { TelegramAdapter } from '../telegram/telegram-adapter.js';
 import { MalformedUpdateError, normalizeUpdate } from '../telegram/telegram-updates.js';
@@ -194,7 +194,7 @@ export class BotChannels {
 
   /** An integration of the type by id, whatever its account (the webhook URL names it). */
   private integration(type: string, id: number): Promise<IntegrationRow | undefined> {
-    return findIntegrationOfType(this.db, type, id);
+    return integrationCache(this.deps.db).ofType(type, id);
   }
 
   /** Avatars are downloaded for customers Parley has none of yet (not on every message). */

@@ -3,7 +3,8 @@ import type { IntegrationRow } from '../../db/schema.js';
 import type { Deps } from '../../domain/context.js';
 import { AppError, invalid, notFound, unauthorized } from '../../domain/errors.js';
 import { channelAppError } from '../../domain/integrations/channel-errors.js';
-import { findLiveIntegrationById, liveIntegrationsByIdentifier } from '../../domain/integrations/integrations.repo.js';
+import { integrationCache } from '../../domain/integrations/integration-cache.js';
+import { liveIntegrationsByIdentifier } from '../../domain/integrations/integrations.repo.js';
 import type { IntegrationsService } from '../../domain/integrations/integrations.service.js';
 import type { ChannelIntegration } from '../channel.js';
 import { sameSecret, type BotKit } from '../bots/bot-kit.js';
@@ -150,7 +151,7 @@ export class MetaWebhooks {
 
   /** A live integration of a Meta type by id, whatever its account (the URL names it); else 404. */
   private async live(id: number): Promise<IntegrationRow> {
-    const row = await findLiveIntegrationById(this.deps.db.kysely, id);
+    const row = await integrationCache(this.deps.db).live(id);
     if (!row || !this.products.has(row.type)) throw notFound('Integration not found');
     return row;
   }

@@ -9,7 +9,7 @@ import { OkAdapter } from '../ok/ok-adapter.js';
 import { MalformedOkEvent, normalizeOkEvent } from '../ok/ok-events.js';
 import { VkAdapter } from '../vk/vk-adapter.js';
 import { MalformedVkEvent, normalizeVkEvent } from '../vk/vk-events.js';
-import { findIntegrationOfType } from '../../domain/integrations/integrations.repo.js';
+import { integrationCache } from '../../domain/integrations/integration-cache.js';
 import * as repo from './social-channels.repo.js';
 import { isObject, parseProviderJson } from './social-kit.js';
 import type { ProviderJson } from '../provider-json.js';
@@ -201,7 +201,7 @@ export class SocialChannels {
   }
 
   private integration(type: string, id: number): Promise<IntegrationRow | undefined> {
-    return findIntegrationOfType(this.db, type, id);
+    return integrationCache(this.deps.db).ofType(type, id);
   }
 
   /** Profiles are read from the provider for customers Parley has no photo of yet (not on every message). */

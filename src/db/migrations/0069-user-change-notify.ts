@@ -7,7 +7,7 @@ import type { ParleyMigration } from './helpers.js';
  * schema because channels are shared by the whole database, which several installations or test
  * schemas may share), so that the
  * processes which keep employees' rows in memory for the token check forget them
- * (domain/auth/user-cache.ts, db/database.ts `UserChangeFeed`). The NOTIFY takes PostgreSQL's notify
+ * (domain/auth/user-cache.ts, db/database.ts `RowChangeFeed`). The NOTIFY takes PostgreSQL's notify
  * lock at commit; employees' rows change seldom (an invitation, a password, a role, a sign-out
  * everywhere), so that is no cost to the hot paths. SQLite has one process and keeps nothing.
  */

@@ -6,7 +6,7 @@ import { findUser } from '../users/users.repo.js';
  * Employees' rows as the token check reads them on every authenticated request (AuthService
  * `authenticate`), kept in this process's memory on PostgreSQL. The read was one of two round
  * trips of a single-lead request (docs/performance.md, issue 19). A row is kept only while the
- * database reports every change to it (db/database.ts `UserChangeFeed`, migration 0069): a change
+ * database reports every change to it (db/database.ts `RowChangeFeed`, migration 0069): a change
  * made through this process is forgotten before the code that made it goes on (a removed employee's
  * next request is refused, as without the cache); one made by another process as soon as this
  * process hears its notification, moments after its commit, like a request that had started just
@@ -24,7 +24,7 @@ export class UserCache {
     private readonly db: Db,
     private readonly maxRows = 10_000,
   ) {
-    db.userChanges?.subscribe((userId) => {
+    db.changes?.subscribe('users', (userId) => {
       this.epoch++;
       if (userId === undefined) this.rows.clear();
       else this.rows.delete(userId);
@@ -33,7 +33,7 @@ export class UserCache {
 
   /** The employee `userId` of account `accountId`, as `findUser` answers it. */
   async find(accountId: number, userId: number): Promise<UserRow | undefined> {
-    const feed = this.db.userChanges;
+    const feed = this.db.changes;
     if (!feed?.listening()) return findUser(this.db.kysely, accountId, userId);
     const kept = this.rows.get(userId);
     if (kept) return kept.account_id === accountId ? kept : undefined;

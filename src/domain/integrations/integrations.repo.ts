@@ -84,6 +84,15 @@ export async function findLiveIntegrationById(db: Executor, id: number): Promise
   return (await liveIntegrationById(db, { id }))[0];
 }
 
+/**
+ * PostgreSQL: an integration by id whatever its account and state, batched as above outside a
+ * transaction (integration-cache.ts keeps what it finds). The caller gets its own copy.
+ */
+export async function findIntegrationRowById(db: Executor, id: number): Promise<IntegrationRow | undefined> {
+  const row = await integrationRowById(db, id);
+  return row && { ...row };
+}
+
 /** An integration of the type by id whatever its account, deleted ones included (the webhook URL names it). */
 export async function findIntegrationOfType(db: Executor, type: string, id: number): Promise<IntegrationRow | undefined> {
   if (dialectOf(db) === 'postgres' && !db.isTransaction) {
