@@ -130,10 +130,11 @@ export interface Config {
    */
   pgTableUpkeep: 'on' | 'off';
   /**
-   * PostgreSQL: employees' rows kept in memory for the token check, and integrations' rows for
-   * provider webhooks, forgotten on every change the database reports (PARLEY_PG_USER_CACHE, named
-   * for the first of them; default on; off behind a pooler in transaction mode, where a LISTEN
-   * does not stay with its connection). docs/operations.md.
+   * PostgreSQL: employees' rows kept in memory for the token check, integrations' rows for provider
+   * webhooks and widget visitors' sessions for their requests, forgotten on every change the
+   * database reports (PARLEY_PG_USER_CACHE, named for the first of them; default on; off behind a
+   * pooler in transaction mode, where a LISTEN does not stay with its connection).
+   * docs/operations.md.
    */
   pgRowCaches: boolean;
   /** Bearer token of `GET /metrics` (PARLEY_METRICS_TOKEN); unset: no metrics endpoint. */

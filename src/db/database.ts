@@ -33,12 +33,14 @@ export interface Db {
 }
 
 /**
- * The tables whose row changes are announced, each on its channel (migrations 0069 and 0074), as
- * `<schema>.<id>`, or `<schema>.*` when any row may have changed.
+ * The tables whose row changes are announced, each on its channel (migrations 0069, 0074 and 0075),
+ * as `<schema>.<id>`, or `<schema>.*` when any row may have changed (a widget visitor's channel
+ * also carries its sessions' changes, by the visitor's id).
  */
 const CHANGE_CHANNELS = {
   users: 'parley_users',
   integrations: 'parley_integrations',
+  widget_visitors: 'parley_widget_visitors',
 } as const;
 export type ChangedTable = keyof typeof CHANGE_CHANNELS;
 const CHANNEL_TABLES = new Map<string, ChangedTable>(
@@ -47,13 +49,13 @@ const CHANNEL_TABLES = new Map<string, ChangedTable>(
 
 /**
  * Changes to the rows of `CHANGE_CHANNELS`' tables made by any process, for what this process keeps
- * of them in memory (auth/user-cache.ts, integrations/integration-cache.ts). Every pooled
- * connection LISTENs on every channel before its first query, and a session receives its own
- * notifications before its commit completes: a change made through this pool is reported before
- * the code that made it goes on, and a change committed elsewhere as soon as one of the pool's
- * idle connections hears it (each listening connection hears it: a change may be reported more
- * than once). `listening()` is true only while at least one pooled connection listens and none
- * ever failed to: otherwise nothing may be kept.
+ * of them in memory (auth/user-cache.ts, integrations/integration-cache.ts,
+ * widget/session-cache.ts). Every pooled connection LISTENs on every channel before its first
+ * query, and a session receives its own notifications before its commit completes: a change made
+ * through this pool is reported before the code that made it goes on, and a change committed
+ * elsewhere as soon as one of the pool's idle connections hears it (each listening connection
+ * hears it: a change may be reported more than once). `listening()` is true only while at least
+ * one pooled connection listens and none ever failed to: otherwise nothing may be kept.
  */
 export class RowChangeFeed {
   private readonly listeners = new Set<(table: ChangedTable | undefined, id: number | undefined) => void>();
@@ -105,7 +107,7 @@ export class RowChangeFeed {
     );
   }
 
-  /** `<schema>.<id>` or `<schema>.*` (migrations 0069, 0074): changes in other schemas are not this installation's. */
+  /** `<schema>.<id>` or `<schema>.*` (migrations 0069, 0074, 0075): changes in other schemas are not this installation's. */
   private heard(table: ChangedTable, payload: string): void {
     const dot = payload.lastIndexOf('.');
     if (this.schema !== undefined && payload.slice(0, dot) !== this.schema) return;

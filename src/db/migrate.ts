@@ -35,6 +35,7 @@ import { messageWords } from './migrations/0071-message-words.js';
 import { ingestConversations } from './migrations/0072-ingest-conversations.js';
 import { hotPathKeys } from './migrations/0073-hot-path-keys.js';
 import { integrationChangeNotify } from './migrations/0074-integration-change-notify.js';
+import { widgetVisitorChangeNotify } from './migrations/0075-widget-visitor-change-notify.js';
 import { sharedCoordination } from './migrations/0040-shared-coordination.js';
 import { fileChunks } from './migrations/0041-file-chunks.js';
 import { retention } from './migrations/0042-retention.js';
@@ -79,6 +80,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0072-ingest-conversations': ingestConversations,
   '0073-hot-path-keys': hotPathKeys,
   '0074-integration-change-notify': integrationChangeNotify,
+  '0075-widget-visitor-change-notify': widgetVisitorChangeNotify,
   '0040-shared-coordination': sharedCoordination,
   '0041-file-chunks': fileChunks,
   '0042-retention': retention,

@@ -4,9 +4,11 @@ import type { RateLimiter } from '../auth/rate-limiter.js';
 import type { Deps } from '../context.js';
 import { AppError, invalid } from '../errors.js';
 import type { IntegrationsService } from '../integrations/integrations.service.js';
+import { integrationCache } from '../integrations/integration-cache.js';
 import { parseSettings } from '../integrations/integrations.types.js';
 import { KEY } from './widget-admin.js';
 import { limit } from './widget-limits.js';
+import { SessionCache } from './session-cache.js';
 import * as repo from './widget.repo.js';
 import {
   EMAIL,
@@ -44,11 +46,16 @@ export interface Visitor {
  * verification) and authenticating a visitor token.
  */
 export class WidgetSessions {
+  /** Sessions' visitors kept for the visitors' requests (PostgreSQL; see SessionCache). */
+  readonly kept: SessionCache;
+
   constructor(
     private readonly deps: Deps,
     private readonly integrations: IntegrationsService,
     private readonly limits: { newSessionsPerIp: RateLimiter; sessionCallsPerIp: RateLimiter },
-  ) {}
+  ) {
+    this.kept = new SessionCache(deps.db, integrationCache(deps.db));
+  }
 
   private get db() {
     return this.deps.db.kysely;
@@ -163,7 +170,7 @@ export class WidgetSessions {
 
   /** The visitor of a token, on a live widget the request's origin may use; 401 otherwise. */
   async authenticate(token: string | undefined, req: Pick<VisitorRequest, 'origin' | 'selfOrigin'>): Promise<Visitor> {
-    const found = token && token.length <= 200 ? await repo.findSessionVisitor(this.db, hashToken(token)) : undefined;
+    const found = token && token.length <= 200 ? await this.kept.find(hashToken(token)) : undefined;
     if (found?.integration.status !== 'active') throw new AppError(401, 'unauthorized', 'Unknown or expired visitor session');
     const { visitor: row, integration } = found;
     const settings = widgetSettingsOf(parseSettings(integration.settings));
