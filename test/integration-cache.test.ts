@@ -5,6 +5,7 @@ import { openDatabase, type Db } from '../src/db/database.js';
 import { IntegrationCache, integrationCache } from '../src/domain/integrations/integration-cache.js';
 import { DIALECT } from './helpers/database.js';
 import { createIntegration } from './helpers/fixtures.js';
+import { nextChange as nextRowChange, openSecondPool } from './helpers/second-pool.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 
 // Integrations' rows kept for provider webhooks on PostgreSQL (domain/integrations/integration-cache.ts):
@@ -28,14 +29,7 @@ const deliver = (integrationId: number) =>
     payload: { update_id: 1 },
   });
 
-/** Resolves with the next integration change the database reports to `db`'s pool. */
-const nextChange = (of: Db) =>
-  new Promise<number | undefined>((resolve) => {
-    const off = of.changes!.subscribe('integrations', (id) => {
-      off();
-      resolve(id);
-    });
-  });
+const nextChange = (of: Db) => nextRowChange(of, 'integrations');
 
 describe('integrations rows for provider webhooks', () => {
   it('are told apart by state and type, and a deletion made through this process refuses the very next delivery', async () => {
@@ -95,20 +89,11 @@ describe('integrations rows for provider webhooks', () => {
 
     describe('with a second process on the same database', () => {
       let second: Db;
+      let terminate: (through: Db) => Promise<void>;
       let cache: IntegrationCache;
-      // Named connections, so that ending them can never end another test file's (see user-cache.test.ts).
-      const application = `parley-integration-cache-${process.pid}-${Date.now()}`;
-      const openBoth = (of: Db) =>
-        of.kysely.transaction().execute(async (trx) => {
-          const pid = sql<{ pid: number }>`select pg_backend_pid() as pid`;
-          return [(await pid.execute(trx)).rows[0]!.pid, (await pid.execute(of.kysely)).rows[0]!.pid];
-        });
       beforeAll(async () => {
-        const url = new URL(h.database.url!);
-        url.searchParams.set('application_name', application);
-        second = await openDatabase({ databaseUrl: url.toString(), dataDir: '', poolSize: 2 });
+        ({ db: second, terminate } = await openSecondPool(h.database.url!, 'integration-cache'));
         cache = new IntegrationCache(second);
-        expect(new Set(await openBoth(second)).size).toBe(2);
       });
       afterAll(() => second.close());
 
@@ -170,7 +155,7 @@ describe('integrations rows for provider webhooks', () => {
         expect(cache.size).toBeGreaterThan(0);
         const forgotten = nextChange(second);
         // Both of the second pool's connections end while idle (a restart of PostgreSQL, a network cut).
-        await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${application}`.execute(db());
+        await terminate(h.database.db);
         expect(await forgotten).toBeUndefined();
         expect(cache.size).toBe(0);
         expect(second.changes!.listening()).toBe(false);

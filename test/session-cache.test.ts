@@ -7,6 +7,7 @@ import { IntegrationCache } from '../src/domain/integrations/integration-cache.j
 import { SessionCache } from '../src/domain/widget/session-cache.js';
 import { DIALECT } from './helpers/database.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
+import { nextChange as nextRowChange, openSecondPool } from './helpers/second-pool.js';
 import { connectWidget } from './widget-support.js';
 
 // Widget visitors' sessions kept for the visitors' requests on PostgreSQL
@@ -115,24 +116,11 @@ describe("widget visitors' sessions for the visitors' requests", () => {
       let second: Db;
       let cache: SessionCache;
       beforeAll(async () => {
-        second = await openDatabase({ databaseUrl: h.database.url, dataDir: '', poolSize: 2 });
+        ({ db: second } = await openSecondPool(h.database.url!, 'session-cache'));
         cache = new SessionCache(second, new IntegrationCache(second));
-        // Both of the pool's connections opened (listening from then on).
-        await second.kysely.transaction().execute(async (trx) => {
-          await sql`select 1`.execute(trx);
-          await sql`select 1`.execute(second.kysely);
-        });
       });
       afterAll(() => second.close());
-
-      /** Resolves with the next visitor change the database reports to the second pool. */
-      const nextChange = () =>
-        new Promise<number | undefined>((resolve) => {
-          const off = second.changes!.subscribe('widget_visitors', (id) => {
-            off();
-            resolve(id);
-          });
-        });
+      const nextChange = () => nextRowChange(second, 'widget_visitors');
 
       it('forgets a visitor that the other process changed, and a session deleted there, as soon as it hears of it', async () => {
         const w = await connectWidget(h, owner);

@@ -6,6 +6,7 @@ import { openDatabase, type Db } from '../src/db/database.js';
 import { UserCache } from '../src/domain/auth/user-cache.js';
 import { updateUser } from '../src/domain/users/users.repo.js';
 import { DIALECT } from './helpers/database.js';
+import { nextChange as nextUserChange, openSecondPool } from './helpers/second-pool.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 
 // Employees' rows kept for the token check on PostgreSQL (domain/auth/user-cache.ts): kept only
@@ -20,14 +21,7 @@ afterAll(() => h.close());
 
 const me = (token: string) => h.request({ method: 'GET', url: '/v1.3/account/me', token });
 
-/** Resolves with the next change the database reports to `db`'s pool. */
-const nextChange = (db: Db) =>
-  new Promise<number | undefined>((resolve) => {
-    const off = db.changes!.subscribe('users', (id) => {
-      off();
-      resolve(id);
-    });
-  });
+const nextChange = (db: Db) => nextUserChange(db, 'users');
 
 describe('employees rows for the token check', () => {
   if (DIALECT === 'sqlite') {
@@ -74,22 +68,11 @@ describe('employees rows for the token check', () => {
 
     describe('with a second process on the same database', () => {
       let second: Db;
+      let terminate: (through: Db) => Promise<void>;
       let cache: UserCache;
-      // The second pool's connections are named, so that ending them can never end another
-      // connection (a backend's pid may be reused by another test file's once this one's closed).
-      const application = `parley-user-cache-${process.pid}-${Date.now()}`;
-      /** Opens both of the pool's connections (listening from then on). */
-      const openBoth = (db: Db) =>
-        db.kysely.transaction().execute(async (trx) => {
-          const pid = sql<{ pid: number }>`select pg_backend_pid() as pid`;
-          return [(await pid.execute(trx)).rows[0]!.pid, (await pid.execute(db.kysely)).rows[0]!.pid];
-        });
       beforeAll(async () => {
-        const url = new URL(h.database.url!);
-        url.searchParams.set('application_name', application);
-        second = await openDatabase({ databaseUrl: url.toString(), dataDir: '', poolSize: 2 });
+        ({ db: second, terminate } = await openSecondPool(h.database.url!, 'user-cache'));
         cache = new UserCache(second);
-        expect(new Set(await openBoth(second)).size).toBe(2);
       });
       afterAll(() => second.close());
 
@@ -142,9 +125,7 @@ describe('employees rows for the token check', () => {
         expect(cache.size).toBeGreaterThan(0);
         const forgotten = nextChange(second);
         // Both of the second pool's connections end while idle (a restart of PostgreSQL, a network cut).
-        await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${application}`.execute(
-          h.database.db.kysely,
-        );
+        await terminate(h.database.db);
         expect(await forgotten).toBeUndefined();
         expect(cache.size).toBe(0);
         expect(second.changes!.listening()).toBe(false);

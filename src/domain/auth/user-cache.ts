@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { KeptRows } from '../../db/kept-rows.js';
 import type { UserRow } from '../../db/schema.js';
 import { findUser } from '../users/users.repo.js';
 
@@ -16,34 +17,20 @@ import { findUser } from '../users/users.repo.js';
  * Kept rows are frozen: requests share them.
  */
 export class UserCache {
-  private readonly rows = new Map<number, Readonly<UserRow>>();
-  /** Moves on with every reported change: a read begun before one keeps nothing. */
-  private epoch = 0;
+  private readonly rows: KeptRows<UserRow>;
 
   constructor(
     private readonly db: Db,
-    private readonly maxRows = 10_000,
+    maxRows = 10_000,
   ) {
-    db.changes?.subscribe('users', (userId) => {
-      this.epoch++;
-      if (userId === undefined) this.rows.clear();
-      else this.rows.delete(userId);
-    });
+    this.rows = new KeptRows(db, 'users', maxRows);
   }
 
   /** The employee `userId` of account `accountId`, as `findUser` answers it. */
   async find(accountId: number, userId: number): Promise<UserRow | undefined> {
-    const feed = this.db.changes;
-    if (!feed?.listening()) return findUser(this.db.kysely, accountId, userId);
-    const kept = this.rows.get(userId);
-    if (kept) return kept.account_id === accountId ? kept : undefined;
-    const epoch = this.epoch;
-    const row = await findUser(this.db.kysely, accountId, userId);
-    if (row && epoch === this.epoch && feed.listening()) {
-      if (this.rows.size >= this.maxRows) this.rows.delete(this.rows.keys().next().value as number);
-      this.rows.set(userId, Object.freeze(row));
-    }
-    return row;
+    if (!this.rows.keeping()) return findUser(this.db.kysely, accountId, userId);
+    const row = await this.rows.find(userId, () => findUser(this.db.kysely, accountId, userId));
+    return row?.account_id === accountId ? row : undefined;
   }
 
   /** How many rows are kept (tests, metrics). */

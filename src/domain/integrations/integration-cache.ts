@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { kept } from '../../db/kept.js';
+import { KeptRows } from '../../db/kept-rows.js';
 import type { IntegrationRow } from '../../db/schema.js';
 import { findIntegrationOfType, findIntegrationRowById, findLiveIntegrationById } from './integrations.repo.js';
 
@@ -19,54 +20,32 @@ import { findIntegrationOfType, findIntegrationRowById, findLiveIntegrationById 
  * Kept rows are frozen; each caller gets its own copy.
  */
 export class IntegrationCache {
-  private readonly rows = new Map<number, Readonly<IntegrationRow>>();
-  /** Moves on with every reported change: a read begun before one keeps nothing. */
-  private epoch = 0;
+  private readonly rows: KeptRows<IntegrationRow>;
 
   constructor(
     private readonly db: Db,
-    private readonly maxRows = 10_000,
+    maxRows = 10_000,
   ) {
-    db.changes?.subscribe('integrations', (id) => {
-      this.epoch++;
-      if (id === undefined) this.rows.clear();
-      else this.rows.delete(id);
-    });
+    this.rows = new KeptRows(db, 'integrations', maxRows);
   }
 
   /** A live integration by id whatever its account, as `findLiveIntegrationById` answers it. */
   async live(id: number): Promise<IntegrationRow | undefined> {
-    if (!this.keeping()) return findLiveIntegrationById(this.db.kysely, id);
-    const row = await this.find(id);
+    if (!this.rows.keeping()) return findLiveIntegrationById(this.db.kysely, id);
+    const row = await this.rows.find(id, () => findIntegrationRowById(this.db.kysely, id));
     return row && row.deleted_at === null ? { ...row } : undefined;
   }
 
   /** An integration of `type` by id whatever its account, deleted ones included, as `findIntegrationOfType` answers it. */
   async ofType(type: string, id: number): Promise<IntegrationRow | undefined> {
-    if (!this.keeping()) return findIntegrationOfType(this.db.kysely, type, id);
-    const row = await this.find(id);
+    if (!this.rows.keeping()) return findIntegrationOfType(this.db.kysely, type, id);
+    const row = await this.rows.find(id, () => findIntegrationRowById(this.db.kysely, id));
     return row && row.type === type ? { ...row } : undefined;
   }
 
   /** How many rows are kept (tests, metrics). */
   get size(): number {
     return this.rows.size;
-  }
-
-  private keeping(): boolean {
-    return this.db.changes?.listening() === true;
-  }
-
-  private async find(id: number): Promise<Readonly<IntegrationRow> | undefined> {
-    const kept = this.rows.get(id);
-    if (kept) return kept;
-    const epoch = this.epoch;
-    const row = await findIntegrationRowById(this.db.kysely, id);
-    if (row && epoch === this.epoch && this.keeping()) {
-      if (this.rows.size >= this.maxRows) this.rows.delete(this.rows.keys().next().value as number);
-      this.rows.set(id, Object.freeze(row));
-    }
-    return row;
   }
 }
 
