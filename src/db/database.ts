@@ -256,7 +256,7 @@ export interface DatabaseOptions {
   /** PostgreSQL: run the hot-path queries as named prepared statements (default true; see `nameStatement`). */
   namedStatements?: boolean;
   /**
-   * PostgreSQL: every pooled connection listens for changes to employees' and integrations' rows
+   * PostgreSQL: every pooled connection listens for changes to the rows processes keep in memory
    * (`RowChangeFeed`; default true). Not with named statements off: both need connections of their
    * own, not a pooler's in transaction mode.
    */
