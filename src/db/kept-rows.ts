@@ -1,15 +1,17 @@
 import type { ChangedTable, Db } from './database.js';
 
 /**
- * Rows of a table kept in this process's memory by id, each only while the database reports every
- * change to it (PostgreSQL, `RowChangeFeed`): what auth/user-cache.ts and
- * integrations/integration-cache.ts keep. A reported change forgets its row (a change of anything,
- * every row); a read that any reported change overlapped keeps nothing; with no listening
- * connection nothing is kept and every look-up reads. At most `maxRows`, the oldest forgotten
- * first. Kept rows are frozen.
+ * Rows of a table kept in this process's memory, each only while the database reports every change
+ * to it (PostgreSQL, `RowChangeFeed`): what auth/user-cache.ts, integrations/integration-cache.ts
+ * and widget/session-cache.ts keep. Rows are kept by a key (their id, or a session's token hash)
+ * and forgotten by the id a reported change names (a change of anything: every row); a read that
+ * any reported change overlapped keeps nothing; with no listening connection nothing is kept and
+ * every look-up reads. At most `maxRows`, the oldest forgotten first. Kept rows are frozen.
  */
-export class KeptRows<R extends { id: number }> {
-  private readonly rows = new Map<number, Readonly<R>>();
+export class KeptRows<K, R extends { id: number }> {
+  private readonly rows = new Map<K, Readonly<R>>();
+  /** The keys each row id is kept under. */
+  private readonly keysOf = new Map<number, Set<K>>();
   /** Moves on with every reported change: a read begun before one keeps nothing. */
   private epoch = 0;
 
@@ -20,8 +22,13 @@ export class KeptRows<R extends { id: number }> {
   ) {
     db.changes?.subscribe(table, (id) => {
       this.epoch++;
-      if (id === undefined) this.rows.clear();
-      else this.rows.delete(id);
+      if (id === undefined) {
+        this.rows.clear();
+        this.keysOf.clear();
+      } else {
+        for (const key of this.keysOf.get(id) ?? []) this.rows.delete(key);
+        this.keysOf.delete(id);
+      }
     });
   }
 
@@ -30,20 +37,34 @@ export class KeptRows<R extends { id: number }> {
     return this.db.changes?.listening() === true;
   }
 
-  /** The kept row `id`, or what `read` finds (kept when no change overlapped it). */
-  async find(id: number, read: () => Promise<R | undefined>): Promise<Readonly<R> | undefined> {
-    const kept = this.rows.get(id);
+  /** The row kept under `key`, or what `read` finds (kept when no change overlapped it). */
+  async find(key: K, read: () => Promise<R | undefined>): Promise<Readonly<R> | undefined> {
+    const kept = this.rows.get(key);
     if (kept) return kept;
     const epoch = this.epoch;
     const row = await read();
-    if (row?.id === id && epoch === this.epoch && this.keeping()) {
-      if (this.rows.size >= this.maxRows) this.rows.delete(this.rows.keys().next().value as number);
-      this.rows.set(id, Object.freeze(row));
-    }
+    if (row && epoch === this.epoch && this.keeping()) this.keep(key, row);
     return row;
   }
 
   get size(): number {
     return this.rows.size;
+  }
+
+  private keep(key: K, row: R): void {
+    if (this.rows.size >= this.maxRows) {
+      const [oldest, old] = this.rows.entries().next().value as [K, R];
+      this.rows.delete(oldest);
+      const keys = this.keysOf.get(old.id);
+      keys?.delete(oldest);
+      if (keys?.size === 0) this.keysOf.delete(old.id);
+    }
+    this.rows.set(key, Object.freeze(row));
+    let keys = this.keysOf.get(row.id);
+    if (!keys) {
+      keys = new Set();
+      this.keysOf.set(row.id, keys);
+    }
+    keys.add(key);
   }
 }

@@ -17,7 +17,7 @@ import { findUser } from '../users/users.repo.js';
  * Kept rows are frozen: requests share them.
  */
 export class UserCache {
-  private readonly rows: KeptRows<UserRow>;
+  private readonly rows: KeptRows<number, UserRow>;
 
   constructor(
     private readonly db: Db,

@@ -20,7 +20,7 @@ import { findIntegrationOfType, findIntegrationRowById, findLiveIntegrationById 
  * Kept rows are frozen; each caller gets its own copy.
  */
 export class IntegrationCache {
-  private readonly rows: KeptRows<IntegrationRow>;
+  private readonly rows: KeptRows<number, IntegrationRow>;
 
   constructor(
     private readonly db: Db,

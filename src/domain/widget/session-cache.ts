@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { KeptRows } from '../../db/kept-rows.js';
 import type { WidgetVisitorRow } from '../../db/schema.js';
 import type { IntegrationCache } from '../integrations/integration-cache.js';
 import { findSessionVisitor, type SessionVisitor } from './widget.repo.js';
@@ -19,25 +20,15 @@ import { findSessionVisitor, type SessionVisitor } from './widget.repo.js';
  * Kept rows are frozen; each caller gets its own copy.
  */
 export class SessionCache {
-  /** Visitors by their sessions' token hashes. */
-  private readonly visitors = new Map<string, Readonly<WidgetVisitorRow>>();
-  /** The token hashes kept for each visitor (a visitor may have several sessions). */
-  private readonly tokens = new Map<number, Set<string>>();
-  /** Moves on with every reported change: a read begun before one keeps nothing. */
-  private epoch = 0;
+  /** Visitors by their sessions' token hashes (a visitor may have several sessions). */
+  private readonly visitors: KeptRows<string, WidgetVisitorRow>;
 
   constructor(
     private readonly db: Db,
     private readonly integrations: IntegrationCache,
-    private readonly maxSessions = 10_000,
+    maxSessions = 10_000,
   ) {
-    db.changes?.subscribe('widget_visitors', (visitorId) => {
-      this.epoch++;
-      if (visitorId === undefined) {
-        this.visitors.clear();
-        this.tokens.clear();
-      } else this.forget(visitorId);
-    });
+    this.visitors = new KeptRows(db, 'widget_visitors', maxSessions);
   }
 
   /**
@@ -45,46 +36,20 @@ export class SessionCache {
    * undefined for an unknown token, or a widget that is deleted or of another account.
    */
   async find(tokenHash: string): Promise<SessionVisitor | undefined> {
-    if (!this.keeping()) return findSessionVisitor(this.db.kysely, tokenHash);
-    const visitor = this.visitors.get(tokenHash);
-    if (visitor) {
-      const integration = await this.integrations.live(visitor.integration_id);
-      return integration && integration.account_id === visitor.account_id ? { visitor: { ...visitor }, integration } : undefined;
-    }
-    const epoch = this.epoch;
-    const found = await findSessionVisitor(this.db.kysely, tokenHash);
-    if (found && epoch === this.epoch && this.keeping()) this.keep(tokenHash, found.visitor);
-    return found;
+    if (!this.visitors.keeping()) return findSessionVisitor(this.db.kysely, tokenHash);
+    // A read finds the widget with the visitor; a kept visitor's widget comes from the integration cache.
+    let found: SessionVisitor | undefined;
+    const visitor = await this.visitors.find(tokenHash, async () => {
+      found = await findSessionVisitor(this.db.kysely, tokenHash);
+      return found && { ...found.visitor };
+    });
+    if (found || !visitor) return found;
+    const integration = await this.integrations.live(visitor.integration_id);
+    return integration && integration.account_id === visitor.account_id ? { visitor: { ...visitor }, integration } : undefined;
   }
 
   /** How many sessions are kept (tests, metrics). */
   get size(): number {
     return this.visitors.size;
-  }
-
-  private keeping(): boolean {
-    return this.db.changes?.listening() === true;
-  }
-
-  private keep(tokenHash: string, visitor: WidgetVisitorRow): void {
-    if (this.visitors.size >= this.maxSessions) {
-      const [oldest, row] = this.visitors.entries().next().value as [string, WidgetVisitorRow];
-      this.visitors.delete(oldest);
-      const left = this.tokens.get(row.id);
-      left?.delete(oldest);
-      if (left?.size === 0) this.tokens.delete(row.id);
-    }
-    this.visitors.set(tokenHash, Object.freeze({ ...visitor }));
-    let hashes = this.tokens.get(visitor.id);
-    if (!hashes) {
-      hashes = new Set();
-      this.tokens.set(visitor.id, hashes);
-    }
-    hashes.add(tokenHash);
-  }
-
-  private forget(visitorId: number): void {
-    for (const hash of this.tokens.get(visitorId) ?? []) this.visitors.delete(hash);
-    this.tokens.delete(visitorId);
   }
 }
