@@ -65,6 +65,29 @@ describe("widget visitors' sessions for the visitors' requests", () => {
     expect((await say(token, 'd')).statusCode).toBe(401);
   });
 
+  it("refuses an employee's send to a widget lead as soon as its visitor is deleted", async () => {
+    const w = await connectWidget(h, owner);
+    const { token, visitor } = await start({ key: w.key });
+    expect((await say(token, 'a')).statusCode).toBe(200);
+    const { id: leadId } = await db()
+      .selectFrom('leads')
+      .innerJoin('sources', (j) =>
+        j.onRef('sources.customer_id', '=', 'leads.customer_id').onRef('sources.integration_id', '=', 'leads.integration_id'),
+      )
+      .select('leads.id')
+      .where('sources.external_id', '=', visitor.id)
+      .executeTakeFirstOrThrow();
+    const reply = () =>
+      h.request({ method: 'POST', url: `/v1.3/messaging/${leadId}/send`, payload: { message: { text: 'Hello' } }, token: owner.access });
+    expect((await reply()).statusCode).toBe(200);
+    expect((await reply()).statusCode).toBe(200);
+    if (DIALECT === 'postgres') expect(h.services.widget.sessions.kept.publicIds).toBeGreaterThan(0);
+
+    await db().deleteFrom('widget_visitors').where('public_id', '=', visitor.id).execute();
+    const refused = await reply();
+    expect(refused.statusCode, refused.body).toBe(422);
+  });
+
   if (DIALECT === 'sqlite') {
     it('are read on every request on SQLite (one process reading in memory)', async () => {
       const w = await connectWidget(h, owner);
@@ -99,6 +122,27 @@ describe("widget visitors' sessions for the visitors' requests", () => {
       expect(await cache.find(hashOf(token))).toBeUndefined();
     });
 
+    it("keeps visitors by widget and public id for employees' sends: later checks make no statement", async () => {
+      const w = await connectWidget(h, owner);
+      const { visitor } = await start({ key: w.key, name: 'Kept' });
+      const { counter, statements } = statementCounter();
+      const base = h.services.deps.db;
+      const counted: Db = { ...base, kysely: base.kysely.withPlugin(counter) };
+      const cache = new SessionCache(counted, new IntegrationCache(counted));
+      const found = await cache.visitor(w.id, visitor.id);
+      expect(found).toMatchObject({ public_id: visitor.id, name: 'Kept', integration_id: w.id });
+      found!.name = 'changed here';
+      expect(await cache.visitor(w.id, visitor.id)).toMatchObject({ name: 'Kept' });
+      expect(statements()).toBe(1);
+      expect(cache.publicIds).toBe(1);
+      // Another widget's key, and a visitor that is not there: read every time, never kept.
+      expect(await cache.visitor(w.id + 1, visitor.id)).toBeUndefined();
+      expect(await cache.visitor(w.id, 'v_nobody')).toBeUndefined();
+      expect(await cache.visitor(w.id, 'v_nobody')).toBeUndefined();
+      expect(statements()).toBe(4);
+      expect(cache.publicIds).toBe(1);
+    });
+
     it('are read every time with PARLEY_PG_USER_CACHE=off (a pooler in transaction mode)', async () => {
       const w = await connectWidget(h, owner);
       const { token } = await start({ key: w.key });
@@ -127,11 +171,13 @@ describe("widget visitors' sessions for the visitors' requests", () => {
         const { token, visitor } = await start({ key: w.key, name: 'Before' });
         const row = await db().selectFrom('widget_visitors').select('id').where('public_id', '=', visitor.id).executeTakeFirstOrThrow();
         expect((await cache.find(hashOf(token)))?.visitor.name).toBe('Before');
+        expect((await cache.visitor(w.id, visitor.id))?.name).toBe('Before');
 
         const renamed = nextChange();
         await db().updateTable('widget_visitors').set({ name: 'After' }).where('id', '=', row.id).execute();
         expect(await renamed).toBe(row.id);
         expect((await cache.find(hashOf(token)))?.visitor.name).toBe('After');
+        expect((await cache.visitor(w.id, visitor.id))?.name).toBe('After');
 
         const ended = nextChange();
         await db().deleteFrom('widget_sessions').where('token_hash', '=', hashOf(token)).execute();

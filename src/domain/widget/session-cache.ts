@@ -2,7 +2,7 @@ import type { Db } from '../../db/database.js';
 import { KeptRows } from '../../db/kept-rows.js';
 import type { WidgetVisitorRow } from '../../db/schema.js';
 import type { IntegrationCache } from '../integrations/integration-cache.js';
-import { findSessionVisitor, type SessionVisitor } from './widget.repo.js';
+import { findSessionVisitor, findVisitor, type SessionVisitor } from './widget.repo.js';
 
 /**
  * Widget visitors' sessions as every visitor request reads them (each widget message among them),
@@ -17,11 +17,17 @@ import { findSessionVisitor, type SessionVisitor } from './widget.repo.js';
  * nothing. SQLite, and a connection pooler in transaction mode (PARLEY_PG_USER_CACHE=off), read
  * every time.
  *
+ * Visitors are also kept by their widget and public id, for the check every employee's send to a
+ * widget lead makes that its channel is still a visitor of the widget (`visitor`); the same
+ * reported changes forget them (docs/performance.md, issue 19 twenty-fifth pass).
+ *
  * Kept rows are frozen; each caller gets its own copy.
  */
 export class SessionCache {
   /** Visitors by their sessions' token hashes (a visitor may have several sessions). */
   private readonly visitors: KeptRows<string, WidgetVisitorRow>;
+  /** Visitors by widget and public id (`integrationId NUL publicId`). */
+  private readonly byPublicId: KeptRows<string, WidgetVisitorRow>;
 
   constructor(
     private readonly db: Db,
@@ -29,6 +35,17 @@ export class SessionCache {
     maxSessions = 10_000,
   ) {
     this.visitors = new KeptRows(db, 'widget_visitors', maxSessions);
+    this.byPublicId = new KeptRows(db, 'widget_visitors', maxSessions);
+  }
+
+  /** The visitor `publicId` of the widget `integrationId`, as `findVisitor` answers it (a copy). */
+  async visitor(integrationId: number, publicId: string): Promise<WidgetVisitorRow | undefined> {
+    if (!this.byPublicId.keeping()) return findVisitor(this.db.kysely, integrationId, publicId);
+    const row = await this.byPublicId.find(`${integrationId}\u0000${publicId}`, async () => {
+      const found = await findVisitor(this.db.kysely, integrationId, publicId);
+      return found && { ...found };
+    });
+    return row && { ...row };
   }
 
   /**
@@ -51,5 +68,10 @@ export class SessionCache {
   /** How many sessions are kept (tests, metrics). */
   get size(): number {
     return this.visitors.size;
+  }
+
+  /** How many visitors are kept by public id (tests, metrics). */
+  get publicIds(): number {
+    return this.byPublicId.size;
   }
 }

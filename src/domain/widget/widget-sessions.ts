@@ -61,8 +61,9 @@ export class WidgetSessions {
     return this.deps.db.kysely;
   }
 
+  /** Whether `publicId` is a visitor of the widget: every send to a widget lead asks (kept on PostgreSQL). */
   async visitorExists(integrationId: number, publicId: string): Promise<boolean> {
-    return (await repo.findVisitor(this.db, integrationId, publicId)) !== undefined;
+    return (await this.kept.visitor(integrationId, publicId)) !== undefined;
   }
 
   /** A widget by its public key, when the request's origin may use it: 404 / 403 otherwise. */
