@@ -598,6 +598,36 @@ describe('access', () => {
     expect(seen?.lead.id).toBe(other.leadId);
   });
 
+  it("reads the send targets of one turn together on PostgreSQL, each caller with copies of its own and under its own scope's rule", async () => {
+    // docs/performance.md, issue 19 twenty-fifth pass: one statement for the sends of a turn.
+    const [a, b] = [await conversation(), await conversation()];
+    const manager = await createManager(h, owner, { sources: [b.integration.id] });
+    const { counter, statements, reset } = statementCounter();
+    const counted = db().withPlugin(counter);
+    const ownerScope = await scopeOf(counted, await h.services.auth.authenticate(owner.access));
+    const managerScope = await scopeOf(counted, await h.services.auth.authenticate(manager.access));
+    reset();
+    const [first, second, third, hidden, shown] = await Promise.all([
+      visibleSendTarget(counted, ownerScope, a.leadId),
+      visibleSendTarget(counted, ownerScope, a.leadId),
+      visibleSendTarget(counted, ownerScope, b.leadId),
+      visibleSendTarget(counted, managerScope, a.leadId),
+      visibleSendTarget(counted, managerScope, b.leadId),
+    ]);
+    if (DIALECT === 'postgres') expect(statements()).toBe(1);
+    expect([first?.lead.id, second?.lead.id, third?.lead.id, hidden, shown?.lead.id]).toEqual([
+      a.leadId,
+      a.leadId,
+      b.leadId,
+      undefined,
+      b.leadId,
+    ]);
+    first!.lead.unread_count = 99;
+    first!.sources[0].external_id = 'changed here';
+    expect(second?.lead.unread_count).not.toBe(99);
+    expect(second?.sources[0].external_id).toBe(a.chat);
+  });
+
   it('lets a manager message the unassigned inbox lead it sees', async () => {
     const c = await conversation();
     const manager = await createManager(h, owner, { sources: [c.integration.id] });

@@ -2,9 +2,10 @@ import { sql, type QueryCreator } from 'kysely';
 import { dialectOf, executeNamed, type DialectName, type Executor } from '../../db/database.js';
 import type { Database, IntegrationRow, LeadRow, MessageRow, SourceRow } from '../../db/schema.js';
 import type { IntegrationPart, MessagePart, ProfilePart, SourcePart } from '../conversations/history-message.js';
-import { findVisibleLead, leadScopeSql, type Scope } from '../policy/policy.js';
+import { canSeeLeadRow, findVisibleLead, leadScopeSql, type Scope } from '../policy/policy.js';
 import { findAccount } from '../accounts/accounts.repo.js';
 import { prepared } from '../../db/prepared.js';
+import { lookupsById } from '../../db/batch-queue.js';
 import { HISTORY_PAGE_SIZE } from './messaging.types.js';
 
 /** SQL of the messaging API: a lead's channels, history pages, idempotency and write-first counts. */
@@ -34,12 +35,31 @@ export interface SendTarget {
   plan: string;
 }
 
+/** PostgreSQL: the send targets of several leads of any accounts, by lead id (see `sendTargetById`). */
+async function sendTargetsByIds(db: Executor, ids: number[]): Promise<Array<SendTarget & { id: number; lead: LeadRow }>> {
+  const query = sql<SendTarget & { id: number; lead: LeadRow }>`select l.id, to_jsonb(l) as lead, to_jsonb(i) as integration,
+      coalesce((select jsonb_agg(to_jsonb(s) order by s.id) from sources s where s.account_id = l.account_id
+        and s.customer_id = l.customer_id and s.integration_id = l.integration_id), '[]'::jsonb) as sources,
+      (select a.plan from accounts a where a.id = l.account_id) as plan
+    from leads l left join integrations i on i.id = l.integration_id and i.account_id = l.account_id
+    where l.id = any(${ids}::bigint[])`.compile(db);
+  return executeNamed(db, query);
+}
+
+/**
+ * PostgreSQL, outside a transaction: the send targets of one turn of the event loop in one
+ * statement instead of one each (docs/performance.md, issue 19 twenty-fifth pass), as single-lead
+ * reads are (policy.ts `leadById`). Callers asking for the same lead in one batch share the row.
+ */
+const sendTargetById = lookupsById(sendTargetsByIds);
+
 /**
  * The lead `leadId` when the scope sees it (the policy's rule, as `visibleLead`), with its
  * integration (also when disconnected since), its channels and its account's plan; undefined when
- * the scope does not see it. PostgreSQL: one round trip (the rows as JSON, which carries every
- * column of these tables as they are read otherwise), named for unrestricted scopes (the owner, API
- * keys) whose text is fixed (docs/performance.md, issue 19 twelfth pass); SQLite: the reads in process.
+ * the scope does not see it. PostgreSQL: one statement (the rows as JSON, which carries every column
+ * of these tables as they are read otherwise), outside a transaction shared with the other sends of
+ * the same turn, and the scope's rule checked in memory (`canSeeLeadRow`, the rule of `leadScopeSql`);
+ * SQLite: the reads in process.
  */
 export async function visibleSendTarget(db: Executor, scope: Scope, leadId: number): Promise<(SendTarget & { lead: LeadRow }) | undefined> {
   if (dialectOf(db) === 'sqlite') {
@@ -49,17 +69,16 @@ export async function visibleSendTarget(db: Executor, scope: Scope, leadId: numb
     if (!account) throw new Error(`account ${lead.account_id} not found`);
     return { lead, integration: await integrationOfLead(db, lead), sources: await leadSources(db, lead), plan: account.plan };
   }
-  const rule = leadScopeSql(scope, 'l');
-  const query = sql<SendTarget & { lead: LeadRow }>`select to_jsonb(l) as lead, to_jsonb(i) as integration,
-      coalesce((select jsonb_agg(to_jsonb(s) order by s.id) from sources s where s.account_id = l.account_id
-        and s.customer_id = l.customer_id and s.integration_id = l.integration_id), '[]'::jsonb) as sources,
-      (select a.plan from accounts a where a.id = l.account_id) as plan
-    from leads l left join integrations i on i.id = l.integration_id and i.account_id = l.account_id
-    where l.id = ${leadId}::bigint and l.account_id = ${scope.accountId}::bigint${rule ? sql` and ${rule}` : sql``}`.compile(db);
-  const [row] = rule ? (await db.executeQuery(query)).rows : await executeNamed(db, query);
-  if (!row) return undefined;
-  if (!row.integration) throw new Error(`integration ${row.lead.integration_id} of account ${scope.accountId} not found`);
-  return row;
+  const found = db.isTransaction ? (await sendTargetsByIds(db, [leadId]))[0] : await sendTargetById(db, leadId);
+  if (!found || !canSeeLeadRow(scope, found.lead)) return undefined;
+  if (!found.integration) throw new Error(`integration ${found.lead.integration_id} of account ${scope.accountId} not found`);
+  // Callers of one batch share its rows: each gets copies of its own.
+  return {
+    lead: { ...found.lead },
+    integration: { ...found.integration },
+    sources: found.sources.map((s) => ({ ...s })),
+    plan: found.plan,
+  };
 }
 
 /** What a history page needs besides its messages; see `historyTarget`. */
