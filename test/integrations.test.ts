@@ -1,6 +1,7 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { createIntegration, createLead, createManager } from './helpers/fixtures.js';
 import { runRoleMatrix, type Actors, type MatrixCase } from './helpers/role-matrix.js';
@@ -536,6 +537,23 @@ describe('credentials cipher and its key', () => {
     expect(() => cipher.openCredentials(sealed, 2)).toThrow(/cannot be read/);
     const otherKey = new CredentialsCipher(new TextEncoder().encode('z'.repeat(40)));
     expect(() => otherKey.openCredentials(sealed, 1)).toThrow(/another encryption key/);
+  });
+
+  it('opens a value once: later opens answer copies from memory, and another account is still refused', () => {
+    const cipher = new CredentialsCipher(new TextEncoder().encode('k'.repeat(40)));
+    const sealed = cipher.sealCredentials({ token: SECRET_TOKEN }, 1);
+    const decipher = vi.spyOn(crypto, 'createDecipheriv');
+    try {
+      const first = cipher.openCredentials(sealed, 1);
+      first.token = 'changed here';
+      expect(cipher.openCredentials(sealed, 1)).toEqual({ token: SECRET_TOKEN });
+      expect(decipher).toHaveBeenCalledTimes(1);
+      expect(() => cipher.openCredentials(sealed, 2)).toThrow(/cannot be read/);
+      expect(() => cipher.openCredentials(sealed, 2)).toThrow(/cannot be read/);
+      expect(decipher).toHaveBeenCalledTimes(3);
+    } finally {
+      decipher.mockRestore();
+    }
   });
 
   it('keeps a generated key in the data folder when none is configured, so a restart still reads credentials', async () => {

@@ -13,6 +13,12 @@ import crypto from 'node:crypto';
 export class CredentialsCipher {
   private readonly key: Buffer;
   private readonly keyId: string;
+  /**
+   * Credentials opened, by account and stored value: every provider call and delivery of an
+   * integration opens the same value (docs/performance.md, issue 19 twenty-fifth pass). The key
+   * that opens them is in this process's memory anyway. A value sealed anew is another entry.
+   */
+  private readonly opened = new Map<string, Readonly<Record<string, string>>>();
 
   constructor(secret: Uint8Array) {
     if (secret.byteLength < 32) throw new Error('The encryption secret must be at least 32 bytes long');
@@ -51,15 +57,28 @@ export class CredentialsCipher {
     return this.seal(JSON.stringify(credentials), contextOf(accountId));
   }
 
+  /** The credentials of `stored`, sealed for the account `accountId`; each caller gets its own copy. */
   openCredentials(stored: string | null, accountId: number): Record<string, string> {
     if (stored === null || stored === '') return {};
-    const parsed: unknown = JSON.parse(this.open(stored, contextOf(accountId)));
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      throw new CredentialsUnreadableError('not a credentials object');
+    const key = `${accountId}.${stored}`;
+    let credentials = this.opened.get(key);
+    if (!credentials) {
+      const parsed: unknown = JSON.parse(this.open(stored, contextOf(accountId)));
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+        throw new CredentialsUnreadableError('not a credentials object');
+      }
+      credentials = Object.freeze(
+        Object.fromEntries(Object.entries(parsed).filter((e): e is [string, string] => typeof e[1] === 'string')),
+      );
+      if (this.opened.size >= MAX_OPENED) this.opened.delete(this.opened.keys().next().value as string);
+      this.opened.set(key, credentials);
     }
-    return Object.fromEntries(Object.entries(parsed).filter((e): e is [string, string] => typeof e[1] === 'string'));
+    return { ...credentials };
   }
 }
+
+/** At most this many opened values are kept, the oldest forgotten first. */
+const MAX_OPENED = 10_000;
 
 /** Binding the account into the tag: a ciphertext copied to another account's row does not open. */
 const contextOf = (accountId: number) => `parley:integration-credentials:account:${accountId}`;
