@@ -47,9 +47,8 @@ async function sendTargetsByIds(db: Executor, ids: number[]): Promise<Array<Send
 }
 
 /**
- * PostgreSQL, outside a transaction: the send targets of one turn of the event loop in one
- * statement instead of one each (docs/performance.md, issue 19 twenty-fifth pass), as single-lead
- * reads are (policy.ts `leadById`). Callers asking for the same lead in one batch share the row.
+ * PostgreSQL: the send targets of one turn of the event loop in one statement instead of one each
+ * (docs/performance.md, issue 19 twenty-fifth pass), as single-lead reads are (policy.ts `leadById`). Callers asking for the same lead in one batch share the row.
  */
 const sendTargetById = lookupsById(sendTargetsByIds);
 
@@ -57,8 +56,8 @@ const sendTargetById = lookupsById(sendTargetsByIds);
  * The lead `leadId` when the scope sees it (the policy's rule, as `visibleLead`), with its
  * integration (also when disconnected since), its channels and its account's plan; undefined when
  * the scope does not see it. PostgreSQL: one statement (the rows as JSON, which carries every column
- * of these tables as they are read otherwise), outside a transaction shared with the other sends of
- * the same turn, and the scope's rule checked in memory (`canSeeLeadRow`, the rule of `leadScopeSql`);
+ * of these tables as they are read otherwise) shared with the other sends of the same turn, and
+ * the scope's rule checked in memory (`canSeeLeadRow`, the rule of `leadScopeSql`);
  * SQLite: the reads in process.
  */
 export async function visibleSendTarget(db: Executor, scope: Scope, leadId: number): Promise<(SendTarget & { lead: LeadRow }) | undefined> {
@@ -69,7 +68,7 @@ export async function visibleSendTarget(db: Executor, scope: Scope, leadId: numb
     if (!account) throw new Error(`account ${lead.account_id} not found`);
     return { lead, integration: await integrationOfLead(db, lead), sources: await leadSources(db, lead), plan: account.plan };
   }
-  const found = db.isTransaction ? (await sendTargetsByIds(db, [leadId]))[0] : await sendTargetById(db, leadId);
+  const found = await sendTargetById(db, leadId);
   if (!found || !canSeeLeadRow(scope, found.lead)) return undefined;
   if (!found.integration) throw new Error(`integration ${found.lead.integration_id} of account ${scope.accountId} not found`);
   // Callers of one batch share its rows: each gets copies of its own.

@@ -41,10 +41,7 @@ export class SessionCache {
   /** The visitor `publicId` of the widget `integrationId`, as `findVisitor` answers it (a copy). */
   async visitor(integrationId: number, publicId: string): Promise<WidgetVisitorRow | undefined> {
     if (!this.byPublicId.keeping()) return findVisitor(this.db.kysely, integrationId, publicId);
-    const row = await this.byPublicId.find(`${integrationId}\u0000${publicId}`, async () => {
-      const found = await findVisitor(this.db.kysely, integrationId, publicId);
-      return found && { ...found };
-    });
+    const row = await this.byPublicId.find(`${integrationId}\u0000${publicId}`, () => findVisitor(this.db.kysely, integrationId, publicId));
     return row && { ...row };
   }
 
