@@ -72,8 +72,8 @@ describe('a personal account in the agent app', () => {
     await page.getByRole('button', { name: 'Send', exact: true }).click();
     expect(await answered).toMatchObject({ kind: 'code', value: '24680' });
 
+    // No reload: the list turns active from the login panel's poll (PersonalAccounts.tsx `onStatus`).
     await bridge.login({ login: 'bea_shop', externalId: '9001' });
-    await page.goto(`${server.base}/settings/integrations`);
     await page.locator(`[data-integration="${id}"] .tag.ok`).waitFor({ timeout: 10_000 });
     expect(await page.locator(`[data-integration="${id}"]`).textContent()).toContain('bea_shop');
   }, 60_000);

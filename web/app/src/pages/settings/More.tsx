@@ -388,7 +388,7 @@ export function IntegrationSettings() {
             </div>
             {snippets[i.id] && <WidgetSnippet info={snippets[i.id]} />}
             {i.webhook && <MetaWebhook webhook={i.webhook} />}
-            {isPersonal(i.type) && <BridgeLogin integrationId={i.id} isOwner={isOwner} />}
+            {isPersonal(i.type) && <BridgeLogin integrationId={i.id} isOwner={isOwner} status={i.status} onStatus={refresh} />}
           </li>
         ))}
       </ul>

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { encode } from 'uqr';
 import { api } from '../../api/client';
 import type { BridgeConnectInfo, BridgeState, Integration } from '../../api/types';
@@ -66,8 +66,22 @@ export function BridgeStart({ info }: { info: BridgeConnectInfo }) {
   );
 }
 
-/** The bridge's state and login prompt, live: a QR code to scan, or a phone, code or password to type. */
-export function BridgeLogin({ integrationId, isOwner }: { integrationId: number; isOwner: boolean }) {
+/**
+ * The bridge's state and login prompt, live: a QR code to scan, or a phone, code or password to type.
+ * `onStatus` is told when the polled status differs from the `status` the list shows, so the list
+ * turns `active` as the login completes without a reload.
+ */
+export function BridgeLogin({
+  integrationId,
+  isOwner,
+  status,
+  onStatus,
+}: {
+  integrationId: number;
+  isOwner: boolean;
+  status: string;
+  onStatus: () => void;
+}) {
   const [state, setState] = useState<BridgeState | null>(null);
   const [value, setValue] = useState('');
   const [rotated, setRotated] = useState<BridgeConnectInfo | null>(null);
@@ -86,6 +100,12 @@ export function BridgeLogin({ integrationId, isOwner }: { integrationId: number;
       clearInterval(timer);
     };
   }, [integrationId]);
+  const told = useRef(onStatus);
+  told.current = onStatus;
+  const polled = state?.status;
+  useEffect(() => {
+    if (polled && polled !== status) told.current();
+  }, [polled, status]);
   if (!state) return null;
   const prompt = state.prompt;
   return (
