@@ -71,7 +71,17 @@ describe('outbox wake-ups', () => {
         if (n.payload === schema) heard.push(n.channel);
       });
       await listener.query(`LISTEN ${OUTBOX_CHANNEL}; LISTEN ${DELIVERIES_CHANNEL}`);
-      const notifier = new OutboxNotifier(t.db.kysely, quiet);
+      // The notifier's statements whose answer is back: it sets its next timer only then, which may
+      // be after the listener heard its NOTIFY.
+      let answered = 0;
+      const counted: KyselyPlugin = {
+        transformQuery: (args) => args.node,
+        transformResult: async (args) => {
+          answered++;
+          return args.result;
+        },
+      };
+      const notifier = new OutboxNotifier(t.db.kysely.withPlugin(counted), quiet);
       try {
         const notifies = async () => {
           const { rows } = await sql<{
@@ -90,7 +100,8 @@ describe('outbox wake-ups', () => {
         const tick = () => new Promise<void>((r) => setImmediate(r));
         // 5 ms after the burst began: one NOTIFY for all twenty.
         vi.advanceTimersByTime(5);
-        await waitFor(() => heard.length === 1, tick);
+        await waitFor(() => heard.length === 1 && answered === 1, tick);
+        await tick();
         // And one more 25 ms later, for transactions that had not committed by the first.
         vi.advanceTimersByTime(25);
         await waitFor(() => heard.length === 2, tick);
