@@ -10,7 +10,7 @@ import { INGEST_LANE_LOCK, IngestService, type OutgoingRecord } from '../src/dom
 import type { HistoryMessage } from '../src/domain/conversations/history-message.js';
 import type { OutgoingUnit } from '../src/domain/conversations/outgoing-batch.js';
 import { DIALECT } from './helpers/database.js';
-import { schemaLockKey } from '../src/db/database.js';
+import { openDatabase, schemaLockKey } from '../src/db/database.js';
 import { statementCounter, transactionWatch } from './helpers/statements.js';
 import { insertInboxLead } from '../src/domain/conversations/conversations.repo.js';
 
@@ -723,6 +723,52 @@ describe('message-fed lead fields', () => {
       .execute();
     expect(texts.map((t) => t.text)).toEqual(['together-0', 'together-1', 'together-2', 'kept-0', 'kept-2']);
   });
+
+  // PostgreSQL only: SQLite stores sends one after another and has no send batches.
+  if (DIALECT === 'postgres') {
+    it('takes into a send batch the sends queued while it waited for its connection and its begin', async () => {
+      const { integration } = await setup();
+      const opened: OutgoingUnit[] = [];
+      for (const who of ['w1', 'w2']) {
+        const { leadId } = await h.services.ingest.ingest(integration, incoming(who));
+        opened.push({ integration, source: await channelOf(integration, who), leadId, userId: null, records: [] });
+      }
+      const send = (c: OutgoingUnit, externalId: string): OutgoingUnit => ({
+        ...c,
+        records: [{ externalId, text: externalId, attachments: [], replyTo: undefined, customId: null, at: h.clock.now() }],
+      });
+      // One connection, held here: the first send's batch starts and waits for it.
+      const one = await openDatabase({ databaseUrl: h.database.url, dataDir: h.dataDir, poolSize: 1 });
+      try {
+        const watched = transactionWatch(one.kysely);
+        const service = new IngestService({ ...h.services.deps, db: { ...one, kysely: watched.kysely } });
+        let release!: () => void;
+        let holding!: () => void;
+        const holds = new Promise<void>((resolve) => (holding = resolve));
+        const held = one.kysely.connection().execute(
+          () =>
+            new Promise<void>((resolve) => {
+              release = resolve;
+              holding();
+            }),
+        );
+        await holds;
+        const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+        const first = service.storeOutgoing(send(opened[0], 'waited-0'));
+        while (watched.seen().started === 0) await turn();
+        // A send of a later turn, while the batch waits: it joins that batch, no second one.
+        const second = service.storeOutgoing(send(opened[1], 'waited-1'));
+        await turn();
+        release();
+        await held;
+        const stored = await Promise.all([first, second]);
+        expect(stored.map((s) => s.map((m) => m.message.text))).toEqual([['waited-0'], ['waited-1']]);
+        expect(watched.seen()).toEqual({ started: 1, most: 1 });
+      } finally {
+        await one.close();
+      }
+    });
+  }
 
   it('ingests the messages of a batch that failed one after another, in their order, a message failing alone', async () => {
     const { integration } = await setup();

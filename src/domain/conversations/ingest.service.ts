@@ -97,7 +97,7 @@ export class IngestService {
     this.postgres = deps.db.dialect === 'postgres';
     const lanes = deps.config.pgIngestLanes;
     this.batches = this.postgres && lanes > 0 ? new BatchQueue((batch) => this.ingestBatch(batch), lanes, MAX_BATCH) : undefined;
-    this.outgoing = this.postgres && lanes > 0 ? new BatchQueue((batch) => this.outgoingBatch(batch.take()), lanes, MAX_BATCH) : undefined;
+    this.outgoing = this.postgres && lanes > 0 ? new BatchQueue((batch) => this.outgoingBatch(batch), lanes, MAX_BATCH) : undefined;
   }
 
   async ingest(integration: IntegrationRow, incoming: IncomingMessage): Promise<IngestResult> {
@@ -367,11 +367,14 @@ export class IngestService {
    * deadlock, a stale statement after an upgrade), nothing of it is stored and each send is
    * stored on its own, one after another in the batch's order: one send's failure is its own.
    */
-  private async outgoingBatch(units: OutgoingUnit[]): Promise<Outcome<HistoryMessage[]>[]> {
+  private async outgoingBatch(batch: LaneBatch<OutgoingUnit>): Promise<Outcome<HistoryMessage[]>[]> {
     try {
-      const results = await keyedTransaction(this.deps.db.kysely, (trx) => this.recordOutgoingBatch(trx, units));
+      // The sends are taken once the begin is back, as an ingest batch takes its messages: those
+      // queued during its round trip join this batch instead of waiting for the next.
+      const results = await keyedTransaction(this.deps.db.kysely, (trx) => this.recordOutgoingBatch(trx, batch.take()));
       return results.map((value) => ({ ok: true, value }));
     } catch (err) {
+      const units = batch.take();
       if (units.length === 1) return [{ ok: false, error: err }];
       this.deps.log.debug({ err, sends: units.length }, 'send batch rolled back: its sends are stored one by one');
       return oneByOne(units, (u) => this.storeOutgoingAlone(u));
