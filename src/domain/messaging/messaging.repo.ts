@@ -48,7 +48,8 @@ async function sendTargetsByIds(db: Executor, ids: number[]): Promise<Array<Send
 
 /**
  * PostgreSQL: the send targets of one turn of the event loop in one statement instead of one each
- * (docs/performance.md, issue 19 twenty-fifth pass), as single-lead reads are (policy.ts `leadById`). Callers asking for the same lead in one batch share the row.
+ * (docs/performance.md, issue 19 twenty-fifth pass), as single-lead reads are (policy.ts
+ * `leadById`). Callers asking for the same lead in one batch share the row.
  */
 const sendTargetById = lookupsById(sendTargetsByIds);
 
