@@ -8,7 +8,7 @@ import type { IntegrationRow, StatusType } from '../src/db/schema.js';
 import { afterIncoming, afterOutgoing } from '../src/domain/conversations/lead-lifecycle.js';
 import { INGEST_LANE_LOCK, IngestService, type OutgoingRecord } from '../src/domain/conversations/ingest.service.js';
 import type { HistoryMessage } from '../src/domain/conversations/history-message.js';
-import type { OutgoingUnit } from '../src/domain/conversations/outgoing-batch.js';
+import { storeSendsAtOnce, type OutgoingUnit } from '../src/domain/conversations/outgoing-batch.js';
 import { DIALECT } from './helpers/database.js';
 import { openDatabase, schemaLockKey } from '../src/db/database.js';
 import { statementCounter, transactionWatch } from './helpers/statements.js';
@@ -16,7 +16,8 @@ import { insertInboxLead } from '../src/domain/conversations/conversations.repo.
 
 let h: Harness;
 beforeAll(async () => {
-  h = await createHarness();
+  // The file signs up more accounts (one per test or so) than one address may in a window.
+  h = await createHarness({ env: { PARLEY_LOGIN_MAX_PER_IP: '100' } });
 });
 afterAll(() => h.close());
 
@@ -684,7 +685,7 @@ describe('message-fed lead fields', () => {
     });
   });
 
-  it('stores concurrent sends together (one batch on PostgreSQL), and a send that fails alone', async () => {
+  it('stores concurrent sends together (one statement on PostgreSQL), and a send that fails alone', async () => {
     const { integration } = await setup();
     const opened: OutgoingUnit[] = [];
     for (const who of ['s1', 's2', 's3']) {
@@ -700,8 +701,8 @@ describe('message-fed lead fields', () => {
     const { db: database } = h.services.deps;
     const counted = new IngestService({ ...h.services.deps, db: { ...database, kysely: database.kysely.withPlugin(counter) } });
     const stored = await Promise.all(opened.map((c, i) => counted.storeOutgoing(send(c, `together-${i}`))));
-    // PostgreSQL (begin and commit aside): the leads locked, the messages stored: two for three sends.
-    if (DIALECT === 'postgres') expect(statements()).toBe(2);
+    // PostgreSQL: one statement for the three sends, and no transaction around it.
+    if (DIALECT === 'postgres') expect(statements()).toBe(1);
     expect(stored.map((s) => s.map((m) => m.message.text))).toEqual([['together-0'], ['together-1'], ['together-2']]);
     // A lead gone meanwhile: its send fails, the others of its batch are stored, in their order
     // (PostgreSQL: the batch fails, then its sends are stored one after another, never side by side).
@@ -767,6 +768,186 @@ describe('message-fed lead fields', () => {
       } finally {
         await one.close();
       }
+    });
+
+    it('stores a batch of sends in one statement as a transaction stores them: messages, leads, events, deliveries, keys released', async () => {
+      const t0 = h.clock.now();
+      // Two accounts alike: one stores the batch in one statement, the other in a transaction.
+      const account = async () => {
+        const { integration, accountId } = await setup();
+        const hooks: number[] = [];
+        for (const [version, events, status] of [
+          ['v1.3', null, 1],
+          ['v1.1', null, 1],
+          ['v1.2', ['message.outgoing'], 1],
+          ['v1.3', ['lead.created'], 1],
+          ['v1.3', 'not a list', 1],
+          ['v1.3', null, 0],
+        ] as const) {
+          const row = await db()
+            .insertInto('webhooks')
+            .values({
+              account_id: accountId,
+              url: `https://example.com/${hooks.length}`,
+              events: events === null ? null : JSON.stringify(events),
+              secret: 'whsec_dGVzdA==',
+              api_version: version,
+              status,
+              created_at: t0,
+            })
+            .returning('id')
+            .executeTakeFirstOrThrow();
+          hooks.push(row.id);
+        }
+        const units: OutgoingUnit[] = [];
+        for (const who of ['emp', 'other']) {
+          const { leadId } = await h.services.ingest.ingest(
+            integration,
+            incoming(who, { externalId: `${who}-in`, datetime: t0, text: 'hello' }),
+          );
+          units.push({ integration, source: await channelOf(integration, who), leadId, userId: null, records: [] });
+        }
+        for (const [i, u] of units.entries())
+          await db()
+            .insertInto('send_keys')
+            .values({ lead_id: u.leadId, custom_id: `key-${i}`, claimed_until: t0 + 60_000, created_at: t0 })
+            .execute();
+        const record = (externalId: string, at: number, over: Partial<OutgoingRecord> = {}): OutgoingRecord => ({
+          externalId,
+          text: `text of ${externalId}`,
+          attachments: [],
+          replyTo: undefined,
+          customId: null,
+          at,
+          ...over,
+        });
+        const [a, b] = units;
+        const batch: OutgoingUnit[] = [
+          {
+            ...a,
+            customId: 'key-0',
+            records: [
+              record('out-1', t0 + 5_000, { text: 'part one with "quotes", \\ and 😀', customId: 'key-0' }),
+              record('out-2', t0 + 5_000, {
+                text: '',
+                url: 'https://example.com/f.pdf',
+                attachments: [{ type: 'doc' as const, url: 'https://example.com/f.pdf', text: 'f.pdf' }],
+                customId: 'key-0',
+              }),
+              // Older than the lead's last message: stored, but the last message stays.
+              record('out-3', t0 - 500),
+            ],
+          },
+          { ...b, customId: 'key-1', records: [record('out-4', t0 + 6_000, { customId: 'key-1' })] },
+          // A second send to the first lead in the same batch: it follows the first.
+          { ...a, records: [record('out-5', t0 + 7_000), record(null as unknown as string, t0 + 7_000)] },
+        ];
+        return { integration, accountId, hooks, batch };
+      };
+      const once = await account();
+      const inTransaction = await account();
+      const { counter, statements } = statementCounter();
+      const atOnce = await storeSendsAtOnce(db().withPlugin(counter), once.batch, h.clock.now());
+      expect(statements()).toBe(1);
+      const expected = await db()
+        .transaction()
+        .execute((trx) => h.services.ingest.recordOutgoingBatch(trx, inTransaction.batch));
+      const shown = (list: HistoryMessage[][]) => list.map((answer) => answer.map(({ messageId, sa, source, sender, ...rest }) => rest));
+      expect(atOnce && shown(atOnce)).toEqual(shown(expected));
+      expect(await storedState(once.integration.id)).toEqual(await storedState(inTransaction.integration.id));
+      // The answers' ids are the stored messages', and each event's payload carries its message's.
+      const stored = await db()
+        .selectFrom('messages')
+        .select(['id', 'text'])
+        .where('integration_id', '=', once.integration.id)
+        .where('incoming', '=', 0)
+        .orderBy('id')
+        .execute();
+      expect(atOnce?.flat().map((m) => Number(m.messageId))).toEqual(stored.map((m) => m.id));
+      const events = await db()
+        .selectFrom('events')
+        .select(['id', 'payload', 'lead_id'])
+        .where('account_id', '=', once.accountId)
+        .where('type', '=', 'message.outgoing')
+        .orderBy('id')
+        .execute();
+      expect(events.map((e) => (JSON.parse(e.payload) as { message: HistoryMessage }).message)).toEqual(atOnce?.flat());
+      // The deliveries: the same webhooks (by their place in the list) for the same events.
+      const deliveries = async (of: { accountId: number; hooks: number[] }) =>
+        (
+          await db()
+            .selectFrom('deliveries as d')
+            .innerJoin('events as e', 'e.id', 'd.event_id')
+            .select(['d.webhook_id', 'd.message_id', 'd.event_id', 'e.payload'])
+            .where('e.account_id', '=', of.accountId)
+            .where('e.type', '=', 'message.outgoing')
+            .orderBy('d.id')
+            .execute()
+        ).map((d) => ({
+          hook: of.hooks.indexOf(d.webhook_id),
+          named: d.message_id === `msg_${d.event_id}`,
+          text: (JSON.parse(d.payload) as { message: HistoryMessage }).message.message.text,
+        }));
+      const delivered = await deliveries(once);
+      expect(delivered.map((d) => d.hook)).toEqual([0, 2, 0, 2, 0, 2, 0, 2, 0, 2, 0, 2]);
+      expect(delivered).toEqual(await deliveries(inTransaction));
+      const keys = async (of: { batch: OutgoingUnit[] }) =>
+        db()
+          .selectFrom('send_keys')
+          .select('custom_id')
+          .where(
+            'lead_id',
+            'in',
+            of.batch.map((u) => u.leadId),
+          )
+          .execute();
+      expect(await keys(once)).toEqual([]);
+      expect(await keys(inTransaction)).toEqual([]);
+    });
+
+    it('stores nothing in one statement when a report is held for a message or a lead is gone, and quotes the long way', async () => {
+      const { integration } = await setup();
+      const { leadId } = await h.services.ingest.ingest(integration, incoming('held'));
+      const source = await channelOf(integration, 'held');
+      const unit = (externalId: string, over: Partial<OutgoingRecord> = {}): OutgoingUnit => ({
+        integration,
+        source,
+        leadId,
+        userId: null,
+        records: [{ externalId, text: externalId, attachments: [], replyTo: undefined, customId: null, at: h.clock.now(), ...over }],
+      });
+      const outgoing = () =>
+        db()
+          .selectFrom('messages')
+          .select(['external_id', 'delivery_status'])
+          .where('lead_id', '=', leadId)
+          .where('incoming', '=', 0)
+          .execute();
+      const { counter, statements } = statementCounter();
+      const counted = db().withPlugin(counter);
+      await db()
+        .insertInto('held_delivery_statuses')
+        .values({ integration_id: integration.id, external_id: 'early', status: 'read', error: null, created_at: h.clock.now() })
+        .execute();
+      expect(await storeSendsAtOnce(counted, [unit('plain'), unit('early')], h.clock.now())).toBeUndefined();
+      expect(statements()).toBe(1);
+      expect(await outgoing()).toEqual([]);
+      // Stored through the service, the batch goes the long way, which applies the report.
+      await h.services.ingest.storeOutgoing(unit('early'));
+      expect(await outgoing()).toEqual([{ external_id: 'early', delivery_status: 'read' }]);
+      await expect(storeSendsAtOnce(counted, [unit('plain'), { ...unit('lost'), leadId: -1 }], h.clock.now())).rejects.toThrow(
+        /does not exist/,
+      );
+      expect(await outgoing()).toHaveLength(1);
+      const quoted = await db()
+        .selectFrom('messages')
+        .selectAll()
+        .where('lead_id', '=', leadId)
+        .where('incoming', '=', 1)
+        .executeTakeFirstOrThrow();
+      const before = statements();
+      expect(await storeSendsAtOnce(counted, [unit('quoting', { replyTo: quoted })], h.clock.now())).toBeUndefined();
+      expect(statements()).toBe(before);
     });
   }
 

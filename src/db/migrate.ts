@@ -36,6 +36,7 @@ import { ingestConversations } from './migrations/0072-ingest-conversations.js';
 import { hotPathKeys } from './migrations/0073-hot-path-keys.js';
 import { integrationChangeNotify } from './migrations/0074-integration-change-notify.js';
 import { widgetVisitorChangeNotify } from './migrations/0075-widget-visitor-change-notify.js';
+import { sendBatch } from './migrations/0076-send-batch.js';
 import { sharedCoordination } from './migrations/0040-shared-coordination.js';
 import { fileChunks } from './migrations/0041-file-chunks.js';
 import { retention } from './migrations/0042-retention.js';
@@ -81,6 +82,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0073-hot-path-keys': hotPathKeys,
   '0074-integration-change-notify': integrationChangeNotify,
   '0075-widget-visitor-change-notify': widgetVisitorChangeNotify,
+  '0076-send-batch': sendBatch,
   '0040-shared-coordination': sharedCoordination,
   '0041-file-chunks': fileChunks,
   '0042-retention': retention,

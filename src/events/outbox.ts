@@ -132,7 +132,13 @@ export async function eventsInserted(
   now: number,
 ): Promise<void> {
   const fannedOut = events.map((event, i) => ({ event: fanned(event, ids[i]), hooks: isInternalEvent(event.type) ? [] : hooks[i] }));
-  const deliveries = await fanOutAll(trx, fannedOut, now);
-  // The count lets the webhook worker sleep through events no endpoint wants (most, often all).
+  eventsRecorded(ids, await fanOutAll(trx, fannedOut, now));
+}
+
+/**
+ * The in-process nudges of events written (ids) with their deliveries' counts (by event): the count
+ * lets the webhook worker sleep through events no endpoint wants (most, often all).
+ */
+export function eventsRecorded(ids: number[], deliveries: number[]): void {
   for (const [i, id] of ids.entries()) outboxSignal.emit('recorded', id, deliveries[i]);
 }

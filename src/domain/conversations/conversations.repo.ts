@@ -529,3 +529,52 @@ export async function storeIncomingBatch(
   }
   return { eventIds, hooks };
 }
+
+/** A batch of sends' messages for {@link storeSends}, one element per message in every array. */
+export interface SendsRows {
+  messages: Pick<
+    MessageRow,
+    | 'lead_id'
+    | 'account_id'
+    | 'source_id'
+    | 'integration_id'
+    | 'external_id'
+    | 'text'
+    | 'url'
+    | 'attachments'
+    | 'user_id'
+    | 'custom_id'
+    | 'created_at'
+  >[];
+  /** Each message's `message.outgoing` payload text around its id: `head + id + tail`. */
+  payloads: { head: string; tail: string }[];
+  /** The send keys released with the messages. */
+  keys: { leadId: number; customId: string }[];
+  /** API versions whose webhooks do not receive `message.outgoing` (events/event-versions.ts). */
+  noOutgoing: string[];
+}
+
+/**
+ * PostgreSQL: a batch of sends stored by one statement outside any transaction (migration
+ * 0076-send-batch: the leads locked in id order, the messages, the leads' fields, the events,
+ * their deliveries, the keys released). Answers each message's id, its event's id and how many
+ * deliveries the event got, in order; or nothing, having written nothing, when a delivery report
+ * is held for one of the messages. Fails, having written nothing, when a lead does not exist.
+ */
+export async function storeSends(
+  db: Executor,
+  rows: SendsRows,
+  now: number,
+): Promise<{ messageId: number; eventId: number; deliveries: number }[]> {
+  const { messages: m, payloads: e, keys: k } = rows;
+  const query = sql<{ message_id: number; event_id: number; deliveries: number }>`
+    select * from parley_store_sends(${now}::bigint, ${text(rows.noOutgoing)},
+      ${bigint(m.map((x) => x.lead_id))}, ${bigint(m.map((x) => x.account_id))}, ${bigint(m.map((x) => x.source_id))},
+      ${bigint(m.map((x) => x.integration_id))}, ${text(m.map((x) => x.external_id))}, ${text(m.map((x) => x.text))},
+      ${text(m.map((x) => x.url))}, ${text(m.map((x) => x.attachments))}, ${bigint(m.map((x) => x.user_id))},
+      ${text(m.map((x) => x.custom_id))}, ${bigint(m.map((x) => x.created_at))},
+      ${text(e.map((x) => x.head))}, ${text(e.map((x) => x.tail))},
+      ${bigint(k.map((x) => x.leadId))}, ${text(k.map((x) => x.customId))})`.compile(db);
+  const answered = await executeNamed(db, query);
+  return answered.map((r) => ({ messageId: r.message_id, eventId: r.event_id, deliveries: r.deliveries }));
+}

@@ -17,8 +17,9 @@ import { presentHistoryMessage, replySnapshot, type HistoryMessage } from './his
 import { afterIncoming, afterOutgoing, joinsLatestLead } from './lead-lifecycle.js';
 import { applyHeldStatuses, recordStatusEvent } from '../messaging/delivery-status.service.js';
 import { lockLead } from '../messaging/messaging.repo.js';
+import { releaseSendKey } from '../messaging/send-keys.repo.js';
 import { ingestBatchIn, type IngestUnit } from './ingest-batch.js';
-import { outgoingBatchIn, outgoingEvent, type OutgoingUnit } from './outgoing-batch.js';
+import { outgoingBatchIn, outgoingEvent, storeSendsAtOnce, type OutgoingUnit } from './outgoing-batch.js';
 import {
   incomingMessageValues,
   movedExpiry,
@@ -331,9 +332,10 @@ export class IngestService {
   }
 
   /**
-   * Stores the messages a channel accepted for a lead (a send), committed when it returns, with
-   * the unit's `inTransaction` in the same transaction. PostgreSQL: the sends of a moment share a
-   * batch transaction (outgoing-batch.ts; docs/performance.md, issue 19 twelfth pass).
+   * Stores the messages a channel accepted for a lead (a send), committed when it returns, its
+   * send key (`customId`) released with them. PostgreSQL: the sends of a moment share a batch,
+   * one statement (outgoing-batch.ts; docs/performance.md, issue 19 twelfth and twenty-seventh
+   * passes).
    */
   async storeOutgoing(unit: OutgoingUnit): Promise<HistoryMessage[]> {
     return this.outgoing ? this.outgoing.run(unit) : this.storeOutgoingAlone(unit);
@@ -357,21 +359,26 @@ export class IngestService {
     const out: HistoryMessage[][] = [];
     for (const unit of units) {
       out.push(await one(trx, unit));
-      await unit.inTransaction?.(trx);
+      if (unit.customId !== undefined) await releaseSendKey(trx, unit.leadId, unit.customId);
     }
     return out;
   }
 
   /**
-   * PostgreSQL: a batch of sends in one transaction. When it fails (one send's own error, a
-   * deadlock, a stale statement after an upgrade), nothing of it is stored and each send is
-   * stored on its own, one after another in the batch's order: one send's failure is its own.
+   * PostgreSQL: a batch of sends in one statement (`storeSendsAtOnce`), or else in one
+   * transaction (`outgoingBatchIn`). When it fails (one send's own error, a deadlock, a stale
+   * statement after an upgrade), nothing of it is stored and each send is stored on its own, one
+   * after another in the batch's order: one send's failure is its own.
    */
   private async outgoingBatch(batch: LaneBatch<OutgoingUnit>): Promise<Outcome<HistoryMessage[]>[]> {
     try {
-      // The sends are taken once the begin is back, as an ingest batch takes its messages: those
-      // queued during its round trip join this batch instead of waiting for the next.
-      const results = await keyedTransaction(this.deps.db.kysely, (trx) => this.recordOutgoingBatch(trx, batch.take()));
+      // The sends are taken once the connection is had, as an ingest batch takes its messages
+      // after its begin: those queued meanwhile join this batch instead of waiting for the next.
+      const results = await this.deps.db.kysely.connection().execute(async (conn) => {
+        const units = batch.take();
+        const atOnce = await storeSendsAtOnce(conn, units, this.deps.clock.now());
+        return atOnce ?? (await keyedTransaction(conn, (trx) => this.recordOutgoingBatch(trx, units)));
+      });
       return results.map((value) => ({ ok: true, value }));
     } catch (err) {
       const units = batch.take();

@@ -1,9 +1,11 @@
 import type { Executor } from '../../db/database.js';
 import type { IntegrationRow, LeadRow, MessageRow, SourceRow } from '../../db/schema.js';
-import { eventsInserted, eventPayloadText, type NewEvent } from '../../events/outbox.js';
+import { EVENT_VERSION_TRAITS } from '../../events/event-versions.js';
+import { eventsInserted, eventPayloadText, eventsRecorded, type NewEvent } from '../../events/outbox.js';
 import * as repo from './conversations.repo.js';
 import { outgoingMessageValues } from './conversation-rows.js';
 import { presentHistoryMessage, type HistoryMessage } from './history-message.js';
+import { releaseSendKey } from '../messaging/send-keys.repo.js';
 import { afterOutgoing } from './lead-lifecycle.js';
 import { leadUpdate } from './ingest-batch.js';
 import type { OutgoingRecord } from './ingest.service.js';
@@ -15,8 +17,11 @@ export interface OutgoingUnit {
   leadId: number;
   userId: number | null;
   records: OutgoingRecord[];
-  /** Runs in the same transaction once the messages are stored (the release of the send's key). */
-  inTransaction?: (trx: Executor) => Promise<void>;
+  /**
+   * The `customId` of the send: its key (messaging/send-keys.repo.ts) is released as the messages
+   * are stored, atomically with them.
+   */
+  customId?: string;
 }
 
 /** `message.outgoing` for a stored message. */
@@ -48,7 +53,7 @@ const heldKey = (integrationId: number, externalId: string) => `${integrationId}
  * 3. Every other send goes through `one` after them, in this transaction and in batch order: it
  *    reads its lead as the batch left it.
  *
- * Then each send's `inTransaction`, in batch order. The outcome is that of storing the sends one
+ * Then each send's key is released, in batch order. The outcome is that of storing the sends one
  * after another, those of step 3 last. Any error fails the whole transaction; the caller then
  * stores each send on its own. Two send batches lock their common leads in the same order; an
  * ingest batch updating two of a send batch's leads at once may still meet it in a deadlock, which
@@ -123,6 +128,58 @@ export async function outgoingBatchIn(
     await eventsInserted(trx, events, eventIds, hooks, now);
   }
   for (const index of long) results[index] = await one(trx, units[index]);
-  for (const unit of units) await unit.inTransaction?.(trx);
+  for (const unit of units) if (unit.customId !== undefined) await releaseSendKey(trx, unit.leadId, unit.customId);
   return results as HistoryMessage[][];
+}
+
+/** API versions whose webhooks do not receive `message.outgoing` (events/event-versions.ts). */
+const NO_OUTGOING = Object.entries(EVENT_VERSION_TRAITS).flatMap(([version, traits]) => (traits.outgoingMessage ? [] : [version]));
+
+/** Where a `message.outgoing` payload's message id goes: the message's first key, its value empty. */
+const ID_MARK = '"message":{"messageId":"';
+
+/**
+ * PostgreSQL: a batch of sends stored by one statement outside any transaction
+ * (`repo.storeSends`, migration 0076-send-batch; docs/performance.md, issue 19 twenty-seventh
+ * pass): one round trip where `outgoingBatchIn` in a transaction takes four. The statement stores
+ * what `outgoingBatchIn` stores for a send quoting no message, and releases the sends' keys.
+ * Answers undefined, having stored nothing, when a send quotes a message (its snapshot needs the
+ * quoted message's profile) or a delivery report is held for one of the messages: the caller then
+ * stores the batch with `outgoingBatchIn`, which applies the report. Fails, having stored nothing,
+ * when a lead does not exist.
+ */
+export async function storeSendsAtOnce(db: Executor, units: OutgoingUnit[], now: number): Promise<HistoryMessage[][] | undefined> {
+  if (units.some((u) => u.records.some((r) => r.replyTo))) return undefined;
+  const rows: repo.SendsRows = { messages: [], payloads: [], keys: [], noOutgoing: NO_OUTGOING };
+  const histories: HistoryMessage[] = [];
+  const results = units.map(({ integration, source, leadId, userId, records, customId }) => {
+    if (customId !== undefined) rows.keys.push({ leadId, customId });
+    return records.map((record) => {
+      const values = outgoingMessageValues(integration, { leadId, sourceId: source.id, userId }, record, null);
+      const history = presentHistoryMessage(
+        { id: 0, ...values, delivery_status: null, delivery_error: null },
+        source,
+        integration,
+        undefined,
+      );
+      history.messageId = '';
+      // The payload's text with the id left out: the statement puts it in.
+      const text = eventPayloadText(outgoingEvent(integration, leadId, history, {}));
+      const at = text.indexOf(ID_MARK);
+      if (at < 0) throw new Error('a message.outgoing payload without its message id first');
+      rows.messages.push(values);
+      rows.payloads.push({ head: text.slice(0, at + ID_MARK.length), tail: text.slice(at + ID_MARK.length) });
+      histories.push(history);
+      return history;
+    });
+  });
+  const stored = await repo.storeSends(db, rows, now);
+  if (!stored.length) return undefined;
+  if (stored.length !== histories.length) throw new Error('a batch of sends was not stored whole');
+  for (const [i, { messageId }] of stored.entries()) histories[i].messageId = String(messageId);
+  eventsRecorded(
+    stored.map((s) => s.eventId),
+    stored.map((s) => s.deliveries),
+  );
+  return results;
 }

@@ -1,5 +1,4 @@
 import crypto from 'node:crypto';
-import type { Executor } from '../../db/database.js';
 import type { IntegrationRow, LeadRow, MessageRow, SourceRow } from '../../db/schema.js';
 import type { Attachment, OutgoingMessage, SendResult } from '../../channels/channel.js';
 import { integrationTypeInfo } from '../../channels/integration-types.js';
@@ -42,7 +41,6 @@ import { WriteFirst } from './write-first.js';
 import { PrivateReplyService } from './private-reply.js';
 import { latestIncoming } from './private-reply.repo.js';
 import { SendKeys } from './send-keys.js';
-import { releaseSendKey } from './send-keys.repo.js';
 
 export interface MessagingParts {
   accounts: AccountsService;
@@ -186,7 +184,7 @@ export class MessagingService {
           leadId: lead.id,
           userId,
           records,
-          ...(customId !== null ? { inTransaction: (trx: Executor) => releaseSendKey(trx, lead.id, customId) } : {}),
+          ...(customId !== null ? { customId } : {}),
         });
       } catch (err) {
         if (customId !== null) await this.sendKeys.release(lead.id, customId).catch(() => {});
