@@ -44,6 +44,46 @@ async function setup(type = 'widget'): Promise<{ integration: IntegrationRow; ac
   return { integration, accountId: owner.accountId };
 }
 
+/** An outgoing message a channel accepted at `at`, with the text `text of <externalId>`. */
+function record(externalId: string | null, at: number, over: Partial<OutgoingRecord> = {}): OutgoingRecord {
+  return { externalId, text: `text of ${externalId}`, attachments: [], replyTo: undefined, customId: null, at, ...over };
+}
+
+/**
+ * Three sends to the conversations `a` and `b` (whose leads' last messages are older than t0 + 5 s
+ * and newer than t0 - 0.5 s), with the customIds `keys`: three messages to `a` (a text with
+ * quotes, braces, a backslash and an emoji; an attachment; one older than the lead's last message),
+ * one to `b`, then a second send to `a` of two messages, one without a provider id.
+ */
+function threeSends(
+  a: Omit<OutgoingUnit, 'records'>,
+  b: Omit<OutgoingUnit, 'records'>,
+  t0: number,
+  keys: [string, string],
+): OutgoingUnit[] {
+  const [first, second] = keys;
+  return [
+    {
+      ...a,
+      customId: first,
+      records: [
+        record('out-1', t0 + 5_000, { text: 'part one with "quotes" {braces}, \\ and 😀', customId: first }),
+        record('out-2', t0 + 5_000, {
+          text: '',
+          url: 'https://example.com/f.pdf',
+          attachments: [{ type: 'doc' as const, url: 'https://example.com/f.pdf', text: 'f.pdf' }],
+          customId: first,
+        }),
+        // Older than the lead's last message: stored, but the last message stays.
+        record('out-3', t0 - 500),
+      ],
+    },
+    { ...b, customId: second, records: [record('out-4', t0 + 6_000, { customId: second })] },
+    // A second send to the first lead in the same batch: it follows the first.
+    { ...a, records: [record('out-5', t0 + 7_000), record(null, t0 + 7_000)] },
+  ];
+}
+
 async function statusOf(accountId: number, type: StatusType): Promise<number> {
   const row = await h.database.db.kysely
     .insertInto('statuses')
@@ -571,7 +611,7 @@ describe('message-fed lead fields', () => {
     if (DIALECT === 'postgres') expect(await count(2, incoming('someone-new'))).toBe(2);
   });
 
-  it('stores the messages of several sends in two statements on PostgreSQL (quoting sends after the others), as it stores them one by one', async () => {
+  it('stores the messages of several sends in a transaction in two statements on PostgreSQL besides their keys (quoting sends after the others), as it stores them one by one', async () => {
     const t0 = h.clock.now();
     // Two integrations with the same conversations; one stores the sends batched (PostgreSQL: the
     // leads locked with ids and held reports read, then one write for every message with its lead's
@@ -595,37 +635,10 @@ describe('message-fed lead fields', () => {
       }
       return opened;
     };
-    const record = (externalId: string, at: number, over: Partial<OutgoingRecord> = {}): OutgoingRecord => ({
-      externalId,
-      text: `text of ${externalId}`,
-      attachments: [],
-      replyTo: undefined,
-      customId: null,
-      at,
-      ...over,
-    });
     const sends = (c: Awaited<ReturnType<typeof conversations>>) => {
       const [a, b] = c.map(({ quoted, ...rest }) => ({ ...rest, userId: null }));
       return {
-        first: [
-          {
-            ...a,
-            records: [
-              record('out-1', t0 + 5_000, { text: 'part one with "quotes" {braces} and 😀', customId: 'c-1' }),
-              record('out-2', t0 + 5_000, {
-                text: '',
-                url: 'https://example.com/f.pdf',
-                attachments: [{ type: 'doc' as const, url: 'https://example.com/f.pdf', text: 'f.pdf' }],
-                customId: 'c-1',
-              }),
-              // Older than the lead's last message: stored, but the last message stays.
-              record('out-3', t0 + 500),
-            ],
-          },
-          { ...b, records: [record('out-4', t0 + 6_000)] },
-          // A second send to the first lead in the same batch: it follows the first.
-          { ...a, records: [record('out-5', t0 + 7_000)] },
-        ],
+        first: threeSends(a, b, t0, ['c-1', 'c-2']),
         second: [
           { ...b, records: [record('out-6', t0 + 8_000, { replyTo: c[1].quoted })] },
           { ...a, records: [record('out-7', t0 + 9_000)] },
@@ -641,7 +654,8 @@ describe('message-fed lead fields', () => {
       .transaction()
       .execute((trx) => ingest.recordOutgoingBatch(trx, sends(batched).first));
     // Begin and commit are not counted; SQLite: each send's lead read, then its messages' statements.
-    if (DIALECT === 'postgres') expect(statements()).toBe(2);
+    // PostgreSQL: two, and one for each send key released (the first two sends').
+    if (DIALECT === 'postgres') expect(statements()).toBe(2 + 2);
     const second = await db()
       .transaction()
       .execute((trx) => ingest.recordOutgoingBatch(trx, sends(batched).second));
@@ -812,36 +826,8 @@ describe('message-fed lead fields', () => {
             .insertInto('send_keys')
             .values({ lead_id: u.leadId, custom_id: `key-${i}`, claimed_until: t0 + 60_000, created_at: t0 })
             .execute();
-        const record = (externalId: string, at: number, over: Partial<OutgoingRecord> = {}): OutgoingRecord => ({
-          externalId,
-          text: `text of ${externalId}`,
-          attachments: [],
-          replyTo: undefined,
-          customId: null,
-          at,
-          ...over,
-        });
         const [a, b] = units;
-        const batch: OutgoingUnit[] = [
-          {
-            ...a,
-            customId: 'key-0',
-            records: [
-              record('out-1', t0 + 5_000, { text: 'part one with "quotes", \\ and 😀', customId: 'key-0' }),
-              record('out-2', t0 + 5_000, {
-                text: '',
-                url: 'https://example.com/f.pdf',
-                attachments: [{ type: 'doc' as const, url: 'https://example.com/f.pdf', text: 'f.pdf' }],
-                customId: 'key-0',
-              }),
-              // Older than the lead's last message: stored, but the last message stays.
-              record('out-3', t0 - 500),
-            ],
-          },
-          { ...b, customId: 'key-1', records: [record('out-4', t0 + 6_000, { customId: 'key-1' })] },
-          // A second send to the first lead in the same batch: it follows the first.
-          { ...a, records: [record('out-5', t0 + 7_000), record(null as unknown as string, t0 + 7_000)] },
-        ];
+        const batch = threeSends(a, b, t0, ['key-0', 'key-1']);
         return { integration, accountId, hooks, batch };
       };
       const once = await account();

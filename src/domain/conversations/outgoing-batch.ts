@@ -43,7 +43,9 @@ const heldKey = (integrationId: number, externalId: string) => `${integrationId}
 
 /**
  * PostgreSQL: the messages of several sends stored in the caller's transaction, in two statements
- * besides its begin and commit whatever their number (docs/performance.md, issue 19 twelfth pass):
+ * besides its begin and commit whatever their number, and one per send key released
+ * (docs/performance.md, issue 19 twelfth pass). A batch goes this way when `storeSendsAtOnce`
+ * cannot store it:
  *
  * 1. The sends' leads are locked in id order, with ids taken for every message and the delivery
  *    reports already held for their provider ids looked up (delivery-status.service.ts).
