@@ -26,7 +26,10 @@ export function messageIdOf(eventId: number): string {
   return `msg_${eventId}`;
 }
 
-/** Whether a webhook registered through `apiVersion` with filter `events` receives `type`. */
+/**
+ * Whether a webhook registered through `apiVersion` with filter `events` receives `type`. A send
+ * batch's statement applies the same rule to `message.outgoing` in SQL (migration 0076-send-batch).
+ */
 export function webhookWants(apiVersion: string, events: string | null, type: string): boolean {
   if (type === 'message.outgoing' && !eventTraitsOf(apiVersion).outgoingMessage) return false;
   if (events === null) return !OPT_IN_EVENT_TYPES.has(type);

@@ -6,8 +6,8 @@ import type { ParleyMigration } from './helpers.js';
  * without a transaction around it (src/domain/conversations/outgoing-batch.ts `storeSendsAtOnce`;
  * docs/performance.md, issue 19 twenty-seventh pass). A batch in a transaction took four round
  * trips (the begin, the leads' lock, the store, the commit), and what a batch cost whatever its
- * size bound two processes, which make batches half as large. In order, in the function's one
- * statement (atomic as any statement is):
+ * size bound two processes, which make batches half as large. In order, within the one call
+ * (atomic as any statement is):
  * 1. the leads are locked in id order; a lead that does not exist fails the call;
  * 2. when a delivery report is held for one of the messages' provider ids, nothing is written and
  *    no row is answered: the caller stores the batch the longer way, which applies the report;
