@@ -5,6 +5,7 @@ import pg from 'pg';
 import { DELIVERIES_CHANNEL, OUTBOX_CHANNEL, outboxSignal, recordEvent } from '../src/events/outbox.js';
 import { OutboxNotifier } from '../src/events/outbox-notifier.js';
 import { createTestDatabase, DIALECT, type TestDatabase } from './helpers/database.js';
+import { statementCounter } from './helpers/statements.js';
 
 const quiet = { info() {}, warn() {}, error() {}, debug() {} };
 let t: TestDatabase;
@@ -73,15 +74,8 @@ describe('outbox wake-ups', () => {
       await listener.query(`LISTEN ${OUTBOX_CHANNEL}; LISTEN ${DELIVERIES_CHANNEL}`);
       // The notifier's statements whose answer is back: it sets its next timer only then, which may
       // be after the listener heard its NOTIFY.
-      let answered = 0;
-      const counted: KyselyPlugin = {
-        transformQuery: (args) => args.node,
-        transformResult: async (args) => {
-          answered++;
-          return args.result;
-        },
-      };
-      const notifier = new OutboxNotifier(t.db.kysely.withPlugin(counted), quiet);
+      const { counter, statements: answered } = statementCounter();
+      const notifier = new OutboxNotifier(t.db.kysely.withPlugin(counter), quiet);
       try {
         const notifies = async () => {
           const { rows } = await sql<{
@@ -100,7 +94,7 @@ describe('outbox wake-ups', () => {
         const tick = () => new Promise<void>((r) => setImmediate(r));
         // 5 ms after the burst began: one NOTIFY for all twenty.
         vi.advanceTimersByTime(5);
-        await waitFor(() => heard.length === 1 && answered === 1, tick);
+        await waitFor(() => heard.length === 1 && answered() === 1, tick);
         await tick();
         // And one more 25 ms later, for transactions that had not committed by the first.
         vi.advanceTimersByTime(25);
