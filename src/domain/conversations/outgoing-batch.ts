@@ -153,7 +153,6 @@ const ID_MARK = '"message":{"messageId":"';
 export async function storeSendsAtOnce(db: Executor, units: OutgoingUnit[], now: number): Promise<HistoryMessage[][] | undefined> {
   if (units.some((u) => u.records.some((r) => r.replyTo))) return undefined;
   const rows: repo.SendsRows = { messages: [], payloads: [], keys: [], noOutgoing: NO_OUTGOING };
-  const histories: HistoryMessage[] = [];
   const results = units.map(({ integration, source, leadId, userId, records, customId }) => {
     if (customId !== undefined) rows.keys.push({ leadId, customId });
     return records.map((record) => {
@@ -171,12 +170,12 @@ export async function storeSendsAtOnce(db: Executor, units: OutgoingUnit[], now:
       if (at < 0) throw new Error('a message.outgoing payload without its message id first');
       rows.messages.push(values);
       rows.payloads.push({ head: text.slice(0, at + ID_MARK.length), tail: text.slice(at + ID_MARK.length) });
-      histories.push(history);
       return history;
     });
   });
   const stored = await repo.storeSends(db, rows, now);
   if (!stored.length) return undefined;
+  const histories = results.flat();
   if (stored.length !== histories.length) throw new Error('a batch of sends was not stored whole');
   for (const [i, { messageId }] of stored.entries()) histories[i].messageId = String(messageId);
   eventsRecorded(
