@@ -709,7 +709,7 @@ describe('message-fed lead fields', () => {
     }
     const send = (c: OutgoingUnit, externalId: string): OutgoingUnit => ({
       ...c,
-      records: [{ externalId, text: externalId, attachments: [], replyTo: undefined, customId: null, at: h.clock.now() }],
+      records: [record(externalId, h.clock.now(), { text: externalId })],
     });
     const { counter, statements } = statementCounter();
     const { db: database } = h.services.deps;
@@ -750,7 +750,7 @@ describe('message-fed lead fields', () => {
       }
       const send = (c: OutgoingUnit, externalId: string): OutgoingUnit => ({
         ...c,
-        records: [{ externalId, text: externalId, attachments: [], replyTo: undefined, customId: null, at: h.clock.now() }],
+        records: [record(externalId, h.clock.now(), { text: externalId })],
       });
       // One connection, held here: the first send's batch starts and waits for it.
       const one = await openDatabase({ databaseUrl: h.database.url, dataDir: h.dataDir, poolSize: 1 });
@@ -900,7 +900,7 @@ describe('message-fed lead fields', () => {
         source,
         leadId,
         userId: null,
-        records: [{ externalId, text: externalId, attachments: [], replyTo: undefined, customId: null, at: h.clock.now(), ...over }],
+        records: [record(externalId, h.clock.now(), { text: externalId, ...over })],
       });
       const outgoing = () =>
         db()
