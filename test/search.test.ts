@@ -338,6 +338,29 @@ if (DIALECT === 'postgres') {
       expect(found.map((r) => r.text)).toEqual(['Quince paste']);
     });
 
+    it("computes each inserted message's words once", async () => {
+      // Function calls are counted only with track_functions = 'all' (a superuser's setting, as the
+      // tests' role is): the transaction's own counts, then rolled back.
+      const calls = await db()
+        .connection()
+        .execute(async (conn) => {
+          await sql`begin`.execute(conn);
+          try {
+            await sql`set local track_functions = 'all'`.execute(conn);
+            await sql`insert into messages (account_id, lead_id, source_id, integration_id, incoming, text, created_at)
+              select account_id, lead_id, source_id, integration_id, 1, t, created_at
+              from messages, unnest(array['Apple pie', '', 'Pear tart']) as t
+              where id = ${first.messageId}`.execute(conn);
+            const counted = await sql<{ calls: string }>`select calls from pg_stat_xact_user_functions
+              where funcid = 'parley_search_text'::regproc`.execute(conn);
+            return Number(counted.rows[0]?.calls ?? 0);
+          } finally {
+            await sql`rollback`.execute(conn);
+          }
+        });
+      expect(calls).toBe(3);
+    });
+
     it('rewrites a copy when its text changes and only then, and drops it with its message and its lead', async () => {
       const version = async () =>
         (await sql<{ xmin: string }>`select xmin::text as xmin from message_words where message_id = ${first.messageId}`.execute(db()))

@@ -37,6 +37,7 @@ import { hotPathKeys } from './migrations/0073-hot-path-keys.js';
 import { integrationChangeNotify } from './migrations/0074-integration-change-notify.js';
 import { widgetVisitorChangeNotify } from './migrations/0075-widget-visitor-change-notify.js';
 import { sendBatch } from './migrations/0076-send-batch.js';
+import { messageWordsOnce } from './migrations/0077-message-words-once.js';
 import { sharedCoordination } from './migrations/0040-shared-coordination.js';
 import { fileChunks } from './migrations/0041-file-chunks.js';
 import { retention } from './migrations/0042-retention.js';
@@ -83,6 +84,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0074-integration-change-notify': integrationChangeNotify,
   '0075-widget-visitor-change-notify': widgetVisitorChangeNotify,
   '0076-send-batch': sendBatch,
+  '0077-message-words-once': messageWordsOnce,
   '0040-shared-coordination': sharedCoordination,
   '0041-file-chunks': fileChunks,
   '0042-retention': retention,
