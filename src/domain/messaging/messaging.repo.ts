@@ -35,11 +35,16 @@ export interface SendTarget {
   plan: string;
 }
 
-/** PostgreSQL: the send targets of several leads of any accounts, by lead id (see `sendTargetById`). */
+/**
+ * PostgreSQL: the send targets of several leads of any accounts, by lead id (see `sendTargetById`).
+ * The rows travel as `json`, written out as text from the rows, not as `jsonb`, which PostgreSQL
+ * builds in its binary form and then writes out: ~40% of the statement's time on 18 leads
+ * (docs/performance.md, issue 19 twenty-eighth pass).
+ */
 async function sendTargetsByIds(db: Executor, ids: number[]): Promise<Array<SendTarget & { id: number; lead: LeadRow }>> {
-  const query = sql<SendTarget & { id: number; lead: LeadRow }>`select l.id, to_jsonb(l) as lead, to_jsonb(i) as integration,
-      coalesce((select jsonb_agg(to_jsonb(s) order by s.id) from sources s where s.account_id = l.account_id
-        and s.customer_id = l.customer_id and s.integration_id = l.integration_id), '[]'::jsonb) as sources,
+  const query = sql<SendTarget & { id: number; lead: LeadRow }>`select l.id, row_to_json(l) as lead, row_to_json(i) as integration,
+      coalesce((select json_agg(s order by s.id) from sources s where s.account_id = l.account_id
+        and s.customer_id = l.customer_id and s.integration_id = l.integration_id), '[]'::json) as sources,
       (select a.plan from accounts a where a.id = l.account_id) as plan
     from leads l left join integrations i on i.id = l.integration_id and i.account_id = l.account_id
     where l.id = any(${ids}::bigint[])`.compile(db);
