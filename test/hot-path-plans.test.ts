@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { createTestDatabase, DIALECT, type TestDatabase } from './helpers/database.js';
 import { lockConversations, storeIncomingBatch } from '../src/domain/conversations/conversations.repo.js';
-import { INGEST_LOCK_SENDERS, INGEST_READ_CONVERSATIONS } from '../src/db/migrations/0072-ingest-conversations.js';
+import { INGEST_LOCK_SENDERS } from '../src/db/migrations/0072-ingest-conversations.js';
+import { INGEST_READ_CONVERSATIONS } from '../src/db/migrations/0078-ingest-rows-as-json.js';
 import { keyedTransaction } from '../src/db/database.js';
 import { genericPlan, planNodes, recordedTexts } from './helpers/statements.js';
 

@@ -10,9 +10,9 @@ import { INGEST_LANE_LOCK, IngestService, type OutgoingRecord } from '../src/dom
 import type { HistoryMessage } from '../src/domain/conversations/history-message.js';
 import { storeSendsAtOnce, type OutgoingUnit } from '../src/domain/conversations/outgoing-batch.js';
 import { DIALECT } from './helpers/database.js';
-import { openDatabase, schemaLockKey } from '../src/db/database.js';
+import { keyedTransaction, openDatabase, schemaLockKey } from '../src/db/database.js';
 import { statementCounter, transactionWatch } from './helpers/statements.js';
-import { insertInboxLead } from '../src/domain/conversations/conversations.repo.js';
+import { insertInboxLead, lockConversations } from '../src/domain/conversations/conversations.repo.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -322,6 +322,36 @@ describe('ingest', () => {
       );
       return { pipeline, seen: watched.seen };
     }
+
+    it("reads a known sender's profile, channel and lead as the tables' rows, every column with its value and type", async () => {
+      // The rows travel as json (migration 0078), then parsed: they must equal the rows read as rows.
+      const { integration } = await setup();
+      const first = await h.services.ingest.ingest(integration, incoming('rows-as-json', { text: 'Tab\t"quoted" \\ ünïcödé 🍐' }));
+      const db = h.services.deps.db.kysely;
+      await db
+        .updateTable('leads')
+        .set({ amount: Number.MAX_SAFE_INTEGER, details: '{"note":"line\\nbreak"}' })
+        .where('id', '=', first.leadId)
+        .execute();
+      const [read] = await keyedTransaction(db, (trx) =>
+        lockConversations(trx, {
+          integrationIds: [integration.id],
+          socialIds: ['rows-as-json'],
+          externalIds: ['not-stored-yet'],
+          channelTypes: ['message'],
+          channelIds: ['chat-rows-as-json'],
+        }),
+      );
+      expect(read.profile).toEqual(
+        await db.selectFrom('profiles').selectAll().where('integration_id', '=', integration.id).executeTakeFirst(),
+      );
+      expect(read.state.source).toEqual(
+        await db.selectFrom('sources').selectAll().where('integration_id', '=', integration.id).executeTakeFirst(),
+      );
+      expect(read.state.lead).toEqual(await db.selectFrom('leads').selectAll().where('id', '=', first.leadId).executeTakeFirst());
+      expect(read.state.lead?.amount).toBe(Number.MAX_SAFE_INTEGER);
+      expect(read.state.duplicate).toBeUndefined();
+    });
 
     it('reads a batch sender’s conversation once it holds the sender: a lead made meanwhile by the holder takes the message', async () => {
       // The batch locks its senders and reads their conversations in one call (migration 0072):

@@ -38,6 +38,7 @@ import { integrationChangeNotify } from './migrations/0074-integration-change-no
 import { widgetVisitorChangeNotify } from './migrations/0075-widget-visitor-change-notify.js';
 import { sendBatch } from './migrations/0076-send-batch.js';
 import { messageWordsOnce } from './migrations/0077-message-words-once.js';
+import { ingestRowsAsJson } from './migrations/0078-ingest-rows-as-json.js';
 import { sharedCoordination } from './migrations/0040-shared-coordination.js';
 import { fileChunks } from './migrations/0041-file-chunks.js';
 import { retention } from './migrations/0042-retention.js';
@@ -85,6 +86,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0075-widget-visitor-change-notify': widgetVisitorChangeNotify,
   '0076-send-batch': sendBatch,
   '0077-message-words-once': messageWordsOnce,
+  '0078-ingest-rows-as-json': ingestRowsAsJson,
   '0040-shared-coordination': sharedCoordination,
   '0041-file-chunks': fileChunks,
   '0042-retention': retention,

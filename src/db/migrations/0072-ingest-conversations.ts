@@ -45,12 +45,13 @@ export const INGEST_READ_CONVERSATIONS = `select k.ord::int as ord, to_jsonb(p) 
     order by leads.id desc limit 1) l on true
   order by k.ord`;
 
-export const ingestConversations: ParleyMigration = {
-  async up(db, kit) {
-    if (kit.dialect !== 'postgres') return;
-    await sql
-      .raw(`create or replace function parley_ingest_conversations(bigint[], text[], text[], text[], text[])
-      returns table (ord int, profile jsonb, duplicate_id bigint, duplicate_lead_id bigint, source jsonb, lead jsonb,
+/**
+ * The statement creating `parley_ingest_conversations` with `read` as its reading statement, whose
+ * profile, source and lead columns are of `rowType` (migration 0078 makes them json).
+ */
+export function ingestConversationsFunction(read: string, rowType: 'jsonb' | 'json'): string {
+  return `create or replace function parley_ingest_conversations(bigint[], text[], text[], text[], text[])
+      returns table (ord int, profile ${rowType}, duplicate_id bigint, duplicate_lead_id bigint, source ${rowType}, lead ${rowType},
         message_id bigint, customer_id bigint, profile_id bigint, lead_id bigint, source_id bigint)
       language plpgsql volatile as $fn$
       #variable_conflict use_column
@@ -58,8 +59,13 @@ export const ingestConversations: ParleyMigration = {
         -- The senders' profiles locked in key order, as every batch locks them.
         perform ${INGEST_LOCK_SENDERS.replace(/^select /, '')};
         -- A statement of its own: its snapshot is taken once the locks are held.
-        return query ${INGEST_READ_CONVERSATIONS};
-      end $fn$`)
-      .execute(db);
+        return query ${read};
+      end $fn$`;
+}
+
+export const ingestConversations: ParleyMigration = {
+  async up(db, kit) {
+    if (kit.dialect !== 'postgres') return;
+    await sql.raw(ingestConversationsFunction(INGEST_READ_CONVERSATIONS, 'jsonb')).execute(db);
   },
 };
