@@ -308,7 +308,7 @@ export interface ConversationState {
  * lock in one order and cannot deadlock on each other; then, in a statement of its own whose
  * snapshot holds what the senders' earlier messages committed, reads each message's profile (none
  * for a sender seen first), redelivery check, channel and latest lead, with ids for the message
- * and for the customer, profile, lead and channel it would create (migration 0072,
+ * and for the customer, profile, lead and channel it would create (migrations 0072 and 0078,
  * `parley_ingest_conversations`). Every look-up is a lateral subquery per sender, so the plans are
  * index look-ups whatever the statistics they were made with (docs/operations.md: a plan made
  * while the tables were empty stays in use while autovacuum is off; a join would then read the

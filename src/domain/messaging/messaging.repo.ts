@@ -38,7 +38,7 @@ export interface SendTarget {
 /**
  * PostgreSQL: the send targets of several leads of any accounts, by lead id (see `sendTargetById`).
  * The rows travel as `json`, written out as text from the rows, not as `jsonb`, which PostgreSQL
- * builds in its binary form and then writes out: ~40% of the statement's time on 18 leads
+ * builds in its binary form and then writes out: about a third of the statement's time on 18 leads
  * (docs/performance.md, issue 19 twenty-eighth pass).
  */
 async function sendTargetsByIds(db: Executor, ids: number[]): Promise<Array<SendTarget & { id: number; lead: LeadRow }>> {
