@@ -338,27 +338,44 @@ if (DIALECT === 'postgres') {
       expect(found.map((r) => r.text)).toEqual(['Quince paste']);
     });
 
-    it("computes each inserted message's words once", async () => {
+    it("computes each inserted message's words once, with parley_search_text's expression written out", async () => {
+      // Texts whose words depend on every step of the expression: accents, case, punctuation, digits.
+      const texts = ['Apple pie', '', 'Crème Brûlée, ÆØÅ & straße', 'İSTANBUL Şişli', ' 42 x_y-z!? 3.14 ', 'emoji 🍎🍐 and\ta tab'];
       // Function calls are counted only with track_functions = 'all' (a superuser's setting, as the
       // tests' role is): the transaction's own counts, then rolled back.
-      const calls = await db()
+      const { calls, differing } = await db()
         .connection()
         .execute(async (conn) => {
           await sql`begin`.execute(conn);
           try {
             await sql`set local track_functions = 'all'`.execute(conn);
-            await sql`insert into messages (account_id, lead_id, source_id, integration_id, incoming, text, created_at)
-              select account_id, lead_id, source_id, integration_id, 1, t, created_at
-              from messages, unnest(array['Apple pie', '', 'Pear tart']) as t
-              where id = ${first.messageId}`.execute(conn);
-            const counted = await sql<{ calls: string }>`select calls from pg_stat_xact_user_functions
-              where funcid = 'parley_search_text'::regproc`.execute(conn);
-            return Number(counted.rows[0]?.calls ?? 0);
+            const inserted = await sql<{ id: string }>`with n as (
+                insert into messages (account_id, lead_id, source_id, integration_id, incoming, text, created_at)
+                select account_id, lead_id, source_id, integration_id, 1, t, created_at
+                from messages, unnest(${texts}::text[]) as t
+                where id = ${first.messageId}
+                returning id)
+              select id from n`.execute(conn);
+            const counted = await sql<{ name: string; calls: string }>`select funcid::regproc::text as name, calls
+              from pg_stat_xact_user_functions
+              where funcid in ('parley_search_text'::regproc, 'public.unaccent(regdictionary, text)'::regprocedure)`.execute(conn);
+            // Copies that differ from the function's words, or exist for a message without words.
+            const stale = await sql<{ id: string }>`select m.id from messages m
+              left join message_words w on w.integration_id = m.integration_id and w.message_id = m.id
+              where m.id = any(${inserted.rows.map((r) => r.id)}::bigint[]) and case
+                when to_tsvector('simple'::regconfig, parley_search_text(m.text)) = ''::tsvector then w.message_id is not null
+                else w.search_tsv is distinct from to_tsvector('simple'::regconfig, parley_search_text(m.text)) end`.execute(conn);
+            return {
+              calls: Object.fromEntries(counted.rows.map((r) => [r.name, Number(r.calls)])),
+              differing: stale.rows.length + texts.length - inserted.rows.length,
+            };
           } finally {
             await sql`rollback`.execute(conn);
           }
         });
-      expect(calls).toBe(3);
+      // One unaccent per message (two without migration 0077), none through the function (0079).
+      expect(calls).toEqual({ 'public.unaccent': texts.length });
+      expect(differing).toBe(0);
     });
 
     it('rewrites a copy when its text changes and only then, and drops it with its message and its lead', async () => {

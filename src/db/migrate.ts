@@ -39,6 +39,7 @@ import { widgetVisitorChangeNotify } from './migrations/0075-widget-visitor-chan
 import { sendBatch } from './migrations/0076-send-batch.js';
 import { messageWordsOnce } from './migrations/0077-message-words-once.js';
 import { ingestRowsAsJson } from './migrations/0078-ingest-rows-as-json.js';
+import { messageWordsInline } from './migrations/0079-message-words-inline.js';
 import { sharedCoordination } from './migrations/0040-shared-coordination.js';
 import { fileChunks } from './migrations/0041-file-chunks.js';
 import { retention } from './migrations/0042-retention.js';
@@ -87,6 +88,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0076-send-batch': sendBatch,
   '0077-message-words-once': messageWordsOnce,
   '0078-ingest-rows-as-json': ingestRowsAsJson,
+  '0079-message-words-inline': messageWordsInline,
   '0040-shared-coordination': sharedCoordination,
   '0041-file-chunks': fileChunks,
   '0042-retention': retention,

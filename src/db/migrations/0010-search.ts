@@ -2,6 +2,14 @@ import { sql } from 'kysely';
 import type { ParleyMigration } from './helpers.js';
 
 /**
+ * PostgreSQL: the search text of the text expression `text` (unaccented, lower case, runs of
+ * letters and digits): the body of `parley_search_text`, which migration 0079 also writes out
+ * where a statement computes many messages' words at once.
+ */
+export const searchTextSql = (text: string): string =>
+  `lower(regexp_replace(public.unaccent('public.unaccent'::regdictionary, coalesce(${text}, '')), '[^[:alnum:]]+', ' ', 'g'))`;
+
+/**
  * Full-text indexes of message texts and customers, maintained by the database in the transaction
  * that writes the row (triggers on SQLite, generated columns on PostgreSQL): a message is
  * searchable as soon as the send or ingest that stored it has answered.
@@ -47,9 +55,7 @@ export const search: ParleyMigration = {
     // this wrapper safe for generated columns and indexes.
     await sql`create or replace function parley_search_text(t text) returns text
       language sql immutable parallel safe as
-      $$ select lower(regexp_replace(public.unaccent('public.unaccent'::regdictionary, coalesce(t, '')), '[^[:alnum:]]+', ' ', 'g')) $$`.execute(
-      db,
-    );
+      $$ select ${sql.raw(searchTextSql('t'))} $$`.execute(db);
     await sql`create or replace function parley_digits(t text) returns text
       language sql immutable parallel safe as $$ select regexp_replace(coalesce(t, ''), '[^0-9]', '', 'g') $$`.execute(db);
     await sql`alter table messages add column search_tsv tsvector

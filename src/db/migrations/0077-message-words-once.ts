@@ -14,14 +14,21 @@ import type { ParleyMigration } from './helpers.js';
 export const messageWordsOnce: ParleyMigration = {
   async up(db, kit) {
     if (kit.dialect !== 'postgres') return;
-    await sql`create or replace function parley_message_words_inserted() returns trigger language plpgsql as $$
+    await sql.raw(messageWordsInsertedFunction('parley_search_text(n.text)')).execute(db);
+  },
+};
+
+/**
+ * The statement (re)creating the insert trigger's function, `searchText` being the search text of
+ * an inserted row `n`'s text (migration 0079 writes it out instead of calling the function).
+ */
+export const messageWordsInsertedFunction = (searchText: string): string =>
+  `create or replace function parley_message_words_inserted() returns trigger language plpgsql as $$
       begin
         with w as materialized (
-          select n.integration_id, n.id, to_tsvector('simple'::regconfig, parley_search_text(n.text)) as search_tsv from new_rows n
+          select n.integration_id, n.id, to_tsvector('simple'::regconfig, ${searchText}) as search_tsv from new_rows n
         )
         insert into message_words (integration_id, message_id, search_tsv)
           select w.integration_id, w.id, w.search_tsv from w where w.search_tsv <> ''::tsvector;
         return null;
-      end $$`.execute(db);
-  },
-};
+      end $$`;
