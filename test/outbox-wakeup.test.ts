@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql, type KyselyPlugin } from 'kysely';
 import { onOutbox } from '../src/events/wakeup.js';
 import pg from 'pg';
-import { DELIVERIES_CHANNEL, OUTBOX_CHANNEL, outboxSignal, recordEvent } from '../src/events/outbox.js';
+import { DELIVERIES_CHANNEL, eventsRecorded, OUTBOX_CHANNEL, outboxSignal, recordEvent } from '../src/events/outbox.js';
 import { OutboxNotifier } from '../src/events/outbox-notifier.js';
 import { createTestDatabase, DIALECT, type TestDatabase } from './helpers/database.js';
 import { statementCounter } from './helpers/statements.js';
@@ -55,6 +55,33 @@ describe('outbox wake-ups', () => {
       expect(wakes).toEqual({ followUp: 1, once: 1 });
       vi.advanceTimersByTime(25);
       expect(wakes).toEqual({ followUp: 2, once: 1 });
+    } finally {
+      for (const stop of stops) await stop();
+      vi.useRealTimers();
+    }
+  });
+
+  it('wakes each reader once for events recorded together, and the webhook worker only when one of them made deliveries', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const wakes = { readers: 0, deliveries: 0 };
+    const stops = [
+      onOutbox(() => wakes.readers++, { log: quiet }),
+      onOutbox(() => wakes.deliveries++, { log: quiet, deliveriesOnly: true, followUp: false }),
+    ];
+    try {
+      // A batch of three events without deliveries: one wake, and one follow-up for the lot.
+      eventsRecorded([7, 8, 9], [0, 0, 0]);
+      expect(wakes).toEqual({ readers: 1, deliveries: 0 });
+      vi.advanceTimersByTime(25);
+      expect(wakes).toEqual({ readers: 2, deliveries: 0 });
+      // One of them made deliveries: the webhook worker wakes, once.
+      eventsRecorded([10, 11, 12], [0, 2, 0]);
+      expect(wakes).toEqual({ readers: 3, deliveries: 1 });
+      vi.advanceTimersByTime(25);
+      expect(wakes).toEqual({ readers: 4, deliveries: 1 });
+      eventsRecorded([], []);
+      vi.advanceTimersByTime(25);
+      expect(wakes).toEqual({ readers: 4, deliveries: 1 });
     } finally {
       for (const stop of stops) await stop();
       vi.useRealTimers();

@@ -136,9 +136,18 @@ export async function eventsInserted(
 }
 
 /**
- * The in-process nudges of events written (ids) with their deliveries' counts (by event): the count
- * lets the webhook worker sleep through events no endpoint wants (most, often all).
+ * The in-process nudge of events written together (ids) with their deliveries' counts (by event):
+ * one for the lot, naming the newest id and the deliveries of all (a count of 0 lets the webhook
+ * worker sleep through events no endpoint wants: most, often all). Every listener only wakes a
+ * reader, which then reads whatever is committed; a nudge per event woke each reader and armed its
+ * follow-up timer (events/wakeup.ts) once per message of a send or ingest batch
+ * (docs/performance.md, issue 19 twenty-ninth pass).
  */
 export function eventsRecorded(ids: number[], deliveries: number[]): void {
-  for (const [i, id] of ids.entries()) outboxSignal.emit('recorded', id, deliveries[i]);
+  if (!ids.length) return;
+  outboxSignal.emit(
+    'recorded',
+    Math.max(...ids),
+    deliveries.reduce((sum, n) => sum + n, 0),
+  );
 }
