@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { request } from '../src/channels/bots/http.js';
-import { ChannelFailedError, ChannelTimeoutError } from '../src/channels/channel.js';
+import { ChannelFailedError, ChannelTimeoutError } from '../src/domain/channels/channel.js';
 import { pause } from '../src/channels/social/long-poller.js';
 
 let server: http.Server;

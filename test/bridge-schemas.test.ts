@@ -3,11 +3,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
-import { BRIDGE_SCHEMAS, jsonSchemaDocument, parseBridgeMessage } from '../src/channels/bridge/protocol.js';
+import { BRIDGE_SCHEMAS, jsonSchemaDocument, parseBridgeMessage } from '../src/domain/bridge/protocol.js';
 
 /**
  * docs/channels/bridge-schemas/ holds the bridge protocol's JSON Schemas printed from the TypeBox
- * source (src/channels/bridge/protocol.ts). To print them again after a change:
+ * source (src/domain/bridge/protocol.ts). To print them again after a change:
  * `PARLEY_WRITE_BRIDGE_SCHEMAS=1 npx vitest run test/bridge-schemas.test.ts`.
  */
 const dir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'channels', 'bridge-schemas');

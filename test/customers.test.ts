@@ -3,7 +3,7 @@ import { createHarness, type Harness, type SignedUp } from './helpers/harness.js
 import { createIntegration, createLead, createManager, type LeadFixture } from './helpers/fixtures.js';
 import { runRoleMatrix, type Actors } from './helpers/role-matrix.js';
 import { API_VERSIONS } from '../src/api/versions.js';
-import { ChannelFailedError, ChannelRejectedError, type ChannelAdapter } from '../src/channels/channel.js';
+import { ChannelFailedError, ChannelRejectedError, type ChannelAdapter } from '../src/domain/channels/channel.js';
 
 const CUSTOMER_KEYS = ['address', 'avatar', 'email', 'id', 'login', 'name', 'phone', 'profiles'];
 const PROFILE_KEYS = ['id', 'login', 'profileUrl', 'socialId', 'type'];

@@ -14,7 +14,7 @@ import { cleanFilename } from '../src/domain/files/files.service.js';
 import { parseRange } from '../src/api/routes/files.routes.js';
 import { LocalDiskStorage } from '../src/storage/local-disk.js';
 import { FileTooLargeError } from '../src/storage/storage.js';
-import type { UploadShape } from '../src/channels/integration-types.js';
+import type { UploadShape } from '../src/domain/channels/integration-types.js';
 
 let h: Harness;
 let owner: SignedUp;

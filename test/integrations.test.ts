@@ -13,10 +13,10 @@ import {
   ChannelTimeoutError,
   type ChannelAdapter,
   type ChannelIntegration,
-} from '../src/channels/channel.js';
+} from '../src/domain/channels/channel.js';
 import { CredentialsCipher } from '../src/domain/integrations/credentials-cipher.js';
 import { IntegrationsService } from '../src/domain/integrations/integrations.service.js';
-import { ChannelRegistry } from '../src/channels/registry.js';
+import { ChannelRegistry } from '../src/domain/channels/registry.js';
 import { loadConfig } from '../src/config.js';
 import { findIntegrationOfType, findLiveIntegrationById } from '../src/domain/integrations/integrations.repo.js';
 import { statementCounter } from './helpers/statements.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { createIntegration, createLead, createManager } from './helpers/fixtures.js';
 import { statusesOf } from './helpers/leads-seed.js';
-import type { IncomingMessage } from '../src/channels/channel.js';
+import type { IncomingMessage } from '../src/domain/channels/channel.js';
 import type { IntegrationRow, StatusRow } from '../src/db/schema.js';
 
 let h: Harness;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { IntegrationRow } from '../src/db/schema.js';
-import type { IncomingMessage } from '../src/channels/channel.js';
+import type { IncomingMessage } from '../src/domain/channels/channel.js';
 import { createPushWorker } from '../src/push/start.js';
 import { WAKE_GAP_MS, type PushWorker } from '../src/push/push-worker.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';

@@ -3,7 +3,7 @@ import WebSocket from 'ws';
 import type { AddressInfo } from 'node:net';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { createIntegration, createManager } from './helpers/fixtures.js';
-import type { IncomingMessage } from '../src/channels/channel.js';
+import type { IncomingMessage } from '../src/domain/channels/channel.js';
 
 let h: Harness;
 let base: string;

@@ -10,7 +10,7 @@ import { customerLeadIds, customerLeadsWalking } from '../src/domain/search/sear
 import { searchIndexFor } from '../src/domain/search/search-index.js';
 import { queryTerms } from '../src/domain/search/query-terms.js';
 import { fts5AnyQuery, tsAnyQuery } from '../src/domain/search/query-terms.js';
-import type { IncomingMessage } from '../src/channels/channel.js';
+import type { IncomingMessage } from '../src/domain/channels/channel.js';
 import type { IntegrationRow } from '../src/db/schema.js';
 
 /**

@@ -15,7 +15,7 @@ import {
   statementCounter,
   type PlanNode,
 } from './helpers/statements.js';
-import type { IncomingMessage } from '../src/channels/channel.js';
+import type { IncomingMessage } from '../src/domain/channels/channel.js';
 import type { IntegrationRow } from '../src/db/schema.js';
 import type { Executor } from '../src/db/database.js';
 import { queryTerms } from '../src/domain/search/query-terms.js';

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { webhookFixture } from './helpers/webhook-fixture.js';
 import { shutDown } from '../src/shutdown.js';
-import type { IncomingMessage } from '../src/channels/channel.js';
+import type { IncomingMessage } from '../src/domain/channels/channel.js';
 
 /**
  * SIGTERM's sequence (src/shutdown.ts) on a listening app: a webhook send that never answers is

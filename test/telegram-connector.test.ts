@@ -12,7 +12,7 @@ import {
   resultOfError,
   sentId,
 } from '../src/connectors/telegram/telegram-mapping.js';
-import { parseBridgeMessage } from '../src/channels/bridge/protocol.js';
+import { parseBridgeMessage } from '../src/domain/bridge/protocol.js';
 import * as events from './fixtures/telegram-events.js';
 
 describe('Telegram connector: mtcute events -> bridge protocol', () => {

@@ -13,7 +13,7 @@ import {
   type ClaimedDelivery,
   type DeliveryOutcome,
 } from '../src/webhooks/delivery-queue.js';
-import type { IncomingMessage } from '../src/channels/channel.js';
+import type { IncomingMessage } from '../src/domain/channels/channel.js';
 
 // The delivery queue of issue 9's performance pass: outcomes recorded in batches (with the claim of
 // the next deliveries in the same transaction), claims that read only open endpoints' pending rows.

@@ -6,7 +6,7 @@ import { webhookFixture } from './helpers/webhook-fixture.js';
 import { DeliveryWorker, RETRY_DELAYS_MS } from '../src/webhooks/delivery-worker.js';
 import type { KyselyPlugin } from 'kysely';
 import { recordEvent } from '../src/events/outbox.js';
-import type { IncomingMessage } from '../src/channels/channel.js';
+import type { IncomingMessage } from '../src/domain/channels/channel.js';
 import type { ApiVersion } from '../src/api/versions.js';
 
 let h: Harness;

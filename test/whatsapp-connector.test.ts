@@ -20,7 +20,7 @@ import {
 import { WhatsAppRequests, type WaRequestSocket } from '../src/connectors/whatsapp/whatsapp-requests.js';
 import { BridgeClient, type Json } from '../src/connectors/bridge-client.js';
 import { LoginPrompter } from '../src/connectors/login-prompter.js';
-import { parseBridgeMessage } from '../src/channels/bridge/protocol.js';
+import { parseBridgeMessage } from '../src/domain/bridge/protocol.js';
 import { runCli } from '../src/cli.js';
 import type { Harness, SignedUp } from './helpers/harness.js';
 import { connectPersonal, openBridgeSuite, waitForStatus } from './helpers/bridge-setup.js';

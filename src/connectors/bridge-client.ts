@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { parseBridgeMessage } from '../channels/bridge/protocol.js';
+import { parseBridgeMessage } from '../domain/bridge/protocol.js';
 
 /**
  * The Parley side of a connector: one account bridge connection (docs/channels/bridge.md,

@@ -3,7 +3,7 @@ import { dialectOf, executeNamed, type Executor } from '../db/database.js';
 import { bigintArray, textArray } from '../db/pg-arrays.js';
 import { prepared } from '../db/prepared.js';
 import { eventTraitsOf } from './event-versions.js';
-import type { EventType } from './outbox.js';
+import type { EventType } from './event-types.js';
 
 /** What the fan-out needs to know of the event just written. */
 export interface FannedEvent {

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { dialectOf, type Executor } from '../db/database.js';
 import { prepared } from '../db/prepared.js';
 import { fanOutAll, fanOutEvent, type ActiveWebhook, type FannedEvent } from './fan-out.js';
+import { isInternalEvent, type EventType, type InternalEventType } from './event-types.js';
 
 /**
  * In-process nudge: 'recorded' is emitted when an event is written (before its transaction
@@ -15,37 +16,6 @@ export const outboxSignal = new EventEmitter().setMaxListeners(0);
 export const OUTBOX_CHANNEL = 'parley_outbox';
 /** Some event made webhook deliveries: the delivery workers look. */
 export const DELIVERIES_CHANNEL = 'parley_deliveries';
-
-/** The event catalogue of docs/api/webhooks.md. */
-export const EVENT_TYPES = [
-  'message.incoming',
-  'message.outgoing',
-  'message.status',
-  'lead.created',
-  'lead.changed',
-  'lead.changed.status',
-  'customer.created',
-  'customer.changed',
-  'integration.created',
-  'integration.deleted',
-  'lead.note.created',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
-
-/**
- * Events for Parley's own consumers only: no webhook receives them, and they are never replayed
- * (a reconnecting stream's catch-up skips them). Typing indicators of widget conversations travel
- * through the outbox like a reply does, so they reach whichever process holds the sockets:
- * `widget.typing` (an employee typing) goes to the visitor's sockets (visitor-push/),
- * `widget.visitor.typing` (the visitor typing) to the employees' live streams (realtime/) as
- * `{type:"typing"}`. Retention prunes them with the other events.
- */
-export const INTERNAL_EVENT_TYPES = ['widget.typing', 'widget.visitor.typing'] as const;
-export type InternalEventType = (typeof INTERNAL_EVENT_TYPES)[number];
-
-export function isInternalEvent(type: string): boolean {
-  return (INTERNAL_EVENT_TYPES as readonly string[]).includes(type);
-}
 
 export interface NewEvent {
   accountId: number;

@@ -5,7 +5,7 @@ import { sessionsSignal } from '../domain/auth/sessions-signal.js';
 import type { Deps } from '../domain/context.js';
 import { canSeeLeadRow, canUseIntegration, leadScopeSql, scopeOf, type Scope } from '../domain/policy/policy.js';
 import { OutboxTail } from '../events/outbox-tail.js';
-import { isInternalEvent } from '../events/outbox.js';
+import { isInternalEvent } from '../events/event-types.js';
 import type { BackgroundWorker } from '../domain/workers.js';
 
 /** Events a reconnecting client may catch up on in one go; older gaps get `{type: "reset"}`. */

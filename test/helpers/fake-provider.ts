@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ChannelFailedError, ChannelRejectedError, type ChannelAdapter } from '../../src/channels/channel.js';
+import { ChannelFailedError, ChannelRejectedError, type ChannelAdapter } from '../../src/domain/channels/channel.js';
 
 /**
  * A messaging provider on 127.0.0.1 speaking a small bot-API-like protocol, and the channel

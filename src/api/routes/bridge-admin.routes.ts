@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { defineRoute, V13 } from '../route.js';
 import { Empty, IdParams } from '../schemas/common.js';
 import { publicBase } from '../serializers/widget.serializer.js';
-import { connectorCommand } from '../../channels/bridge/bridge-types.js';
+import { connectorCommand } from '../../domain/bridge/bridge-types.js';
 
 /** What the owner needs to start a bridge: the token (shown once), where to connect, the command. */
 export const BridgeConnectInfo = Type.Object(

@@ -4,8 +4,8 @@ import { Type } from 'typebox';
 import type { Services } from '../../services.js';
 import type { IntegrationRow } from '../../db/schema.js';
 import { AppError } from '../../domain/errors.js';
-import { newConnId, type BridgeConnection } from '../../channels/bridge/bridge-hub.js';
-import { BRIDGE_PROTOCOL_VERSION, parseBridgeMessage, type BridgeInbound, type BridgeOutbound } from '../../channels/bridge/protocol.js';
+import { newConnId, type BridgeConnection } from '../../domain/bridge/bridge-hub.js';
+import { BRIDGE_PROTOCOL_VERSION, parseBridgeMessage, type BridgeInbound, type BridgeOutbound } from '../../domain/bridge/protocol.js';
 import { CurrentErrorBody } from '../errors.js';
 
 /** How long a bridge may stay connected without saying hello. */

@@ -7,11 +7,11 @@ import {
   serializeUserMapping,
   type WebhookOf,
 } from '../serializers/integrations.serializer.js';
-import { INTEGRATION_TYPE_NAMES } from '../../channels/integration-types.js';
+import { INTEGRATION_TYPE_NAMES } from '../../domain/channels/integration-types.js';
 import { WidgetInfo } from './widget.routes.js';
 import { publicBase } from '../serializers/widget.serializer.js';
 import { BridgeConnectInfo, bridgeInfo } from './bridge-admin.routes.js';
-import { isBridgeType } from '../../channels/bridge/bridge-types.js';
+import { isBridgeType } from '../../domain/bridge/bridge-types.js';
 
 const Integration = Type.Object(
   {

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { ALL, defineRoute, V13 } from '../route.js';
 import { Empty, Id, IdParams } from '../schemas/common.js';
-import { EVENT_TYPES } from '../../events/outbox.js';
+import { EVENT_TYPES } from '../../events/event-types.js';
 import { OPT_IN_EVENT_TYPES } from '../../events/fan-out.js';
 import { DELIVERY_LIST_DEFAULT, DELIVERY_LIST_MAX, URL_MAX_LENGTH } from '../../domain/webhooks/webhooks.types.js';
 import { DeliverySchema, serializeDelivery, serializeWebhook, WebhookRecordSchema } from '../serializers/webhooks.serializer.js';

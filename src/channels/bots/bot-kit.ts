@@ -4,8 +4,8 @@ import type { Config } from '../../config.js';
 import type { Logger } from '../../domain/context.js';
 import { AppError } from '../../domain/errors.js';
 import type { StoredFile } from '../../domain/files/files.types.js';
-import type { Attachment, AttachmentType } from '../channel.js';
-import { ChannelRejectedError } from '../channel.js';
+import type { Attachment, AttachmentType } from '../../domain/channels/channel.js';
+import { ChannelRejectedError } from '../../domain/channels/channel.js';
 import { download } from './http.js';
 
 /**

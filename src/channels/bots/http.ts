@@ -1,5 +1,5 @@
 import { parseBoundedJson } from '../../domain/json-limits.js';
-import { ChannelFailedError, ChannelRejectedError, ChannelTimeoutError } from '../channel.js';
+import { ChannelFailedError, ChannelRejectedError, ChannelTimeoutError } from '../../domain/channels/channel.js';
 
 /**
  * HTTP for the bot providers (Telegram, Viber): fetch (undici) with a deadline, provider outages as

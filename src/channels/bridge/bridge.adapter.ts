@@ -1,5 +1,5 @@
-import type { ChannelAdapter, ChannelIntegration, OutgoingMessage, ProfileUpdate, SendResult } from '../channel.js';
-import type { BridgeHub } from './bridge-hub.js';
+import type { ChannelAdapter, ChannelIntegration, OutgoingMessage, ProfileUpdate, SendResult } from '../../domain/channels/channel.js';
+import type { BridgeHub } from '../../domain/bridge/bridge-hub.js';
 
 /**
  * The channel adapter of every bridge-served type: a send, a contact check or a profile read

@@ -1,5 +1,5 @@
-import type { ChannelIntegration, ConnectResult, ProfileUpdate } from '../channel.js';
-import { ChannelRejectedError } from '../channel.js';
+import type { ChannelIntegration, ConnectResult, ProfileUpdate } from '../../domain/channels/channel.js';
+import { ChannelRejectedError } from '../../domain/channels/channel.js';
 import { GRAPH_ID, MetaMessagingAdapter, type MetaAttachmentKind, type OutgoingFile } from '../meta/meta-messaging.js';
 
 /** The Instagram webhook fields Parley reads: direct messages and, for `photonetVOff`, comments. */

@@ -1,6 +1,6 @@
 import { invalid } from '../../domain/errors.js';
-import type { ChannelIntegration, ConnectResult, ProfileUpdate } from '../channel.js';
-import { ChannelRejectedError } from '../channel.js';
+import type { ChannelIntegration, ConnectResult, ProfileUpdate } from '../../domain/channels/channel.js';
+import { ChannelRejectedError } from '../../domain/channels/channel.js';
 import { GRAPH_ID, MetaMessagingAdapter, type MetaAttachmentKind, type OutgoingFile } from '../meta/meta-messaging.js';
 
 /** The page webhook fields Parley reads: Messenger conversations and, for `social1_group`, the page feed. */

@@ -1,5 +1,5 @@
-import type { ChannelIntegration, OutgoingMessage, PrivateReplies, SendResult } from '../channel.js';
-import { ChannelRejectedError } from '../channel.js';
+import type { ChannelIntegration, OutgoingMessage, PrivateReplies, SendResult } from '../../domain/channels/channel.js';
+import { ChannelRejectedError } from '../../domain/channels/channel.js';
 import type { BotKit } from '../bots/bot-kit.js';
 import { GraphError } from '../meta/graph-api.js';
 import { COMMENT_ID } from '../meta/meta-messaging.js';

@@ -1,5 +1,5 @@
 import { rateLimited } from '../../domain/errors.js';
-import { ChannelFailedError, ChannelRejectedError } from '../channel.js';
+import { ChannelFailedError, ChannelRejectedError } from '../../domain/channels/channel.js';
 import { download, request, type HttpAnswer } from '../bots/http.js';
 
 /**

@@ -8,7 +8,7 @@ import type { ProviderHistoryService } from '../../domain/conversations/provider
 import { findLiveIntegrationByExternalId } from '../../domain/integrations/integrations.repo.js';
 import type { IntegrationsService } from '../../domain/integrations/integrations.service.js';
 import type { DeliveryStatusService } from '../../domain/messaging/delivery-status.service.js';
-import type { ChannelAdapter } from '../channel.js';
+import type { ChannelAdapter } from '../../domain/channels/channel.js';
 import type { BotKit } from '../bots/bot-kit.js';
 import { WhatsAppAdapter, type WhatsAppTemplate } from '../whatsapp/whatsapp-adapter.js';
 import { WhatsAppInbound } from '../whatsapp/whatsapp-inbound.js';

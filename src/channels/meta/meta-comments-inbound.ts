@@ -1,8 +1,8 @@
 import type { IntegrationRow } from '../../db/schema.js';
 import type { IngestService } from '../../domain/conversations/ingest.service.js';
 import type { ProviderHistoryService } from '../../domain/conversations/provider-history.service.js';
-import type { Attachment, ChannelIntegration, IncomingMessage } from '../channel.js';
-import type { SourceType } from '../integration-types.js';
+import type { Attachment, ChannelIntegration, IncomingMessage } from '../../domain/channels/channel.js';
+import type { SourceType } from '../../domain/channels/integration-types.js';
 import { commentChannelId } from './meta-comments.js';
 import { COMMENT_ID, SCOPED_ID } from './meta-messaging.js';
 import { MalformedWebhookError, type MetaProduct, type MetaWebhookOutcome, type MetaWebhookPayload } from './meta-webhooks.js';

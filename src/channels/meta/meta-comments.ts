@@ -2,7 +2,7 @@
  * What the Meta comment channels (`social1_group` Page comments, `photonetVOff` Instagram
  * comments) share: their channel ids and the private-reply rules.
  */
-import type { PrivateReplies } from '../channel.js';
+import type { PrivateReplies } from '../../domain/channels/channel.js';
 import type { MetaMessagingAdapter } from './meta-messaging.js';
 
 /** Meta allows a private reply within 7 days of the comment. */

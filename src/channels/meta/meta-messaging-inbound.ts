@@ -1,7 +1,7 @@
 import type { IntegrationRow } from '../../db/schema.js';
 import type { IngestService } from '../../domain/conversations/ingest.service.js';
 import type { DeliveryStatusService } from '../../domain/messaging/delivery-status.service.js';
-import type { Attachment, AttachmentType, ChannelIntegration, IncomingMessage } from '../channel.js';
+import type { Attachment, AttachmentType, ChannelIntegration, IncomingMessage } from '../../domain/channels/channel.js';
 import { mapUrl, mediaAttachment, type BotKit } from '../bots/bot-kit.js';
 import { MESSAGING_WINDOW_MS, PARLEY_ECHO_METADATA, type MetaMessagingAdapter } from './meta-messaging.js';
 import { MalformedWebhookError, type MetaProduct, type MetaWebhookOutcome, type MetaWebhookPayload } from './meta-webhooks.js';

@@ -1,6 +1,13 @@
 import { invalid } from '../../domain/errors.js';
-import type { ChannelAdapter, ChannelIntegration, ConnectResult, OutgoingMessage, ProfileUpdate, SendResult } from '../channel.js';
-import { ChannelRejectedError } from '../channel.js';
+import type {
+  ChannelAdapter,
+  ChannelIntegration,
+  ConnectResult,
+  OutgoingMessage,
+  ProfileUpdate,
+  SendResult,
+} from '../../domain/channels/channel.js';
+import { ChannelRejectedError } from '../../domain/channels/channel.js';
 import type { BotKit } from '../bots/bot-kit.js';
 import { splitText } from '../bots/http.js';
 import { GraphApi, GraphError, guardToken } from './graph-api.js';

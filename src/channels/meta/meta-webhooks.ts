@@ -6,7 +6,7 @@ import { channelAppError } from '../../domain/integrations/channel-errors.js';
 import { integrationCache } from '../../domain/integrations/integration-cache.js';
 import { liveIntegrationsByIdentifier } from '../../domain/integrations/integrations.repo.js';
 import type { IntegrationsService } from '../../domain/integrations/integrations.service.js';
-import type { ChannelIntegration } from '../channel.js';
+import type { ChannelIntegration } from '../../domain/channels/channel.js';
 import { sameSecret, type BotKit } from '../bots/bot-kit.js';
 
 /**

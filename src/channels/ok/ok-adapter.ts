@@ -1,6 +1,6 @@
 import { invalid } from '../../domain/errors.js';
-import type { ChannelAdapter, ChannelIntegration, ConnectResult, OutgoingMessage, SendResult } from '../channel.js';
-import { ChannelRejectedError } from '../channel.js';
+import type { ChannelAdapter, ChannelIntegration, ConnectResult, OutgoingMessage, SendResult } from '../../domain/channels/channel.js';
+import { ChannelRejectedError } from '../../domain/channels/channel.js';
 import type { BotKit } from '../bots/bot-kit.js';
 import { guardCall, isObject, publicAddress, str } from '../social/social-kit.js';
 import { OkApi, OkError } from './ok-api.js';

@@ -1,4 +1,4 @@
-import { ChannelFailedError } from '../channel.js';
+import { ChannelFailedError } from '../../domain/channels/channel.js';
 import { request } from '../bots/http.js';
 import { isObject, jsonAnswer, ProviderRefusal, uploadFile, type RefusalKind } from '../social/social-kit.js';
 

@@ -1,4 +1,4 @@
-import type { Attachment, IncomingMessage } from '../channel.js';
+import type { Attachment, IncomingMessage } from '../../domain/channels/channel.js';
 import { mediaAttachment, type BotKit } from '../bots/bot-kit.js';
 import { isInt, isObject, str } from '../social/social-kit.js';
 import type { ProviderJson } from '../provider-json.js';

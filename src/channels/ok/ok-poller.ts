@@ -1,6 +1,6 @@
 import type { IntegrationRow } from '../../db/schema.js';
 import type { Logger } from '../../domain/context.js';
-import { ChannelFailedError } from '../channel.js';
+import { ChannelFailedError } from '../../domain/channels/channel.js';
 import { handleBatch, type PollResult, type PollSource } from '../social/long-poller.js';
 import type { SocialChannels } from '../social/social-channels.js';
 import { guardCall, isObject } from '../social/social-kit.js';

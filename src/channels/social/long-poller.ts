@@ -3,7 +3,7 @@ import type { Logger } from '../../domain/context.js';
 import { AppError } from '../../domain/errors.js';
 import type { BackgroundWorker } from '../../domain/workers.js';
 import type { Leases } from '../../domain/leases/leases.js';
-import { ChannelFailedError, ChannelRejectedError, ChannelTimeoutError } from '../channel.js';
+import { ChannelFailedError, ChannelRejectedError, ChannelTimeoutError } from '../../domain/channels/channel.js';
 import type { ProviderJson } from '../provider-json.js';
 
 /** How often the poller looks for integrations connected or removed meanwhile. */

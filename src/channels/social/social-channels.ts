@@ -2,7 +2,7 @@ import type { IntegrationRow } from '../../db/schema.js';
 import type { Deps } from '../../domain/context.js';
 import type { ProviderHistoryService } from '../../domain/conversations/provider-history.service.js';
 import { invalid, notFound, unauthorized } from '../../domain/errors.js';
-import type { ChannelAdapter } from '../channel.js';
+import type { ChannelAdapter } from '../../domain/channels/channel.js';
 import { sameSecret } from '../bots/bot-kit.js';
 import type { BotChannels, InboundOutcome } from '../bots/bot-channels.js';
 import { OkAdapter } from '../ok/ok-adapter.js';

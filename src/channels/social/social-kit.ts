@@ -1,5 +1,5 @@
 import { rateLimited } from '../../domain/errors.js';
-import { ChannelFailedError, ChannelRejectedError } from '../channel.js';
+import { ChannelFailedError, ChannelRejectedError } from '../../domain/channels/channel.js';
 import { retryFits, type BotKit } from '../bots/bot-kit.js';
 import { request } from '../bots/http.js';
 import type { ProviderJson } from '../provider-json.js';

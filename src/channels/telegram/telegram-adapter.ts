@@ -1,6 +1,13 @@
 import { invalid, rateLimited } from '../../domain/errors.js';
-import type { ChannelAdapter, ChannelIntegration, ConnectResult, OutgoingMessage, ProfileUpdate, SendResult } from '../channel.js';
-import { ChannelRejectedError } from '../channel.js';
+import type {
+  ChannelAdapter,
+  ChannelIntegration,
+  ConnectResult,
+  OutgoingMessage,
+  ProfileUpdate,
+  SendResult,
+} from '../../domain/channels/channel.js';
+import { ChannelRejectedError } from '../../domain/channels/channel.js';
 import { retryFits, type BotKit } from '../bots/bot-kit.js';
 import { splitText } from '../bots/http.js';
 import { TelegramApi, TelegramError, type TgUser } from './telegram-api.js';

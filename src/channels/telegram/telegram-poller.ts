@@ -3,7 +3,7 @@ import type { Logger } from '../../domain/context.js';
 import { AppError } from '../../domain/errors.js';
 import type { Leases } from '../../domain/leases/leases.js';
 import type { BotChannels } from '../bots/bot-channels.js';
-import { ChannelFailedError } from '../channel.js';
+import { ChannelFailedError } from '../../domain/channels/channel.js';
 import { isProviderSide, LongPoller, type PollResult, type PollSource } from '../social/long-poller.js';
 import { ALLOWED_UPDATES } from './telegram-adapter.js';
 

@@ -1,5 +1,5 @@
-import type { Attachment, AttachmentType, IncomingMessage, SenderProfile } from '../channel.js';
-import { ChannelRejectedError } from '../channel.js';
+import type { Attachment, AttachmentType, IncomingMessage, SenderProfile } from '../../domain/channels/channel.js';
+import { ChannelRejectedError } from '../../domain/channels/channel.js';
 import { mapUrl, mediaAttachment, type BotKit } from '../bots/bot-kit.js';
 import type { TelegramApi, TgFile } from './telegram-api.js';
 import type { ProviderJson } from '../provider-json.js';

@@ -1,4 +1,4 @@
-import { ChannelFailedError, ChannelRejectedError } from '../channel.js';
+import { ChannelFailedError, ChannelRejectedError } from '../../domain/channels/channel.js';
 import { parseJsonKeepingIds, request } from '../bots/http.js';
 
 /**

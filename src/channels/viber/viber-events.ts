@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { Attachment, AttachmentType, IncomingMessage } from '../channel.js';
+import type { Attachment, AttachmentType, IncomingMessage } from '../../domain/channels/channel.js';
 import { mapUrl, mediaAttachment, sameSecret, type BotKit } from '../bots/bot-kit.js';
 import { parseJsonKeepingIds } from '../bots/http.js';
 import type { ProviderJson } from '../provider-json.js';

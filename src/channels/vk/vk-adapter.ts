@@ -1,7 +1,14 @@
 import crypto from 'node:crypto';
 import { invalid } from '../../domain/errors.js';
-import type { ChannelAdapter, ChannelIntegration, ConnectResult, OutgoingMessage, ProfileUpdate, SendResult } from '../channel.js';
-import { ChannelRejectedError } from '../channel.js';
+import type {
+  ChannelAdapter,
+  ChannelIntegration,
+  ConnectResult,
+  OutgoingMessage,
+  ProfileUpdate,
+  SendResult,
+} from '../../domain/channels/channel.js';
+import { ChannelRejectedError } from '../../domain/channels/channel.js';
 import type { BotKit } from '../bots/bot-kit.js';
 import { splitText } from '../bots/http.js';
 import { guardCall, isObject, publicAddress } from '../social/social-kit.js';

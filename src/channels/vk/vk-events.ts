@@ -1,5 +1,5 @@
-import type { Attachment, IncomingMessage, SenderProfile } from '../channel.js';
-import type { SourceType } from '../integration-types.js';
+import type { Attachment, IncomingMessage, SenderProfile } from '../../domain/channels/channel.js';
+import type { SourceType } from '../../domain/channels/integration-types.js';
 import type { BotKit } from '../bots/bot-kit.js';
 import { isInt, isObject, ProviderRefusal, str } from '../social/social-kit.js';
 import type { VkApi } from './vk-api.js';

@@ -2,7 +2,13 @@ import type { IntegrationRow } from '../../db/schema.js';
 import type { IngestService } from '../../domain/conversations/ingest.service.js';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../../domain/conversations/history-message.js';
 import type { DeliveryReport, DeliveryStatusService } from '../../domain/messaging/delivery-status.service.js';
-import { ChannelRejectedError, type Attachment, type AttachmentType, type ChannelIntegration, type IncomingMessage } from '../channel.js';
+import {
+  ChannelRejectedError,
+  type Attachment,
+  type AttachmentType,
+  type ChannelIntegration,
+  type IncomingMessage,
+} from '../../domain/channels/channel.js';
 import { mapUrl, mediaAttachment, type BotKit } from '../bots/bot-kit.js';
 import { MalformedWebhookError, type MetaProduct, type MetaWebhookOutcome, type MetaWebhookPayload } from '../meta/meta-webhooks.js';
 import type { WhatsAppAdapter } from './whatsapp-adapter.js';

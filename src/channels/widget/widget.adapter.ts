@@ -6,7 +6,7 @@ import {
   type ConnectResult,
   type OutgoingMessage,
   type SendResult,
-} from '../channel.js';
+} from '../../domain/channels/channel.js';
 
 /** What the adapter needs of the widget domain (it never touches the database itself). */
 export interface WidgetVisitors {

@@ -157,7 +157,7 @@ export const notifyChannel = 'parley_bridge';
 /**
  * On PostgreSQL, wakes every process LISTENing (delivered on commit; the payload is a hint only).
  * The channel is the database's: the payload is preceded by Parley's schema and a space, and the
- * listeners of another installation in the same database ignore it (channels/bridge/bridge-hub.ts).
+ * listeners of another installation in the same database ignore it (domain/bridge/bridge-hub.ts).
  */
 export async function notify(db: Executor, payload: string): Promise<void> {
   await sql`select pg_notify(${notifyChannel}, current_schema() || ' ' || ${payload})`.execute(db);

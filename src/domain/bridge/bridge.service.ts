@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
-import type { IncomingMessage } from '../../channels/channel.js';
-import type { BridgeHub } from '../../channels/bridge/bridge-hub.js';
-import { bridgeTokenMatches, hashBridgeToken, isBridgeType, newBridgeToken } from '../../channels/bridge/bridge-types.js';
-import { BRIDGE_PROTOCOL_VERSION, type BridgeInbound } from '../../channels/bridge/protocol.js';
+import type { IncomingMessage } from '../channels/channel.js';
+import type { BridgeHub } from './bridge-hub.js';
+import { bridgeTokenMatches, hashBridgeToken, isBridgeType, newBridgeToken } from './bridge-types.js';
+import { BRIDGE_PROTOCOL_VERSION, type BridgeInbound } from './protocol.js';
 import type { IntegrationRow } from '../../db/schema.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';

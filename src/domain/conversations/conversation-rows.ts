@@ -1,6 +1,6 @@
 import type { CustomerRow, IntegrationRow, ProfileRow, SourceRow } from '../../db/schema.js';
 import type { MessageValues } from './conversations.repo.js';
-import type { IncomingMessage, SenderProfile } from '../../channels/channel.js';
+import type { IncomingMessage, SenderProfile } from '../channels/channel.js';
 
 /*
  * What a message creates and changes, shared by the single-message ingest (ingest.service.ts) and

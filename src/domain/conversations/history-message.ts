@@ -1,5 +1,5 @@
 import type { IntegrationRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
-import type { Attachment } from '../../channels/channel.js';
+import type { Attachment } from '../channels/channel.js';
 
 /**
  * The History message (docs/api/resources.md), built from stored rows. The same object is the `message` of

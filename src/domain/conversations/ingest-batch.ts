@@ -1,6 +1,6 @@
 import type { Executor } from '../../db/database.js';
 import type { CustomerRow, IntegrationRow, LeadRow, MessageRow, ProfileRow } from '../../db/schema.js';
-import type { IncomingMessage } from '../../channels/channel.js';
+import type { IncomingMessage } from '../channels/channel.js';
 import { eventsInserted, eventPayloadText, type NewEvent } from '../../events/outbox.js';
 import { customerView } from '../customers/customers.types.js';
 import { presentLead } from '../leads/lead-presenter.js';
@@ -15,7 +15,7 @@ import {
   newSourceValues,
   profilePatch,
 } from './conversation-rows.js';
-import type { IngestResult } from './ingest.service.js';
+import type { IngestResult } from './conversations.types.js';
 
 /** One message of a batch: the integration it came through and the message, validated. */
 export interface IngestUnit {

@@ -3,8 +3,8 @@ import { isLockNotAvailable, isStalePlan, isUniqueViolation } from '../../db/err
 import { GroupCommit } from '../../db/group-commit.js';
 import { BatchQueue, oneByOne, type LaneBatch, type Outcome } from '../../db/batch-queue.js';
 import type { IntegrationRow, LeadRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
-import type { Attachment, IncomingMessage, SenderProfile } from '../../channels/channel.js';
-import { integrationTypeInfo } from '../../channels/integration-types.js';
+import type { IncomingMessage, SenderProfile } from '../channels/channel.js';
+import { integrationTypeInfo } from '../channels/integration-types.js';
 import { recordEvent } from '../../events/outbox.js';
 import { observeIngest } from '../../metrics/metrics.js';
 import type { Deps } from '../context.js';
@@ -19,6 +19,7 @@ import { applyHeldStatuses, recordStatusEvent } from '../messaging/delivery-stat
 import { lockLead } from '../messaging/messaging.repo.js';
 import { releaseSendKey } from '../messaging/send-keys.repo.js';
 import { ingestBatchIn, type IngestUnit } from './ingest-batch.js';
+import type { IngestResult, OutgoingRecord } from './conversations.types.js';
 import { outgoingBatchIn, outgoingEvent, storeSendsAtOnce, type OutgoingUnit } from './outgoing-batch.js';
 import {
   incomingMessageValues,
@@ -29,25 +30,6 @@ import {
   outgoingMessageValues,
   profilePatch,
 } from './conversation-rows.js';
-
-export interface IngestResult {
-  messageId: number;
-  leadId: number;
-  isNewLead: boolean;
-  isNewCustomer: boolean;
-  /** The message had been stored before (a provider redelivery); nothing changed. */
-  duplicate: boolean;
-}
-
-export interface OutgoingRecord {
-  externalId: string | null;
-  text: string;
-  url?: string;
-  attachments: Attachment[];
-  replyTo: MessageRow | undefined;
-  customId: string | null;
-  at: number;
-}
 
 const MAX_TEXT = 64 * 1024;
 /** PostgreSQL: the most messages one batch transaction ingests. */

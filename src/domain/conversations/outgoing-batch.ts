@@ -8,7 +8,7 @@ import { presentHistoryMessage, type HistoryMessage } from './history-message.js
 import { releaseSendKey } from '../messaging/send-keys.repo.js';
 import { afterOutgoing } from './lead-lifecycle.js';
 import { leadUpdate } from './ingest-batch.js';
-import type { OutgoingRecord } from './ingest.service.js';
+import type { OutgoingRecord } from './conversations.types.js';
 
 /** One send's messages to store: what the channel accepted for the lead `leadId` on `source`. */
 export interface OutgoingUnit {

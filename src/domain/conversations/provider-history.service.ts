@@ -1,5 +1,5 @@
 import type { IntegrationRow } from '../../db/schema.js';
-import type { Attachment } from '../../channels/channel.js';
+import type { Attachment } from '../channels/channel.js';
 import type { Deps } from '../context.js';
 import { invalid } from '../errors.js';
 import * as repo from './conversations.repo.js';

@@ -1,7 +1,7 @@
 import type { CustomerRow, ProfileRow } from '../../db/schema.js';
 import type { Executor } from '../../db/database.js';
-import { ChannelRejectedError, type ProfileUpdate } from '../../channels/channel.js';
-import type { ChannelRegistry } from '../../channels/registry.js';
+import { ChannelRejectedError, type ProfileUpdate } from '../channels/channel.js';
+import type { ChannelRegistry } from '../channels/registry.js';
 import { recordEvent } from '../../events/outbox.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';

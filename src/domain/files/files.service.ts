@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { Readable } from 'node:stream';
-import type { Attachment } from '../../channels/channel.js';
-import { integrationTypeInfo } from '../../channels/integration-types.js';
+import type { Attachment } from '../channels/channel.js';
+import { integrationTypeInfo } from '../channels/integration-types.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { FileRow } from '../../db/schema.js';
 import { FileTooLargeError, type ByteRange, type FileStorage, type PutResult } from '../../storage/storage.js';

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { UploadShape } from '../../channels/integration-types.js';
+import type { UploadShape } from '../channels/integration-types.js';
 
 /** An uploaded file as the domain knows it. */
 export interface StoredFile {

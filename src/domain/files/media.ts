@@ -1,4 +1,4 @@
-import type { UploadShape } from '../../channels/integration-types.js';
+import type { UploadShape } from '../channels/integration-types.js';
 import type { MediaObject, StoredFile, UploadType } from './files.types.js';
 
 /** 16 random bytes in base64url. */

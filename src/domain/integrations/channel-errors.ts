@@ -1,4 +1,4 @@
-import { ChannelFailedError, ChannelOfflineError, ChannelRejectedError, ChannelTimeoutError } from '../../channels/channel.js';
+import { ChannelFailedError, ChannelOfflineError, ChannelRejectedError, ChannelTimeoutError } from '../channels/channel.js';
 import { AppError } from '../errors.js';
 
 /**

@@ -1,9 +1,9 @@
 import type { IntegrationRow } from '../../db/schema.js';
-import type { ChannelIntegration, ConnectResult } from '../../channels/channel.js';
-import { ChannelRejectedError } from '../../channels/channel.js';
-import { canonicalIntegrationType, INTEGRATION_TYPES, isIntegrationType } from '../../channels/integration-types.js';
-import { isBridgeType } from '../../channels/bridge/bridge-types.js';
-import type { ChannelRegistry } from '../../channels/registry.js';
+import type { ChannelIntegration, ConnectResult } from '../channels/channel.js';
+import { ChannelRejectedError } from '../channels/channel.js';
+import { canonicalIntegrationType, INTEGRATION_TYPES, isIntegrationType } from '../channels/integration-types.js';
+import { isBridgeType } from '../bridge/bridge-types.js';
+import type { ChannelRegistry } from '../channels/registry.js';
 import { recordEvent } from '../../events/outbox.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import { loadOrCreateSecret } from '../auth/secret.js';

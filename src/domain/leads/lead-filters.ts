@@ -1,4 +1,4 @@
-import { canonicalIntegrationType } from '../../channels/integration-types.js';
+import { canonicalIntegrationType } from '../channels/integration-types.js';
 import { invalid } from '../errors.js';
 import {
   SOURCE_KINDS,

@@ -2,7 +2,7 @@ import { sql, type Expression, type Insertable, type RawBuilder, type SqlBool, t
 import { dialectOf, type DialectName, type Executor } from '../../db/database.js';
 import { prepared } from '../../db/prepared.js';
 import type { LeadRow, LeadsTable } from '../../db/schema.js';
-import type { Attachment } from '../../channels/channel.js';
+import type { Attachment } from '../channels/channel.js';
 import { leadScopeSql, type Scope } from '../policy/policy.js';
 import { compareTags } from '../tags/tags.types.js';
 import { sourceTypesOf } from './lead-filters.js';

@@ -1,4 +1,4 @@
-import type { Attachment } from '../../channels/channel.js';
+import type { Attachment } from '../channels/channel.js';
 import type { LeadRow, LeadStatusType, StatusRow } from '../../db/schema.js';
 
 /** The lead lists of docs/api/leads.md, plus `leads` (`GET /v1.3/leads`) and the funnel. */

@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import type { IntegrationRow, LeadRow, MessageRow, SourceRow } from '../../db/schema.js';
-import type { Attachment, OutgoingMessage, SendResult } from '../../channels/channel.js';
-import { integrationTypeInfo } from '../../channels/integration-types.js';
-import type { ChannelRegistry } from '../../channels/registry.js';
+import type { Attachment, OutgoingMessage, SendResult } from '../channels/channel.js';
+import { integrationTypeInfo } from '../channels/integration-types.js';
+import type { ChannelRegistry } from '../channels/registry.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import { accountStatus, parsePlan } from '../accounts/plan.js';
 import type { AuthContext } from '../auth/auth-context.js';

@@ -1,6 +1,6 @@
-import { ChannelTimeoutError, type Attachment } from '../../channels/channel.js';
+import { ChannelTimeoutError, type Attachment } from '../channels/channel.js';
 import type { MessageRow } from '../../db/schema.js';
-import type { OutgoingRecord } from '../conversations/ingest.service.js';
+import type { OutgoingRecord } from '../conversations/conversations.types.js';
 import type { Logger } from '../context.js';
 import { invalid } from '../errors.js';
 import type { IdInput } from './messaging.types.js';

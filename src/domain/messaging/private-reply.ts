@@ -1,5 +1,5 @@
 import type { IntegrationRow, LeadRow, MessageRow, SourceRow } from '../../db/schema.js';
-import type { ChannelRegistry } from '../../channels/registry.js';
+import type { ChannelRegistry } from '../channels/registry.js';
 import type { Deps } from '../context.js';
 import { findProfile, findProfileForUpdate } from '../conversations/conversations.repo.js';
 import type { HistoryMessage } from '../conversations/history-message.js';

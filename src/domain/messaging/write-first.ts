@@ -1,7 +1,8 @@
 import type { IntegrationRow, LeadRow, MessageRow } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { Deps } from '../context.js';
-import type { IngestService, OutgoingRecord } from '../conversations/ingest.service.js';
+import type { IngestService } from '../conversations/ingest.service.js';
+import type { OutgoingRecord } from '../conversations/conversations.types.js';
 import { conflict, rateLimited } from '../errors.js';
 import * as repo from './messaging.repo.js';
 import * as claims from './write-first.repo.js';

@@ -3,7 +3,7 @@ import type { Executor } from '../../db/database.js';
 import type { MessagesTable } from '../../db/schema.js';
 import { kept } from '../../db/kept.js';
 import { prepared } from '../../db/prepared.js';
-import type { SourceType } from '../../channels/integration-types.js';
+import type { SourceType } from '../channels/integration-types.js';
 import type { SearchIndex } from './search-index.js';
 import { entriesOfLeads, taggedEntries, type TaggedEntryRow } from '../leads/leads.repo.js';
 import type { LeadListEntry } from '../leads/leads.types.js';

@@ -2,7 +2,7 @@ import type { Deps } from '../context.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import { invalid, notFound } from '../errors.js';
 import { canUseIntegration, leadScopeSql, scopeOf } from '../policy/policy.js';
-import { integrationTypeInfo, type SourceType } from '../../channels/integration-types.js';
+import { integrationTypeInfo, type SourceType } from '../channels/integration-types.js';
 import { queryTerms } from './query-terms.js';
 import { searchIndexFor, type SearchIndex } from './search-index.js';
 import * as repo from './search.repo.js';

@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import type { WebhookRow } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { EVENT_TYPES, outboxSignal, type EventType } from '../../events/outbox.js';
+import { outboxSignal } from '../../events/outbox.js';
+import { EVENT_TYPES, type EventType } from '../../events/event-types.js';
 import { BlockedAddressError, checkHost } from '../../net/address-guard.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';

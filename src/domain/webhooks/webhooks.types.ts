@@ -1,4 +1,4 @@
-import type { EventType } from '../../events/outbox.js';
+import type { EventType } from '../../events/event-types.js';
 
 /** docs/api/webhooks.md webhook record. */
 export interface WebhookRecord {

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { Attachment } from '../../channels/channel.js';
+import type { Attachment } from '../channels/channel.js';
 import type { IntegrationRow, WidgetVisitorRow } from '../../db/schema.js';
 import { recordEvent } from '../../events/outbox.js';
 import type { RateLimiter } from '../auth/rate-limiter.js';

@@ -1,4 +1,4 @@
-import type { Attachment } from '../../channels/channel.js';
+import type { Attachment } from '../channels/channel.js';
 import { invalid, type ErrorDetail } from '../errors.js';
 
 /** The integration type of the site widget. */

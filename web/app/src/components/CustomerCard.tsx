@@ -4,7 +4,7 @@ import type { Customer, Lead } from '../api/types';
 import { statusName, useCatalog } from '../catalog';
 import { formatTime, t } from '../i18n';
 import { linkProps } from '../router';
-import { Avatar } from '../pages/Inbox';
+import { Avatar } from './Avatar';
 import '../sales.css';
 
 function Editable({

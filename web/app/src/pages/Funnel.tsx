@@ -17,7 +17,7 @@ import {
   type BoardTotals,
 } from '../state/funnel-inbox';
 import '../sales.css';
-import { Avatar } from './Inbox';
+import { Avatar } from '../components/Avatar';
 
 interface Drag {
   lead: Lead;

@@ -3,6 +3,7 @@ import { api, query, request } from '../api/client';
 import { realtime } from '../api/realtime';
 import type { Lead, Statistics } from '../api/types';
 import { useCatalog } from '../catalog';
+import { Avatar } from '../components/Avatar';
 import { VirtualList } from '../components/VirtualList';
 import { formatTime, t } from '../i18n';
 import { navigate } from '../router';
@@ -31,22 +32,6 @@ import { keepShown, noSelection, selectAll, selectRange, toggle, type Selection 
 
 const PAGE = 50;
 const ROW = 76;
-
-export function Avatar({ name, url }: { name: string; url?: string }) {
-  if (url) return <img className="avatar" src={url} alt="" loading="lazy" />;
-  const initials =
-    name
-      .trim()
-      .split(/\s+/)
-      .slice(0, 2)
-      .map((w) => w[0]?.toUpperCase() ?? '')
-      .join('') || '?';
-  return (
-    <span className="avatar" aria-hidden="true">
-      {initials}
-    </span>
-  );
-}
 
 function preview(lead: Lead): string {
   const m = lead.message;

@@ -4,7 +4,7 @@ import type { Lead, SearchMessage } from '../api/types';
 import { useCatalog } from '../catalog';
 import { formatTime, t } from '../i18n';
 import { linkProps, navigate } from '../router';
-import { Avatar } from './Inbox';
+import { Avatar } from '../components/Avatar';
 
 interface MessageHits {
   integrationId: number;

@@ -2,10 +2,10 @@ import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { isPostgresUrl } from '../../config.js';
 import type { BridgeRequestRow } from '../../db/schema.js';
-import type { Deps } from '../../domain/context.js';
-import type { BackgroundWorker } from '../../domain/workers.js';
-import * as repo from '../../domain/bridge/bridge.repo.js';
-import { ChannelFailedError, ChannelOfflineError, ChannelRejectedError, ChannelTimeoutError } from '../channel.js';
+import type { Deps } from '../context.js';
+import type { BackgroundWorker } from '../workers.js';
+import * as repo from './bridge.repo.js';
+import { ChannelFailedError, ChannelOfflineError, ChannelRejectedError, ChannelTimeoutError } from '../channels/channel.js';
 import type { BridgeOutbound, BridgeResult } from './protocol.js';
 
 /** Hubs of one process (tests run several on one SQLite database) nudge each other through this. */
