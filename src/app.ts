@@ -25,6 +25,7 @@ import { registerMetrics } from './metrics/http.js';
 import { closeWebSockets, installDrain } from './shutdown.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './domain/json-limits.js';
 import { invalid } from './domain/errors.js';
+import { installationId } from './domain/installation/installation.repo.js';
 
 export interface AppOptions {
   services: Services;
@@ -83,7 +84,9 @@ export async function buildApp({ services, logger, routes = API_ROUTES, onRoute 
   await app.register(swagger, swaggerOptions(config));
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  registerSystemRoutes(app, services);
+  // Undefined on a database migrated only part of the way (tests of old migrations).
+  const installation = await installationId(services.deps.db.kysely).catch(() => undefined);
+  registerSystemRoutes(app, services, installation);
   registerMetrics(app, services);
   registerAppRoutes(app);
   await app.register(websocket, {

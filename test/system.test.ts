@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
 import type { BackgroundWorker } from '../src/domain/workers.js';
+import { installationId } from '../src/domain/installation/installation.repo.js';
 
 const PACKAGE_VERSION = (JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -20,6 +21,21 @@ describe('GET /health', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.json()).toEqual({ status: 'ok', version: PACKAGE_VERSION });
+  });
+
+  it("names this installation in a header: the id its database keeps, another installation's differs", async () => {
+    const id = await installationId(h.database.db.kysely);
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    const res = await h.request({ method: 'GET', url: '/health' });
+    expect(res.headers['parley-installation']).toBe(id);
+    const other = await createHarness();
+    try {
+      const theirs = (await other.request({ method: 'GET', url: '/health' })).headers['parley-installation'];
+      expect(theirs).toBe(await installationId(other.database.db.kysely));
+      expect(theirs).not.toBe(id);
+    } finally {
+      await other.close();
+    }
   });
 
   it('ignores a bad Authorization header (it needs none)', async () => {

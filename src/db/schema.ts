@@ -62,6 +62,12 @@ export interface Database {
   leases: LeasesTable;
   file_chunks: FileChunksTable;
   lead_read_versions: LeadReadVersionsTable;
+  installation: InstallationTable;
+}
+
+/** The one row naming this installation (migration 0120): `GET /health` and `parley doctor`. */
+export interface InstallationTable {
+  id: string;
 }
 
 /** Per-account versions of what lead lists read, bumped by triggers (migration 0043). */

@@ -6,6 +6,16 @@ import { VERSION } from '../../version.js';
 import { appIndexHtml, sendAppIndex } from './app.routes.js';
 
 const Health = Type.Object({ status: Type.String(), version: Type.String() });
+/** The header of `GET /health` naming this installation (migration 0120): `parley doctor` reads it through PARLEY_PUBLIC_URL. */
+export const INSTALLATION_HEADER = 'parley-installation';
+const HealthNamed = Type.Object(
+  { status: Type.String(), version: Type.String() },
+  {
+    headers: Type.Object({
+      [INSTALLATION_HEADER]: Type.String({ description: "This installation's id, the same from every process on its database" }),
+    }),
+  },
+);
 const NotReady = Type.Object({ status: Type.String(), version: Type.String(), failing: Type.Array(Type.String()) });
 
 const LANDING = `<!doctype html>
@@ -17,8 +27,11 @@ const LANDING = `<!doctype html>
 Its reference is at <a href="/docs">/docs</a> (OpenAPI document: <a href="/docs/openapi.json">/docs/openapi.json</a>).</p>
 </body></html>`;
 
-/** Unversioned routes: connectivity checks and readiness (docs/api/README.md). */
-export function registerSystemRoutes(app: FastifyInstance, services: Services): void {
+/**
+ * Unversioned routes: connectivity checks and readiness (docs/api/README.md). `installation`: the
+ * installation's id, read once at start-up so that liveness never waits for the database.
+ */
+export function registerSystemRoutes(app: FastifyInstance, services: Services, installation: string | undefined): void {
   const health = () => ({ status: 'ok', version: VERSION });
 
   app.get(
@@ -45,7 +58,14 @@ export function registerSystemRoutes(app: FastifyInstance, services: Services): 
     },
   );
 
-  app.get('/health', { schema: { tags: ['system'], summary: 'Liveness', security: [], response: { 200: Health } } }, async () => health());
+  app.get(
+    '/health',
+    { schema: { tags: ['system'], summary: 'Liveness', security: [], response: { 200: HealthNamed } } },
+    async (_req, reply) => {
+      if (installation) reply.header(INSTALLATION_HEADER, installation);
+      return health();
+    },
+  );
 
   app.get(
     '/ready',
