@@ -9,6 +9,7 @@ import { runWorkersUntilSignal } from './background.js';
 import { BRIDGE_USAGE, runBridgeCli } from './connectors/bridge-cli.js';
 import { CliError, bool, integer, required, type CliOutput } from './cli-kit.js';
 import { DATA_COMMANDS, DATA_USAGE } from './cli-data.js';
+import { DOCTOR_USAGE, runDoctorCli } from './doctor/doctor.js';
 
 const USAGE = `Parley operator CLI: works on the storage the server uses (PARLEY_DATA_DIR or DATABASE_URL).
 
@@ -26,7 +27,7 @@ Commands:
   worker                      run the background work (webhook delivery, Telegram polling) in this
                               process until SIGTERM (with PARLEY_WORKERS=off on servers)
 ${BRIDGE_USAGE}
-${DATA_USAGE}  help                        this text
+${DATA_USAGE}${DOCTOR_USAGE}  help                        this text
 `;
 
 type Command = (services: Services, args: string[], out: CliOutput) => Promise<string>;
@@ -110,6 +111,8 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
   }
   // A connector talks to Parley over the network, not to its database.
   if (name === 'bridge') return runBridgeCli(args, env, out);
+  // Checks the installation without opening it the usual way, which would migrate it.
+  if (name === 'doctor') return runDoctorCli(args, env, out);
   const command = COMMANDS[name];
   if (!command) {
     out.error(`parley: unknown command "${name}"\n\n${USAGE}`);

@@ -1,0 +1,455 @@
+import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import https from 'node:https';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../src/cli.js';
+import { MIGRATION_NAMES } from '../src/db/migrate.js';
+import { installationId } from '../src/domain/installation/installation.repo.js';
+import { createHarness, type Harness } from './helpers/harness.js';
+import { createTestDatabase, DIALECT } from './helpers/database.js';
+import { startSmtp } from './helpers/smtp.js';
+
+// `parley doctor` against a real installation: the test database (SQLite file in the harness's data
+// folder, or a PostgreSQL schema of its own), an https front (a TLS server with a certificate made
+// here, passing requests to the app, as Caddy would) and a real SMTP peer on loopback.
+
+interface Check {
+  name: string;
+  title: string;
+  status: 'pass' | 'fail' | 'skip';
+  detail: string;
+  fix?: string;
+}
+interface Report {
+  ok: boolean;
+  version: string;
+  database: string;
+  checks: Check[];
+}
+
+const ENCRYPTION_KEY = crypto.randomBytes(32).toString('base64url');
+const JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
+
+let h: Harness;
+let tmp: string;
+let front: https.Server;
+let frontUrl: string;
+let impostor: https.Server;
+let impostorUrl: string;
+let smtp: Awaited<ReturnType<typeof startSmtp>>;
+let silent: net.Server;
+let silentPort: number;
+let closedPort: number;
+const held: net.Socket[] = [];
+
+/** A certificate for 127.0.0.1, trusted by the doctor through NODE_EXTRA_CA_CERTS. */
+function makeCertificate(dir: string): { key: string; cert: string; file: string } {
+  const key = path.join(dir, 'key.pem');
+  const file = path.join(dir, 'cert.pem');
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1'].concat([
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      key,
+      '-out',
+      file,
+    ]),
+    { stdio: 'ignore' },
+  );
+  return { key: fs.readFileSync(key, 'utf8'), cert: fs.readFileSync(file, 'utf8'), file };
+}
+
+async function listen(server: net.Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as net.AddressInfo).port;
+}
+
+function healthyEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    PARLEY_DATA_DIR: h.dataDir,
+    PARLEY_JWT_SECRET: JWT_SECRET,
+    PARLEY_ENCRYPTION_KEY: ENCRYPTION_KEY,
+    PARLEY_PUBLIC_URL: frontUrl,
+    PARLEY_SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
+    NODE_EXTRA_CA_CERTS: path.join(tmp, 'cert.pem'),
+    ...(h.database.url ? { DATABASE_URL: h.database.url } : {}),
+    ...extra,
+  };
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+  return env;
+}
+
+async function doctor(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number; out: string; err: string; ms: number }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const sink = { log: (...a: unknown[]) => void out.push(a.join(' ')), error: (...a: unknown[]) => void err.push(a.join(' ')) };
+  const started = performance.now();
+  const code = await runCli(['doctor', ...args], env, sink as unknown as Console);
+  return { code, out: out.join('\n'), err: err.join('\n'), ms: performance.now() - started };
+}
+
+async function report(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number; report: Report; out: string }> {
+  const run = await doctor(env, '--json', ...args);
+  return { code: run.code, report: JSON.parse(run.out) as Report, out: run.out };
+}
+
+const check = (r: Report, name: string): Check => {
+  const found = r.checks.find((c) => c.name === name);
+  if (!found) throw new Error(`no check ${name} in ${r.checks.map((c) => c.name).join(', ')}`);
+  return found;
+};
+
+/** Names, sizes and modification times of the data folder's files (SQLite's shared-memory file aside). */
+function snapshot(dir: string): string[] {
+  return fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && !e.name.endsWith('-shm'))
+    .map((e) => {
+      const full = path.join(e.parentPath, e.name);
+      const st = fs.statSync(full);
+      return `${path.relative(dir, full)} ${st.size} ${st.mtimeMs}`;
+    })
+    .sort();
+}
+
+beforeAll(async () => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-doctor-'));
+  h = await createHarness({ sqliteFile: true, env: { PARLEY_ENCRYPTION_KEY: ENCRYPTION_KEY } });
+  const { key, cert } = makeCertificate(tmp);
+  front = https.createServer({ key, cert }, async (req, res) => {
+    const answer = await h.app.inject({ method: req.method as 'GET', url: req.url ?? '/' });
+    res.writeHead(answer.statusCode, answer.headers as Record<string, string>);
+    res.end(answer.rawPayload);
+  });
+  frontUrl = `https://127.0.0.1:${await listen(front)}`;
+  impostor = https.createServer({ key, cert }, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'parley-installation': crypto.randomUUID() });
+    res.end('{"status":"ok","version":"0.1.0"}');
+  });
+  impostorUrl = `https://127.0.0.1:${await listen(impostor)}`;
+  smtp = await startSmtp([]);
+  // Accepts connections and never says a word: what a host behind a dropping firewall looks like.
+  silent = net.createServer((socket) => void held.push(socket));
+  silentPort = await listen(silent);
+  const closed = net.createServer();
+  closedPort = await listen(closed);
+  await new Promise((resolve) => closed.close(() => resolve(undefined)));
+});
+
+afterAll(async () => {
+  for (const socket of held) socket.destroy();
+  await Promise.all([front, impostor, silent].map((s) => new Promise((resolve) => s?.close(resolve))));
+  await new Promise<void>((resolve) => (smtp ? smtp.server.close(() => resolve()) : resolve()));
+  await h?.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('parley doctor on a healthy installation', () => {
+  it('passes every check, exits 0, and changes nothing', async () => {
+    const before = snapshot(h.dataDir);
+    const run = await doctor(healthyEnv());
+    expect(run.code, run.out).toBe(0);
+    expect(run.out).toMatch(/^Parley \S+ doctor: (SQLite|PostgreSQL) /);
+    expect(run.out).not.toMatch(/FAIL/);
+    expect(run.out).toMatch(/\d+ of \d+ checks passed; 0 failed; \d+ skipped$/);
+    expect(snapshot(h.dataDir)).toEqual(before);
+
+    const { code, report: r } = await report(healthyEnv());
+    expect(code).toBe(0);
+    expect(r.ok).toBe(true);
+    const passed = [
+      'node',
+      'data-folder',
+      'disk-space',
+      'database',
+      'migrations',
+      'secrets',
+      'public-url',
+      'smtp',
+      'integrations',
+      'webhooks',
+    ];
+    for (const name of passed) expect(check(r, name).status, `${name}: ${check(r, name).detail}`).toBe('pass');
+    expect(check(r, 'public-url').detail).toContain('answers as this installation');
+    expect(check(r, 'migrations').detail).toContain(`all ${MIGRATION_NAMES.length} migrations`);
+    if (DIALECT === 'postgres') {
+      expect(check(r, 'postgres-version').status).toBe('pass');
+      expect(check(r, 'clock').status).toBe('pass');
+      expect(check(r, 'clock').detail).toMatch(/the database's clock is \d+ ms (ahead of|behind) this machine's/);
+    } else {
+      expect(check(r, 'clock').status).toBe('skip');
+    }
+  });
+
+  it('answers --json with one entry per check, a fix on each failure', async () => {
+    const { code, report: r } = await report(healthyEnv({ PARLEY_PUBLIC_URL: 'http://parley.example.com' }));
+    expect(code).toBe(1);
+    expect(Object.keys(r).sort()).toEqual(['checks', 'database', 'ok', 'version']);
+    expect(r.ok).toBe(false);
+    expect(r.database).toMatch(DIALECT === 'postgres' ? /^PostgreSQL postgres:\/\// : /^SQLite .*parley\.db$/);
+    const names = r.checks.map((c) => c.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect(names).toEqual([
+      'node',
+      'data-folder',
+      'disk-space',
+      'database',
+      ...(DIALECT === 'postgres' ? ['postgres-version'] : []),
+      'migrations',
+      'secrets',
+      'public-url',
+      'smtp',
+      'integrations',
+      'webhooks',
+      'clock',
+    ]);
+    for (const c of r.checks) {
+      expect(['pass', 'fail', 'skip']).toContain(c.status);
+      expect(typeof c.title).toBe('string');
+      expect(c.detail.length).toBeGreaterThan(0);
+      expect(c.fix === undefined, c.name).toBe(c.status !== 'fail');
+    }
+  });
+});
+
+describe('parley doctor reports each failure with its fix and exits 1', () => {
+  it('a read-only data folder', async () => {
+    // Root writes through permission bits; the immutable flag stops root too, as a read-only mount would.
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) execFileSync('chattr', ['+i', h.dataDir]);
+    else fs.chmodSync(h.dataDir, 0o500);
+    try {
+      const { code, report: r } = await report(healthyEnv());
+      expect(code).toBe(1);
+      const folder = check(r, 'data-folder');
+      expect(folder.status).toBe('fail');
+      expect(folder.detail).toContain('is not writable by this user');
+      expect(folder.fix).toMatch(/chown -R parley:parley .*ReadWritePaths/);
+      expect(check(r, 'database').status).toBe('pass');
+    } finally {
+      if (asRoot) execFileSync('chattr', ['-i', h.dataDir]);
+      else fs.chmodSync(h.dataDir, 0o700);
+    }
+  });
+
+  it('a database that is down, within the timeout, creating nothing', async () => {
+    const empty = fs.mkdtempSync(path.join(tmp, 'empty-'));
+    const env =
+      DIALECT === 'postgres'
+        ? healthyEnv({ DATABASE_URL: `postgres://parley:db-password-42@127.0.0.1:${silentPort}/parley` })
+        : healthyEnv({ PARLEY_DATA_DIR: empty, PARLEY_JWT_SECRET: JWT_SECRET });
+    const run = await doctor(env, '--json', '--timeout', '0.5');
+    expect(run.code).toBe(1);
+    expect(run.ms).toBeLessThan(3000);
+    const r = JSON.parse(run.out) as Report;
+    const database = check(r, 'database');
+    expect(database.status).toBe('fail');
+    if (DIALECT === 'postgres') {
+      expect(database.detail).toContain(`cannot reach PostgreSQL postgres://parley@127.0.0.1:${silentPort}/parley`);
+      expect(database.fix).toContain('check DATABASE_URL');
+      expect(run.out).not.toContain('db-password-42');
+    } else {
+      expect(database.detail).toBe(`no database at ${path.join(empty, 'parley.db')}`);
+      expect(database.fix).toContain('start Parley once');
+      expect(fs.readdirSync(empty)).toEqual([]);
+    }
+    for (const name of ['integrations', 'webhooks', 'clock']) expect(check(r, name).status).toBe('skip');
+  });
+
+  it('a database not migrated to this build, left as it was', async () => {
+    const dataDir = fs.mkdtempSync(path.join(tmp, 'old-'));
+    const previous = MIGRATION_NAMES[MIGRATION_NAMES.length - 2];
+    const old = await createTestDatabase({ dataDir, migrateTo: previous });
+    try {
+      const env = healthyEnv({ PARLEY_DATA_DIR: dataDir, DATABASE_URL: old.url });
+      const { code, report: r } = await report(env);
+      expect(code).toBe(1);
+      const migrations = check(r, 'migrations');
+      expect(migrations.status).toBe('fail');
+      expect(migrations.detail).toBe(
+        `not migrated to this build: 1 of ${MIGRATION_NAMES.length} migrations not applied, the first ${MIGRATION_NAMES.at(-1)}`,
+      );
+      expect(migrations.fix).toContain('migrations run at every start');
+      // Its database has no installation id yet: the public URL answers, but is not compared.
+      expect(check(r, 'public-url').detail).toContain('not compared');
+      const { rows } = await sql`select name from kysely_migration`.execute(old.db.kysely);
+      expect(rows).toHaveLength(MIGRATION_NAMES.length - 1);
+    } finally {
+      await old.drop();
+    }
+  });
+
+  it('a missing secret, a placeholder left from deploy/parley.env, a secret file others can read', async () => {
+    const missing = await report(healthyEnv({ PARLEY_JWT_SECRET: undefined }));
+    expect(missing.code).toBe(1);
+    expect(check(missing.report, 'secrets').detail).toContain(
+      `no JWT signing secret: PARLEY_JWT_SECRET is unset and ${path.join(h.dataDir, 'jwt-secret')} does not exist`,
+    );
+    expect(check(missing.report, 'secrets').fix).toContain('start Parley once');
+
+    const shipped = fs.readFileSync(new URL('../deploy/parley.env', import.meta.url), 'utf8');
+    const placeholders = Object.fromEntries(
+      [...shipped.matchAll(/^#?(\w+)=(.*change-me.*)$/gm)].map(([, name, value]) => [name, value.replace(/^"|"$/g, '')]),
+    );
+    expect(Object.keys(placeholders).sort()).toEqual([
+      'DATABASE_URL',
+      'PARLEY_ENCRYPTION_KEY',
+      'PARLEY_JWT_SECRET',
+      'PARLEY_METRICS_TOKEN',
+      'PARLEY_SMTP_URL',
+    ]);
+    for (const [name, value] of Object.entries(placeholders)) {
+      // Each placeholder alone: the secret in question is what fails.
+      const { code, report: r, out } = await report(healthyEnv({ [name]: value }), '--timeout', '0.5');
+      expect(code, name).toBe(1);
+      const secrets = check(r, 'secrets');
+      expect(secrets.status, name).toBe('fail');
+      expect(secrets.detail, name).toContain(`${name} is still the example's placeholder`);
+      expect(out, name).not.toMatch(/change-me/);
+    }
+
+    const file = path.join(h.dataDir, 'jwt-secret');
+    fs.writeFileSync(file, `${crypto.randomBytes(48).toString('base64url')}\n`, { mode: 0o644 });
+    fs.chmodSync(file, 0o644);
+    try {
+      const r = (await report(healthyEnv({ PARLEY_JWT_SECRET: undefined }))).report;
+      expect(check(r, 'secrets').detail).toContain(`${file} is readable by other users (mode 644)`);
+      expect(check(r, 'secrets').fix).toBe(`chmod 600 ${file}`);
+      fs.chmodSync(file, 0o600);
+      expect(check((await report(healthyEnv({ PARLEY_JWT_SECRET: undefined }))).report, 'secrets').status).toBe('pass');
+    } finally {
+      fs.rmSync(file);
+    }
+  });
+
+  it('never prints a secret: only whether each is set', async () => {
+    const metrics = `metrics-${crypto.randomBytes(12).toString('hex')}`;
+    const smtpPass = `smtp-${crypto.randomBytes(12).toString('hex')}`;
+    const env = healthyEnv({ PARLEY_METRICS_TOKEN: metrics, PARLEY_SMTP_URL: `smtp://mailer:${smtpPass}@127.0.0.1:${closedPort}` });
+    for (const args of [[], ['--json']]) {
+      const run = await doctor(env, ...args);
+      for (const secret of [JWT_SECRET, ENCRYPTION_KEY, metrics, smtpPass]) expect(run.out + run.err).not.toContain(secret);
+      expect(run.out).toContain('metrics token: set (PARLEY_METRICS_TOKEN)');
+    }
+  });
+
+  it('a public URL that is http, unset, another installation, or not answering (skipped, and said so)', async () => {
+    const http = check((await report(healthyEnv({ PARLEY_PUBLIC_URL: 'http://parley.example.com' }))).report, 'public-url');
+    expect(http).toMatchObject({
+      status: 'fail',
+      detail: 'http://parley.example.com is not https: the providers send webhooks only to https addresses',
+    });
+    expect(http.fix).toContain('PARLEY_PUBLIC_URL=https://');
+
+    const unset = await report(healthyEnv({ PARLEY_PUBLIC_URL: undefined }));
+    expect(unset.code).toBe(1);
+    expect(check(unset.report, 'public-url').detail).toContain('PARLEY_PUBLIC_URL is not set');
+
+    const other = check((await report(healthyEnv({ PARLEY_PUBLIC_URL: impostorUrl }))).report, 'public-url');
+    expect(other.status).toBe('fail');
+    expect(other.detail).toContain(`answers as another Parley installation`);
+    expect(other.detail).toContain(`this one is ${await installationId(h.database.db.kysely)}`);
+
+    const run = await doctor(healthyEnv({ PARLEY_PUBLIC_URL: `https://127.0.0.1:${silentPort}` }), '--json', '--timeout', '0.5');
+    expect(run.ms).toBeLessThan(3000);
+    expect(run.code).toBe(0);
+    const quiet = check(JSON.parse(run.out) as Report, 'public-url');
+    expect(quiet.status).toBe('skip');
+    expect(quiet.detail).toContain('not reachable from this machine (no answer in 500 ms); check from outside');
+  });
+
+  it('an SMTP server that refuses or never answers, within the timeout', async () => {
+    for (const port of [closedPort, silentPort]) {
+      const run = await doctor(healthyEnv({ PARLEY_SMTP_URL: `smtp://127.0.0.1:${port}` }), '--json', '--timeout', '0.5');
+      expect(run.code).toBe(1);
+      expect(run.ms).toBeLessThan(3000);
+      const smtpCheck = check(JSON.parse(run.out) as Report, 'smtp');
+      expect(smtpCheck.status).toBe('fail');
+      expect(smtpCheck.detail).toMatch(new RegExp(`^smtp://127\\.0\\.0\\.1:${port}: .+`));
+      expect(smtpCheck.fix).toContain('check PARLEY_SMTP_URL');
+    }
+    const unset = check((await report(healthyEnv({ PARLEY_SMTP_URL: undefined }))).report, 'smtp');
+    expect(unset).toMatchObject({ status: 'skip', detail: 'PARLEY_SMTP_URL is not set: invitation e-mails are written to the log' });
+  });
+
+  it('an integration that lost its credentials and a failing webhook endpoint, with the last attempt', async () => {
+    const owner = await h.signUp();
+    const db = h.database.db.kysely;
+    const now = Date.now();
+    const integration = await db
+      .insertInto('integrations')
+      .values({ account_id: owner.accountId, type: 'msgrc_bot', status: 'auth failure', created_at: now })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const hook = await db
+      .insertInto('webhooks')
+      .values({
+        account_id: owner.accountId,
+        url: 'https://crm.example.com/hook?token=do-not-print',
+        secret: 'whsec_x',
+        api_version: 'v1.3',
+        failing_since: now - 3_600_000,
+        created_at: now,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const event = await db
+      .insertInto('events')
+      .values({ account_id: owner.accountId, type: 'lead.created', lead_id: null, payload: '{}', created_at: now })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await db
+      .insertInto('deliveries')
+      .values({
+        webhook_id: hook.id,
+        event_id: event.id,
+        message_id: `msg_${crypto.randomUUID()}`,
+        lead_id: null,
+        attempts: 2,
+        next_attempt_at: now + 60_000,
+        lease_until: null,
+        leased_by: null,
+        last_status_code: 502,
+        last_error: 'HTTP 502',
+        created_at: now,
+        delivered_at: null,
+      })
+      .execute();
+    try {
+      const { code, report: r, out } = await report(healthyEnv());
+      expect(code).toBe(1);
+      const integrations = check(r, 'integrations');
+      expect(integrations.status).toBe('fail');
+      expect(integrations.detail).toContain(`integration ${integration.id} (account ${owner.accountId}, msgrc_bot): auth failure`);
+      expect(integrations.fix).toContain('reconnects');
+      const webhooks = check(r, 'webhooks');
+      expect(webhooks.status).toBe('fail');
+      expect(webhooks.detail).toBe(
+        `webhook ${hook.id} (account ${owner.accountId}, crm.example.com): failing since ${new Date(now - 3_600_000).toISOString()}, last attempt answered 502`,
+      );
+      expect(out).not.toContain('do-not-print');
+    } finally {
+      await db.deleteFrom('deliveries').where('webhook_id', '=', hook.id).execute();
+      await db.deleteFrom('webhooks').where('id', '=', hook.id).execute();
+      await db.deleteFrom('integrations').where('id', '=', integration.id).execute();
+    }
+  });
+
+  it('refuses a bad --timeout without checking anything', async () => {
+    for (const value of ['0', '-1', 'soon', '1e9']) {
+      const run = await doctor(healthyEnv(), `--timeout=${value}`);
+      expect(run.code, value).toBe(1);
+      expect(run.err).toBe('parley: --timeout must be a number of seconds above 0, at most 60');
+      expect(run.out).toBe('');
+    }
+  });
+});
