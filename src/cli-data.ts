@@ -1,11 +1,12 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Services } from './services.js';
 import { CliError, integer, required, type CliOutput } from './cli-kit.js';
 import { progressReporter } from './cli-progress.js';
 import { exportAccount } from './domain/portability/account-exporter.js';
 import { importAccount } from './domain/portability/account-importer.js';
-import { runBackup } from './domain/portability/backup.js';
+import { backupName, pruneBackups, runBackup } from './domain/portability/backup.js';
 
 /** The CLI's data commands (issue 24): export, import, backup, account deletion. */
 export const DATA_USAGE = `  export --account <id> --out <file>
@@ -14,6 +15,9 @@ export const DATA_USAGE = `  export --account <id> --out <file>
                               imported archive changes nothing)
   backup --out <file>         consistent copy of the database (SQLite; on PostgreSQL use pg_dump,
                               docs/operations.md) and the files, while the server serves
+  backup --dir <folder> [--keep <n>]
+                              the same into a new parley-backup-<time>.tar.gz in the folder; with
+                              --keep, the n newest of those are kept and older ones removed
   account:delete <accountId> --confirm <accountId>
                               remove every row and file of the account
 `;
@@ -91,18 +95,32 @@ export const DATA_COMMANDS: Record<string, DataCommand> = {
   },
 
   async backup(services, args, out) {
-    const { values } = parseArgs({ args, options: { out: { type: 'string' } } });
-    const file = required(values, 'out');
+    const { values } = parseArgs({ args, options: { out: { type: 'string' }, dir: { type: 'string' }, keep: { type: 'string' } } });
+    if (values.out !== undefined && values.dir !== undefined) throw new CliError('give --out or --dir, not both');
+    const keep = values.keep === undefined ? undefined : integer('keep', values.keep);
+    if (keep !== undefined && (values.dir === undefined || keep < 1)) throw new CliError('--keep takes a number of at least 1, with --dir');
+    let file: string;
+    if (values.dir !== undefined) {
+      fs.mkdirSync(values.dir, { recursive: true, mode: 0o700 });
+      file = path.join(values.dir, backupName(new Date(services.deps.clock.now())));
+    } else {
+      file = required(values, 'out');
+    }
     freshFile(file);
     const started = performance.now();
     const progress = bar('backup', out);
+    // In a folder of dated copies a killed run must not leave a partial file under a copy's name.
+    const target = values.dir !== undefined ? `${file}.part` : file;
     let result;
     try {
-      result = await runBackup(services.deps.config, services.deps.db.dialect, file, progress.update);
+      result = await runBackup(services.deps.config, services.deps.db.dialect, target, progress.update);
+      if (target !== file) fs.renameSync(target, file);
     } finally {
       progress.end();
     }
-    return `backup written to ${file} (${fs.statSync(file).size} bytes, ${result.files} files) in ${seconds(started)} s`;
+    const removed = values.dir !== undefined && keep !== undefined ? pruneBackups(values.dir, keep) : [];
+    const pruned = removed.length ? `; removed ${removed.length} older (${removed.join(', ')})` : '';
+    return `backup written to ${file} (${fs.statSync(file).size} bytes, ${result.files} files) in ${seconds(started)} s${pruned}`;
   },
 
   async 'account:delete'(services, args, out) {

@@ -122,6 +122,41 @@ describe('parley backup and the restore procedure of docs/operations.md', () => 
   });
 });
 
+describe('parley backup --dir --keep (the nightly unit, deploy/parley-backup.service)', () => {
+  it('writes dated copies into the folder and keeps only the newest ones, leaving other files alone', async () => {
+    const dir = path.join(work, 'nightly');
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, 'notes.txt'), 'kept');
+    fs.writeFileSync(path.join(dir, 'parley-backup-manual.tar.gz'), 'not one of the dated copies');
+    const written: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const run = await cli('backup', '--dir', dir, '--keep', '2');
+      expect(run.code, run.err).toBe(0);
+      const name = /backup written to (\S+)/.exec(run.out)![1];
+      expect(path.basename(name)).toMatch(/^parley-backup-\d{8}-\d{6}-\d{3}\.tar\.gz$/);
+      written.push(path.basename(name));
+      if (i === 2) expect(run.out).toContain(`removed 1 older (${written[0]})`);
+    }
+    expect(fs.readdirSync(dir).sort()).toEqual([...written.slice(1), 'notes.txt', 'parley-backup-manual.tar.gz'].sort());
+    const listing = execFileSync('tar', ['-tzf', path.join(dir, written[2])], { encoding: 'utf8' });
+    expect(listing).toContain('backup.json');
+  });
+
+  it('refuses --keep without --dir, a --keep below 1, and --out with --dir', async () => {
+    expect((await cli('backup', '--out', path.join(work, 'k.tar.gz'), '--keep', '3')).err).toBe(
+      'parley: --keep takes a number of at least 1, with --dir',
+    );
+    expect((await cli('backup', '--dir', path.join(work, 'k'), '--keep', '0')).err).toBe(
+      'parley: --keep takes a number of at least 1, with --dir',
+    );
+    expect((await cli('backup', '--dir', path.join(work, 'k'), '--out', path.join(work, 'k.tar.gz'))).err).toBe(
+      'parley: give --out or --dir, not both',
+    );
+    expect(fs.existsSync(path.join(work, 'k'))).toBe(false);
+    expect(fs.existsSync(path.join(work, 'k.tar.gz'))).toBe(false);
+  });
+});
+
 describe('parley account:delete', () => {
   it('asks for confirmation, then removes every row and stored file of the account and nothing of another', async () => {
     const other = await h.signUp();

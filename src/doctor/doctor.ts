@@ -40,14 +40,21 @@ export async function runDoctor(env: NodeJS.ProcessEnv, timeoutMs: number): Prom
     config = loadConfig(env);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    checks.push(fail('configuration', 'Configuration', err.message, 'correct that setting in the environment file (/etc/parley/parley.env)'));
+    checks.push(
+      fail('configuration', 'Configuration', err.message, 'correct that setting in the environment file (/etc/parley/parley.env)'),
+    );
     return { ok: false, version: VERSION, database: undefined, checks };
   }
   checks.push(...checkDataFolder(config.dataDir));
   const database = databaseChecks(config, timeoutMs);
   const [fromDatabase, publicUrl, smtp] = await Promise.all([
     database,
-    checkPublicUrl(config, env, database.then((d) => d.installation), timeoutMs),
+    checkPublicUrl(
+      config,
+      env,
+      database.then((d) => d.installation),
+      timeoutMs,
+    ),
     checkSmtp(config, timeoutMs),
   ]);
   checks.push(...fromDatabase.checks, checkSecrets(env, config), publicUrl, smtp, ...fromDatabase.later);

@@ -50,7 +50,8 @@ export function checkDataFolder(dataDir: string): CheckResult[] {
   const results: CheckResult[] = [];
   try {
     fs.accessSync(dir, fs.constants.R_OK | fs.constants.W_OK | fs.constants.X_OK);
-    const asRoot = uid === 0 && stat.uid !== 0 ? ' (checked as root, who may write where the service cannot: run doctor as the service user)' : '';
+    const asRoot =
+      uid === 0 && stat.uid !== 0 ? ' (checked as root, who may write where the service cannot: run doctor as the service user)' : '';
     results.push(pass('data-folder', title, `${dir} is writable${asRoot}`));
   } catch (err) {
     results.push(

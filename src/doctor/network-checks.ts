@@ -8,7 +8,8 @@ import { fail, pass, reason, redactUrl, skip, type CheckResult } from './check.j
 /** Errors that mean "nothing answered from here", not "something answered wrongly". */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'ECONNRESET']);
 
-const URL_FIX = 'set PARLEY_PUBLIC_URL=https://<your domain> (the address of the reverse proxy, docs/deploy.md, "HTTPS") and restart Parley';
+const URL_FIX =
+  'set PARLEY_PUBLIC_URL=https://<your domain> (the address of the reverse proxy, docs/deploy.md, "HTTPS") and restart Parley';
 
 /**
  * PARLEY_PUBLIC_URL: set, https, and answering `GET /health` with this installation's id (read from
@@ -26,7 +27,12 @@ export async function checkPublicUrl(
   const title = 'Public URL';
   const raw = config.publicUrl;
   if (!raw) {
-    return fail(name, title, "PARLEY_PUBLIC_URL is not set: providers' webhooks (WhatsApp, Messenger, Instagram, Viber, VK, OK) cannot reach Parley", URL_FIX);
+    return fail(
+      name,
+      title,
+      "PARLEY_PUBLIC_URL is not set: providers' webhooks (WhatsApp, Messenger, Instagram, Viber, VK, OK) cannot reach Parley",
+      URL_FIX,
+    );
   }
   let url: URL;
   try {

@@ -67,6 +67,28 @@ export async function runBackup(
   }
 }
 
+/** Names of `parley backup --dir`: sorting them sorts them by time. */
+const BACKUP_NAME = /^parley-backup-\d{8}-\d{6}-\d{3}\.tar\.gz$/;
+
+export function backupName(at: Date): string {
+  const iso = at.toISOString(); // 2026-11-29T03:15:00.123Z
+  return `parley-backup-${iso.slice(0, 10).replaceAll('-', '')}-${iso.slice(11, 19).replaceAll(':', '')}-${iso.slice(20, 23)}.tar.gz`;
+}
+
+/**
+ * Keeps the `keep` newest backups of `dir` named by {@link backupName} and removes the older ones;
+ * answers the removed names. Other files of the folder are never touched.
+ */
+export function pruneBackups(dir: string, keep: number): string[] {
+  const names = fs
+    .readdirSync(dir)
+    .filter((name) => BACKUP_NAME.test(name))
+    .sort();
+  const old = names.slice(0, Math.max(0, names.length - keep));
+  for (const name of old) fs.rmSync(path.join(dir, name), { force: true });
+  return old;
+}
+
 async function backupSqlite(source: string, target: string): Promise<void> {
   const { default: SQLite } = await import('better-sqlite3');
   const db = new SQLite(source, { readonly: true, fileMustExist: true });
