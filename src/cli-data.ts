@@ -13,8 +13,8 @@ export const DATA_USAGE = `  export --account <id> --out <file>
                               write the account's archive (docs/export-format.md) to a new file
   import <file>               import an archive into a new account (all or nothing; a re-run of an
                               imported archive changes nothing)
-  backup --out <file>         consistent copy of the database (SQLite; on PostgreSQL use pg_dump,
-                              docs/operations.md) and the files, while the server serves
+  backup --out <file>         consistent copy of the database (on PostgreSQL made by pg_dump,
+                              docs/operations.md), the files and secrets, while the server serves
   backup --dir <folder> [--keep <n>]
                               the same into a new parley-backup-<time>.tar.gz in the folder; with
                               --keep, the n newest of those are kept and older ones removed
@@ -113,7 +113,7 @@ export const DATA_COMMANDS: Record<string, DataCommand> = {
     const target = values.dir !== undefined ? `${file}.part` : file;
     let result;
     try {
-      result = await runBackup(services.deps.config, services.deps.db.dialect, target, progress.update);
+      result = await runBackup(services.deps.config, services.deps.db, target, progress.update);
       if (target !== file) fs.renameSync(target, file);
     } finally {
       progress.end();

@@ -91,11 +91,25 @@ describe('parley backup and the restore procedure of docs/operations.md', () => 
     const listing = fs.readdirSync(restored).sort();
     // The JWT secret comes from the environment here, so the folder holds none to copy.
     expect(listing).toEqual(
-      DIALECT === 'sqlite' ? ['backup.json', 'encryption-key', 'files', 'parley.db'] : ['backup.json', 'encryption-key', 'files'],
+      DIALECT === 'sqlite'
+        ? ['backup.json', 'encryption-key', 'files', 'parley.db']
+        : ['backup.json', 'encryption-key', 'files', 'parley.dump'],
     );
     if (DIALECT === 'postgres') {
-      // The database part of a PostgreSQL backup is pg_dump's (docs/operations.md); the files and secrets are here.
-      expect(run.out).toContain('backup written');
+      // pg_dump's snapshot of this installation's schema alone: its tables, with the account's messages.
+      const schema = new URL(h.database.url!).searchParams.get('options')!.split('=')[1];
+      const contents = execFileSync('pg_restore', ['--list', path.join(restored, 'parley.dump')], { encoding: 'utf8' });
+      expect(contents).toMatch(new RegExp(`TABLE DATA ${schema} messages `));
+      expect(contents).not.toMatch(/TABLE DATA public /);
+      const rows = execFileSync(
+        'pg_restore',
+        ['--data-only', `--schema=${schema}`, '--table=messages', '-f', '-', path.join(restored, 'parley.dump')],
+        {
+          encoding: 'utf8',
+        },
+      );
+      const copied = rows.split('\n').filter((line) => line.split('\t').includes(String(owner.accountId)));
+      expect(copied.length).toBeGreaterThanOrEqual(9);
       return;
     }
     {

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
@@ -5,8 +6,10 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import tar from 'tar-stream';
+import { sql } from 'kysely';
 import type { Config } from '../../config.js';
-import type { DialectName } from '../../db/database.js';
+import type { Db } from '../../db/database.js';
+import { AppError } from '../errors.js';
 import { VERSION } from '../../version.js';
 import type { Progress } from './account-exporter.js';
 
@@ -17,23 +20,20 @@ const SECRETS = ['jwt-secret', 'encryption-key'];
  * `parley backup`: a gzip-compressed tar laid out like the data folder, so restoring is extracting
  * it into an empty one (docs/operations.md). On SQLite it holds `parley.db`, a consistent copy made
  * with SQLite's online backup from a connection of its own while the server keeps serving (WAL:
- * readers and the writer go on); then the files and the two secrets. On PostgreSQL the database is
- * pg_dump's job: the archive holds the files and secrets. Files are immutable once stored, so a
- * file copied after the database snapshot is either the one it names or one it does not know yet.
+ * readers and the writer go on). On PostgreSQL it holds `parley.dump`, pg_dump's consistent
+ * snapshot of Parley's schema (custom format, for pg_restore). Then the files and the two secrets.
+ * Files are immutable once stored, so a file copied after the database snapshot is either the one
+ * it names or one it does not know yet.
  */
-export async function runBackup(
-  config: Config,
-  dialect: DialectName,
-  outFile: string,
-  progress: Progress = () => {},
-): Promise<{ files: number }> {
+export async function runBackup(config: Config, db: Db, outFile: string, progress: Progress = () => {}): Promise<{ files: number }> {
+  const { dialect } = db;
   const files = await listFiles(path.join(config.dataDir, 'files'));
   const pack = tar.pack();
   const out = fs.createWriteStream(outFile, { mode: 0o600 });
   const written = pipeline(pack, createGzip(), out);
   written.catch(() => pack.destroy());
   const tmpDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'parley-backup-'));
-  const total = files.length + (dialect === 'sqlite' ? 1 : 0);
+  const total = files.length + 1;
   let done = 0;
   try {
     const manifest = { format: 'parley-backup', version: 1, parleyVersion: VERSION, dialect, createdAt: new Date().toISOString() };
@@ -42,6 +42,11 @@ export async function runBackup(
       const copy = path.join(tmpDir, 'parley.db');
       await backupSqlite(path.join(config.dataDir, 'parley.db'), copy);
       await addFile(pack, 'parley.db', copy);
+      progress(++done, total);
+    } else if (config.databaseUrl) {
+      const dump = path.join(tmpDir, 'parley.dump');
+      await dumpPostgres(config.databaseUrl, await currentSchema(db), dump);
+      await addFile(pack, 'parley.dump', dump);
       progress(++done, total);
     }
     for (const name of SECRETS) {
@@ -65,6 +70,47 @@ export async function runBackup(
   } finally {
     await fsp.rm(tmpDir, { recursive: true, force: true });
   }
+}
+
+async function currentSchema(db: Db): Promise<string> {
+  const { rows } = await sql<{ s: string }>`select current_schema() as s`.execute(db.kysely);
+  return rows[0]?.s ?? 'public';
+}
+
+/**
+ * pg_dump of Parley's schema alone (several installations may share a database). The password
+ * goes to pg_dump in its environment, never on its command line, where other users could read it.
+ */
+async function dumpPostgres(databaseUrl: string, schema: string, file: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const password = decodeURIComponent(url.password);
+  url.password = '';
+  // Parameters as node-postgres reads them ("+" is a space), written as libpq reads them (%20).
+  const params = [...url.searchParams].map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
+  url.search = '';
+  const dbname = params ? `${url.href}?${params}` : url.href;
+  const args = ['--format=custom', '--no-owner', `--schema=${schema}`, `--file=${file}`, `--dbname=${dbname}`];
+  const stderr: string[] = [];
+  const code = await new Promise<number | null>((resolve, reject) => {
+    const child = spawn('pg_dump', args, {
+      env: { ...process.env, ...(password ? { PGPASSWORD: password } : {}) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
+    child.on('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'ENOENT'
+          ? new AppError(
+              500,
+              'backup_failed',
+              "pg_dump is not installed: install postgresql-client, of the server's major version or newer",
+            )
+          : err,
+      ),
+    );
+    child.on('close', resolve);
+  });
+  if (code !== 0) throw new AppError(500, 'backup_failed', `pg_dump failed: ${stderr.join('').trim() || `exit ${code}`}`);
 }
 
 /** Names of `parley backup --dir`: sorting them sorts them by time. */
