@@ -78,7 +78,7 @@ async function currentSchema(db: Db): Promise<string> {
 }
 
 /**
- * pg_dump of Parley's schema alone (several installations may share a database). The password
+ * pg_dump of Parley's schema (several installations may share a database). The password
  * goes to pg_dump in its environment, never on its command line, where other users could read it.
  */
 async function dumpPostgres(databaseUrl: string, schema: string, file: string): Promise<void> {
@@ -89,7 +89,11 @@ async function dumpPostgres(databaseUrl: string, schema: string, file: string): 
   const params = [...url.searchParams].map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
   url.search = '';
   const dbname = params ? `${url.href}?${params}` : url.href;
-  const args = ['--format=custom', '--no-owner', `--schema=${schema}`, `--file=${file}`, `--dbname=${dbname}`];
+  // In its own schema: that schema, and the extension its search triggers call (migration 0010),
+  // which lives in public; restored into a fresh database, both are created. In public: the whole
+  // database, since a dump of public alone would create public again, which a fresh one has.
+  const only = schema === 'public' ? [] : [`--schema=${schema}`, '--extension=unaccent'];
+  const args = ['--format=custom', '--no-owner', ...only, `--file=${file}`, `--dbname=${dbname}`];
   const stderr: string[] = [];
   const code = await new Promise<number | null>((resolve, reject) => {
     const child = spawn('pg_dump', args, {
