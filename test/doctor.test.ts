@@ -350,6 +350,9 @@ describe('parley doctor reports each failure with its fix and exits 1', () => {
     });
     expect(http.fix).toContain('PARLEY_PUBLIC_URL=https://');
 
+    const example = check((await report(healthyEnv({ PARLEY_PUBLIC_URL: 'https://parley.example.com' }))).report, 'public-url');
+    expect(example).toMatchObject({ status: 'fail', detail: "https://parley.example.com is still the example's address" });
+
     const unset = await report(healthyEnv({ PARLEY_PUBLIC_URL: undefined }));
     expect(unset.code).toBe(1);
     expect(check(unset.report, 'public-url').detail).toContain('PARLEY_PUBLIC_URL is not set');

@@ -44,6 +44,9 @@ export async function checkPublicUrl(
   if (url.protocol !== 'https:') {
     return fail(name, title, `${shown} is not https: the providers send webhooks only to https addresses`, URL_FIX);
   }
+  if (/(^|\.)example\.(com|net|org)$/.test(url.hostname)) {
+    return fail(name, title, `${shown} is still the example's address`, URL_FIX);
+  }
   const health = new URL('health', url.href.endsWith('/') ? url.href : `${url.href}/`);
   let answer: { status: number; installation: string | undefined; location: string | undefined };
   try {
