@@ -11,9 +11,9 @@ export const INSTALLATION_HEADER = 'parley-installation';
 const HealthNamed = Type.Object(
   { status: Type.String(), version: Type.String() },
   {
-    headers: Type.Object({
+    headers: {
       [INSTALLATION_HEADER]: Type.String({ description: "This installation's id, the same from every process on its database" }),
-    }),
+    },
   },
 );
 const NotReady = Type.Object({ status: Type.String(), version: Type.String(), failing: Type.Array(Type.String()) });
