@@ -80,7 +80,7 @@ async function checkMigrations(db: Executor): Promise<CheckResult> {
     return fail(
       'migrations',
       title,
-      `the database was migrated by a newer build of Parley (${unknown.length} migrations this build does not know, the first ${unknown.sort()[0]})`,
+      `the database was migrated by a newer build of Parley (migrations this build does not know: ${unknown.length}, the first ${unknown.sort()[0]})`,
       'run the newer build, or restore the backup taken before the upgrade (docs/deploy.md, "Upgrades")',
     );
   }
