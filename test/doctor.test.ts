@@ -7,30 +7,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../src/cli.js';
 import { MIGRATION_NAMES } from '../src/db/migrate.js';
 import { installationId } from '../src/domain/installation/installation.repo.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { createTestDatabase, DIALECT } from './helpers/database.js';
 import { startSmtp } from './helpers/smtp.js';
+import { check, doctor, listen, makeCertificate, report, snapshot, type Report } from './helpers/doctor.js';
 
 // `parley doctor` against a real installation: the test database (SQLite file in the harness's data
 // folder, or a PostgreSQL schema of its own), an https front (a TLS server with a certificate made
 // here, passing requests to the app, as Caddy would) and a real SMTP peer on loopback.
-
-interface Check {
-  name: string;
-  title: string;
-  status: 'pass' | 'fail' | 'skip';
-  detail: string;
-  fix?: string;
-}
-interface Report {
-  ok: boolean;
-  version: string;
-  database: string;
-  checks: Check[];
-}
 
 /** The checks in the order they are printed. */
 const CHECKS = [
@@ -63,32 +49,6 @@ let silentPort: number;
 let closedPort: number;
 const held: net.Socket[] = [];
 
-/** A certificate for 127.0.0.1, trusted by the doctor through NODE_EXTRA_CA_CERTS. */
-function makeCertificate(dir: string): { key: string; cert: string; file: string } {
-  const key = path.join(dir, 'key.pem');
-  const file = path.join(dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1'].concat([
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      key,
-      '-out',
-      file,
-    ]),
-    { stdio: 'ignore' },
-  );
-  return { key: fs.readFileSync(key, 'utf8'), cert: fs.readFileSync(file, 'utf8'), file };
-}
-
-async function listen(server: net.Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return (server.address() as net.AddressInfo).port;
-}
-
 function healthyEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     PARLEY_DATA_DIR: h.dataDir,
@@ -102,39 +62,6 @@ function healthyEnv(extra: Record<string, string | undefined> = {}): NodeJS.Proc
   };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
   return env;
-}
-
-async function doctor(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number; out: string; err: string; ms: number }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const sink = { log: (...a: unknown[]) => void out.push(a.join(' ')), error: (...a: unknown[]) => void err.push(a.join(' ')) };
-  const started = performance.now();
-  const code = await runCli(['doctor', ...args], env, sink as unknown as Console);
-  return { code, out: out.join('\n'), err: err.join('\n'), ms: performance.now() - started };
-}
-
-async function report(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number; report: Report; out: string }> {
-  const run = await doctor(env, '--json', ...args);
-  return { code: run.code, report: JSON.parse(run.out) as Report, out: run.out };
-}
-
-const check = (r: Report, name: string): Check => {
-  const found = r.checks.find((c) => c.name === name);
-  if (!found) throw new Error(`no check ${name} in ${r.checks.map((c) => c.name).join(', ')}`);
-  return found;
-};
-
-/** Names, sizes and modification times of the data folder's files (SQLite's shared-memory file aside). */
-function snapshot(dir: string): string[] {
-  return fs
-    .readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile() && !e.name.endsWith('-shm'))
-    .map((e) => {
-      const full = path.join(e.parentPath, e.name);
-      const st = fs.statSync(full);
-      return `${path.relative(dir, full)} ${st.size} ${st.mtimeMs}`;
-    })
-    .sort();
 }
 
 beforeAll(async () => {
