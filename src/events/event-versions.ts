@@ -24,9 +24,38 @@ export function eventTraitsOf(apiVersion: string): EventVersionTraits {
     : EVENT_VERSION_TRAITS['v1.3'];
 }
 
-/** The stored (v1.3) payload in the shape of the version a consumer was registered through. */
+/**
+ * The stored (v1.3) payload as a webhook sends it, in the shape of the version the webhook was
+ * registered through (docs/api/webhooks.md): a message's `datetime` as an ISO 8601 string (the
+ * stored payload, which the realtime stream also reads, and history answers keep Unix ms), and a
+ * `sender.id` only when it is an integer (events stored before it always was).
+ */
 export function eventBodyFor(apiVersion: string, payloadJson: string): string {
-  if (eventTraitsOf(apiVersion).accountId) return payloadJson;
-  const { accountId: _drop, ...rest } = JSON.parse(payloadJson) as Record<string, unknown>;
-  return JSON.stringify(rest);
+  const keepAccountId = eventTraitsOf(apiVersion).accountId;
+  // Most events carry no message: they go out as stored (v1.2+), without a parse.
+  if (keepAccountId && !payloadJson.includes('"message"')) return payloadJson;
+  const body = JSON.parse(payloadJson) as Record<string, unknown>;
+  if (!keepAccountId) delete body.accountId;
+  if (isObject(body.message)) body.message = messageAsSent(body.message);
+  return JSON.stringify(body);
+}
+
+/** A History message as webhooks send it. */
+function messageAsSent(message: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...message };
+  if (typeof out.datetime === 'number') out.datetime = new Date(out.datetime).toISOString();
+  if (isObject(out.sender)) out.sender = senderWithIntegerId(out.sender);
+  if (isObject(out.replyTo) && isObject(out.replyTo.sender))
+    out.replyTo = { ...out.replyTo, sender: senderWithIntegerId(out.replyTo.sender) };
+  return out;
+}
+
+function senderWithIntegerId(sender: Record<string, unknown>): Record<string, unknown> {
+  if (sender.id === undefined || Number.isSafeInteger(sender.id)) return sender;
+  const { id: _dropped, ...rest } = sender;
+  return rest;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

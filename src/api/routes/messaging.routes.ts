@@ -26,9 +26,11 @@ const Attachment = Type.Object({
 const Content = Type.Object({ text: Type.String(), url: Type.String(), attachments: Type.Array(Attachment) });
 const Sender = Type.Object(
   {
-    id: Type.Union([Type.Integer(), Type.String()], {
-      description: 'Customer profile id, or the integration externalId for outgoing messages',
-    }),
+    id: Type.Optional(
+      Type.Integer({
+        description: "Customer profile id; on outgoing messages the integration's externalId when it is an integer (absent otherwise)",
+      }),
+    ),
     customerId: Type.Optional(Type.Integer()),
     login: Type.Optional(Type.String()),
     avatar: Type.Optional(Type.String()),

@@ -25,7 +25,8 @@ export interface SaObject {
 }
 
 export interface SenderObject {
-  id: number | string;
+  /** The customer profile (incoming), or the integration's `externalId` when it is an integer (outgoing). */
+  id?: number;
   customerId?: number;
   login?: string;
   avatar?: string;
@@ -124,9 +125,28 @@ export function presentSender(
       profileUrl: profile.profile_url,
     };
   }
-  const numeric = Number(integration.external_id);
-  const id = integration.external_id !== '' && Number.isSafeInteger(numeric) ? numeric : integration.external_id;
-  return message.user_id === null ? { id } : { id, userId: message.user_id };
+  const id = integerExternalId(integration.external_id);
+  const out: SenderObject = id === undefined ? {} : { id };
+  if (message.user_id !== null) out.userId = message.user_id;
+  return out;
+}
+
+/**
+ * `sender.id` is an integer (docs/api/resources.md): an integration's `externalId` is one only when
+ * it is written as a safe integer (a bot's or a page's numeric id); a phone session's or a
+ * widget's is not, and then the outgoing sender has no `id`.
+ */
+export function integerExternalId(externalId: string): number | undefined {
+  if (!/^-?[0-9]{1,16}$/.test(externalId)) return undefined;
+  const n = Number(externalId);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/** A stored sender (a quoted message's snapshot, an event's payload) as sent now: `id` only when an integer. */
+export function senderAsSent(sender: SenderObject | (Omit<SenderObject, 'id'> & { id?: unknown })): SenderObject {
+  if (sender.id === undefined || Number.isSafeInteger(sender.id)) return sender as SenderObject;
+  const { id: _dropped, ...rest } = sender;
+  return rest;
 }
 
 export function presentHistoryMessage(
@@ -157,7 +177,7 @@ export function historyPresenter(
       message: { text: message.text, url: message.url, attachments: parseAttachments(message.attachments) },
       sender: presentSender(message, integration, profile),
       source: sourceObject,
-      replyTo: message.reply_to ? (JSON.parse(message.reply_to) as ReplyToObject) : null,
+      replyTo: message.reply_to ? parseReplyTo(message.reply_to) : null,
       preview: message.preview ? (JSON.parse(message.preview) as Record<string, string>) : null,
     };
     if (message.custom_id !== null) out.customId = message.custom_id;
@@ -167,6 +187,13 @@ export function historyPresenter(
     }
     return out;
   };
+}
+
+/** A kept snapshot of a quoted message, its sender as sent now ({@link senderAsSent}). */
+function parseReplyTo(json: string): ReplyToObject {
+  const quoted = JSON.parse(json) as ReplyToObject;
+  quoted.sender = senderAsSent(quoted.sender);
+  return quoted;
 }
 
 /** Most messages have no attachment: `[]` needs no parser. */
