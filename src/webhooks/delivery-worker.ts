@@ -1,5 +1,3 @@
-import crypto from 'node:crypto';
-import os from 'node:os';
 import { isPostgresUrl } from '../config.js';
 import { metrics } from '../metrics/metrics.js';
 import { eventBodyFor } from '../events/event-versions.js';
@@ -19,6 +17,14 @@ import {
 import { HttpSender, type SendResult } from './http-sender.js';
 import { signatureHeaders } from './signing.js';
 import { onOutbox } from '../events/wakeup.js';
+import {
+  LIVENESS_CHECK_MS,
+  LivenessLock,
+  livenessKeyOf,
+  newWorkerId,
+  releaseDeadWorkersLeases,
+  releaseEarlierRunsLeases,
+} from './worker-liveness.js';
 
 /** docs/api/webhooks.md: delays before each retry (ms), multiplied by PARLEY_WEBHOOK_RETRY_SCALE. */
 export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
@@ -34,7 +40,10 @@ const RECORD_BATCH = 256;
 const NUDGE_DELAY_MS = 5;
 
 export interface DeliveryWorkerOptions {
-  /** Identifies this worker's leases (`leased_by`). */
+  /**
+   * Identifies this worker's leases (`leased_by`). Liveness (worker-liveness.ts) covers ids of the
+   * form newWorkerId() makes, the default.
+   */
   id?: string;
   /** Real time for the `webhook-timestamp` header (receivers compare it with their own clock). */
   wallClock?: Clock;
@@ -98,13 +107,16 @@ export class DeliveryWorker implements BackgroundWorker {
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => Promise<void>) | undefined;
   private lastFailure: number | undefined;
+  /** PostgreSQL: the lock proving this worker alive, and the look for dead workers' leases. */
+  private liveness: LivenessLock | undefined;
+  private livenessTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly deps: Deps,
     private opts: DeliveryWorkerOptions = {},
   ) {
     if (!opts.pgListenUrl && isPostgresUrl(deps.config.databaseUrl)) this.opts = { ...opts, pgListenUrl: deps.config.databaseUrl };
-    this.id = opts.id ?? `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
+    this.id = opts.id ?? newWorkerId();
     this.wallClock = opts.wallClock ?? systemClock;
     const { config } = deps;
     this.sender = new HttpSender({
@@ -118,10 +130,25 @@ export class DeliveryWorker implements BackgroundWorker {
     return this.deps.config.webhookTimeoutMs + 30_000;
   }
 
-  /** Runs in the background: wakes on new deliveries, on the next due time, and every poll interval. */
+  /**
+   * Runs in the background: wakes on new deliveries, on the next due time, and every poll interval.
+   * Leases of workers that died are given back first (SQLite: all of earlier runs; PostgreSQL:
+   * those whose liveness lock is gone, looked for again every LIVENESS_CHECK_MS).
+   */
   start(): void {
     if (this.started) return;
     this.started = true;
+    const key = livenessKeyOf(this.id);
+    if (this.deps.db.dialect === 'postgres' && key !== undefined && this.opts.pgListenUrl) {
+      this.liveness = new LivenessLock(this.opts.pgListenUrl, key, this.deps.log, () => this.wake());
+    }
+    void this.startLiveness().then(
+      () => this.wake(),
+      (err) => {
+        this.deps.log.error({ err }, 'webhook worker could not release the leases of dead workers');
+        this.wake();
+      },
+    );
     this.unsubscribe = onOutbox(() => this.nudged(), {
       pgUrl: this.opts.pgListenUrl,
       log: this.deps.log,
@@ -129,7 +156,35 @@ export class DeliveryWorker implements BackgroundWorker {
       // SQLite's single connection runs the claim after the event's commit: one wake is enough.
       followUp: this.deps.db.dialect === 'postgres',
     });
-    this.wake();
+  }
+
+  private async startLiveness(): Promise<void> {
+    const { db, log } = this.deps;
+    if (db.dialect !== 'postgres') {
+      const freed = await releaseEarlierRunsLeases(db, this.id);
+      if (freed) log.info({ freed }, 'webhook deliveries leased by an earlier run given back');
+      return;
+    }
+    if (!this.liveness) return;
+    await this.liveness.acquire();
+    const look = async () => {
+      const freed = await releaseDeadWorkersLeases(db);
+      if (freed) {
+        log.info({ freed }, 'webhook deliveries leased by dead workers given back');
+        this.wake();
+      }
+    };
+    await look();
+    const again = () => {
+      this.livenessTimer = setTimeout(() => {
+        if (this.stopped) return;
+        look()
+          .catch((err) => log.warn({ err }, 'looking for dead webhook workers failed'))
+          .finally(again);
+      }, LIVENESS_CHECK_MS);
+      this.livenessTimer.unref();
+    };
+    again();
   }
 
   healthy(): boolean {
@@ -146,6 +201,7 @@ export class DeliveryWorker implements BackgroundWorker {
   abandon(): void {
     this.abandoning = true;
     this.stopped = true;
+    clearTimeout(this.livenessTimer);
     clearTimeout(this.timer);
     clearTimeout(this.nudgeTimer);
     this.sender.abandonAll();
@@ -153,11 +209,14 @@ export class DeliveryWorker implements BackgroundWorker {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.livenessTimer);
     clearTimeout(this.timer);
     clearTimeout(this.nudgeTimer);
     await this.unsubscribe?.();
     // Sends still out are recorded (the loop keeps recording after the stop; it claims no more).
     while (this.pumping || this.inFlight.size) await Promise.allSettled([this.pumpRun, ...this.inFlight]);
+    // Alive until its leases are recorded or given back: then others may take what is left.
+    await this.liveness?.release();
     this.sender.close();
   }
 
@@ -347,9 +406,12 @@ export class DeliveryWorker implements BackgroundWorker {
     this.pumpRun = this.pump();
   }
 
-  /** Whether the loop claims: only a started worker, until it stops (then it only records). */
+  /**
+   * Whether the loop claims: only a started worker, until it stops (then it only records), and on
+   * PostgreSQL only while it holds its liveness lock (without it, others may free its leases).
+   */
   private get claiming(): boolean {
-    return this.started && !this.stopped;
+    return this.started && !this.stopped && (this.liveness === undefined || this.liveness.held);
   }
 
   /**
