@@ -7,7 +7,7 @@ import {
   serializeUserMapping,
   type WebhookOf,
 } from '../serializers/integrations.serializer.js';
-import { INTEGRATION_TYPE_NAMES } from '../../domain/channels/integration-types.js';
+import { HOSTED_TYPE_NAMES, INTEGRATION_TYPE_NAMES } from '../../domain/channels/integration-types.js';
 import { WidgetInfo } from './widget.routes.js';
 import { publicBase } from '../serializers/widget.serializer.js';
 import { BridgeConnectInfo, bridgeInfo } from './bridge-admin.routes.js';
@@ -65,8 +65,9 @@ const webhookFor = (
 
 const ConnectBody = Type.Object({
   type: Type.String({
-    enum: [...INTEGRATION_TYPE_NAMES, 'ok'],
-    description: 'Integration type (`ok` is accepted for `social3` and answered as `social3`)',
+    enum: [...INTEGRATION_TYPE_NAMES, ...Object.values(HOSTED_TYPE_NAMES)],
+    description:
+      "Integration type, or the hosted service's name of one (`whatsapp` for `msgra`; docs/api/integrations.md), answered as the type",
   }),
   login: Type.Optional(Type.String({ maxLength: 255, description: 'Used when the provider does not tell one' })),
   credentials: Type.Optional(

@@ -55,12 +55,31 @@ export const INTEGRATION_TYPES = {
 export type IntegrationType = keyof typeof INTEGRATION_TYPES;
 export const INTEGRATION_TYPE_NAMES = Object.keys(INTEGRATION_TYPES) as IntegrationType[];
 
-/** Other spellings of a type seen in clients' lists: accepted on input, always answered canonical. */
-const TYPE_ALIASES: Record<string, IntegrationType> = { ok: 'social3' };
+/**
+ * The hosted service's own names of types, where public evidence shows one (the table and its
+ * sources: docs/api/integrations.md "The hosted service's type names"). Accepted on input, matched
+ * exactly (case as published); answered only to accounts whose `typeNames` setting is `hosted`.
+ */
+export const HOSTED_TYPE_NAMES = {
+  msgra: 'whatsapp',
+  msgra2: 'whatsapp2',
+  photonetV2: 'instagramV2',
+  photonetVOff: 'instagramVOff',
+  social3: 'ok',
+} as const satisfies Partial<Record<IntegrationType, string>>;
 
-/** The canonical name of a type given on input (`ok` -> `social3`); other values unchanged. */
+const TYPE_ALIASES: ReadonlyMap<string, IntegrationType> = new Map(
+  Object.entries(HOSTED_TYPE_NAMES).map(([type, name]) => [name, type as IntegrationType]),
+);
+
+/** The canonical name of a type given on input (`whatsapp` -> `msgra`); other values unchanged. */
 export function canonicalIntegrationType(value: string): string {
-  return Object.hasOwn(TYPE_ALIASES, value) ? TYPE_ALIASES[value] : value;
+  return TYPE_ALIASES.get(value) ?? value;
+}
+
+/** The hosted service's name of a type, or the type itself where it has none. */
+export function hostedTypeName(type: string): string {
+  return Object.hasOwn(HOSTED_TYPE_NAMES, type) ? HOSTED_TYPE_NAMES[type as keyof typeof HOSTED_TYPE_NAMES] : type;
 }
 
 export function isIntegrationType(value: string): value is IntegrationType {
