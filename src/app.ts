@@ -26,6 +26,7 @@ import { closeWebSockets, installDrain } from './shutdown.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './domain/json-limits.js';
 import { invalid } from './domain/errors.js';
 import { installationId } from './domain/installation/installation.repo.js';
+import { hostedTypeNamesHook } from './api/type-names-hook.js';
 
 export interface AppOptions {
   services: Services;
@@ -77,6 +78,7 @@ export async function buildApp({ services, logger, routes = API_ROUTES, onRoute 
   app.addHook('preValidation', async (req) => {
     if (req.body === undefined && req.routeOptions.config?.optionalBody) req.body = {};
   });
+  app.addHook('onSend', hostedTypeNamesHook(services));
   app.addHook('onResponse', async (req, reply) => {
     req.log.debug({ method: req.method, url: req.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request');
   });

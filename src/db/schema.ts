@@ -136,6 +136,8 @@ export interface AccountsTable {
   created_at: number;
   /** Push notifications show the message's first characters (1) or only the customer's name (0). Migration 0051. */
   push_previews: ColumnType<number, number | undefined, number>;
+  /** `api` or `hosted`: how answers name integration types (domain/accounts/account-settings.ts). Migration 0100. */
+  type_names: ColumnType<string, string | undefined, string>;
 }
 
 export interface UsersTable {

@@ -13,6 +13,8 @@ export interface ClaimedDelivery {
   secret: string;
   api_version: string;
   payload: string;
+  /** The account's `typeNames` setting (domain/accounts/account-settings.ts). */
+  type_names: string | null;
 }
 
 export interface ClaimRequest {
@@ -111,6 +113,7 @@ export function claimStatement(postgres: boolean, r: ClaimRequest): RawBuilder<C
       (select w.url from webhooks w where w.id = deliveries.webhook_id) as url,
       (select w.secret from webhooks w where w.id = deliveries.webhook_id) as secret,
       (select w.api_version from webhooks w where w.id = deliveries.webhook_id) as api_version,
+      (select a.type_names from webhooks w join accounts a on a.id = w.account_id where w.id = deliveries.webhook_id) as type_names,
       (select ev.payload from events ev where ev.id = deliveries.event_id) as payload`;
 }
 

@@ -17,6 +17,7 @@ import {
 import { HttpSender, type SendResult } from './http-sender.js';
 import { signatureHeaders } from './signing.js';
 import { onOutbox } from '../events/wakeup.js';
+import { withHostedTypeNames } from '../domain/accounts/type-names.js';
 import {
   LIVENESS_CHECK_MS,
   LivenessLock,
@@ -254,7 +255,9 @@ export class DeliveryWorker implements BackgroundWorker {
   }
 
   private async sendAndRecord(job: Job, slot: boolean): Promise<SendResult> {
-    const body = eventBodyFor(job.api_version, job.payload);
+    // The account's `typeNames` setting (docs/api/integrations.md) applies to webhook bodies too.
+    const versioned = eventBodyFor(job.api_version, job.payload);
+    const body = job.type_names === 'hosted' ? withHostedTypeNames(versioned) : versioned;
     const timestamp = Math.floor(this.wallClock.now() / 1000);
     const result: SendResult = this.abandoning
       ? { statusCode: null, error: 'abandoned at shutdown', durationMs: 0, abandoned: true }

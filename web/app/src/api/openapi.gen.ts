@@ -201,6 +201,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1.3/account/me/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's settings */
+        get: operations["getAccountMeSettings_v1_3"];
+        /** Changes the given settings (owner); answers them all. An unknown setting or value is 400 */
+        put: operations["putAccountMeSettings_v1_3"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1.3/managers": {
         parameters: {
             query?: never;
@@ -1486,6 +1504,11 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** AccountSettings */
+        AccountSettings: {
+            /** @description How answers to API keys and OAuth apps, and webhook payloads, name integration types: `api` (default) by their codes, `hosted` by the hosted service's names where it has one (`msgra` as `whatsapp`) */
+            typeNames: "api" | "hosted";
+        };
         /**
          * BridgeConnectInfo
          * @description Account bridge (docs/channels/bridge.md)
@@ -1852,8 +1875,8 @@ export interface components {
          * @description For outgoing messages only `id` (and `userId`)
          */
         MessageSender: {
-            /** @description Customer profile id, or the integration externalId for outgoing messages */
-            id: number | string;
+            /** @description Customer profile id; on outgoing messages the integration's externalId when it is an integer (absent otherwise) */
+            id?: number;
             customerId?: number;
             login?: string;
             avatar?: string;
@@ -2660,6 +2683,91 @@ export interface operations {
                 };
                 content: {
                     "application/json": Record<string, never>;
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAccountMeSettings_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountSettings"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putAccountMeSettings_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description How answers to API keys and OAuth apps, and webhook payloads, name integration types: `api` (default) by their codes, `hosted` by the hosted service's names where it has one (`msgra` as `whatsapp`) */
+                    typeNames?: "api" | "hosted";
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountSettings"];
                 };
             };
             /** @description Error (v1.2, v1.3) */
@@ -3849,10 +3957,10 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description Integration type (`ok` is accepted for `social3` and answered as `social3`)
+                     * @description Integration type, or the hosted service's name of one (`whatsapp` for `msgra`; docs/api/integrations.md), answered as the type
                      * @enum {string}
                      */
-                    type: "social1_group" | "social1_messenger" | "photonetV2" | "photonetVOff" | "photonetV3" | "social2_personal" | "social2_group" | "social3" | "msgrb_bot" | "msgrb_personal" | "msgra" | "msgra2" | "msgra_business_api" | "msgrc_bot" | "widget" | "ok";
+                    type: "social1_group" | "social1_messenger" | "photonetV2" | "photonetVOff" | "photonetV3" | "social2_personal" | "social2_group" | "social3" | "msgrb_bot" | "msgrb_personal" | "msgra" | "msgra2" | "msgra_business_api" | "msgrc_bot" | "widget" | "whatsapp" | "whatsapp2" | "instagramV2" | "instagramVOff" | "ok";
                     /** @description Used when the provider does not tell one */
                     login?: string;
                     /** @description Provider credentials, field name -> text (e.g. `token`); stored encrypted, never returned */

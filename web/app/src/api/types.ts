@@ -102,3 +102,6 @@ export interface ReportStatistics extends Statistics {
 export type OAuthApp = Ok<'/v1.3/oauth/apps', 'post'>;
 export type ConnectedApp = Item<Ok<'/v1.3/oauth/grants', 'get'>>;
 export type ConsentPreview = Ok<'/v1.3/oauth/authorize', 'get'>;
+
+/** GET/PUT /account/me/settings. */
+export type AccountSettings = Schemas['AccountSettings'];

@@ -269,6 +269,10 @@ export const en = {
   'apiKeys.once': 'Copy this token now: it is shown only once.',
   'apiKeys.revoke': 'Revoke',
 
+  'apiSettings.hostedTypeNames': "Name channel types the hosted service's way in the API",
+  'apiSettings.hostedTypeNamesHint':
+    'For code written for the hosted service: API keys, apps and webhooks then see its channel type names instead of Parley’s. This app is not affected.',
+
   'plugins.type': 'Plugin type',
   'plugins.name': 'Name',
   'plugins.create': 'Register plugin',

@@ -6,6 +6,7 @@ import { t } from '../../i18n';
 import { AddOneForm, confirmDelete, CopyButton, ErrorLine, ShownOnce, useAction, useResource } from './common';
 import { HUMAN_AGENT_TYPES, isMetaType, META_FIELDS, MetaWebhook, NUMERIC_FIELDS, SECRET_FIELDS } from './MetaWebhook';
 import { BridgeLogin, ConnectPersonal, isPersonal } from './PersonalAccounts';
+import { TypeNamesSetting } from './TypeNamesSetting';
 
 export function TemplateSettings() {
   const { templates, reload, userId } = useCatalog();
@@ -473,6 +474,7 @@ export function ApiKeySettings() {
   const { run, error: actionError } = useAction();
   return (
     <div className="stack">
+      <TypeNamesSetting />
       <ErrorLine error={error ?? actionError} />
       {created?.token && <ShownOnce message={t('apiKeys.once')} secret={created.token} />}
       <ul className="plain stack">
