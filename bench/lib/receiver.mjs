@@ -2,10 +2,13 @@
 // in a process of its own so the load generator does not delay its clock): one HTTP server per
 // endpoint (own port: endpoints of different hosts, as in production, each with its own connection
 // pool in the sender), answering 200 at once and noting each delivery's `webhook-id` (msg_<event id>)
-// with its arrival time. On the first port: GET /__stats, /__dump, /__reset.
+// with its arrival time. On the first port: GET /__stats, /__dump, /__reset. With `stamps` as the
+// second argument, each arrival also keeps the send instant a load generator wrote into the
+// message text (`t<Unix ms>`: bench/webhook-beside-ingest.mjs).
 import http from 'node:http';
 
 const COUNT = Number(process.argv[2] ?? 5);
+const STAMPS = process.argv[3] === 'stamps';
 let arrivals = [];
 const handler = (req, res) => {
   if (req.url === '/__stats') return void res.end(JSON.stringify({ count: arrivals.length }));
@@ -14,9 +17,12 @@ const handler = (req, res) => {
     arrivals = [];
     return void res.end('{}');
   }
-  req.on('data', () => {});
+  const chunks = [];
+  req.on('data', (c) => STAMPS && chunks.push(c));
   req.on('end', () => {
-    arrivals.push([String(req.headers['webhook-id'] ?? ''), Date.now()]);
+    const at = Date.now();
+    const stamp = STAMPS ? /"text":"t(\d+)"/.exec(Buffer.concat(chunks).toString())?.[1] : undefined;
+    arrivals.push(stamp ? [String(req.headers['webhook-id'] ?? ''), at, Number(stamp)] : [String(req.headers['webhook-id'] ?? ''), at]);
     res.end('ok');
   });
 };
