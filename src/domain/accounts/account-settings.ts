@@ -28,7 +28,6 @@ export const ACCOUNT_SETTINGS = {
 
 type Fields = typeof ACCOUNT_SETTINGS;
 export type AccountSettings = { [K in keyof Fields]: Static<Fields[K]['schema']> };
-export type TypeNames = AccountSettings['typeNames'];
 
 const keys = Object.keys(ACCOUNT_SETTINGS) as Array<keyof Fields>;
 

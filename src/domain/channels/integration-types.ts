@@ -77,11 +77,6 @@ export function canonicalIntegrationType(value: string): string {
   return TYPE_ALIASES.get(value) ?? value;
 }
 
-/** The hosted service's name of a type, or the type itself where it has none. */
-export function hostedTypeName(type: string): string {
-  return Object.hasOwn(HOSTED_TYPE_NAMES, type) ? HOSTED_TYPE_NAMES[type as keyof typeof HOSTED_TYPE_NAMES] : type;
-}
-
 export function isIntegrationType(value: string): value is IntegrationType {
   return Object.hasOwn(INTEGRATION_TYPES, value);
 }
