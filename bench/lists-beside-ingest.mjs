@@ -5,14 +5,10 @@
 //
 //   node bench/lists-beside-ingest.mjs [--db postgres] [--duration 10] [--rate 25] [--connections 20] [--no-build]
 //   (PostgreSQL: BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test; a fresh schema)
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { ensureBuilt } from '../scripts/ensure-built.mjs';
 import { runLoad, runPaced } from './lib/load.mjs';
-import { startServer } from './lib/processes.mjs';
+import { scratchServer } from './lib/scratch-server.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -27,31 +23,7 @@ const DURATION = Number(opts.duration);
 const RATE = Number(opts.rate);
 if (!opts['no-build']) ensureBuilt();
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-lists-'));
-let databaseUrl;
-let admin;
-const schema = `bench_lists_${process.pid}`;
-if (opts.db === 'postgres') {
-  const base = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
-  admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  const u = new URL(base);
-  u.searchParams.set('options', `-c search_path=${schema}`);
-  databaseUrl = u.toString();
-}
-
-const server = await startServer({ dataDir, databaseUrl, extraEnv: { PARLEY_SIGNUP: 'open' } });
-const json = async (method, url, { token, body } = {}) => {
-  const res = await fetch(server.base + url, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
-};
+const { server, json, drop } = await scratchServer({ db: opts.db, name: 'lists' });
 
 let seq = 0;
 /** An account with a widget and `visitors` visitors who each wrote once: their tokens. */
@@ -107,10 +79,5 @@ try {
   line('beside writes to another account', ...besideOther);
   line('beside writes to the same account', ...besideSame);
 } finally {
-  await server.stop();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-  if (admin) {
-    await admin.query(`drop schema if exists ${schema} cascade`);
-    await admin.end();
-  }
+  await drop();
 }

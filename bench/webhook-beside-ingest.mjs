@@ -7,14 +7,12 @@
 //
 //   node bench/webhook-beside-ingest.mjs [--db postgres] [--rate 500] [--duration 20] [--visitors 200] [--no-build]
 //   (PostgreSQL: BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test; a fresh schema)
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { ensureBuilt, root } from '../scripts/ensure-built.mjs';
 import { percentile, runPaced } from './lib/load.mjs';
-import { startHelper, startServer } from './lib/processes.mjs';
+import { startHelper } from './lib/processes.mjs';
+import { scratchServer } from './lib/scratch-server.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -29,26 +27,11 @@ const RATE = Number(opts.rate);
 const DURATION = Number(opts.duration);
 if (!opts['no-build']) ensureBuilt();
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-hook-ingest-'));
-let databaseUrl;
-let admin;
-const schema = `bench_hook_${process.pid}`;
-if (opts.db === 'postgres') {
-  const base = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
-  admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  const u = new URL(base);
-  u.searchParams.set('options', `-c search_path=${schema}`);
-  databaseUrl = u.toString();
-}
-
 const receiver = await startHelper(path.join(root, 'bench', 'lib', 'receiver.mjs'), ['1', 'stamps']);
-const server = await startServer({
-  dataDir,
-  databaseUrl,
+const { server, json, drop } = await scratchServer({
+  db: opts.db,
+  name: 'hook-ingest',
   extraEnv: {
-    PARLEY_SIGNUP: 'open',
     PARLEY_WEBHOOK_ALLOW_PRIVATE: '1',
     PARLEY_WIDGET_MESSAGES_PER_MINUTE: '100000',
     PARLEY_WIDGET_SESSIONS_PER_IP: '100000',
@@ -57,16 +40,6 @@ const server = await startServer({
       : {}),
   },
 });
-const json = async (method, url, { token, body } = {}) => {
-  const res = await fetch(server.base + url, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
-};
 const stats = async () => (await (await fetch(`${receiver.url}/__stats`)).json()).count;
 
 try {
@@ -107,11 +80,6 @@ try {
   );
   console.log(`  backlog when the load stopped: ${backlog}; all ${arrivals.length} delivered ${drainedMs} ms after it`);
 } finally {
-  await server.stop();
+  await drop();
   await receiver.stop();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-  if (admin) {
-    await admin.query(`drop schema if exists ${schema} cascade`);
-    await admin.end();
-  }
 }
