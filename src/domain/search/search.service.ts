@@ -3,7 +3,7 @@ import type { AuthContext } from '../auth/auth-context.js';
 import { invalid, notFound } from '../errors.js';
 import { canUseIntegration, leadScopeSql, scopeOf } from '../policy/policy.js';
 import { integrationTypeInfo, type SourceType } from '../channels/integration-types.js';
-import { queryTerms } from './query-terms.js';
+import { queryTerms, type WordQuery } from './query-terms.js';
 import { searchIndexFor, type SearchIndex } from './search-index.js';
 import * as repo from './search.repo.js';
 import { entriesByIds } from '../leads/leads.repo.js';
@@ -101,16 +101,7 @@ export class SearchService {
         out.push({ type: group, cursor: -1 });
         continue;
       }
-      const pageOf = this.deps.db.dialect === 'postgres' ? repo.messagePageWalking : repo.messagePage;
-      const rows = await pageOf(db, this.index, {
-        accountId: auth.accountId,
-        integrationId: integration.id,
-        sourceTypes: GROUP_SOURCE_TYPES[group],
-        terms,
-        beforeId: from,
-        limit: PAGE_SIZE + 1,
-        rule: leadScopeSql(scope),
-      });
+      const rows = await this.rankedPage(auth.accountId, integration.id, group, terms, from, leadScopeSql(scope));
       const page = rows.slice(0, PAGE_SIZE);
       for (const r of page) {
         hits.push({
@@ -164,6 +155,31 @@ export class SearchService {
     const page = ids.slice(0, PAGE_SIZE);
     const entries = new Map((await entriesByIds(db, page)).map((e) => [e.lead.id, e]));
     return { cursor: ids.length > PAGE_SIZE ? page[page.length - 1] : -1, leads: page.flatMap((id) => entries.get(id) ?? []) };
+  }
+
+  /**
+   * One page of a group's matches, `PAGE_SIZE + 1` rows to tell whether more follow: the messages
+   * with every word as written (the `exact` tier) newest first, then those that match only through
+   * a word form (`forms`) newest first. A cursor is the last message handed out; its tier is found
+   * again by testing it against the exact words.
+   */
+  private async rankedPage(
+    accountId: number,
+    integrationId: number,
+    group: SearchGroup,
+    terms: string[],
+    from: number | undefined,
+    rule: ReturnType<typeof leadScopeSql>,
+  ) {
+    const db = this.deps.db.kysely;
+    const pageOf = this.deps.db.dialect === 'postgres' ? repo.messagePageWalking : repo.messagePage;
+    const exact: WordQuery = { terms, tier: 'exact' };
+    const ask = (words: WordQuery, beforeId: number | undefined, limit: number) =>
+      pageOf(db, this.index, { accountId, integrationId, sourceTypes: GROUP_SOURCE_TYPES[group], words, beforeId, limit, rule });
+    const inExactTier = from === undefined || (await repo.messageMatches(db, this.index, integrationId, from, exact));
+    const rows = inExactTier ? await ask(exact, from, PAGE_SIZE + 1) : [];
+    if (rows.length > PAGE_SIZE) return rows;
+    return rows.concat(await ask({ terms, tier: 'forms' }, inExactTier ? undefined : from, PAGE_SIZE + 1 - rows.length));
   }
 
   private async assertIssued(integrationId: number, group: SearchGroup, messageId: number): Promise<void> {
