@@ -136,6 +136,8 @@ export interface AccountsTable {
   created_at: number;
   /** Push notifications show the message's first characters (1) or only the customer's name (0). Migration 0051. */
   push_previews: ColumnType<number, number | undefined, number>;
+  /** ISO 3166 alpha-2: phone numbers without a country code are read in it (`defaultCountry`). Migration 0106. */
+  default_country: ColumnType<string, string | undefined, string>;
 }
 
 export interface UsersTable {
@@ -283,7 +285,10 @@ export interface CustomersTable {
   login: Defaulted<string>;
   avatar: Defaulted<string>;
   email: string | null;
+  /** E.164 when `phone_as_typed` parsed as a number, else as typed (docs/api/search.md "Phones"). */
   phone: string | null;
+  /** The phone as it was typed or received. Migration 0106. */
+  phone_as_typed: ColumnType<string | null, string | null | undefined, string | null>;
   address: string | null;
   created_at: number;
   updated_at: number;

@@ -1,8 +1,8 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { searchStems, searchText } from '../domain/search/search-text.js';
+import { phoneWords, searchStems, searchText } from '../domain/search/search-text.js';
 
 /**
- * The SQL functions SQLite's search triggers call (migrations 0010, 0105); PostgreSQL has SQL
+ * The SQL functions SQLite's search triggers call (migrations 0010, 0105, 0106); PostgreSQL has SQL
  * functions of the same names. `parley_search_text` and `parley_search_stems` are the normalization
  * of src/domain/search/search-text.ts, the one both databases index and query through.
  */
@@ -11,4 +11,5 @@ export function registerSearchFunctions(native: BetterSqlite3.Database): void {
   native.function('parley_digits', { deterministic: true }, (value: unknown) => text(value).replace(/[^0-9]/g, ''));
   native.function('parley_search_text', { deterministic: true }, (value: unknown) => searchText(text(value)));
   native.function('parley_search_stems', { deterministic: true }, (value: unknown) => searchStems(text(value)));
+  native.function('parley_phone_words', { deterministic: true }, (value: unknown) => phoneWords(text(value)));
 }

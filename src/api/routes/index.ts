@@ -1,5 +1,6 @@
 import type { RouteDef } from '../route.js';
 import { accountRoutes } from './account.routes.js';
+import { accountSettingsRoutes } from './account-settings.routes.js';
 import { authRoutes } from './auth.routes.js';
 import { appApiRoutes } from './app.routes.js';
 import { employeesRoutes } from './employees.routes.js';
@@ -28,6 +29,7 @@ export const API_ROUTES: RouteDef[] = [
   ...authRoutes,
   ...appApiRoutes,
   ...accountRoutes,
+  ...accountSettingsRoutes,
   ...employeesRoutes,
   ...pluginsRoutes,
   ...statusesRoutes,

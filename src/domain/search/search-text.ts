@@ -55,3 +55,17 @@ export function wordStem(word: string): string {
 export function searchStems(text: string): string {
   return searchWords(text).map(wordStem).join(' ');
 }
+
+/** Shortest and longest phone endings a customer is found by (docs/api/search.md). */
+const PHONE_ENDINGS = [4, 10] as const;
+
+/**
+ * A phone's search words: its digits, and their last 4 to 10 digits, so that "123-45-67" or
+ * "1234567" finds `+79161234567`. PostgreSQL's `parley_phone_words` (migration 0106) is the same.
+ */
+export function phoneWords(phone: string | null): string {
+  const digits = (phone ?? '').replace(/[^0-9]/g, '');
+  const words = [digits];
+  for (let n = PHONE_ENDINGS[1]; n >= PHONE_ENDINGS[0]; n--) if (digits.length > n) words.push(digits.slice(-n));
+  return words.join(' ');
+}

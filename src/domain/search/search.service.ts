@@ -6,10 +6,14 @@ import { integrationTypeInfo, type SourceType } from '../channels/integration-ty
 import { queryTerms, type WordQuery } from './query-terms.js';
 import { searchIndexFor, type SearchIndex } from './search-index.js';
 import * as repo from './search.repo.js';
+import { phoneDigits } from '../customers/phone.js';
+import { defaultCountryOf } from '../accounts/account-settings.js';
 import { entriesByIds } from '../leads/leads.repo.js';
 import type { LeadListEntry } from '../leads/leads.types.js';
 
 export const PAGE_SIZE = 20;
+/** A query that may be a phone number: digits and what people type between them. */
+const PHONE_LIKE = /^[\s+()\-.0-9]+$/;
 export const MAX_QUERY_LENGTH = 200;
 /**
  * Customer search on SQLite: above this many matching customers, walking the account's leads newest
@@ -135,6 +139,10 @@ export class SearchService {
     if (!terms.length) return { cursor: -1, leads: [] };
 
     const alternatives = digits.length >= 5 && terms.length > 1 ? [terms, [digits]] : [terms];
+    // A phone number in any form also searches as the E.164 number it is in the account's country
+    // ("8 (916) 123-45-67" finds +79161234567; docs/api/search.md "Phones").
+    const e164 = PHONE_LIKE.test(q) && digits.length >= 5 ? phoneDigits(q, await defaultCountryOf(this.deps, auth.accountId)) : undefined;
+    if (e164 && e164 !== digits) alternatives.push([e164]);
     const query = { accountId: auth.accountId, alternatives, beforeId: from, limit: PAGE_SIZE + 1, rule: leadScopeSql(scope) };
     // PostgreSQL walks a bounded window of the newest leads, then takes the older matching leads
     // from the GIN index of `lead_words`, and reads the page's entries in the same statement

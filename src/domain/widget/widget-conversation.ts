@@ -6,6 +6,8 @@ import type { RateLimiter } from '../auth/rate-limiter.js';
 import type { Deps } from '../context.js';
 import type { IngestService } from '../conversations/ingest.service.js';
 import { fillEmptyContacts, listProfiles } from '../customers/customers.repo.js';
+import { normalizePhone } from '../customers/phone.js';
+import { defaultCountryOf } from '../accounts/account-settings.js';
 import { customerView } from '../customers/customers.types.js';
 import { AppError, invalid } from '../errors.js';
 import type { FilesService } from '../files/files.service.js';
@@ -92,10 +94,11 @@ export class WidgetConversation {
     await this.db.transaction().execute(async (trx) => {
       const customerId = await repo.visitorCustomerId(trx, integration.id, visitor.public_id);
       if (customerId === undefined) return;
+      const phone = visitor.phone ? normalizePhone(visitor.phone, await defaultCountryOf(this.deps, integration.account_id)) : undefined;
       const customer = await fillEmptyContacts(
         trx,
         customerId,
-        { email: visitor.email || null, phone: visitor.phone || null },
+        { email: visitor.email || null, phone: phone?.phone ?? null, phoneAsTyped: phone?.asTyped ?? null },
         this.deps.clock.now(),
       );
       if (!customer) return;
