@@ -20,7 +20,8 @@ const BATCH = 1000;
  * Phones in one form (docs/api/search.md "Phones"): the account setting `defaultCountry`
  * (`accounts.default_country`, RU), `customers.phone_as_typed` beside the E.164 `phone`, every
  * stored phone normalized (read in RU: no account has set another country yet), and customers
- * found by the last 4 to 10 digits of their phone (`parley_phone_words` in the search document).
+ * found by the last 4 to 10 digits of their phone (`parley_phone_words` in the search document), and
+ * an index of customers by phone (write first continues the customer who has it).
  */
 export const phones: ParleyMigration = {
   async up(db, kit) {
@@ -47,6 +48,9 @@ export const phones: ParleyMigration = {
       }
       after = Number(rows[rows.length - 1].id);
     }
+
+    // Write first finds the customer who has a phone (src/domain/messaging/messaging.repo.ts).
+    await db.schema.createIndex('customers_phone_idx').on('customers').columns(['account_id', 'phone']).execute();
 
     if (kit.dialect === 'sqlite') {
       await db.transaction().execute(async (trx) => {
