@@ -201,6 +201,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1.3/account/me/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's settings */
+        get: operations["getAccountMeSettings_v1_3"];
+        /** Change some of the account settings (owner only); answers all of them */
+        put: operations["putAccountMeSettings_v1_3"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1.3/managers": {
         parameters: {
             query?: never;
@@ -2660,6 +2678,95 @@ export interface operations {
                 };
                 content: {
                     "application/json": Record<string, never>;
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAccountMeSettings_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description ISO 3166 alpha-2 country a phone number without its country code is read in (docs/api/search.md "Phones") */
+                        defaultCountry: string;
+                    };
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putAccountMeSettings_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description ISO 3166 alpha-2 country a phone number without its country code is read in (docs/api/search.md "Phones") */
+                    defaultCountry?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description ISO 3166 alpha-2 country a phone number without its country code is read in (docs/api/search.md "Phones") */
+                        defaultCountry: string;
+                    };
                 };
             };
             /** @description Error (v1.2, v1.3) */
