@@ -32,7 +32,7 @@ export class WhatsAppRequests {
       const jid = jidOf(String(request.contact));
       if (!jid) return { ok: true, exists: false };
       const found = await this.exists(s, jid);
-      return found.exists ? ({ ok: true, exists: true, contactId: chatIdOf(found.jid) } as RequestResult) : { ok: true, exists: false };
+      return found.exists ? { ok: true, exists: true, contactId: chatIdOf(found.jid) } : { ok: true, exists: false };
     }
     if (request.type === 'profile') {
       const jid = jidOf(String(request.socialId));
