@@ -44,7 +44,7 @@ export const phones: ParleyMigration = {
       if (!rows.length) break;
       for (const r of rows) {
         const p = normalizePhone(r.phone, 'RU');
-        await db.updateTable('customers').set({ phone: p.phone, phone_as_typed: r.phone }).where('id', '=', r.id).execute();
+        await sql`update customers set phone = ${p.phone}, phone_as_typed = ${r.phone} where id = ${r.id}`.execute(db);
       }
       after = Number(rows[rows.length - 1].id);
     }

@@ -91,10 +91,11 @@ export class WidgetConversation {
   /** A new customer gets the e-mail and phone of the pre-chat form (`customer.changed`). */
   private async fillCustomerContacts(integration: IntegrationRow, visitor: WidgetVisitorRow): Promise<void> {
     if (!visitor.email && !visitor.phone) return;
+    // Read before the transaction: on SQLite its one connection is the transaction's until it ends.
+    const phone = visitor.phone ? normalizePhone(visitor.phone, await defaultCountryOf(this.deps, integration.account_id)) : undefined;
     await this.db.transaction().execute(async (trx) => {
       const customerId = await repo.visitorCustomerId(trx, integration.id, visitor.public_id);
       if (customerId === undefined) return;
-      const phone = visitor.phone ? normalizePhone(visitor.phone, await defaultCountryOf(this.deps, integration.account_id)) : undefined;
       const customer = await fillEmptyContacts(
         trx,
         customerId,
