@@ -160,15 +160,17 @@ describe('one normalization on both databases', () => {
     expect(searchText('a\u0000b')).toBe('a b');
   });
 
-  it.runIf(DIALECT === 'postgres')("PostgreSQL's parley_stems stems every corpus word as wordStem does", async () => {
-    const words = [...new Set(FORMS.flat().concat(Object.values(TEXTS).flatMap((t) => searchText(t.text).split(' '))))];
-    for (const w of words) {
-      const { rows } = await sql<{
-        s: string;
-      }>`select array_to_string(tsvector_to_array(to_tsvector('parley_stems', ${w})), ' ') as s`.execute(h.database.db.kysely);
-      expect(rows[0].s, w).toBe(wordStem(w));
-    }
-  });
+  // PostgreSQL stems with its own Snowball dictionaries; SQLite's are wordStem itself.
+  if (DIALECT === 'postgres')
+    it("PostgreSQL's parley_stems stems every corpus word as wordStem does", async () => {
+      const words = [...new Set(FORMS.flat().concat(Object.values(TEXTS).flatMap((t) => searchText(t.text).split(' '))))];
+      for (const w of words) {
+        const { rows } = await sql<{
+          s: string;
+        }>`select array_to_string(tsvector_to_array(to_tsvector('parley_stems', ${w})), ' ') as s`.execute(h.database.db.kysely);
+        expect(rows[0].s, w).toBe(wordStem(w));
+      }
+    });
 });
 
 describe('message search in Russian and English', () => {
