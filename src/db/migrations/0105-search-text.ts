@@ -32,10 +32,8 @@ const customerDoc = (r: string) =>
 /**
  * One normalization for index and query on both databases (src/domain/search/search-text.ts):
  * "й" stays a letter, "ё" is "е", and message words are indexed beside their Russian and English
- * stems. What broke before: the query side decomposed "й" to "и" and dropped the breve while
- * neither index did (SQLite's unicode61 folds Latin letters only, and this PostgreSQL's unaccent
- * rules keep "й"), so no word with "й" was found; on SQLite "ё" was kept in the index and folded in
- * the query.
+ * stems. Neither tokenizer nor unaccent folds letters any more (SQLite's unicode61 folds only Latin
+ * letters, unaccent's rules differ between installs): the one function does.
  *
  * SQLite: the FTS5 tables are made anew over normalized text (the tokenizer folds nothing more),
  * `messages_fts` contentless with two columns, `words` and `stems`. PostgreSQL: the text search
