@@ -454,8 +454,9 @@ async function sqliteWriter(file) {
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = OFF');
   sqlite.pragma('cache_size = -262144');
-  // The customer search triggers call this function; the server registers the same one (db/database.ts).
-  sqlite.function('parley_digits', { deterministic: true }, (v) => (typeof v === 'string' ? v.replace(/[^0-9]/g, '') : ''));
+  // The search triggers call these functions; the server registers the same ones (db/search-functions.ts).
+  const { registerSearchFunctions } = await dist('db/search-functions.js');
+  registerSearchFunctions(sqlite);
   const statements = Object.fromEntries(
     ORDER.map((t) => [
       t,

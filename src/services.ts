@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Deps } from './domain/context.js';
 import { AccountsService } from './domain/accounts/accounts.service.js';
+import { AccountSettingsService } from './domain/accounts/account-settings.js';
 import { AuthService } from './domain/auth/auth.service.js';
 import { loadOrCreateSecret } from './domain/auth/secret.js';
 import { TokenSigner } from './domain/auth/token-signer.js';
@@ -50,6 +51,7 @@ import { ExportsService } from './domain/portability/exports.service.js';
 export interface Services {
   deps: Deps;
   accounts: AccountsService;
+  accountSettings: AccountSettingsService;
   auth: AuthService;
   /** Channel adapters by integration type. */
   channels: ChannelRegistry;
@@ -136,6 +138,7 @@ export function createServices(deps: Deps): Services {
   return {
     deps,
     accounts,
+    accountSettings: new AccountSettingsService(deps),
     auth,
     channels,
     // On PostgreSQL, other processes learn of this one's events through NOTIFY (outside transactions).

@@ -154,7 +154,7 @@ describe('WhatsApp connector: requests served with the socket', () => {
   });
   afterAll(() => new Promise<void>((resolve) => files.close(() => resolve())));
 
-  it('sends a voice note from a Parley file URL, then its text apart (no captions on audio), as a reply', async () => {
+  it('sends the text of a voice note first, then the voice note from a Parley file URL (no captions on audio), as a reply', async () => {
     const requests = new WhatsAppRequests(filesBase, (j) => j);
     const { sock, sent } = fakeSocket({ [ALICE]: true });
     const result = await requests.serve(sock, {
@@ -166,7 +166,8 @@ describe('WhatsApp connector: requests served with the socket', () => {
     });
     expect(result).toEqual({ ok: true, externalIds: ['+380671234567/1/BAE50001', '+380671234567/1/BAE50002'] });
     expect(sent.map((s) => s.jid)).toEqual([ALICE, ALICE]);
-    const [voice, caption] = sent;
+    // The text's id first, then the file's (docs/channels/bridge.md "Messages").
+    const [caption, voice] = sent;
     expect(String(voice?.content.audio)).toBe('OggS-voice');
     expect(voice?.content.mimetype).toBe('audio/ogg');
     expect(caption?.content).toEqual({ text: 'listen' });

@@ -64,10 +64,14 @@ const FASTIFY_ERRORS: Record<string, { status: number; message: string }> = {
 type ValidationEntry = NonNullable<FastifyError['validation']>[number];
 
 function detailOf(context: string, v: ValidationEntry): ErrorDetail {
-  const missing = (v.params as { missingProperty?: string } | undefined)?.missingProperty;
+  const params = v.params as { missingProperty?: string; propertyName?: string } | undefined;
+  const missing = params?.missingProperty;
+  // A key a `propertyNames` schema refuses (an unknown setting).
+  const unknown = v.keyword === 'propertyNames' ? params?.propertyName : undefined;
   const segments = v.instancePath.split('/').filter(Boolean);
-  if (missing) segments.push(missing);
-  return { path: [context, ...segments].join('.'), message: missing ? 'is required' : (v.message ?? 'is invalid') };
+  if (missing ?? unknown) segments.push((missing ?? unknown) as string);
+  const message = missing ? 'is required' : unknown ? 'is not a known field' : (v.message ?? 'is invalid');
+  return { path: [context, ...segments].join('.'), message };
 }
 
 function describe(err: FastifyError | AppError | Error, traits: VersionTraits): ErrorInfo {

@@ -1,6 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
-import { readAccountSettings } from '../domain/accounts/account-settings.js';
 import { namesMappedType, withHostedTypeNames } from '../domain/accounts/type-names.js';
 
 /** The credentials of integrations (API keys, OAuth apps, plugins); the agent app's sessions keep the codes its channel table reads. */
@@ -15,7 +14,7 @@ export function hostedTypeNamesHook(services: Services) {
   return async function hostedTypeNames(req: FastifyRequest, _reply: FastifyReply, payload: unknown): Promise<unknown> {
     const auth = req.auth;
     if (!auth || !INTEGRATOR_TOKENS.has(auth.typ) || typeof payload !== 'string' || !namesMappedType(payload)) return payload;
-    const { typeNames } = await readAccountSettings(services.deps.db.kysely, auth.accountId);
+    const { typeNames } = await services.accountSettings.get(auth.accountId);
     return typeNames === 'hosted' ? withHostedTypeNames(payload) : payload;
   };
 }

@@ -10,7 +10,7 @@ import { parseBridgeMessage } from '../domain/bridge/protocol.js';
  */
 export type Json = Record<string, unknown>;
 export type RequestResult =
-  | { ok: true; externalIds?: string[]; exists?: boolean; profile?: Json }
+  | { ok: true; externalIds?: string[]; chatId?: string; exists?: boolean; contactId?: string; profile?: Json }
   | { ok: false; refused: string }
   | { ok: false; retryable: string };
 

@@ -17,6 +17,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Database } from './schema.js';
 import { isPostgresUrl } from '../config.js';
 import { isStalePlan } from './errors.js';
+import { registerSearchFunctions } from './search-functions.js';
 import { SchemaPostgresDialect } from './introspector.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -282,10 +283,7 @@ async function openSqlite(dataDir: string, file: string, options: DatabaseOption
   native.pragma('synchronous = NORMAL');
   native.pragma('foreign_keys = ON');
   native.pragma('busy_timeout = 5000');
-  // Used by the customer search index triggers (migration 0010); PostgreSQL has a SQL function.
-  native.function('parley_digits', { deterministic: true }, (value: unknown) =>
-    typeof value === 'string' ? value.replace(/[^0-9]/g, '') : '',
-  );
+  registerSearchFunctions(native);
   // 16 MiB of page cache (the default is 2 MiB): list and search pages stay in memory.
   native.pragma('cache_size = -16000');
   const profile = options.sqlProfile ? new StatementProfile(options.sqlProfile) : undefined;

@@ -45,6 +45,8 @@ import { fileChunks } from './migrations/0041-file-chunks.js';
 import { retention } from './migrations/0042-retention.js';
 import { leadReadVersions } from './migrations/0043-lead-read-versions.js';
 import { accountTypeNames } from './migrations/0100-account-type-names.js';
+import { searchText } from './migrations/0105-search-text.js';
+import { phones } from './migrations/0106-phones.js';
 import { installation } from './migrations/0120-installation.js';
 
 /**
@@ -96,6 +98,8 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0042-retention': retention,
   '0043-lead-read-versions': leadReadVersions,
   '0100-account-type-names': accountTypeNames,
+  '0105-search-text': searchText,
+  '0106-phones': phones,
   '0120-installation': installation,
 };
 

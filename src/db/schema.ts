@@ -138,6 +138,8 @@ export interface AccountsTable {
   push_previews: ColumnType<number, number | undefined, number>;
   /** `api` or `hosted`: how answers name integration types (domain/accounts/account-settings.ts). Migration 0100. */
   type_names: ColumnType<string, string | undefined, string>;
+  /** ISO 3166 alpha-2: phone numbers without a country code are read in it (`defaultCountry`). Migration 0106. */
+  default_country: ColumnType<string, string | undefined, string>;
 }
 
 export interface UsersTable {
@@ -285,7 +287,10 @@ export interface CustomersTable {
   login: Defaulted<string>;
   avatar: Defaulted<string>;
   email: string | null;
+  /** E.164 when `phone_as_typed` parsed as a number, else as typed (docs/api/search.md "Phones"). */
   phone: string | null;
+  /** The phone as it was typed or received. Migration 0106. */
+  phone_as_typed: ColumnType<string | null, string | null | undefined, string | null>;
   address: string | null;
   created_at: number;
   updated_at: number;

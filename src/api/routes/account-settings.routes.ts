@@ -1,19 +1,14 @@
 import { defineRoute, V13 } from '../route.js';
-import {
-  AccountSettingsChange,
-  AccountSettingsSchema,
-  readAccountSettings,
-  updateAccountSettings,
-} from '../../domain/accounts/account-settings.js';
+import { AccountSettingsPatchSchema, AccountSettingsSchema } from '../../domain/accounts/account-settings.js';
 
-/** `GET/PUT /v1.3/account/me/settings` (docs/api/integrations.md "Account settings"). */
+/** `GET/PUT /v1.3/account/me/settings` (docs/api/resources.md "Account settings"); the fields are domain/accounts/account-settings.ts's table. */
 export const accountSettingsRoutes = [
   defineRoute({
     versions: V13,
     method: 'GET',
     url: '/account/me/settings',
     schema: { tags: ['account'], summary: "The account's settings", response: { 200: AccountSettingsSchema } },
-    handler: (_req, _reply, { services, auth }) => readAccountSettings(services.deps.db.kysely, auth.accountId),
+    handler: (_req, _reply, { services, auth }) => services.accountSettings.get(auth.accountId),
   }),
   defineRoute({
     versions: V13,
@@ -22,10 +17,10 @@ export const accountSettingsRoutes = [
     ownerOnly: true,
     schema: {
       tags: ['account'],
-      summary: 'Changes the given settings (owner); answers them all. An unknown setting or value is 400',
-      body: AccountSettingsChange,
+      summary: 'Change some of the account settings (owner only); answers all of them',
+      body: AccountSettingsPatchSchema,
       response: { 200: AccountSettingsSchema },
     },
-    handler: (req, _reply, { services, auth }) => updateAccountSettings(services.deps.db.kysely, auth.accountId, req.body),
+    handler: (req, _reply, { services, auth }) => services.accountSettings.update(auth.accountId, req.body),
   }),
 ];

@@ -118,6 +118,8 @@ function serveBridge(services: Services, socket: WebSocket, integration: Integra
   const log = services.deps.log;
   const integrationId = integration.id;
   let greeted = false;
+  /** Whether this connection has said which account it serves (docs/channels/bridge.md "Identity"). */
+  let identified = false;
   let closed = false;
   let chain = Promise.resolve();
   const conn: BridgeConnection = {
@@ -190,9 +192,12 @@ function serveBridge(services: Services, socket: WebSocket, integration: Integra
       case 'login.prompt':
         return bridge.onPrompt(integrationId, message);
       case 'session':
+        // The integration's externalId names its outgoing messages' sender: no carrying them without it.
+        if (message.state === 'active' && !identified) return fail(4400, 'identity before session active');
         await bridge.onSession(integrationId, message);
         return hub.deliverPending(integrationId);
       case 'identity':
+        identified = true;
         return bridge.onIdentity(integrationId, message);
       case 'inbound': {
         const current = await bridge.liveIntegration(integrationId);

@@ -31,7 +31,7 @@ export class BridgeAdapter implements ChannelAdapter {
       ...(message.replyToExternalId ? { replyTo: message.replyToExternalId } : {}),
     };
     const result = await this.hub.request(integration.id, 'send', body, { requireActive: true });
-    return { externalIds: result.externalIds ?? [] };
+    return { externalIds: result.externalIds ?? [], ...(result.chatId ? { chatId: result.chatId } : {}) };
   }
 
   /** The owner disconnects the integration: its bridge is told to stop (close 4410). */

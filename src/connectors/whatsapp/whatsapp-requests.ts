@@ -32,7 +32,7 @@ export class WhatsAppRequests {
       const jid = jidOf(String(request.contact));
       if (!jid) return { ok: true, exists: false };
       const found = await this.exists(s, jid);
-      return found.exists ? ({ ok: true, exists: true, contactId: chatIdOf(found.jid) } as RequestResult) : { ok: true, exists: false };
+      return found.exists ? { ok: true, exists: true, contactId: chatIdOf(found.jid) } : { ok: true, exists: false };
     }
     if (request.type === 'profile') {
       const jid = jidOf(String(request.socialId));
@@ -67,6 +67,9 @@ export class WhatsAppRequests {
       if (!res.ok) return { ok: false, retryable: `could not download the file: HTTP ${res.status}` };
       const bytes = new Uint8Array(await res.arrayBuffer());
       const captioned = attachment.type !== 'audio' && attachment.type !== 'sticker';
+      // Voice notes and stickers carry no caption: the text goes first as a message of its own, as
+      // the protocol orders a send's ids (docs/channels/bridge.md "Messages").
+      if (!captioned && text) await sent({ text });
       const mime = attachment.mime ?? res.headers.get('content-type')?.split(';')[0] ?? undefined;
       await sent(
         mediaContent(attachment.type, bytes, {
@@ -75,8 +78,6 @@ export class WhatsAppRequests {
           ...(captioned && text ? { caption: text } : {}),
         }),
       );
-      // Voice notes and stickers carry no caption: the text follows as a message of its own.
-      if (!captioned && text) await sent({ text });
     } else {
       await sent({ text });
     }

@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type Updateable } from 'kysely';
 import { schemaLockKey, type Executor } from '../../db/database.js';
-import type { AccountRow } from '../../db/schema.js';
+import type { AccountRow, AccountsTable } from '../../db/schema.js';
 import type { Plan } from './plan.js';
 
 export async function insertAccount(db: Executor, name: string, plan: Plan, now: number): Promise<AccountRow> {
@@ -22,6 +22,11 @@ export async function countAccounts(db: Executor): Promise<number> {
 
 export async function listAccounts(db: Executor): Promise<AccountRow[]> {
   return db.selectFrom('accounts').selectAll().orderBy('id').execute();
+}
+
+/** Writes settings columns (account-settings.ts). */
+export async function updateAccountSettings(db: Executor, id: number, values: Updateable<AccountsTable>): Promise<void> {
+  await db.updateTable('accounts').set(values).where('id', '=', id).execute();
 }
 
 export async function updatePlan(db: Executor, id: number, plan: Plan): Promise<void> {

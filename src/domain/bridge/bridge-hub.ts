@@ -158,6 +158,9 @@ export class BridgeHub implements BackgroundWorker {
 
   /** A bridge answered a request: recorded when it is its own request and still waited for. */
   async answer(conn: BridgeConnection, result: BridgeResult): Promise<void> {
+    if (result.ok && result.externalIds === undefined && result.exists === undefined && result.profile === undefined) {
+      if (await this.refusedSendWithoutIds(conn, result.requestId)) return;
+    }
     if (await repo.finishRequest(this.db, result.requestId, conn.integrationId, JSON.stringify(result))) {
       await this.nudge(`d:${result.requestId}`);
       return;
@@ -179,6 +182,20 @@ export class BridgeHub implements BackgroundWorker {
       return;
     }
     conn.send({ type: 'error', code: 'not_your_request', message: `request ${result.requestId} is not a request of this integration` });
+  }
+
+  /**
+   * A send's result must name the messages made (docs/channels/bridge.md "Messages"): one without
+   * `externalIds` is a protocol error. The caller is answered 502 (`channel_failed`) and the socket
+   * closed with 4400, as for a message that breaks its schema. True when `requestId` was such a send.
+   */
+  private async refusedSendWithoutIds(conn: BridgeConnection, requestId: number): Promise<boolean> {
+    const row = await repo.findRequest(this.db, requestId);
+    if (row?.kind !== 'send' || row.integration_id !== conn.integrationId) return false;
+    const failed = { type: 'result', requestId, ok: false, retryable: 'the bridge answered a send without externalIds (protocol error)' };
+    if (await repo.finishRequest(this.db, requestId, conn.integrationId, JSON.stringify(failed))) await this.nudge(`d:${requestId}`);
+    conn.close(4400, `result ${requestId}: the result of a send must carry externalIds`);
+    return true;
   }
 
   /** The bridge token changed: every process closes the integration's socket it holds. */

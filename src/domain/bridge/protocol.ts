@@ -70,13 +70,19 @@ export const Session = Type.Object(
 export const Identity = Type.Object(
   {
     type: Type.Literal('identity'),
-    login: Text(255),
-    externalId: Text(255, { minLength: 1 }),
-    identifier: Type.Optional(Text(255)),
-    avatar: Type.Optional(Text(2048)),
+    login: Text(255, { description: "The integration's `login`: the account's name as people see it (username, or the phone)" }),
+    externalId: Text(255, {
+      minLength: 1,
+      description: "The integration's `externalId`: the account's own id on the provider (the sender id of its outgoing messages)",
+    }),
+    identifier: Type.Optional(Text(255, { description: "The integration's `identifier` (e.g. the phone); `externalId` when absent" })),
+    avatar: Type.Optional(Text(2048, { description: "The integration's `avatar` URL" })),
     ...Claim,
   },
-  { additionalProperties: false, description: 'The connected account' },
+  {
+    additionalProperties: false,
+    description: 'The connected account: required once logged in, before `session: active` (docs/channels/bridge.md "Identity")',
+  },
 );
 
 export const Inbound = Type.Object(
@@ -104,9 +110,23 @@ export const Result = Type.Union(
       {
         ...ResultBase,
         ok: Type.Literal(true),
-        externalIds: Type.Optional(Type.Array(Id, { maxItems: 20, description: 'send: the ids of the messages made' })),
+        externalIds: Type.Optional(
+          Type.Array(Id, {
+            minItems: 1,
+            maxItems: 20,
+            description: 'send (required): the ids of the messages made, in order: the text first, then the file when sent apart',
+          }),
+        ),
+        chatId: Type.Optional(
+          Text(256, {
+            minLength: 1,
+            description: "send: the provider's canonical id of the chat written to, when it differs from the request's chatId",
+          }),
+        ),
         exists: Type.Optional(Type.Boolean({ description: 'check: whether the contact can be written to' })),
-        contactId: Type.Optional(Text(256, { description: 'check: the chat id the contact is reached at' })),
+        contactId: Type.Optional(
+          Text(256, { minLength: 1, description: "check: the chat id the contact is reached at (Parley's chat id for it from then on)" }),
+        ),
         profile: Type.Optional(
           Type.Object(
             { name: Type.Optional(Text(255)), login: Type.Optional(Text(255)), avatar: Type.Optional(Text(2048)) },
@@ -153,7 +173,7 @@ export const HelloOut = Type.Object(
     protocol: Type.Literal(BRIDGE_PROTOCOL_VERSION),
     integrationId: Type.Integer(),
     integrationType: Type.String(),
-    now: Type.Optional({ ...Millis, description: "Parley's clock (Unix ms): request deadlines are on this clock" }),
+    now: { ...Millis, description: "Parley's clock (Unix ms): request deadlines are on this clock" },
   },
   { additionalProperties: false, description: "Parley's answer to the bridge's hello" },
 );

@@ -77,6 +77,12 @@ export interface SendResult {
    * each, in order. Their ids come first in `externalIds`; a file sent apart comes last.
    */
   texts?: string[];
+  /**
+   * The provider's canonical id of the chat written to, when it differs from the one asked (a
+   * bridge's write first, docs/channels/bridge.md "Write first"): the contact's channel is stored
+   * under it, so that the person's answer on that chat joins the same lead.
+   */
+  chatId?: string;
 }
 
 export interface ProfileUpdate {

@@ -17,6 +17,8 @@ export interface IntegrationTypeInfo {
   templates: boolean;
   uploadShape: UploadShape;
   requiredCredentials: readonly string[];
+  /** A sender's id is its phone number (WhatsApp): a new customer's `phone` is filled from it. */
+  phoneAddressed: boolean;
 }
 
 const MESSAGE_ONLY = ['message'] as const;
@@ -29,6 +31,7 @@ const base = (over: Partial<IntegrationTypeInfo>): IntegrationTypeInfo => ({
   templates: false,
   uploadShape: 'mime-name-path',
   requiredCredentials: ['token'],
+  phoneAddressed: false,
   ...over,
 });
 
@@ -45,9 +48,19 @@ export const INTEGRATION_TYPES = {
   // Personal accounts are served by an account bridge (docs/channels/bridge.md): no credentials
   // are given at connect; the bridge logs in and proves itself with its bridge token.
   msgrb_personal: base({ writeFirst: { dailyLimit: 100 }, uploadShape: 'parts', requiredCredentials: [] }),
-  msgra: base({ sourceTypes: MESSAGE_ONLY, writeFirst: { dailyLimit: 2500 }, uploadShape: 'type-filename-src', requiredCredentials: [] }),
-  msgra2: base({ sourceTypes: MESSAGE_ONLY, uploadShape: 'type-filename-src', requiredCredentials: [] }),
-  msgra_business_api: base({ templates: true, requiredCredentials: ['accessToken', 'phoneNumberId', 'appSecret', 'wabaId'] }),
+  msgra: base({
+    sourceTypes: MESSAGE_ONLY,
+    writeFirst: { dailyLimit: 2500 },
+    uploadShape: 'type-filename-src',
+    requiredCredentials: [],
+    phoneAddressed: true,
+  }),
+  msgra2: base({ sourceTypes: MESSAGE_ONLY, uploadShape: 'type-filename-src', requiredCredentials: [], phoneAddressed: true }),
+  msgra_business_api: base({
+    templates: true,
+    requiredCredentials: ['accessToken', 'phoneNumberId', 'appSecret', 'wabaId'],
+    phoneAddressed: true,
+  }),
   msgrc_bot: base({ uploadShape: 'mime-name-url' }),
   widget: base({ sourceTypes: MESSAGE_ONLY, requiredCredentials: [] }),
 } satisfies Record<string, IntegrationTypeInfo>;

@@ -1,6 +1,8 @@
 import type { CustomerRow, IntegrationRow, ProfileRow, SourceRow } from '../../db/schema.js';
 import type { MessageValues } from './conversations.repo.js';
 import type { IncomingMessage, SenderProfile } from '../channels/channel.js';
+import { integrationTypeInfo } from '../channels/integration-types.js';
+import { DEFAULT_COUNTRY, normalizePhone, type StoredPhone } from '../customers/phone.js';
 
 /*
  * What a message creates and changes, shared by the single-message ingest (ingest.service.ts) and
@@ -62,19 +64,37 @@ export function outgoingMessageValues(
   };
 }
 
+/** A new customer's values (without its id); `phone_as_typed` only when it has a phone. */
+export type NewCustomerValues = Omit<CustomerRow, 'id' | 'phone_as_typed'> & { phone_as_typed?: string | null };
+
 /** A sender's new customer (without its id). */
-export function newCustomerValues(integration: IntegrationRow, s: SenderProfile, now: number): Omit<CustomerRow, 'id'> {
+export function newCustomerValues(integration: IntegrationRow, s: SenderProfile, now: number): NewCustomerValues {
+  const phone = senderPhone(integration, s);
   return {
     account_id: integration.account_id,
     name: s.name ?? s.login ?? '',
     login: s.login ?? '',
     avatar: s.avatar ?? '',
     email: null,
-    phone: null,
+    phone: phone?.phone ?? null,
+    // Written only with a phone: a database before migration 0106 (its tests) has no such column.
+    ...(phone && { phone_as_typed: phone.asTyped }),
     address: null,
     created_at: now,
     updated_at: now,
   };
+}
+
+/**
+ * The phone of a sender on a phone-addressed channel (WhatsApp: its id is the international number,
+ * `79161234567` or `+79161234567`), in E.164 whatever the account's country.
+ */
+function senderPhone(integration: IntegrationRow, s: SenderProfile): StoredPhone | undefined {
+  if (!integrationTypeInfo(integration.type)?.phoneAddressed) return undefined;
+  const digits = /^\+?([0-9]{6,15})(@.*)?$/.exec(s.socialId)?.[1];
+  if (!digits) return undefined;
+  const p = normalizePhone(`+${digits}`, DEFAULT_COUNTRY);
+  return p.parsed ? { ...p, asTyped: s.socialId } : undefined;
 }
 
 /** A sender's new profile on the integration (without its id). */

@@ -419,12 +419,14 @@ export async function storeIncomingBatch(
   // index of it and ran its statement triggers, ~1 ms of a batch whatever its size
   // (docs/performance.md, issue 19 eleventh pass). A few shapes, each named once per connection.
   const parts: RawBuilder<unknown>[] = [];
+  // Phones as typed only when a new customer has one (WhatsApp senders): one statement shape more.
+  const typed = c.some((x) => x.phone_as_typed != null);
   if (c.length)
     parts.push(sql`c as (
-      insert into customers (id, account_id, name, login, avatar, email, phone, address, created_at, updated_at)
+      insert into customers (id, account_id, name, login, avatar, email, phone, ${sql.raw(typed ? 'phone_as_typed, ' : '')}address, created_at, updated_at)
       select * from unnest(${bigint(c.map((x) => x.id))}, ${bigint(c.map((x) => x.account_id))}, ${text(c.map((x) => x.name))},
         ${text(c.map((x) => x.login))}, ${text(c.map((x) => x.avatar))}, ${text(c.map((x) => x.email))}, ${text(c.map((x) => x.phone))},
-        ${text(c.map((x) => x.address))}, ${bigint(c.map((x) => x.created_at))}, ${bigint(c.map((x) => x.updated_at))})
+        ${typed ? sql`${text(c.map((x) => x.phone_as_typed))}, ` : sql``}${text(c.map((x) => x.address))}, ${bigint(c.map((x) => x.created_at))}, ${bigint(c.map((x) => x.updated_at))})
       returning id
     )`);
   if (p.length)

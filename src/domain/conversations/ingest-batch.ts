@@ -210,7 +210,7 @@ class Store {
     const { integration, incoming } = unit;
     const s = incoming.sender;
     const now = this.now;
-    const customer: CustomerRow = { id: state.ids.customer as number, ...newCustomerValues(integration, s, now) };
+    const customer: CustomerRow = { id: state.ids.customer as number, phone_as_typed: null, ...newCustomerValues(integration, s, now) };
     const profile: ProfileRow = { id: state.ids.profile as number, ...newProfileValues(integration, customer.id, s, now) };
     this.batch.customers.push(customer);
     this.batch.profiles.push(profile);

@@ -399,12 +399,20 @@ export class IngestService {
   async openOutgoingConversation(
     trx: Executor,
     integration: IntegrationRow,
-    contact: { socialId: string; channelExternalId: string },
+    contact: { socialId: string; channelExternalId: string; customerId?: number },
     at: number,
   ): Promise<{ profile: ProfileRow; source: SourceRow; lead: LeadRow; isNewCustomer: boolean; isNewLead: boolean }> {
     const now = this.deps.clock.now();
     const sender: SenderProfile = { socialId: contact.socialId };
     let profile = await repo.findProfileForUpdate(trx, integration.id, contact.socialId);
+    // A customer already known by the contact's phone (write first, docs/api/search.md): the
+    // contact becomes a profile of theirs.
+    if (!profile && contact.customerId !== undefined) {
+      profile = await repo.insertProfile(
+        trx,
+        newProfileValues(integration, contact.customerId, { ...sender, login: contact.socialId, name: contact.socialId }, now),
+      );
+    }
     const isNewCustomer = !profile;
     if (!profile) {
       profile = await this.createCustomer(trx, integration, { ...sender, login: contact.socialId, name: contact.socialId }, now);

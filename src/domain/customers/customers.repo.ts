@@ -33,12 +33,12 @@ export async function findCustomerById(db: Executor, id: number): Promise<Custom
 export async function fillEmptyContacts(
   db: Executor,
   id: number,
-  contacts: { email: string | null; phone: string | null },
+  contacts: { email: string | null; phone: string | null; phoneAsTyped: string | null },
   now: number,
 ): Promise<CustomerRow | undefined> {
   return db
     .updateTable('customers')
-    .set({ email: contacts.email, phone: contacts.phone, updated_at: now })
+    .set({ email: contacts.email, phone: contacts.phone, phone_as_typed: contacts.phoneAsTyped, updated_at: now })
     .where('id', '=', id)
     .where('email', 'is', null)
     .where('phone', 'is', null)

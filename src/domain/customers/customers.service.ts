@@ -10,6 +10,7 @@ import { channelAppError } from '../integrations/channel-errors.js';
 import { listIntegrations } from '../integrations/integrations.repo.js';
 import type { IntegrationsService } from '../integrations/integrations.service.js';
 import * as repo from './customers.repo.js';
+import { defaultCountryOf } from '../accounts/account-settings.js';
 import { changedFields, customerView, normalizeCustomerPatch, type CustomerPatchInput, type CustomerView } from './customers.types.js';
 
 /**
@@ -36,7 +37,7 @@ export class CustomersService {
 
   /** Changes the given fields; `customer.changed` is recorded only when a value really changed. */
   async update(auth: AuthContext, id: number, input: CustomerPatchInput): Promise<CustomerView> {
-    const patch = normalizeCustomerPatch(input);
+    const patch = normalizeCustomerPatch(input, await defaultCountryOf(this.deps, auth.accountId));
     const scope = await scopeOf(this.db, auth);
     return this.db.transaction().execute(async (trx) => {
       const customer = await visibleCustomer(trx, scope, id);

@@ -1,5 +1,6 @@
 import type { CustomerRow, ProfileRow } from '../../db/schema.js';
 import { invalid, type ErrorDetail } from '../errors.js';
+import { normalizePhone } from './phone.js';
 
 /** A customer's profile (docs/api/resources.md "Customer"). */
 export interface ProfileView {
@@ -43,7 +44,7 @@ export interface CustomerPatchInput {
   address?: string | null;
 }
 
-export type CustomerPatch = Partial<Pick<CustomerRow, 'name' | 'email' | 'phone' | 'address'>>;
+export type CustomerPatch = Partial<Pick<CustomerRow, 'name' | 'email' | 'phone' | 'phone_as_typed' | 'address'>>;
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /** International digits with an optional leading + (E.164 allows at most 15 digits). */
@@ -52,10 +53,11 @@ const PHONE = /^\+?[0-9]{5,15}$/;
 const PHONE_SEPARATORS = /[\s\-().]/g;
 
 /**
- * Checks and normalizes a patch: e-mail trimmed and checked, phone stripped of separators and
- * checked, empty strings cleared to null. Every invalid field is reported at once.
+ * Checks and normalizes a patch: e-mail trimmed and checked, phone checked and stored in E.164 read
+ * in `country` (phone.ts; as typed, without separators, when it does not parse), empty strings
+ * cleared to null. Every invalid field is reported at once.
  */
-export function normalizeCustomerPatch(input: CustomerPatchInput): CustomerPatch {
+export function normalizeCustomerPatch(input: CustomerPatchInput, country: string): CustomerPatch {
   const patch: CustomerPatch = {};
   const details: ErrorDetail[] = [];
   if (input.name !== undefined) patch.name = input.name.trim();
@@ -69,11 +71,18 @@ export function normalizeCustomerPatch(input: CustomerPatchInput): CustomerPatch
     if (phone !== null && !PHONE.test(phone)) {
       details.push({ path: 'body.phone', message: 'must be an international number: 5 to 15 digits, optionally after +' });
     }
-    patch.phone = phone;
+    patch.phone = phone === null ? null : storedPhone(phone, input.phone ?? '', country);
+    patch.phone_as_typed = phone === null ? null : (input.phone ?? '').trim();
   }
   if (input.address !== undefined) patch.address = input.address?.trim() || null;
   if (details.length) throw invalid(`Invalid request: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`, details);
   return patch;
+}
+
+/** `bare` (a phone without separators) in E.164, or as it is when it does not parse. */
+function storedPhone(bare: string, typed: string, country: string): string {
+  const p = normalizePhone(typed, country);
+  return p.parsed ? p.phone : bare;
 }
 
 /** The fields of `patch` whose value differs from the row's. */

@@ -5,6 +5,7 @@ import { recordEvent } from '../../events/outbox.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
 import { customerView, normalizeCustomerPatch } from '../customers/customers.types.js';
+import { defaultCountryOf } from '../accounts/account-settings.js';
 import { insertCustomer } from '../customers/customers.repo.js';
 import { AppError, invalid } from '../errors.js';
 import { findIntegration } from '../integrations/integrations.repo.js';
@@ -248,7 +249,7 @@ export class LeadsService {
     }
     const { saId, customerId, customer: newCustomer, ...fields } = input;
     const cols = leadFieldColumns(fields);
-    const customerPatch = newCustomer ? normalizeCustomerPatch(newCustomer) : undefined;
+    const customerPatch = newCustomer ? normalizeCustomerPatch(newCustomer, await defaultCountryOf(this.deps, auth.accountId)) : undefined;
     if (customerPatch && !customerPatch.name) {
       throw invalid('Invalid request: body.customer.name must not be blank', [
         { path: 'body.customer.name', message: 'must not be blank' },
@@ -272,6 +273,7 @@ export class LeadsService {
           name: customerPatch?.name ?? '',
           email: customerPatch?.email ?? null,
           phone: customerPatch?.phone ?? null,
+          phone_as_typed: customerPatch?.phone_as_typed ?? undefined,
           address: customerPatch?.address ?? null,
           created_at: now,
           updated_at: now,

@@ -500,3 +500,22 @@ export async function insertWriteFirstContact(
 export async function deleteWriteFirstContact(db: Executor, id: number): Promise<void> {
   await db.deleteFrom('write_first_contacts').where('id', '=', id).execute();
 }
+
+/**
+ * The customer of the account with this (E.164) phone who has the newest lead on the integration:
+ * whom a write first to that phone continues (docs/api/search.md "Write first"). Migration 0106's
+ * index `customers (account_id, phone)` finds them.
+ */
+export async function customerByPhoneOnIntegration(db: Executor, accountId: number, integrationId: number, phone: string) {
+  const row = await db
+    .selectFrom('customers as c')
+    .innerJoin('leads as l', 'l.customer_id', 'c.id')
+    .select('c.id')
+    .where('c.account_id', '=', accountId)
+    .where('c.phone', '=', phone)
+    .where('l.integration_id', '=', integrationId)
+    .orderBy('l.id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.id;
+}

@@ -38,6 +38,8 @@ import {
 } from './messaging.types.js';
 import { outgoingRecords, parseId, requireId, withTimeout, type OutgoingContent } from './outgoing.js';
 import { WriteFirst } from './write-first.js';
+import { normalizePhone } from '../customers/phone.js';
+import { defaultCountryOf } from '../accounts/account-settings.js';
 import { PrivateReplyService } from './private-reply.js';
 import { latestIncoming } from './private-reply.repo.js';
 import { SendKeys } from './send-keys.js';
@@ -207,8 +209,9 @@ export class MessagingService {
     }
     const limit = info.writeFirst.dailyLimit;
     const content = checkContent(input.message, undefined);
-    const destination = input.destination.trim();
-    if (!destination) throw invalid('destination is empty', [{ path: 'body.destination', message: 'is required' }]);
+    const typed = input.destination.trim();
+    if (!typed) throw invalid('destination is empty', [{ path: 'body.destination', message: 'is required' }]);
+    const destination = await this.contactAddress(integration, typed);
     const file = await this.resolveAttachment(auth.accountId, input.message?.attachment);
     if (file) content.attachment = file.attachment;
     const customId = input.customId || null;
@@ -247,9 +250,11 @@ export class MessagingService {
         at: this.deps.clock.now(),
         texts: sent.texts,
       });
+      // A new contact's canonical chat id from the bridge, when it differs: the answer arrives on it.
+      const canonical = !known.lead && sent.chatId ? sent.chatId : undefined;
       return this.writeFirst.store(
         integration,
-        { socialId: destination, channelExternalId: channel.externalId },
+        { socialId: canonical ?? destination, channelExternalId: canonical ?? channel.externalId, customerId: known.customerId },
         auth.userId,
         records,
         claimId,
@@ -266,8 +271,9 @@ export class MessagingService {
         { path: 'body.saId', message: 'is not an integration that can check contacts' },
       ]);
     }
-    const chatId = String(input.chatId).trim();
-    if (!chatId) throw invalid('chatId is empty', [{ path: 'body.chatId', message: 'is required' }]);
+    const typed = String(input.chatId).trim();
+    if (!typed) throw invalid('chatId is empty', [{ path: 'body.chatId', message: 'is required' }]);
+    const chatId = await this.contactAddress(integration, typed);
     let exists: boolean;
     try {
       const check = adapter.checkContact(this.parts.integrations.channelIntegration(integration), chatId);
@@ -280,6 +286,20 @@ export class MessagingService {
   }
 
   // --- the steps -------------------------------------------------------------------------------
+
+  /**
+   * A write-first destination or checked contact as the channel names it: a phone on a
+   * phone-addressed type (WhatsApp), or any destination typed with `+`, in E.164 read in the
+   * account's default country, so that "77051234567", "+7 705 123-45-67" and the chat the person
+   * answers from (`+77051234567`) are one contact (docs/api/search.md "Write first"). Anything
+   * else (a login, a chat id) as typed.
+   */
+  private async contactAddress(integration: IntegrationRow, typed: string): Promise<string> {
+    if (!/^[\s+()\-.0-9]+$/.test(typed)) return typed;
+    if (!integrationTypeInfo(integration.type)?.phoneAddressed && !typed.startsWith('+')) return typed;
+    const phone = normalizePhone(typed, await defaultCountryOf(this.deps, integration.account_id));
+    return phone.parsed ? phone.phone : typed;
+  }
 
   /** A live integration of the account that the caller may use; otherwise 404. */
   private async usableIntegration(auth: AuthContext, saIdInput: PostInput['saId']): Promise<IntegrationRow> {
@@ -419,7 +439,8 @@ export class MessagingService {
       });
       const externalIds = Array.isArray(result?.externalIds) ? result.externalIds.map(String) : [];
       const texts = Array.isArray(result?.texts) ? result.texts.map(String) : undefined;
-      return texts ? { externalIds, texts } : { externalIds };
+      const chatId = typeof result?.chatId === 'string' && result.chatId ? { chatId: result.chatId } : {};
+      return texts ? { externalIds, texts, ...chatId } : { externalIds, ...chatId };
     } catch (err) {
       throw channelAppError(err);
     }

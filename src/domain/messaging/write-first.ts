@@ -27,13 +27,22 @@ export class WriteFirst {
     return this.deps.db.kysely;
   }
 
-  /** What is known of the destination: its latest lead, and the channel to write to (its own id when new). */
+  /**
+   * What is known of the destination: its latest lead, the channel to write to (its own id when
+   * new), and, for a destination no profile has yet, the customer of the account who has that
+   * phone and a lead on the integration (a lead made by `POST /leads`), whose lead it continues.
+   */
   async knownContact(
     integration: IntegrationRow,
     destination: string,
-  ): Promise<{ lead: LeadRow | undefined; channelExternalId: string; channelToken: string | null }> {
+  ): Promise<{ lead: LeadRow | undefined; channelExternalId: string; channelToken: string | null; customerId?: number }> {
     const profile = await findProfileBySocialId(this.db, integration.id, destination);
-    if (!profile) return { lead: undefined, channelExternalId: destination, channelToken: null };
+    if (!profile) {
+      const customerId = destination.startsWith('+')
+        ? await repo.customerByPhoneOnIntegration(this.db, integration.account_id, integration.id, destination)
+        : undefined;
+      return { lead: undefined, channelExternalId: destination, channelToken: null, ...(customerId ? { customerId } : {}) };
+    }
     const lead = await latestLead(this.db, profile.customer_id, integration.id);
     const source = await repo.latestMessageSource(this.db, profile.customer_id, integration.id);
     return { lead, channelExternalId: source?.external_id ?? destination, channelToken: source?.token ?? null };
@@ -110,7 +119,7 @@ export class WriteFirst {
   /** Stores what the channel accepted in the contact's conversation, found or created. */
   async store(
     integration: IntegrationRow,
-    contact: { socialId: string; channelExternalId: string },
+    contact: { socialId: string; channelExternalId: string; customerId?: number },
     userId: number,
     records: OutgoingRecord[],
     claimId?: number,

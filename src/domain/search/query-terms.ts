@@ -1,18 +1,42 @@
+import { searchWords, wordStem } from './search-text.js';
+
 /** Most words a query may use; more are ignored (a query is a few words, not a document). */
 const MAX_TERMS = 8;
 
 /**
- * The words of a search query as both indexes tokenize text: runs of letters and digits, lower
- * case, accents removed. Everything else — quotes, `*`, `:`, `&`, `|`, `!`, `NEAR` as syntax — is a
+ * The words of a search query, normalized as the indexes normalize text (search-text.ts): runs of
+ * letters and digits. Everything else — quotes, `*`, `:`, `&`, `|`, `!`, `NEAR` as syntax — is a
  * separator, so user input never reaches the FTS query language.
  */
 export function queryTerms(q: string): string[] {
-  const folded = q
-    .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
-    .toLowerCase();
-  const words = folded.match(/[\p{L}\p{N}]+/gu) ?? [];
-  return [...new Set(words)].slice(0, MAX_TERMS);
+  return [...new Set(searchWords(q))].slice(0, MAX_TERMS);
+}
+
+/**
+ * A message search's words and which of its two tiers is asked (docs/api/messaging.md "Search"):
+ * `exact`, every term a prefix of a word as written; `forms`, every term a prefix of a word or the
+ * same stem as a word, and not `exact` (those rank first).
+ */
+export interface WordQuery {
+  terms: string[];
+  tier: 'exact' | 'forms';
+}
+
+const fts5Exact = (terms: string[]) => terms.map((t) => `words : "${t}"*`).join(' AND ');
+
+/** FTS5 query of a message search over `messages_fts (words, stems)` (migration 0105). */
+export function fts5MessageQuery(q: WordQuery): string {
+  if (q.tier === 'exact') return fts5Exact(q.terms);
+  const forms = q.terms.map((t) => `(words : "${t}"* OR stems : "${wordStem(t)}")`).join(' AND ');
+  return `(${forms}) NOT (${fts5Exact(q.terms)})`;
+}
+
+/**
+ * PostgreSQL: the text `parley_message_query` (migration 0105) makes a message search's tsquery
+ * of, which stems the terms with the database's own Snowball dictionaries.
+ */
+export function pgMessageQuery(q: WordQuery): string {
+  return `${q.tier} ${q.terms.join(' ')}`;
 }
 
 /** FTS5 query: every term as a quoted prefix term, all required. */

@@ -5,6 +5,7 @@ import { kept } from '../../db/kept.js';
 import { prepared } from '../../db/prepared.js';
 import type { SourceType } from '../channels/integration-types.js';
 import type { SearchIndex } from './search-index.js';
+import type { WordQuery } from './query-terms.js';
 import { entriesOfLeads, taggedEntries, type TaggedEntryRow } from '../leads/leads.repo.js';
 import type { LeadListEntry } from '../leads/leads.types.js';
 
@@ -79,7 +80,7 @@ export interface MessagePageQuery {
   accountId: number;
   integrationId: number;
   sourceTypes: SourceType[];
-  terms: string[];
+  words: WordQuery;
   /** Only messages with a smaller id (the cursor). */
   beforeId?: number;
   limit: number;
@@ -100,7 +101,7 @@ export function messagePage(db: Executor, index: SearchIndex, q: MessagePageQuer
     .where('m.account_id', '=', q.accountId)
     .where('s.type', 'in', q.sourceTypes)
     .limit(q.limit);
-  query = index.newestMessages(query, q.terms);
+  query = index.newestMessages(query, q.words);
   if (q.beforeId !== undefined) query = query.where('m.id', '<', q.beforeId);
   if (q.rule) query = query.where(q.rule);
   return query.execute();
@@ -212,7 +213,7 @@ export async function messagePageWalking(db: Executor, index: SearchIndex, q: Me
     integrationId: q.integrationId,
     lastId: lastBefore(q.beforeId),
     accountId: q.accountId,
-    words: index.messageQuery(q.terms),
+    words: index.messageQuery(q.words),
   };
   // Every plan of the statement walks the integration's entries and stops at the page, or reads
   // the older matches by their words, so PostgreSQL may keep one: a named statement, planned once
@@ -374,6 +375,12 @@ export async function isMessageOf(db: Executor, integrationId: number, sourceTyp
     .where('s.type', 'in', sourceTypes)
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/** Whether message `messageId` of the integration matches `words` (which tier a cursor is in). */
+export async function messageMatches(db: Executor, index: SearchIndex, integrationId: number, messageId: number, words: WordQuery) {
+  const query = db.selectFrom('messages as m').select('m.id').where('m.id', '=', messageId).where('m.integration_id', '=', integrationId);
+  return (await index.newestMessages(query, words).executeTakeFirst()) !== undefined;
 }
 
 /** Whether `leadId` is a lead of the account (an issued customer-search cursor). */

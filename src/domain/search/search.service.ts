@@ -3,13 +3,17 @@ import type { AuthContext } from '../auth/auth-context.js';
 import { invalid, notFound } from '../errors.js';
 import { canUseIntegration, leadScopeSql, scopeOf } from '../policy/policy.js';
 import { integrationTypeInfo, type SourceType } from '../channels/integration-types.js';
-import { queryTerms } from './query-terms.js';
+import { queryTerms, type WordQuery } from './query-terms.js';
 import { searchIndexFor, type SearchIndex } from './search-index.js';
 import * as repo from './search.repo.js';
+import { phoneDigits } from '../customers/phone.js';
+import { defaultCountryOf } from '../accounts/account-settings.js';
 import { entriesByIds } from '../leads/leads.repo.js';
 import type { LeadListEntry } from '../leads/leads.types.js';
 
 export const PAGE_SIZE = 20;
+/** A query that may be a phone number: digits and what people type between them. */
+const PHONE_LIKE = /^[\s+()\-.0-9]+$/;
 export const MAX_QUERY_LENGTH = 200;
 /**
  * Customer search on SQLite: above this many matching customers, walking the account's leads newest
@@ -101,16 +105,7 @@ export class SearchService {
         out.push({ type: group, cursor: -1 });
         continue;
       }
-      const pageOf = this.deps.db.dialect === 'postgres' ? repo.messagePageWalking : repo.messagePage;
-      const rows = await pageOf(db, this.index, {
-        accountId: auth.accountId,
-        integrationId: integration.id,
-        sourceTypes: GROUP_SOURCE_TYPES[group],
-        terms,
-        beforeId: from,
-        limit: PAGE_SIZE + 1,
-        rule: leadScopeSql(scope),
-      });
+      const rows = await this.rankedPage(auth.accountId, integration.id, group, terms, from, leadScopeSql(scope));
       const page = rows.slice(0, PAGE_SIZE);
       for (const r of page) {
         hits.push({
@@ -144,6 +139,10 @@ export class SearchService {
     if (!terms.length) return { cursor: -1, leads: [] };
 
     const alternatives = digits.length >= 5 && terms.length > 1 ? [terms, [digits]] : [terms];
+    // A phone number in any form also searches as the E.164 number it is in the account's country
+    // ("8 (916) 123-45-67" finds +79161234567; docs/api/search.md "Phones").
+    const e164 = PHONE_LIKE.test(q) && digits.length >= 5 ? phoneDigits(q, await defaultCountryOf(this.deps, auth.accountId)) : undefined;
+    if (e164 && e164 !== digits) alternatives.push([e164]);
     const query = { accountId: auth.accountId, alternatives, beforeId: from, limit: PAGE_SIZE + 1, rule: leadScopeSql(scope) };
     // PostgreSQL walks a bounded window of the newest leads, then takes the older matching leads
     // from the GIN index of `lead_words`, and reads the page's entries in the same statement
@@ -164,6 +163,31 @@ export class SearchService {
     const page = ids.slice(0, PAGE_SIZE);
     const entries = new Map((await entriesByIds(db, page)).map((e) => [e.lead.id, e]));
     return { cursor: ids.length > PAGE_SIZE ? page[page.length - 1] : -1, leads: page.flatMap((id) => entries.get(id) ?? []) };
+  }
+
+  /**
+   * One page of a group's matches, `PAGE_SIZE + 1` rows to tell whether more follow: the messages
+   * with every word as written (the `exact` tier) newest first, then those that match only through
+   * a word form (`forms`) newest first. A cursor is the last message handed out; its tier is found
+   * again by testing it against the exact words.
+   */
+  private async rankedPage(
+    accountId: number,
+    integrationId: number,
+    group: SearchGroup,
+    terms: string[],
+    from: number | undefined,
+    rule: ReturnType<typeof leadScopeSql>,
+  ) {
+    const db = this.deps.db.kysely;
+    const pageOf = this.deps.db.dialect === 'postgres' ? repo.messagePageWalking : repo.messagePage;
+    const exact: WordQuery = { terms, tier: 'exact' };
+    const ask = (words: WordQuery, beforeId: number | undefined, limit: number) =>
+      pageOf(db, this.index, { accountId, integrationId, sourceTypes: GROUP_SOURCE_TYPES[group], words, beforeId, limit, rule });
+    const inExactTier = from === undefined || (await repo.messageMatches(db, this.index, integrationId, from, exact));
+    const rows = inExactTier ? await ask(exact, from, PAGE_SIZE + 1) : [];
+    if (rows.length > PAGE_SIZE) return rows;
+    return rows.concat(await ask({ terms, tier: 'forms' }, inExactTier ? undefined : from, PAGE_SIZE + 1 - rows.length));
   }
 
   private async assertIssued(integrationId: number, group: SearchGroup, messageId: number): Promise<void> {

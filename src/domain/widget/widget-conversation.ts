@@ -6,6 +6,8 @@ import type { RateLimiter } from '../auth/rate-limiter.js';
 import type { Deps } from '../context.js';
 import type { IngestService } from '../conversations/ingest.service.js';
 import { fillEmptyContacts, listProfiles } from '../customers/customers.repo.js';
+import { normalizePhone } from '../customers/phone.js';
+import { defaultCountryOf } from '../accounts/account-settings.js';
 import { customerView } from '../customers/customers.types.js';
 import { AppError, invalid } from '../errors.js';
 import type { FilesService } from '../files/files.service.js';
@@ -89,13 +91,15 @@ export class WidgetConversation {
   /** A new customer gets the e-mail and phone of the pre-chat form (`customer.changed`). */
   private async fillCustomerContacts(integration: IntegrationRow, visitor: WidgetVisitorRow): Promise<void> {
     if (!visitor.email && !visitor.phone) return;
+    // Read before the transaction: on SQLite its one connection is the transaction's until it ends.
+    const phone = visitor.phone ? normalizePhone(visitor.phone, await defaultCountryOf(this.deps, integration.account_id)) : undefined;
     await this.db.transaction().execute(async (trx) => {
       const customerId = await repo.visitorCustomerId(trx, integration.id, visitor.public_id);
       if (customerId === undefined) return;
       const customer = await fillEmptyContacts(
         trx,
         customerId,
-        { email: visitor.email || null, phone: visitor.phone || null },
+        { email: visitor.email || null, phone: phone?.phone ?? null, phoneAsTyped: phone?.asTyped ?? null },
         this.deps.clock.now(),
       );
       if (!customer) return;

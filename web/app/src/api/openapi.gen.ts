@@ -210,7 +210,7 @@ export interface paths {
         };
         /** The account's settings */
         get: operations["getAccountMeSettings_v1_3"];
-        /** Changes the given settings (owner); answers them all. An unknown setting or value is 400 */
+        /** Change some of the account settings (owner only); answers all of them */
         put: operations["putAccountMeSettings_v1_3"];
         post?: never;
         delete?: never;
@@ -1504,11 +1504,6 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** AccountSettings */
-        AccountSettings: {
-            /** @description How answers to API keys and OAuth apps, and webhook payloads, name integration types: `api` (default) by their codes, `hosted` by the hosted service's names where it has one (`msgra` as `whatsapp`) */
-            typeNames: "api" | "hosted";
-        };
         /**
          * BridgeConnectInfo
          * @description Account bridge (docs/channels/bridge.md)
@@ -1875,8 +1870,8 @@ export interface components {
          * @description For outgoing messages only `id` (and `userId`)
          */
         MessageSender: {
-            /** @description Customer profile id; on outgoing messages the integration's externalId when it is an integer (absent otherwise) */
-            id?: number;
+            /** @description Customer profile id, or the integration externalId for outgoing messages */
+            id: number | string;
             customerId?: number;
             login?: string;
             avatar?: string;
@@ -2720,7 +2715,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AccountSettings"];
+                    "application/json": {
+                        /** @description ISO 3166 alpha-2 country a phone number without its country code is read in (docs/api/search.md "Phones") */
+                        defaultCountry: string;
+                    };
                 };
             };
             /** @description Error (v1.2, v1.3) */
@@ -2753,10 +2751,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description How answers to API keys and OAuth apps, and webhook payloads, name integration types: `api` (default) by their codes, `hosted` by the hosted service's names where it has one (`msgra` as `whatsapp`) */
-                    typeNames?: "api" | "hosted";
-                } & {
-                    [key: string]: unknown;
+                    /** @description ISO 3166 alpha-2 country a phone number without its country code is read in (docs/api/search.md "Phones") */
+                    defaultCountry?: string;
                 };
             };
         };
@@ -2767,7 +2763,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AccountSettings"];
+                    "application/json": {
+                        /** @description ISO 3166 alpha-2 country a phone number without its country code is read in (docs/api/search.md "Phones") */
+                        defaultCountry: string;
+                    };
                 };
             };
             /** @description Error (v1.2, v1.3) */
@@ -3957,10 +3956,10 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description Integration type, or the hosted service's name of one (`whatsapp` for `msgra`; docs/api/integrations.md), answered as the type
+                     * @description Integration type (`ok` is accepted for `social3` and answered as `social3`)
                      * @enum {string}
                      */
-                    type: "social1_group" | "social1_messenger" | "photonetV2" | "photonetVOff" | "photonetV3" | "social2_personal" | "social2_group" | "social3" | "msgrb_bot" | "msgrb_personal" | "msgra" | "msgra2" | "msgra_business_api" | "msgrc_bot" | "widget" | "whatsapp" | "whatsapp2" | "instagramV2" | "instagramVOff" | "ok";
+                    type: "social1_group" | "social1_messenger" | "photonetV2" | "photonetVOff" | "photonetV3" | "social2_personal" | "social2_group" | "social3" | "msgrb_bot" | "msgrb_personal" | "msgra" | "msgra2" | "msgra_business_api" | "msgrc_bot" | "widget" | "ok";
                     /** @description Used when the provider does not tell one */
                     login?: string;
                     /** @description Provider credentials, field name -> text (e.g. `token`); stored encrypted, never returned */
