@@ -234,8 +234,9 @@ describe('integration health', () => {
     const owner = await h.signUp();
     const res = await h.request({ method: 'GET', url: '/v1.3/integrations/types', token: owner.access });
     expect(res.statusCode).toBe(200);
+    expect(res.json().publicUrl).toBe(false);
     const types = new Map(
-      (res.json() as Array<{ type: string; fields: Array<{ name: string; pattern: string }> }>).map((t) => [t.type, t]),
+      (res.json().types as Array<{ type: string; fields: Array<{ name: string; pattern: string }> }>).map((t) => [t.type, t]),
     );
     expect(types.size).toBe(15);
     expect(types.get('msgrb_bot')).toMatchObject({ mode: 'polling', needsPublicUrl: false, available: true, fields: [{ name: 'token' }] });

@@ -54,17 +54,23 @@ export function integrationHealthRoutes(IntegrationOut: TSchema, webhookFor: Web
       schema: {
         tags,
         summary: 'What each integration type needs: its credential fields and formats, and how it receives in this installation',
-        response: { 200: Type.Array(IntegrationType) },
+        response: {
+          200: Type.Object({
+            publicUrl: Type.Boolean({ description: 'PARLEY_PUBLIC_URL is set: providers can post to Parley' }),
+            types: Type.Array(IntegrationType),
+          }),
+        },
       },
       handler: async (_req, _reply, { services }) => {
         const hasPublicUrl = Boolean(services.deps.config.publicUrl);
-        return INTEGRATION_TYPE_NAMES.map((type) => ({
+        const types = INTEGRATION_TYPE_NAMES.map((type) => ({
           type,
           fields: credentialShapes(type),
           mode: deliveryMode(type, hasPublicUrl),
           needsPublicUrl: needsPublicUrl(type),
           available: isBridgeType(type) || Boolean(services.channels.get(type)?.connect),
         }));
+        return { publicUrl: hasPublicUrl, types };
       },
     }),
     defineRoute({

@@ -19,7 +19,17 @@ export const SETTINGS_SECTIONS = [
 export type SettingsSection = (typeof SETTINGS_SECTIONS)[number];
 
 /** Pages of /help/channels/<page>: where each channel's credentials come from. */
-export const CHANNEL_HELP_PAGES = ['telegram', 'whatsapp-cloud', 'viber', 'vk', 'ok', 'messenger', 'instagram', 'bridge', 'widget'] as const;
+export const CHANNEL_HELP_PAGES = [
+  'telegram',
+  'whatsapp-cloud',
+  'viber',
+  'vk',
+  'ok',
+  'messenger',
+  'instagram',
+  'bridge',
+  'widget',
+] as const;
 export type ChannelHelpPage = (typeof CHANNEL_HELP_PAGES)[number];
 
 /** One URL of each page (ids stand for any). */

@@ -6,12 +6,13 @@ import { t } from '../../i18n';
 import type { MessageKey } from '../../i18n/en';
 import { linkProps } from '../../router';
 import { reorder } from '../../state/funnel';
+import { channelName } from '../../channels/ChannelName';
 import { confirmDelete, ErrorLine, useAction } from './common';
 import { ConnectedAppSettings, OAuthAppSettings } from './Apps';
+import { ChannelSettings } from './Channels';
 import {
   AccountSettings,
   ApiKeySettings,
-  IntegrationSettings,
   PaymentTypeSettings,
   PluginSettings,
   TagSettings,
@@ -48,7 +49,7 @@ export default function SettingsPage({ section }: { section: string }) {
     templates: <TemplateSettings />,
     tags: <TagSettings />,
     'payment-types': <PaymentTypeSettings />,
-    integrations: <IntegrationSettings />,
+    integrations: <ChannelSettings />,
     webhooks: <WebhookSettings />,
     'api-keys': <ApiKeySettings />,
     plugins: <PluginSettings />,
@@ -281,7 +282,7 @@ function EmployeeCard({ e, all }: { e: Employee; all: Employee[] }) {
                       setSources(ids);
                     }}
                   />
-                  {i.login || i.type} ({i.type})
+                  {i.login || channelName(i.type)} ({channelName(i.type)})
                 </label>
               ))}
           </fieldset>
