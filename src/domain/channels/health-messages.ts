@@ -30,13 +30,12 @@ export interface HealthError {
 /** Provider texts are quoted at most this long; the sentence around them stays whole. */
 const MAX_QUOTED = 300;
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]+/g;
+
 /** A provider's text as a quote: one line, no control characters, cut at {@link MAX_QUOTED} characters. */
 export function quoteProvider(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
-  const line = text
-    .replace(/[\u0000-\u001f\u007f]+/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
+  const line = text.replace(CONTROL_CHARACTERS, ' ').replace(/\s+/g, ' ').trim();
   return line.length > MAX_QUOTED ? `${line.slice(0, MAX_QUOTED - 1)}…` : line;
 }
 

@@ -6,6 +6,7 @@ import { t } from '../../i18n';
 import type { MessageKey } from '../../i18n/en';
 import { linkProps } from '../../router';
 import { reorder } from '../../state/funnel';
+import type { SettingsSection } from '../../routes';
 import { channelName } from '../../channels/ChannelName';
 import { confirmDelete, ErrorLine, useAction } from './common';
 import { ConnectedAppSettings, OAuthAppSettings } from './Apps';
@@ -20,7 +21,7 @@ import {
   WebhookSettings,
 } from './More';
 
-const SECTIONS: Array<[string, MessageKey]> = [
+const SECTIONS: Array<[SettingsSection, MessageKey]> = [
   ['statuses', 'settings.statuses'],
   ['employees', 'settings.employees'],
   ['templates', 'settings.templates'],
