@@ -124,7 +124,8 @@ describe('the agent app in a browser', () => {
   it('connects a widget in the settings and shows its snippet', async () => {
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('link', { name: 'Integrations' }).click();
-    await page.getByRole('button', { name: 'Connect a site widget' }).click();
+    await page.getByRole('button', { name: 'Connect: Site chat' }).click();
+    await page.locator('[data-connect-form="widget"]').getByRole('button', { name: 'Connect', exact: true }).click();
     const snippet = await page.locator('[data-snippet]').textContent();
     const key = /data-parley-key="([^"]+)"/.exec(snippet ?? '')?.[1];
     expect(key).toMatch(/^wk_/);

@@ -9,7 +9,7 @@ import { t } from '../../i18n';
 import { linkProps } from '../../router';
 import { CopyButton, ErrorLine } from './common';
 import { HUMAN_AGENT_TYPES, MetaWebhook } from './MetaWebhook';
-import { BridgeLogin, BridgeStart } from './PersonalAccounts';
+import { BridgeStart } from './PersonalAccounts';
 
 /** What `GET /v1.3/integrations/types` tells of one type. */
 export interface TypeInfo {
@@ -190,12 +190,8 @@ function Connected({ integration }: { integration: Integration & { bridge?: Brid
       {ok && <p className="small">{t(help.after)}</p>}
       {integration.webhook && <MetaWebhook webhook={integration.webhook} />}
       {integration.widget && <WidgetSnippet info={integration.widget} />}
-      {integration.bridge && (
-        <>
-          <BridgeStart info={integration.bridge} />
-          <BridgeLogin integrationId={integration.id} isOwner status={integration.status} onStatus={() => undefined} />
-        </>
-      )}
+      {/* The bridge's login panel is on the channel's card in the list above. */}
+      {integration.bridge && <BridgeStart info={integration.bridge} />}
     </div>
   );
 }

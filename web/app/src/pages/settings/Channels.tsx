@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { api } from '../../api/client';
 import type { Integration, WidgetInfo } from '../../api/types';
 import { useCatalog } from '../../catalog';
@@ -36,6 +36,9 @@ export function ChannelSettings() {
   const [connecting, setConnecting] = useState<ChannelTypeCode | null>(null);
   const types = useIntegrationTypes();
   const refresh = () => void reload(['integrations']);
+  // Health changes with every message: read it fresh whenever the section opens.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: once per opening
+  useEffect(refresh, []);
   return (
     <div className="stack">
       <section aria-labelledby="channels-connected" className="stack">
