@@ -1,12 +1,18 @@
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECT, type TestDatabase } from '../helpers/database.js';
 import { FakeTelegram } from '../helpers/fake-telegram.js';
-import { ensureAppBuilt, launchChromium, startServer, type ServerProcess } from './agent-app-support.js';
+import {
+  ensureAppBuilt,
+  expectNoSeriousAxe,
+  launchChromium,
+  setUpFirstAccount,
+  startServer,
+  type ServerProcess,
+} from './agent-app-support.js';
 
 /**
  * A new owner meets the channels as a flower shop would, in a real browser against the real server
@@ -15,11 +21,9 @@ import { ensureAppBuilt, launchChromium, startServer, type ServerProcess } from 
  * message answered, health shown and credentials updated; never a type code on screen; axe finds
  * nothing serious on the gallery, the form and the help page.
  */
-declare const window: any;
 declare const document: any;
 
 const OWNER = { name: 'Flora Owner', login: 'flora@example.com', pass: 'correct horse 1' };
-const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const TYPE_CODES = /\b(msgra|msgra2|msgra_business_api|msgrb_bot|msgrb_personal|msgrc_bot|social1_\w+|social2_\w+|social3|photonetV\w+)\b/;
 const BOT = { token: '7301:AAH-flowers-token', id: 7301, username: 'flowers_shop_bot' };
 
@@ -57,27 +61,13 @@ afterAll(async () => {
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function axe(name: string) {
-  if (!(await page.evaluate(() => !!window.axe))) await page.evaluate(AXE);
-  const violations = (await page.evaluate(async () => {
-    const r = await window.axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n: any) => n.target.join(' ')) }));
-  })) as Array<{ id: string; impact: string; nodes: string[] }>;
-  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(bad, `${name}: ${JSON.stringify(bad)}`).toEqual([]);
-}
+const axe = (name: string) => expectNoSeriousAxe(page, name);
 
 const visibleText = () => page.evaluate(() => document.body.textContent as string);
 
 describe('channels as a new owner meets them', () => {
   it('first run, then the gallery grouped by kind, by name and glyph, without a type code', async () => {
-    await page.goto(`${server.base}/`);
-    await page.getByRole('heading', { name: 'Welcome to Parley' }).waitFor();
-    await page.fill('input[name=name]', OWNER.name);
-    await page.fill('input[name=login]', OWNER.login);
-    await page.fill('input[name=pass]', OWNER.pass);
-    await page.click('button[type=submit]');
-    await page.waitForURL(/\/inbox$/);
+    await setUpFirstAccount(page, server.base, OWNER);
     await page.locator('.first-run').getByRole('link').click();
     await page.waitForURL(/\/settings\/integrations$/);
     for (const group of ['Messengers', 'Social networks', 'Your site']) await page.getByRole('heading', { name: group }).waitFor();

@@ -137,11 +137,8 @@ export class ChannelRejectedError extends Error {
     return this.message;
   }
 }
-/**
- * Provider refused the integration's credentials (a revoked token): 422, and the integration is
- * `auth failure` with the refusal in its health. `reason` is the provider's refusal as {@link ChannelRejectedError.detail}.
- */
-export class ChannelCredentialsError extends ChannelRejectedError {
+/** A refusal that carries the provider's own words (`reason`, as {@link ChannelRejectedError.detail}) apart from the answer's message. */
+class ReasonedRefusal extends ChannelRejectedError {
   constructor(
     message: string,
     readonly reason: string,
@@ -152,21 +149,13 @@ export class ChannelCredentialsError extends ChannelRejectedError {
     return this.reason;
   }
 }
+/** Provider refused the integration's credentials (a revoked token): 422, and the integration is `auth failure` with the refusal in its health. */
+export class ChannelCredentialsError extends ReasonedRefusal {}
 /**
- * Provider refused to register Parley's webhook address (`reason` as {@link ChannelRejectedError.detail}):
- * a connect is refused with 400 and keeps nothing; a reconnect keeps the integration with the refusal in its health.
+ * Provider refused to register Parley's webhook address: a connect is refused with 400 and keeps
+ * nothing; a reconnect keeps the integration with the refusal in its health.
  */
-export class ChannelWebhookError extends ChannelRejectedError {
-  constructor(
-    message: string,
-    readonly reason: string,
-  ) {
-    super(message);
-  }
-  override detail(): string {
-    return this.reason;
-  }
-}
+export class ChannelWebhookError extends ReasonedRefusal {}
 /** Provider failed (5xx, network): 502. */
 export class ChannelFailedError extends Error {}
 /** Provider did not answer in time: 504. */
