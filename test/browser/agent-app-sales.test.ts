@@ -18,6 +18,7 @@ import {
   type ReceivedMail,
   type ServerProcess,
 } from './agent-app-support.js';
+import { SETTINGS_SECTIONS } from '../../web/app/src/routes.js';
 
 /**
  * The agent app as a sales team uses it, in a real browser against the real server process (one
@@ -304,18 +305,7 @@ describe('the agent app for a sales team', () => {
     await page.getByRole('searchbox').press('Enter');
     await page.getByText('in blue').first().waitFor();
     await axe('search');
-    for (const section of [
-      'statuses',
-      'employees',
-      'templates',
-      'tags',
-      'payment-types',
-      'integrations',
-      'webhooks',
-      'api-keys',
-      'plugins',
-      'account',
-    ]) {
+    for (const section of SETTINGS_SECTIONS.filter((s) => s !== 'oauth-apps' && s !== 'connected-apps')) {
       await page.goto(`${server.base}/settings/${section}`);
       await page.locator('.topbar').waitFor();
       await page.locator('main h1, main h2').first().waitFor();

@@ -43,128 +43,50 @@ const SITE_CHAT: Glyph = {
   hex: '4F46E5',
 };
 
+/** Types whose name and description keys are `channels.<key>.name` and `.description`. */
+type NamedKey =
+  | 'msgra_business_api'
+  | 'msgra'
+  | 'msgrb_bot'
+  | 'msgrb_personal'
+  | 'msgrc_bot'
+  | 'social1_messenger'
+  | 'social1_group'
+  | 'photonetV3'
+  | 'photonetVOff'
+  | 'photonetV2'
+  | 'social2_group'
+  | 'social2_personal'
+  | 'social3'
+  | 'widget';
+
+const row = (key: NamedKey, group: ChannelGroup, icon: Glyph, kind: ChannelType['kind'], help: ChannelHelpPage): ChannelType => ({
+  name: `channels.${key}.name`,
+  description: `channels.${key}.description`,
+  group,
+  glyph: icon,
+  kind,
+  help,
+});
+
 export const CHANNEL_TYPES = {
-  msgra_business_api: {
-    name: 'channels.msgra_business_api.name',
-    description: 'channels.msgra_business_api.description',
-    group: 'messengers',
-    glyph: glyph(siWhatsapp),
-    kind: 'official',
-    help: 'whatsapp-cloud',
-  },
-  msgra: {
-    name: 'channels.msgra.name',
-    description: 'channels.msgra.description',
-    group: 'messengers',
-    glyph: glyph(siWhatsapp),
-    kind: 'personal',
-    help: 'bridge',
-  },
-  msgra2: {
-    name: 'channels.msgra.name',
-    description: 'channels.msgra.description',
-    group: 'messengers',
-    glyph: glyph(siWhatsapp),
-    kind: 'personal',
-    help: 'bridge',
-  },
-  msgrb_bot: {
-    name: 'channels.msgrb_bot.name',
-    description: 'channels.msgrb_bot.description',
-    group: 'messengers',
-    glyph: glyph(siTelegram),
-    kind: 'official',
-    help: 'telegram',
-  },
-  msgrb_personal: {
-    name: 'channels.msgrb_personal.name',
-    description: 'channels.msgrb_personal.description',
-    group: 'messengers',
-    glyph: glyph(siTelegram),
-    kind: 'personal',
-    help: 'bridge',
-  },
-  msgrc_bot: {
-    name: 'channels.msgrc_bot.name',
-    description: 'channels.msgrc_bot.description',
-    group: 'messengers',
-    glyph: glyph(siViber),
-    kind: 'official',
-    help: 'viber',
-  },
-  social1_messenger: {
-    name: 'channels.social1_messenger.name',
-    description: 'channels.social1_messenger.description',
-    group: 'messengers',
-    glyph: glyph(siMessenger),
-    kind: 'official',
-    help: 'messenger',
-  },
-  photonetV3: {
-    name: 'channels.photonetV3.name',
-    description: 'channels.photonetV3.description',
-    group: 'social',
-    glyph: glyph(siInstagram),
-    kind: 'official',
-    help: 'instagram',
-  },
-  photonetVOff: {
-    name: 'channels.photonetVOff.name',
-    description: 'channels.photonetVOff.description',
-    group: 'social',
-    glyph: glyph(siInstagram),
-    kind: 'official',
-    help: 'instagram',
-  },
-  photonetV2: {
-    name: 'channels.photonetV2.name',
-    description: 'channels.photonetV2.description',
-    group: 'social',
-    glyph: glyph(siInstagram),
-    kind: 'personal',
-    help: 'bridge',
-  },
-  social1_group: {
-    name: 'channels.social1_group.name',
-    description: 'channels.social1_group.description',
-    group: 'social',
-    glyph: glyph(siFacebook),
-    kind: 'official',
-    help: 'messenger',
-  },
-  social2_group: {
-    name: 'channels.social2_group.name',
-    description: 'channels.social2_group.description',
-    group: 'social',
-    glyph: glyph(siVk),
-    kind: 'official',
-    help: 'vk',
-  },
-  social2_personal: {
-    name: 'channels.social2_personal.name',
-    description: 'channels.social2_personal.description',
-    group: 'social',
-    glyph: glyph(siVk),
-    kind: 'personal',
-    help: 'bridge',
-  },
-  social3: {
-    name: 'channels.social3.name',
-    description: 'channels.social3.description',
-    group: 'social',
-    glyph: glyph(siOdnoklassniki),
-    kind: 'official',
-    help: 'ok',
-  },
-  widget: {
-    name: 'channels.widget.name',
-    description: 'channels.widget.description',
-    group: 'site',
-    glyph: SITE_CHAT,
-    kind: 'own',
-    help: 'widget',
-  },
-} as const satisfies Record<string, ChannelType>;
+  msgra_business_api: row('msgra_business_api', 'messengers', glyph(siWhatsapp), 'official', 'whatsapp-cloud'),
+  msgra: row('msgra', 'messengers', glyph(siWhatsapp), 'personal', 'bridge'),
+  // The API keeps two codes for a WhatsApp account; people know one.
+  msgra2: row('msgra', 'messengers', glyph(siWhatsapp), 'personal', 'bridge'),
+  msgrb_bot: row('msgrb_bot', 'messengers', glyph(siTelegram), 'official', 'telegram'),
+  msgrb_personal: row('msgrb_personal', 'messengers', glyph(siTelegram), 'personal', 'bridge'),
+  msgrc_bot: row('msgrc_bot', 'messengers', glyph(siViber), 'official', 'viber'),
+  social1_messenger: row('social1_messenger', 'messengers', glyph(siMessenger), 'official', 'messenger'),
+  photonetV3: row('photonetV3', 'social', glyph(siInstagram), 'official', 'instagram'),
+  photonetVOff: row('photonetVOff', 'social', glyph(siInstagram), 'official', 'instagram'),
+  photonetV2: row('photonetV2', 'social', glyph(siInstagram), 'personal', 'bridge'),
+  social1_group: row('social1_group', 'social', glyph(siFacebook), 'official', 'messenger'),
+  social2_group: row('social2_group', 'social', glyph(siVk), 'official', 'vk'),
+  social2_personal: row('social2_personal', 'social', glyph(siVk), 'personal', 'bridge'),
+  social3: row('social3', 'social', glyph(siOdnoklassniki), 'official', 'ok'),
+  widget: row('widget', 'site', SITE_CHAT, 'own', 'widget'),
+} satisfies Record<string, ChannelType>;
 
 export type ChannelTypeCode = keyof typeof CHANNEL_TYPES;
 
