@@ -118,7 +118,7 @@ export function createServices(deps: Deps): Services {
   const channels = new ChannelRegistry();
   const integrations = new IntegrationsService(deps, channels);
   const mailer = createMailer(deps.config, deps.log);
-  const ingest = new IngestService(deps);
+  const ingest = new IngestService(deps, { health: integrations.health });
   const storage =
     deps.config.fileStorage === 'database'
       ? new DatabaseStorage(deps.db.kysely)

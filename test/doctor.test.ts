@@ -315,11 +315,45 @@ describe('parley doctor reports each failure with its fix and exits 1', () => {
     const owner = await h.signUp();
     const db = h.database.db.kysely;
     const now = Date.now();
+    const refused = 'Viber refused the bot token (status 2: invalidAuthToken): copy the token again from the Viber Admin Panel.';
     const integration = await db
       .insertInto('integrations')
-      .values({ account_id: owner.accountId, type: 'msgrc_bot', status: 'auth failure', created_at: now })
+      .values({
+        account_id: owner.accountId,
+        type: 'msgrc_bot',
+        status: 'auth failure',
+        created_at: now,
+        last_error_at: now,
+        last_error: refused,
+        last_error_code: 'credentials_refused',
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
+    // Active, but its webhook was refused at the last reconnect: unhealthy too. A refused message is not.
+    const webhookLost =
+      "Telegram refused Parley's webhook address (400 Bad Request: bad webhook): check that PARLEY_PUBLIC_URL is a public https address, then re-register the webhook.";
+    const [active, blocked] = await db
+      .insertInto('integrations')
+      .values([
+        {
+          account_id: owner.accountId,
+          type: 'msgrb_bot',
+          created_at: now,
+          last_error_at: now,
+          last_error: webhookLost,
+          last_error_code: 'webhook_refused',
+        },
+        {
+          account_id: owner.accountId,
+          type: 'msgrb_bot',
+          created_at: now,
+          last_error_at: now,
+          last_error: 'Telegram refused a message (403 Forbidden: bot was blocked by the user).',
+          last_error_code: 'send_refused',
+        },
+      ])
+      .returning('id')
+      .execute();
     const hook = await db
       .insertInto('webhooks')
       .values({
@@ -359,8 +393,14 @@ describe('parley doctor reports each failure with its fix and exits 1', () => {
       expect(code).toBe(1);
       const integrations = check(r, 'integrations');
       expect(integrations.status).toBe('fail');
-      expect(integrations.detail).toContain(`integration ${integration.id} (account ${owner.accountId}, msgrc_bot): auth failure`);
-      expect(integrations.fix).toContain('reconnects');
+      expect(integrations.detail).toContain(
+        `integration ${integration.id} (account ${owner.accountId}, msgrc_bot): auth failure, last error: ${refused}`,
+      );
+      expect(integrations.detail).toContain(
+        `integration ${active!.id} (account ${owner.accountId}, msgrb_bot): active, last error: ${webhookLost}`,
+      );
+      expect(integrations.detail).not.toContain(`integration ${blocked!.id} `);
+      expect(integrations.fix).toContain('updates the credentials or reconnects');
       const webhooks = check(r, 'webhooks');
       expect(webhooks.status).toBe('fail');
       expect(webhooks.detail).toBe(
@@ -370,7 +410,7 @@ describe('parley doctor reports each failure with its fix and exits 1', () => {
     } finally {
       await db.deleteFrom('deliveries').where('webhook_id', '=', hook.id).execute();
       await db.deleteFrom('webhooks').where('id', '=', hook.id).execute();
-      await db.deleteFrom('integrations').where('id', '=', integration.id).execute();
+      await db.deleteFrom('integrations').where('id', 'in', [integration.id, active!.id, blocked!.id]).execute();
     }
   });
 

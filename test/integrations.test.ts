@@ -46,9 +46,9 @@ const fakeBot: ChannelAdapter = {
   async connect(integration) {
     calls.connect.push(integration);
     const token = integration.credentials.token;
-    if (token === 'refused') throw new ChannelRejectedError('Unauthorized: invalid token');
-    if (token === 'down') throw new ChannelFailedError('provider answered 503');
-    if (token === 'slow') throw new ChannelTimeoutError('no answer');
+    if (token === '1:refused') throw new ChannelRejectedError('Unauthorized: invalid token');
+    if (token === '1:down') throw new ChannelFailedError('provider answered 503');
+    if (token === '1:slow') throw new ChannelTimeoutError('no answer');
     return {
       login: 'shop_bot',
       externalId: '7715692646',
@@ -59,7 +59,7 @@ const fakeBot: ChannelAdapter = {
   },
   async disconnect(integration) {
     calls.disconnect.push(integration);
-    if (integration.credentials.token === 'disconnect-fails') throw new ChannelFailedError('provider down');
+    if (integration.credentials.token === '1:disconnect-fails') throw new ChannelFailedError('provider down');
   },
   async send() {
     throw new Error('not used here');
@@ -199,7 +199,8 @@ describe('GET /integrations', () => {
     for (const v of API_VERSIONS) {
       const items = await list(owner.access, v);
       expect(items).toHaveLength(1);
-      expect(Object.keys(items[0]!).sort()).toEqual(INTEGRATION_KEYS);
+      // v1.3 adds the integration's health (docs/api/integrations.md "Health"); older versions are unchanged.
+      expect(Object.keys(items[0]!).sort()).toEqual(v === 'v1.3' ? [...INTEGRATION_KEYS, 'health'].sort() : INTEGRATION_KEYS);
       expect(items[0]).toMatchObject({ type: 'msgra2', login: 'support_bot', status: 'connecting' });
     }
     expect(res.body).not.toContain(SECRET_TOKEN);
@@ -235,8 +236,9 @@ describe('POST /v1.3/integrations', () => {
     const owner = await h.signUp();
     const res = await connect(owner, { type: 'msgra2', login: '+15550001', credentials: { token: SECRET_TOKEN } });
     expect(res.statusCode, res.body).toBe(200);
-    const { bridge: _bridge, ...body } = res.json();
+    const { bridge: _bridge, health, ...body } = res.json();
     expect(Object.keys(body).sort()).toEqual(INTEGRATION_KEYS);
+    expect(health).toEqual({ lastInboundAt: null, lastOutboundAt: null, lastError: null, mode: 'bridge' });
     expect(body).toMatchObject({ type: 'msgra2', login: '+15550001', status: 'connecting', externalId: '', identifier: '', url: '' });
 
     const created = await events(owner.accountId, 'integration.created');
@@ -284,7 +286,7 @@ describe('POST /v1.3/integrations', () => {
     h.services.channels.register(fakeBot);
     const owner = await h.signUp();
     calls.connect.length = 0;
-    const res = await connect(owner, { type: 'msgrb_bot', login: 'ignored', credentials: { token: 'good' } });
+    const res = await connect(owner, { type: 'msgrb_bot', login: 'ignored', credentials: { token: '1:good' } });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({
       type: 'msgrb_bot',
@@ -296,33 +298,49 @@ describe('POST /v1.3/integrations', () => {
       url: 'https://provider.example/shop_bot',
     });
     expect(calls.connect).toHaveLength(1);
-    expect(calls.connect[0]).toMatchObject({ id: res.json().id, accountId: owner.accountId, credentials: { token: 'good' } });
+    expect(calls.connect[0]).toMatchObject({ id: res.json().id, accountId: owner.accountId, credentials: { token: '1:good' } });
     expect(await list(owner.access)).toEqual([res.json()]);
     const created = await events(owner.accountId, 'integration.created');
-    expect(created.map((e) => JSON.parse(e.payload).integration)).toEqual([res.json()]);
+    const { health: _health, ...integration } = res.json();
+    expect(created.map((e) => JSON.parse(e.payload).integration)).toEqual([integration]);
   });
 
   it('keeps an integration the provider refused, with status "auth failure"', async () => {
     h.services.channels.register(fakeBot);
     const owner = await h.signUp();
-    const res = await connect(owner, { type: 'msgrb_bot', login: 'my_bot', credentials: { token: 'refused' } });
+    const res = await connect(owner, { type: 'msgrb_bot', login: 'my_bot', credentials: { token: '1:refused' } });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ status: 'auth failure', login: 'my_bot' });
+    expect(res.json().health.lastError).toEqual({
+      at: h.clock.now(),
+      code: 'credentials_refused',
+      message: 'Telegram refused the bot token (Unauthorized: invalid token): check it with @BotFather.',
+    });
     expect((await list(owner.access)).map((i) => i.status)).toEqual(['auth failure']);
     const created = await events(owner.accountId, 'integration.created');
     expect(JSON.parse(created[0]!.payload).integration.status).toBe('auth failure');
   });
 
-  it('keeps nothing when the provider fails (502) or times out (504)', async () => {
+  it('keeps nothing when the provider fails (502)', async () => {
     h.services.channels.register(fakeBot);
     const owner = await h.signUp();
     const before = await snapshot();
-    const down = await connect(owner, { type: 'msgrb_bot', credentials: { token: 'down' } });
+    const down = await connect(owner, { type: 'msgrb_bot', credentials: { token: '1:down' } });
     expect(down.statusCode).toBe(502);
     expect(down.json().code).toBe('channel_failed');
-    const slow = await connect(owner, { type: 'msgrb_bot', credentials: { token: 'slow' } });
-    expect(slow.statusCode).toBe(504);
     expect(await snapshot()).toEqual(before);
+  });
+
+  it('keeps an integration whose provider did not answer in "auth failure", saying so in its health', async () => {
+    h.services.channels.register(fakeBot);
+    const owner = await h.signUp();
+    const slow = await connect(owner, { type: 'msgrb_bot', credentials: { token: '1:slow' } });
+    expect(slow.statusCode, slow.body).toBe(200);
+    const seconds = Math.round(h.services.deps.config.sendTimeoutMs / 1000);
+    expect(slow.json()).toMatchObject({
+      status: 'auth failure',
+      health: { lastError: { code: 'provider_timeout', message: `Telegram did not answer in ${seconds} s: try again later.` } },
+    });
   });
 
   it('refuses bad input with 400 and details, writing nothing', async () => {
@@ -338,6 +356,11 @@ describe('POST /v1.3/integrations', () => {
       [{ type: 'msgrb_bot', credentials: ['token'] }, 'body.credentials'],
       [{ type: 'msgrb_bot', credentials: { token: 12345 } }, 'body.credentials.token'],
       [{ type: 'msgrb_bot', credentials: { token: 'x'.repeat(4097) } }, 'body.credentials.token'],
+      [{ type: 'msgrb_bot', credentials: { token: 'AAH-token-without-a-colon' } }, 'body.credentials.token'],
+      [
+        { type: 'msgra_business_api', credentials: { accessToken: 'EAAG', phoneNumberId: '+1 555 0100', appSecret: 's', wabaId: '456' } },
+        'body.credentials.phoneNumberId',
+      ],
       [{ type: 'widget', credentials: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, 'v'])) }, 'body.credentials'],
       [{ type: 'widget', login: 42 }, 'body.login'],
       [{ type: 'widget', login: 'l'.repeat(256) }, 'body.login'],
@@ -373,14 +396,14 @@ describe('DELETE /v1.3/integrations/<id>', () => {
   it('disconnects through the adapter, hides the integration, keeps its leads, records integration.deleted', async () => {
     h.services.channels.register(fakeBot);
     const owner = await h.signUp();
-    const made = (await connect(owner, { type: 'msgrb_bot', credentials: { token: 'good' } })).json();
+    const { health: _health, ...made } = (await connect(owner, { type: 'msgrb_bot', credentials: { token: '1:good' } })).json();
     const lead = await createLead(h, owner.accountId, made.id);
     calls.disconnect.length = 0;
 
     const res = await h.request({ method: 'DELETE', url: `/v1.3/integrations/${made.id}`, token: owner.access });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toEqual({});
-    expect(calls.disconnect.map((c) => [c.id, c.credentials.token])).toEqual([[made.id, 'good']]);
+    expect(calls.disconnect.map((c) => [c.id, c.credentials.token])).toEqual([[made.id, '1:good']]);
 
     expect(await list(owner.access)).toEqual([]);
     const row = await integrationRow(made.id);
@@ -405,7 +428,7 @@ describe('DELETE /v1.3/integrations/<id>', () => {
   it('removes the integration even when the provider cannot be told', async () => {
     h.services.channels.register(fakeBot);
     const owner = await h.signUp();
-    const made = (await connect(owner, { type: 'msgrb_bot', credentials: { token: 'disconnect-fails' } })).json();
+    const made = (await connect(owner, { type: 'msgrb_bot', credentials: { token: '1:disconnect-fails' } })).json();
     calls.disconnect.length = 0;
     const res = await h.request({ method: 'DELETE', url: `/v1.3/integrations/${made.id}`, token: owner.access });
     expect(res.statusCode).toBe(200);

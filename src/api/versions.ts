@@ -32,6 +32,8 @@ export interface VersionTraits {
   deliveryStatus: boolean;
   /** The owner sees `webhook` {url, verifyToken} on integrations whose provider needs them pasted (Meta). */
   integrationWebhook: boolean;
+  /** Integrations carry `health` (activity, last error, delivery mode: docs/api/integrations.md "Health"). */
+  integrationHealth: boolean;
   /** A send may answer a comment privately (`private: true`, docs/api/messaging.md); older versions drop the field. */
   privateReplies: boolean;
 }
@@ -50,6 +52,7 @@ export const VERSION_TRAITS: Record<ApiVersion, VersionTraits> = {
     sendSaId: false,
     deliveryStatus: false,
     integrationWebhook: false,
+    integrationHealth: false,
     privateReplies: false,
   },
   'v1.2': {
@@ -65,6 +68,7 @@ export const VERSION_TRAITS: Record<ApiVersion, VersionTraits> = {
     sendSaId: true,
     deliveryStatus: false,
     integrationWebhook: false,
+    integrationHealth: false,
     privateReplies: false,
   },
   'v1.3': {
@@ -80,6 +84,7 @@ export const VERSION_TRAITS: Record<ApiVersion, VersionTraits> = {
     sendSaId: true,
     deliveryStatus: true,
     integrationWebhook: true,
+    integrationHealth: true,
     privateReplies: true,
   },
 };

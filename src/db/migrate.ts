@@ -47,6 +47,7 @@ import { leadReadVersions } from './migrations/0043-lead-read-versions.js';
 import { accountTypeNames } from './migrations/0100-account-type-names.js';
 import { searchText } from './migrations/0105-search-text.js';
 import { phones } from './migrations/0106-phones.js';
+import { integrationHealth } from './migrations/0085-integration-health.js';
 import { installation } from './migrations/0120-installation.js';
 
 /**
@@ -100,6 +101,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0100-account-type-names': accountTypeNames,
   '0105-search-text': searchText,
   '0106-phones': phones,
+  '0085-integration-health': integrationHealth,
   '0120-installation': installation,
 };
 

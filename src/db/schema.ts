@@ -14,6 +14,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   events: EventsTable;
   integrations: IntegrationsTable;
+  integration_activity: IntegrationActivityTable;
   user_sources: UserSourcesTable;
   statuses: StatusesTable;
   payment_types: PaymentTypesTable;
@@ -218,6 +219,17 @@ export interface IntegrationsTable {
   user_mappings: string | null;
   created_at: number;
   deleted_at: number | null;
+  /** The last failure of the integration (Unix ms), its sentence for the owner and its stable code; null once it works again. */
+  last_error_at: number | null;
+  last_error: string | null;
+  last_error_code: string | null;
+}
+
+/** When an integration last received and sent a message (Unix ms). */
+export interface IntegrationActivityTable {
+  integration_id: number;
+  last_inbound_at: number | null;
+  last_outbound_at: number | null;
 }
 
 /** Employee access records: none = all integrations; one with sa_id null = none (docs/api/resources.md). */

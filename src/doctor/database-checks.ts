@@ -126,23 +126,36 @@ interface IntegrationState {
   accountId: number;
   type: string;
   status: string;
-  /** The provider's last refusal, where one is kept. */
+  /** The integration's last failure as its owner reads it (docs/api/integrations.md "Health"), where one is kept. */
   lastError?: string;
+  lastErrorCode?: string;
 }
 
 /** Every integration in use; the one place the doctor reads them. */
 async function integrationStates(db: Executor): Promise<IntegrationState[]> {
   const rows = await db
     .selectFrom('integrations')
-    .select(['id', 'account_id', 'type', 'status'])
+    .select(['id', 'account_id', 'type', 'status', 'last_error', 'last_error_code'])
     .where('deleted_at', 'is', null)
     .orderBy('id')
     .execute();
-  return rows.map((r) => ({ id: Number(r.id), accountId: Number(r.account_id), type: r.type, status: r.status }));
+  return rows.map((r) => ({
+    id: Number(r.id),
+    accountId: Number(r.account_id),
+    type: r.type,
+    status: r.status,
+    ...(r.last_error ? { lastError: r.last_error, lastErrorCode: r.last_error_code ?? '' } : {}),
+  }));
 }
 
 /** Statuses of an integration that cannot receive or send until someone acts. */
 const FAILING_STATUSES = new Set(['auth failure']);
+/** Last errors that are one message's, not the integration's (a customer who blocked the bot). */
+const MESSAGE_ERRORS = new Set(['send_refused']);
+
+function unhealthy(s: IntegrationState): boolean {
+  return FAILING_STATUSES.has(s.status) || (s.lastError !== undefined && !MESSAGE_ERRORS.has(s.lastErrorCode ?? ''));
+}
 
 export async function checkIntegrations(db: Db): Promise<CheckResult> {
   const title = 'Integrations';
@@ -151,7 +164,7 @@ export async function checkIntegrations(db: Db): Promise<CheckResult> {
   const counts = new Map<string, number>();
   for (const s of states) counts.set(s.status, (counts.get(s.status) ?? 0) + 1);
   const summary = `${states.length} connected: ${[...counts].map(([status, n]) => `${n} ${status}`).join(', ')}`;
-  const failing = states.filter((s) => FAILING_STATUSES.has(s.status));
+  const failing = states.filter(unhealthy);
   if (!failing.length) return pass('integrations', title, summary);
   const named = failing
     .slice(0, LISTED)
@@ -161,7 +174,7 @@ export async function checkIntegrations(db: Db): Promise<CheckResult> {
     'integrations',
     title,
     `${summary}; ${named.join('; ')}`,
-    "the account's owner reconnects each one (Settings, Integrations: a new token or login); the provider's refusal is in Parley's log (journalctl -u parley)",
+    "the account's owner does what each last error says, then updates the credentials or reconnects the integration (Settings, Integrations); where no error is named, the provider's refusal is in Parley's log (journalctl -u parley)",
   );
 }
 

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { createTestDatabase, DIALECT, type TestDatabase } from '../helpers/datab
 import {
   call,
   ensureAppBuilt,
+  expectNoSeriousAxe,
   signInForm,
   decodeBody,
   launchChromium,
@@ -18,6 +18,7 @@ import {
   type ReceivedMail,
   type ServerProcess,
 } from './agent-app-support.js';
+import { SETTINGS_SECTIONS } from '../../web/app/src/routes.js';
 
 /**
  * The agent app as a sales team uses it, in a real browser against the real server process (one
@@ -32,7 +33,6 @@ declare const document: any;
 
 const OWNER = { name: 'Olga Owner', login: 'olga@example.com', pass: 'correct horse 1' };
 const MANAGER = { name: 'Grace Manager', login: 'grace@example.com', pass: 'manager password 1' };
-const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let server: ServerProcess;
 let database: TestDatabase | undefined;
@@ -82,16 +82,7 @@ afterAll(async () => {
 
 const shot = (name: string) => page.screenshot({ path: path.join(OUTPUT, `sales-${name}.png`) });
 
-/** axe-core in the page: no serious or critical violation (the list names each one found). */
-async function axe(name: string) {
-  if (!(await page.evaluate(() => !!window.axe))) await page.evaluate(AXE);
-  const violations = (await page.evaluate(async () => {
-    const r = await window.axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n: any) => n.target.join(' ')) }));
-  })) as Array<{ id: string; impact: string; nodes: string[] }>;
-  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(bad, `${name}: ${JSON.stringify(bad)}`).toEqual([]);
-}
+const axe = (name: string) => expectNoSeriousAxe(page, name);
 
 async function live() {
   await page.locator('.topbar').waitFor();
@@ -280,7 +271,7 @@ describe('the agent app for a sales team', () => {
     await page.getByRole('heading', { name: 'Reports' }).waitFor();
     await page.getByRole('img', { name: /New leads per day, 4 in total/ }).waitFor();
     const channels = page.getByRole('table', { name: 'Per channel' });
-    await channels.getByRole('row', { name: /widget 4/ }).waitFor();
+    await channels.getByRole('row', { name: /Site chat 4/ }).waitFor();
     await page
       .getByRole('table', { name: 'Per employee' })
       .getByRole('row', { name: new RegExp(`${MANAGER.name} 3`) })
@@ -290,7 +281,7 @@ describe('the agent app for a sales team', () => {
     await shot('reports');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
     const csv = fs.readFileSync((await download.path())!, 'utf8');
-    expect(csv).toContain('channel,widget,4,');
+    expect(csv).toContain('channel,Site chat,4,');
     expect(csv).toContain(`employee,${MANAGER.name},3,`);
     // A date range before any lead: nothing.
     await page.getByLabel('Created from').fill('2020-01-01');
@@ -314,18 +305,7 @@ describe('the agent app for a sales team', () => {
     await page.getByRole('searchbox').press('Enter');
     await page.getByText('in blue').first().waitFor();
     await axe('search');
-    for (const section of [
-      'statuses',
-      'employees',
-      'templates',
-      'tags',
-      'payment-types',
-      'integrations',
-      'webhooks',
-      'api-keys',
-      'plugins',
-      'account',
-    ]) {
+    for (const section of SETTINGS_SECTIONS.filter((s) => s !== 'oauth-apps' && s !== 'connected-apps')) {
       await page.goto(`${server.base}/settings/${section}`);
       await page.locator('.topbar').waitFor();
       await page.locator('main h1, main h2').first().waitFor();

@@ -3,9 +3,11 @@ import fs from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const OUTPUT = path.join(root, 'test-output');
@@ -124,6 +126,31 @@ export async function ensureAppBuilt(): Promise<number> {
 export async function signInForm(page: import('playwright-core').Page, login: string, pass: string): Promise<void> {
   await page.fill('input[name=login]', login);
   await page.fill('input[name=pass]', pass);
+  await page.click('button[type=submit]');
+  await page.waitForURL(/\/inbox$/);
+}
+
+const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core in the page: no serious or critical violation (the list names each one found). */
+export async function expectNoSeriousAxe(page: Page, name: string): Promise<void> {
+  if (!(await page.evaluate(() => !!(globalThis as any).axe))) await page.evaluate(AXE);
+  const violations = (await page.evaluate(async () => {
+    const axe = (globalThis as any).axe;
+    const r = await axe.run((globalThis as any).document, { resultTypes: ['violations'] });
+    return r.violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n: any) => n.target.join(' ')) }));
+  })) as Array<{ id: string; impact: string; nodes: string[] }>;
+  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  expect(bad, `${name}: ${JSON.stringify(bad)}`).toEqual([]);
+}
+
+/** The first-run screen: creates the installation's first account and waits for the inbox. */
+export async function setUpFirstAccount(page: Page, base: string, owner: { name: string; login: string; pass: string }): Promise<void> {
+  await page.goto(`${base}/`);
+  await page.getByRole('heading', { name: 'Welcome to Parley' }).waitFor();
+  await page.fill('input[name=name]', owner.name);
+  await page.fill('input[name=login]', owner.login);
+  await page.fill('input[name=pass]', owner.pass);
   await page.click('button[type=submit]');
   await page.waitForURL(/\/inbox$/);
 }

@@ -10,6 +10,7 @@ import {
   ensureAppBuilt,
   decodeBody,
   launchChromium,
+  setUpFirstAccount,
   OUTPUT,
   startServer,
   startSmtp,
@@ -94,13 +95,7 @@ describe('the agent app in a browser', () => {
   });
 
   it('first-run setup creates the owner and opens the inbox', async () => {
-    await page.goto(`${server.base}/`);
-    await page.getByRole('heading', { name: 'Welcome to Parley' }).waitFor();
-    await page.fill('input[name=name]', OWNER.name);
-    await page.fill('input[name=login]', OWNER.login);
-    await page.fill('input[name=pass]', OWNER.pass);
-    await page.click('button[type=submit]');
-    await page.waitForURL(/\/inbox$/);
+    await setUpFirstAccount(page, server.base, OWNER);
     await live();
     await signInApi();
     const me = await call(server.base, 'GET', '/v1.3/account/me', { token });
@@ -124,7 +119,8 @@ describe('the agent app in a browser', () => {
   it('connects a widget in the settings and shows its snippet', async () => {
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('link', { name: 'Integrations' }).click();
-    await page.getByRole('button', { name: 'Connect a site widget' }).click();
+    await page.getByRole('button', { name: 'Connect: Site chat' }).click();
+    await page.locator('[data-connect-form="widget"]').getByRole('button', { name: 'Connect', exact: true }).click();
     const snippet = await page.locator('[data-snippet]').textContent();
     const key = /data-parley-key="([^"]+)"/.exec(snippet ?? '')?.[1];
     expect(key).toMatch(/^wk_/);

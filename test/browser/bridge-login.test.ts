@@ -50,7 +50,8 @@ describe('a personal account in the agent app', () => {
     await page.waitForURL(/\/inbox$/);
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('link', { name: 'Integrations' }).click();
-    await page.getByRole('button', { name: 'Connect a personal account' }).click();
+    await page.getByRole('button', { name: 'Connect: Telegram account' }).click();
+    await page.locator('[data-connect-form="msgrb_personal"]').getByRole('button', { name: 'Connect', exact: true }).click();
 
     const start = page.locator('[data-bridge-start]');
     const token = ((await start.locator('pre').first().textContent()) ?? '').trim();

@@ -12,12 +12,12 @@ export const APP_DIR = path.join(ROOT, 'dist', 'web', 'app');
 const ASSETS_DIR = path.join(APP_DIR, 'assets');
 
 /**
- * Client-side routes of the agent app: a browser opening one of them directly (a bookmark, the
- * invitation link `/invite?token=...`) gets the app's index.html. API prefixes (/v1.x, /docs,
+ * Client-side routes of the agent app (web/app/src/routes.ts lists them): a browser opening one of
+ * them directly (a bookmark, a reload, the invitation link `/invite?token=...`) gets the app's index.html. API prefixes (/v1.x, /docs,
  * /files, /widget, /health, ...) are never among them.
  */
-export const APP_PATHS = ['/login', '/setup', '/invite', '/inbox', '/funnel', '/search', '/settings', '/oauth/authorize'];
-const APP_PATH_PREFIXES = ['/inbox/', '/leads/', '/settings/'];
+export const APP_PATHS = ['/login', '/setup', '/invite', '/inbox', '/funnel', '/search', '/reports', '/settings', '/oauth/authorize'];
+const APP_PATH_PREFIXES = ['/inbox/', '/leads/', '/settings/', '/help/'];
 
 const TYPES: Record<string, string> = {
   '.js': 'application/javascript; charset=utf-8',

@@ -1,4 +1,5 @@
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
+import { integrationHealthRoutes } from './integration-health.routes.js';
 import { ALL, defineRoute, V13 } from '../route.js';
 import { Empty, Id, IdParams } from '../schemas/common.js';
 import {
@@ -39,8 +40,27 @@ const IntegrationWebhookSchema = Type.Object(
   },
   { description: 'Owner only, v1.3, integrations whose provider delivers to a pasted webhook (msgra_business_api)' },
 );
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const HealthSchema = Type.Object(
+  {
+    lastInboundAt: Nullable(Type.Integer({ description: 'When a customer message last arrived (Unix ms), null when never' })),
+    lastOutboundAt: Nullable(Type.Integer({ description: 'When the provider last accepted a message (Unix ms), null when never' })),
+    lastError: Nullable(
+      Type.Object({
+        at: Type.Integer({ description: 'Unix ms' }),
+        code: Type.String({
+          description:
+            'Stable code: credentials_refused, provider_timeout, provider_failed, webhook_refused, send_refused, bridge_offline, session_lost',
+        }),
+        message: Type.String({ description: 'A sentence for the owner naming the network, the cause and the fix (English; plain text)' }),
+      }),
+    ),
+    mode: Type.String({ enum: ['webhook', 'polling', 'bridge', 'widget'], description: 'How messages reach Parley' }),
+  },
+  { description: "v1.3: the integration's health; the last error is cleared by the next success" },
+);
 const IntegrationOut = Type.Object(
-  { ...Integration.properties, webhook: Type.Optional(IntegrationWebhookSchema) },
+  { ...Integration.properties, webhook: Type.Optional(IntegrationWebhookSchema), health: Type.Optional(HealthSchema) },
   { title: 'Integration', description: 'Integration (credentials are never returned)' },
 );
 
@@ -56,7 +76,7 @@ const Template = Type.Object(
 );
 
 /** The webhook object for owners on versions that show it. */
-const webhookFor = (
+export const webhookFor = (
   services: { meta: { webhooks: { webhookInfo: WebhookOf } } },
   auth: { role: string },
   traits: { integrationWebhook: boolean },
@@ -111,9 +131,13 @@ export const integrationRoutes = [
     method: 'GET',
     url: '/integrations',
     schema: { tags, summary: 'Integrations the caller may use', response: { 200: Type.Array(IntegrationOut) } },
-    handler: async (_req, _reply, { services, auth, traits }) =>
-      serializeIntegrations(await services.integrations.list(auth), webhookFor(services, auth, traits)),
+    handler: async (_req, _reply, { services, auth, traits }) => {
+      const rows = await services.integrations.list(auth);
+      const health = traits.integrationHealth ? await services.integrations.health.views(rows) : undefined;
+      return serializeIntegrations(rows, webhookFor(services, auth, traits), health);
+    },
   }),
+  ...integrationHealthRoutes(IntegrationOut, webhookFor),
   defineRoute({
     versions: V13,
     method: 'GET',
@@ -151,12 +175,19 @@ export const integrationRoutes = [
     },
     handler: async (req, _reply, { services, auth, traits }) => {
       const row = await services.integrations.connect(auth, services.widget.admin.connectInput(req.body));
+      const health = (await services.integrations.health.views([row])).get(row.id);
       if (isBridgeType(row.type)) {
         const token = await services.bridge.issueToken(row);
-        return { ...serializeIntegration(row), bridge: bridgeInfo(publicBase(services.deps.config, req), row.id, row.type, token) };
+        return {
+          ...serializeIntegration(row, undefined, health),
+          bridge: bridgeInfo(publicBase(services.deps.config, req), row.id, row.type, token),
+        };
       }
-      if (row.type !== 'widget') return serializeIntegration(row, webhookFor(services, auth, traits));
-      return { ...serializeIntegration(row), widget: services.widget.admin.adminView(row, publicBase(services.deps.config, req)) };
+      if (row.type !== 'widget') return serializeIntegration(row, webhookFor(services, auth, traits), health);
+      return {
+        ...serializeIntegration(row, undefined, health),
+        widget: services.widget.admin.adminView(row, publicBase(services.deps.config, req)),
+      };
     },
   }),
   defineRoute({

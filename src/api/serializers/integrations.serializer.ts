@@ -1,21 +1,22 @@
 import type { IntegrationRow } from '../../db/schema.js';
+import type { HealthView } from '../../domain/integrations/integration-health.js';
 import { integrationView, type IntegrationView, type UserMapping } from '../../domain/integrations/integrations.types.js';
 
 /**
  * The Integration (docs/api/resources.md): the same fields on every version (docs/api/versions.md lists no difference).
  * Credentials and settings never leave the server.
  */
-export function serializeIntegration(row: IntegrationRow, webhookOf?: WebhookOf): IntegrationView & { webhook?: IntegrationWebhook } {
+export function serializeIntegration(row: IntegrationRow, webhookOf?: WebhookOf, health?: HealthView): IntegrationOut {
   const webhook = webhookOf?.(row);
-  return webhook ? { ...integrationView(row), webhook } : integrationView(row);
+  return { ...integrationView(row), ...(webhook ? { webhook } : {}), ...(health ? { health } : {}) };
 }
 
-export function serializeIntegrations(
-  rows: IntegrationRow[],
-  webhookOf?: WebhookOf,
-): Array<IntegrationView & { webhook?: IntegrationWebhook }> {
-  return rows.map((row) => serializeIntegration(row, webhookOf));
+/** `healthOf` (v1.3) gives each row's health. */
+export function serializeIntegrations(rows: IntegrationRow[], webhookOf?: WebhookOf, healthOf?: Map<number, HealthView>): IntegrationOut[] {
+  return rows.map((row) => serializeIntegration(row, webhookOf, healthOf?.get(row.id)));
 }
+
+type IntegrationOut = IntegrationView & { webhook?: IntegrationWebhook; health?: HealthView };
 
 /** What the owner pastes into a provider's webhook settings (Meta): the callback URL and verify token. */
 export interface IntegrationWebhook {

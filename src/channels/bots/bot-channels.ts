@@ -19,7 +19,7 @@ import { readAll, sameSecret, webhookSecretOf, type BotKit } from './bot-kit.js'
 export interface BotParts {
   files: Pick<FilesService, 'store' | 'download'>;
   ingest: Pick<IngestService, 'ingest'>;
-  integrations: Pick<IntegrationsService, 'channelIntegration'>;
+  integrations: Pick<IntegrationsService, 'channelIntegration' | 'health'>;
 }
 
 export type InboundOutcome = 'stored' | 'duplicate' | 'ignored';
@@ -69,17 +69,10 @@ export class BotChannels {
     return this.deps.db.kysely;
   }
 
-  /** The token was refused: the integration shows `auth failure` (once; nothing else changes). */
+  /** The token was refused: the integration shows `auth failure`, the refusal in its health. */
   async markAuthFailure(integrationId: number, reason: string): Promise<void> {
-    const changed = await this.db
-      .updateTable('integrations')
-      .set({ status: 'auth failure' })
-      .where('id', '=', integrationId)
-      .where('status', '=', 'active')
-      .where('deleted_at', 'is', null)
-      .executeTakeFirst();
-    if (Number(changed.numUpdatedRows) > 0)
-      this.deps.log.warn({ integrationId, reason }, 'provider refused the bot token: integration set to auth failure');
+    if (await this.parts.integrations.health.credentialsRefused(integrationId, reason))
+      this.deps.log.warn({ integrationId, reason }, 'provider refused the token: integration set to auth failure');
   }
 
   // --- Telegram --------------------------------------------------------------------------------

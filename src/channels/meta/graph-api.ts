@@ -1,5 +1,5 @@
 import { rateLimited } from '../../domain/errors.js';
-import { ChannelFailedError, ChannelRejectedError } from '../../domain/channels/channel.js';
+import { ChannelCredentialsError, ChannelFailedError, ChannelRejectedError } from '../../domain/channels/channel.js';
 import { download, request, type HttpAnswer } from '../bots/http.js';
 
 /**
@@ -49,6 +49,10 @@ export class GraphError extends ChannelRejectedError {
     readonly fbtraceId: string,
   ) {
     super(details && !providerMessage.includes(details) ? `${providerMessage}: ${details}` : providerMessage);
+  }
+
+  override detail(): string {
+    return `error ${this.code}: ${this.message}`;
   }
 
   get authFailure(): boolean {
@@ -112,8 +116,8 @@ export async function guardToken<T>(
     return await call();
   } catch (err) {
     if (err instanceof GraphError && err.authFailure) {
-      await kit.authFailed(integrationId, err.message);
-      throw new ChannelRejectedError(`Meta refused the access token: ${err.message}`);
+      await kit.authFailed(integrationId, err.detail());
+      throw new ChannelCredentialsError(`Meta refused the access token: ${err.message}`, err.detail());
     }
     throw err;
   }

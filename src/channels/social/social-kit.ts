@@ -1,5 +1,5 @@
 import { rateLimited } from '../../domain/errors.js';
-import { ChannelFailedError, ChannelRejectedError } from '../../domain/channels/channel.js';
+import { ChannelCredentialsError, ChannelFailedError, ChannelRejectedError } from '../../domain/channels/channel.js';
 import { retryFits, type BotKit } from '../bots/bot-kit.js';
 import { request } from '../bots/http.js';
 import type { ProviderJson } from '../provider-json.js';
@@ -29,6 +29,10 @@ export class ProviderRefusal extends ChannelRejectedError {
   ) {
     super(`${provider} refused: ${reason} (${code})`);
   }
+
+  override detail(): string {
+    return `error ${this.code}: ${this.reason}`;
+  }
 }
 
 /** How long Parley waits before its one retry of a rate-limited call (VK and OK send no retry-after). */
@@ -46,8 +50,8 @@ export async function guardCall<T>(kit: BotKit, integration: { id: number }, sta
     } catch (err) {
       if (!(err instanceof ProviderRefusal)) throw err;
       if (err.kind === 'auth') {
-        await kit.authFailed(integration.id, err.reason);
-        throw new ChannelRejectedError(`${err.provider} refused the token: ${err.reason}`);
+        await kit.authFailed(integration.id, err.detail());
+        throw new ChannelCredentialsError(`${err.provider} refused the token: ${err.reason}`, err.detail());
       }
       if (err.kind === 'rate') {
         if (attempt === 0 && retryFits(RATE_LIMIT_WAIT_SECONDS, started, kit.config.sendTimeoutMs)) {

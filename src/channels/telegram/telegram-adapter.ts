@@ -1,4 +1,4 @@
-import { invalid, rateLimited } from '../../domain/errors.js';
+import { rateLimited } from '../../domain/errors.js';
 import type {
   ChannelAdapter,
   ChannelIntegration,
@@ -7,7 +7,7 @@ import type {
   ProfileUpdate,
   SendResult,
 } from '../../domain/channels/channel.js';
-import { ChannelRejectedError } from '../../domain/channels/channel.js';
+import { ChannelCredentialsError, ChannelRejectedError, ChannelWebhookError } from '../../domain/channels/channel.js';
 import { retryFits, type BotKit } from '../bots/bot-kit.js';
 import { splitText } from '../bots/http.js';
 import { TelegramApi, TelegramError, type TgUser } from './telegram-api.js';
@@ -56,7 +56,7 @@ export class TelegramAdapter implements ChannelAdapter {
         await api.call('deleteWebhook', { drop_pending_updates: false });
       }
     } catch (err) {
-      if (err instanceof TelegramError) throw invalid(`Telegram refused the webhook: ${err.description}`);
+      if (err instanceof TelegramError) throw new ChannelWebhookError(`Telegram refused the webhook: ${err.description}`, err.detail());
       throw err;
     }
     const avatar = await downloadAvatar(this.kit, api, integration.accountId, me.id).catch((err: unknown) => {
@@ -148,8 +148,8 @@ export class TelegramAdapter implements ChannelAdapter {
       } catch (err) {
         if (!(err instanceof TelegramError)) throw err;
         if (err.authFailure) {
-          await this.kit.authFailed(integration.id, err.description);
-          throw new ChannelRejectedError(`Telegram refused the bot token: ${err.description}`);
+          await this.kit.authFailed(integration.id, err.detail());
+          throw new ChannelCredentialsError(`Telegram refused the bot token: ${err.description}`, err.detail());
         }
         if (err.errorCode === 429) {
           const wait = err.retryAfter ?? 1;

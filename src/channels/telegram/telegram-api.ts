@@ -32,6 +32,10 @@ export class TelegramError extends ChannelRejectedError {
     super(description);
   }
 
+  override detail(): string {
+    return `${this.errorCode} ${this.description}`;
+  }
+
   /** 401 Unauthorized (revoked token), or 404 for a token the API does not know at all. */
   get authFailure(): boolean {
     return this.errorCode === 401 || this.errorCode === 404;

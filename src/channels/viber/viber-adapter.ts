@@ -7,7 +7,7 @@ import type {
   ProfileUpdate,
   SendResult,
 } from '../../domain/channels/channel.js';
-import { ChannelRejectedError } from '../../domain/channels/channel.js';
+import { ChannelCredentialsError, ChannelRejectedError, ChannelWebhookError } from '../../domain/channels/channel.js';
 import { retryFits, type BotKit } from '../bots/bot-kit.js';
 import { splitText } from '../bots/http.js';
 import { ViberApi, ViberError, VIBER_STATUS } from './viber-api.js';
@@ -47,7 +47,8 @@ export class ViberAdapter implements ChannelAdapter {
     try {
       await api.call('set_webhook', { url, event_types: EVENT_TYPES, send_name: true, send_photo: true });
     } catch (err) {
-      if (err instanceof ViberError && !err.authFailure) throw invalid(`Viber refused the webhook: ${err.statusMessage}`);
+      if (err instanceof ViberError && !err.authFailure)
+        throw new ChannelWebhookError(`Viber refused the webhook: ${err.statusMessage}`, err.detail());
       throw err;
     }
     const uri = info.uri ?? '';
@@ -126,8 +127,8 @@ export class ViberAdapter implements ChannelAdapter {
       } catch (err) {
         if (!(err instanceof ViberError)) throw err;
         if (err.authFailure) {
-          await this.kit.authFailed(integration.id, err.statusMessage);
-          throw new ChannelRejectedError(`Viber refused the bot token: ${err.statusMessage}`);
+          await this.kit.authFailed(integration.id, err.detail());
+          throw new ChannelCredentialsError(`Viber refused the bot token: ${err.statusMessage}`, err.detail());
         }
         if (err.status === VIBER_STATUS.tooManyRequests) {
           if (attempt === 0 && retryFits(RATE_LIMIT_WAIT_SECONDS, started, this.kit.config.sendTimeoutMs)) {

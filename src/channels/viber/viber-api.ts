@@ -31,6 +31,10 @@ export class ViberError extends ChannelRejectedError {
     super(statusMessage);
   }
 
+  override detail(): string {
+    return `status ${this.status}: ${this.statusMessage}`;
+  }
+
   /** The token is not (or no longer) a bot's. */
   get authFailure(): boolean {
     return this.status === VIBER_STATUS.invalidAuthToken || this.status === VIBER_STATUS.publicAccountNotFound;

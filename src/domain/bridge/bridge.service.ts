@@ -13,6 +13,7 @@ import type { StoredFile } from '../files/files.types.js';
 import { channelAppError } from '../integrations/channel-errors.js';
 import type { IntegrationsService } from '../integrations/integrations.service.js';
 import { requireOwner } from '../policy/policy.js';
+import { sessionLost } from '../channels/health-messages.js';
 import * as repo from './bridge.repo.js';
 
 type Msg<T extends BridgeInbound['type']> = Extract<BridgeInbound, { type: T }>;
@@ -124,7 +125,13 @@ export class BridgeService {
   async onSession(integrationId: number, msg: Msg<'session'>): Promise<void> {
     if (msg.state === 'active') await repo.setPrompt(this.db, integrationId, null, this.deps.clock.now());
     await repo.setIntegrationStatus(this.db, integrationId, { status: msg.state === 'active' ? 'active' : 'auth failure' });
-    if (msg.state === 'lost') this.deps.log.info({ integrationId, reason: msg.reason }, 'bridge reports its session lost');
+    const row = await this.liveIntegration(integrationId);
+    if (msg.state === 'lost') {
+      this.deps.log.info({ integrationId, reason: msg.reason }, 'bridge reports its session lost');
+      if (row) await this.parts.integrations.health.failed(integrationId, sessionLost(row.type, msg.reason));
+    } else if (row) {
+      await this.parts.integrations.health.recovered(row);
+    }
   }
 
   /** The bridge went away: a connected session is not usable until a bridge is back. */

@@ -137,7 +137,31 @@ export interface PrivateReplies {
 }
 
 /** Provider refused the message (blocked bot, invalid chat): 422 with the provider's reason. */
-export class ChannelRejectedError extends Error {}
+export class ChannelRejectedError extends Error {
+  /** The refusal as the provider put it, with its code where it gives one ("401 Unauthorized"): the owner's sentences quote it. */
+  detail(): string {
+    return this.message;
+  }
+}
+/** A refusal that carries the provider's own words (`reason`, as {@link ChannelRejectedError.detail}) apart from the answer's message. */
+class ReasonedRefusal extends ChannelRejectedError {
+  constructor(
+    message: string,
+    readonly reason: string,
+  ) {
+    super(message);
+  }
+  override detail(): string {
+    return this.reason;
+  }
+}
+/** Provider refused the integration's credentials (a revoked token): 422, and the integration is `auth failure` with the refusal in its health. */
+export class ChannelCredentialsError extends ReasonedRefusal {}
+/**
+ * Provider refused to register Parley's webhook address: a connect is refused with 400 and keeps
+ * nothing; a reconnect keeps the integration with the refusal in its health.
+ */
+export class ChannelWebhookError extends ReasonedRefusal {}
 /** Provider failed (5xx, network): 502. */
 export class ChannelFailedError extends Error {}
 /** Provider did not answer in time: 504. */

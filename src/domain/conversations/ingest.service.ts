@@ -7,6 +7,7 @@ import type { IncomingMessage, SenderProfile } from '../channels/channel.js';
 import { integrationTypeInfo } from '../channels/integration-types.js';
 import { recordEvent } from '../../events/outbox.js';
 import { observeIngest } from '../../metrics/metrics.js';
+import type { IntegrationHealth } from '../integrations/integration-health.js';
 import type { Deps } from '../context.js';
 import { invalid } from '../errors.js';
 import { presentLead } from '../leads/lead-presenter.js';
@@ -70,12 +71,16 @@ export class IngestService {
   private readonly unlockedLanes = new Map<number, number>();
   private readonly laneWaitMs: number;
 
-  /** `laneWaitMs`: how long a batch waits for its lane's lock (tests shorten it). */
+  /** Notes each stored message in its integration's health (docs/api/integrations.md "Health"). */
+  private readonly health: Pick<IntegrationHealth, 'inbound'> | undefined;
+
+  /** `laneWaitMs`: how long a batch waits for its lane's lock (tests shorten it); `health`: where arrivals are noted. */
   constructor(
     private readonly deps: Deps,
-    options: { laneWaitMs?: number } = {},
+    options: { laneWaitMs?: number; health?: Pick<IntegrationHealth, 'inbound'> } = {},
   ) {
     this.laneWaitMs = options.laneWaitMs ?? INGEST_LANE_WAIT_MS;
+    this.health = options.health;
     this.group = deps.db.dialect === 'sqlite' ? new GroupCommit(deps.db.kysely) : undefined;
     this.postgres = deps.db.dialect === 'postgres';
     const lanes = deps.config.pgIngestLanes;
@@ -87,6 +92,7 @@ export class IngestService {
     const started = performance.now();
     const result = await this.commit(integration, incoming);
     observeIngest(integration.type, result.duplicate, performance.now() - started);
+    await this.health?.inbound(integration);
     return result;
   }
 

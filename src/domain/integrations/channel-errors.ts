@@ -13,3 +13,13 @@ export function channelAppError(err: unknown): unknown {
   if (err instanceof ChannelFailedError) return new AppError(502, 'channel_failed', 'The channel failed to answer');
   return err;
 }
+
+/** A failure of the channel (refused, failed, timed out, offline), as opposed to a bug or a rule of Parley's. */
+export function isChannelError(err: unknown): boolean {
+  return (
+    err instanceof ChannelRejectedError ||
+    err instanceof ChannelTimeoutError ||
+    err instanceof ChannelOfflineError ||
+    err instanceof ChannelFailedError
+  );
+}

@@ -1,18 +1,23 @@
-import type { IntegrationRow } from '../../db/schema.js';
+import type { Updateable } from 'kysely';
+import type { IntegrationRow, IntegrationsTable } from '../../db/schema.js';
 import type { ChannelIntegration, ConnectResult } from '../channels/channel.js';
-import { ChannelRejectedError } from '../channels/channel.js';
-import { canonicalIntegrationType, INTEGRATION_TYPES, isIntegrationType } from '../channels/integration-types.js';
+import { ChannelRejectedError, ChannelTimeoutError, ChannelWebhookError } from '../channels/channel.js';
+import { credentialProblems } from '../channels/credential-shapes.js';
+import { healthOf, type HealthError } from '../channels/health-messages.js';
+import { canonicalIntegrationType, isIntegrationType, type IntegrationType } from '../channels/integration-types.js';
 import { isBridgeType } from '../bridge/bridge-types.js';
 import type { ChannelRegistry } from '../channels/registry.js';
 import { recordEvent } from '../../events/outbox.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import { loadOrCreateSecret } from '../auth/secret.js';
 import type { Deps } from '../context.js';
-import { invalid, notFound, type ErrorDetail } from '../errors.js';
+import { AppError, invalid, notFound, type ErrorDetail } from '../errors.js';
+import { networkOf } from '../channels/networks.js';
 import { canUseIntegration, requireOwner, scopeOf } from '../policy/policy.js';
 import { existingUserIds, findOwner } from '../users/users.repo.js';
-import { channelAppError } from './channel-errors.js';
+import { channelAppError, isChannelError } from './channel-errors.js';
 import { CredentialsCipher } from './credentials-cipher.js';
+import { IntegrationHealth } from './integration-health.js';
 import * as repo from './integrations.repo.js';
 import {
   businessSystemsOf,
@@ -20,7 +25,6 @@ import {
   parseSettings,
   parseUserMapping,
   type ConnectInput,
-  type IntegrationStatus,
   type UserMapping,
 } from './integrations.types.js';
 
@@ -35,6 +39,8 @@ const MAX_SETTINGS_BYTES = 16 * 1024;
  */
 export class IntegrationsService {
   private readonly cipher: CredentialsCipher;
+  /** Each integration's health: activity, last error (docs/api/integrations.md "Health"). */
+  readonly health: IntegrationHealth;
 
   constructor(
     private readonly deps: Deps,
@@ -42,6 +48,7 @@ export class IntegrationsService {
   ) {
     const secret = loadOrCreateSecret(deps.config.encryptionKey, deps.config.dataDir, 'encryption-key');
     this.cipher = new CredentialsCipher(secret);
+    this.health = new IntegrationHealth(deps);
   }
 
   private get db() {
@@ -96,24 +103,19 @@ export class IntegrationsService {
     }
 
     const draft = await repo.insertIntegration(this.db, { ...base, status: 'active', deleted_at: now });
-    let patch: { status: IntegrationStatus } & Partial<Record<'login' | 'external_id' | 'identifier' | 'avatar' | 'url', string>>;
+    let patch: Updateable<IntegrationsTable>;
     try {
-      const found: ConnectResult = await adapter.connect(this.channelIntegration(draft));
-      patch = {
-        status: 'active',
-        login: found.login || base.login,
-        external_id: found.externalId ?? '',
-        identifier: found.identifier ?? '',
-        avatar: found.avatar ?? '',
-        url: found.url ?? '',
-      };
+      patch = foundPatch(await adapter.connect(this.channelIntegration(draft)), base.login);
     } catch (err) {
-      if (!(err instanceof ChannelRejectedError)) {
+      // A refusal or a provider that does not answer keeps the integration in `auth failure` with
+      // the reason in its health; a webhook refusal or a provider failure keeps nothing.
+      if (!(err instanceof ChannelRejectedError || err instanceof ChannelTimeoutError) || err instanceof ChannelWebhookError) {
         await repo.deleteIntegrationRow(this.db, auth.accountId, draft.id);
-        throw channelAppError(err);
+        throw err instanceof ChannelWebhookError ? invalid(err.message) : channelAppError(err);
       }
+      const error = healthOf(input.type, err, 'connect', this.deps.config.sendTimeoutMs);
       this.deps.log.info({ integrationId: draft.id, type: input.type, reason: err.message }, 'provider refused the credentials');
-      patch = { status: 'auth failure' };
+      patch = { status: 'auth failure', ...errorColumns(error, this.deps.clock.now()) };
     }
     const at = this.deps.clock.now();
     return this.db.transaction().execute(async (trx) => {
@@ -121,6 +123,79 @@ export class IntegrationsService {
       await this.recordChange(trx, row, 'integration.created', at);
       return row;
     });
+  }
+
+  /**
+   * Replaces the credentials of a connected integration, keeping its id and its leads: the new ones
+   * are checked with the provider first (a refusal answers 422 with the health sentence and keeps
+   * the old ones) and must name the same provider account. Success clears the last error.
+   */
+  async updateCredentials(auth: AuthContext, id: number, credentials: Record<string, string>): Promise<IntegrationRow> {
+    requireOwner(auth);
+    const row = await this.get(auth, id);
+    const adapter = this.channels.get(row.type);
+    if (!isIntegrationType(row.type) || !adapter?.connect || isBridgeType(row.type)) {
+      throw invalid(`A ${row.type} integration has no credentials to update`, [
+        {
+          path: 'params.id',
+          message: isBridgeType(row.type) ? 'is served by an account bridge: rotate its bridge token' : 'takes no credentials',
+        },
+      ]);
+    }
+    checkCredentials(row.type, credentials);
+    let found: ConnectResult;
+    try {
+      found = await adapter.connect({ ...this.channelIntegration(row), credentials });
+    } catch (err) {
+      if (err instanceof ChannelWebhookError) throw invalid(err.message);
+      if (err instanceof ChannelRejectedError) {
+        throw new AppError(422, 'channel_rejected', healthOf(row.type, err, 'connect', this.deps.config.sendTimeoutMs).message);
+      }
+      throw channelAppError(err);
+    }
+    if (row.external_id && found.externalId && found.externalId !== row.external_id) {
+      throw new AppError(
+        422,
+        'channel_rejected',
+        `These credentials are of another ${networkOf(row.type).network} account (${found.login || found.externalId}): connect it as a new channel`,
+      );
+    }
+    const updated = await repo.updateIntegration(this.db, auth.accountId, id, {
+      ...foundPatch(found, row.login),
+      credentials: this.cipher.sealCredentials(credentials, auth.accountId),
+      ...NO_ERROR,
+    });
+    this.deps.log.info({ integrationId: id, type: row.type }, 'integration credentials updated');
+    return updated;
+  }
+
+  /**
+   * Connects an integration again with its stored credentials (the provider's webhook registered
+   * anew). The outcome is the integration's status and health: a refusal or a provider that does
+   * not answer is recorded there, never answered as an error.
+   */
+  async reconnect(auth: AuthContext, id: number): Promise<IntegrationRow> {
+    requireOwner(auth);
+    const row = await this.get(auth, id);
+    const adapter = this.channels.get(row.type);
+    if (!adapter?.connect || isBridgeType(row.type)) {
+      throw invalid(`A ${row.type} integration has nothing to reconnect`, [
+        {
+          path: 'params.id',
+          message: isBridgeType(row.type) ? 'is served by an account bridge: start the bridge again' : 'has no provider connection',
+        },
+      ]);
+    }
+    let patch: Updateable<IntegrationsTable>;
+    try {
+      patch = { ...foundPatch(await adapter.connect(this.channelIntegration(row)), row.login), ...NO_ERROR };
+    } catch (err) {
+      if (!isChannelError(err)) throw err;
+      const error = healthOf(row.type, err, 'connect', this.deps.config.sendTimeoutMs);
+      const refused = error.code === 'credentials_refused';
+      patch = { ...(refused ? { status: 'auth failure' } : {}), ...errorColumns(error, this.deps.clock.now()) };
+    }
+    return repo.updateIntegration(this.db, auth.accountId, id, patch);
   }
 
   /**
@@ -212,17 +287,41 @@ function checkConnectInput(input: ConnectInput): Record<string, string> {
     throw invalid(`Unknown integration type "${input.type}"`, [{ path: 'body.type', message: 'is not a known integration type' }]);
   }
   const credentials = input.credentials ?? {};
-  const missing = INTEGRATION_TYPES[input.type].requiredCredentials.filter((field) => !credentials[field]?.trim());
-  if (missing.length) {
-    throw invalid(
-      `Missing credential${missing.length > 1 ? 's' : ''} for ${input.type}: ${missing.join(', ')}`,
-      missing.map((field) => ({ path: `body.credentials.${field}`, message: 'is required' })),
-    );
-  }
+  checkCredentials(input.type, credentials);
   if (Buffer.byteLength(JSON.stringify(input.settings ?? {})) > MAX_SETTINGS_BYTES) {
     throw invalid('settings are too large', [{ path: 'body.settings', message: `must be at most ${MAX_SETTINGS_BYTES} bytes as JSON` }]);
   }
   return credentials;
+}
+
+/** Required credentials present and of their shape (domain/channels/credential-shapes.ts), else 400 naming each field. */
+function checkCredentials(type: IntegrationType, credentials: Record<string, string>): void {
+  const problems = credentialProblems(type, credentials);
+  if (!problems.length) return;
+  const fields = problems.map((p) => p.path.slice('body.credentials.'.length));
+  const missing = problems.every((p) => p.message === 'is required');
+  throw invalid(
+    `${missing ? 'Missing' : 'Malformed'} credential${fields.length > 1 ? 's' : ''} for ${type}: ${fields.join(', ')}`,
+    problems,
+  );
+}
+
+/** What the provider told of the connected account, as the integration's columns. */
+function foundPatch(found: ConnectResult, login: string): Updateable<IntegrationsTable> {
+  return {
+    status: 'active',
+    login: found.login || login,
+    external_id: found.externalId ?? '',
+    identifier: found.identifier ?? '',
+    avatar: found.avatar ?? '',
+    url: found.url ?? '',
+  };
+}
+
+const NO_ERROR = { last_error_at: null, last_error: null, last_error_code: null } as const;
+
+function errorColumns(error: HealthError, at: number): Updateable<IntegrationsTable> {
+  return { last_error_at: at, last_error: error.message, last_error_code: error.code };
 }
 
 function requireBusinessSystems(row: IntegrationRow): void {

@@ -9,12 +9,6 @@ export interface ConnectInput {
 }
 
 /**
- * Statuses an integration row holds (docs/api/integrations.md): `active`, `auth failure`, and
- * `connecting` for a bridge-served integration whose bridge is not logged in and connected.
- */
-export type IntegrationStatus = 'active' | 'auth failure' | 'connecting';
-
-/**
  * The Integration (docs/api/resources.md), the same on every version (docs/api/versions.md lists no difference). Used for
  * responses and for event payloads; credentials and settings are never part of it.
  */
@@ -24,6 +18,10 @@ export interface IntegrationView {
   login: string;
   avatar: string;
   externalId: string;
+  /**
+   * `active`, `auth failure`, or `connecting` for a bridge-served integration whose bridge is not
+   * logged in and connected (docs/api/integrations.md).
+   */
   status: string;
   identifier: string;
   url: string;

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { IntegrationRow, LeadRow, MessageRow, SourceRow } from '../../db/schema.js';
-import type { Attachment, OutgoingMessage, SendResult } from '../channels/channel.js';
+import { ChannelCredentialsError, type Attachment, type OutgoingMessage, type SendResult } from '../channels/channel.js';
+import { healthOf } from '../channels/health-messages.js';
 import { integrationTypeInfo } from '../channels/integration-types.js';
 import type { ChannelRegistry } from '../channels/registry.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
@@ -18,7 +19,7 @@ import type { IngestService } from '../conversations/ingest.service.js';
 import { accountExpired, AppError, forbidden, invalid, notFound } from '../errors.js';
 import type { FilesService } from '../files/files.service.js';
 import { uploadTypeOf } from '../files/media.js';
-import { channelAppError } from '../integrations/channel-errors.js';
+import { channelAppError, isChannelError } from '../integrations/channel-errors.js';
 import { findIntegration } from '../integrations/integrations.repo.js';
 import type { IntegrationsService } from '../integrations/integrations.service.js';
 import { canUseIntegration, requireScope, scopeOf, visibleLead } from '../policy/policy.js';
@@ -440,8 +441,16 @@ export class MessagingService {
       const externalIds = Array.isArray(result?.externalIds) ? result.externalIds.map(String) : [];
       const texts = Array.isArray(result?.texts) ? result.texts.map(String) : undefined;
       const chatId = typeof result?.chatId === 'string' && result.chatId ? { chatId: result.chatId } : {};
+      await this.parts.integrations.health.outbound(integration);
       return texts ? { externalIds, texts, ...chatId } : { externalIds, ...chatId };
     } catch (err) {
+      // A refused token was recorded where it was met (the adapter's guard); other failures here.
+      if (isChannelError(err) && !(err instanceof ChannelCredentialsError)) {
+        await this.parts.integrations.health.failed(
+          integration.id,
+          healthOf(integration.type, err, 'send', this.deps.config.sendTimeoutMs),
+        );
+      }
       throw channelAppError(err);
     }
   }

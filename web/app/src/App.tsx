@@ -11,11 +11,13 @@ import { SearchPage } from './pages/Search';
 import { MentionToasts } from './components/MentionToasts';
 import { ShortcutsHelp } from './components/ShortcutsHelp';
 import { linkProps, navigate, useLocation } from './router';
+import { channelName } from './channels/ChannelName';
 
 // Code-split: the funnel board and the settings are not needed for the first screen.
 const FunnelPage = lazy(() => import('./pages/Funnel'));
 const SettingsPage = lazy(() => import('./pages/settings/Settings'));
 const ReportsPage = lazy(() => import('./pages/Reports'));
+const ChannelHelpView = lazy(() => import('./pages/ChannelHelp'));
 
 export function App() {
   const session = useSyncExternalStore(onSessionChange, getSession);
@@ -80,7 +82,7 @@ function Shell({ path }: { path: string }) {
         if (typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
         const msg = m.event.message;
         const n = new Notification(t('notify.newMessage', { name: msg?.sender.login || `#${m.event.leadId}` }), {
-          body: msg?.message.text ?? '',
+          body: msg?.sa?.type ? `${channelName(msg.sa.type)} · ${msg.message.text ?? ''}` : (msg?.message.text ?? ''),
           tag: `lead-${m.event.leadId}`,
         });
         n.onclick = () => {
@@ -103,6 +105,7 @@ function Shell({ path }: { path: string }) {
   else if (section === 'search') page = <SearchPage />;
   else if (section === 'reports') page = <ReportsPage />;
   else if (section === 'settings') page = <SettingsPage section={path.split('/')[2] ?? ''} />;
+  else if (section === 'help') page = <ChannelHelpView page={path.split('/')[3] ?? ''} />;
   else page = null;
 
   const nav = (to: string, label: string, current: boolean) => (

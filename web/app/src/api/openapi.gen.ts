@@ -562,18 +562,15 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1.3/integrations/{id}/templates": {
+    "/v1.3/integrations/types": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /**
-         * Approved message templates of a msgra_business_api integration (read from Meta)
-         * @description For send form B. Owner, or an employee with access to the integration. Other integration types: 400. Meta refusing or failing: 422/502/504.
-         */
-        get: operations["getIntegrationsByIdTemplates_v1_3"];
+        /** What each integration type needs: its credential fields and formats, and how it receives in this installation */
+        get: operations["getIntegrationsTypes_v1_3"];
         put?: never;
         post?: never;
         delete?: never;
@@ -589,11 +586,72 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** One integration with its health */
+        get: operations["getIntegrationsById_v1_3"];
         put?: never;
         post?: never;
         /** Disconnect an integration (its leads and customers stay) */
         delete: operations["deleteIntegrationsById_v1_3"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1.3/integrations/{id}/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replace the credentials of an integration, keeping its id and leads
+         * @description Checked with the provider before they are stored: a refusal answers 422 with a sentence naming the cause and keeps the old ones; credentials of another provider account answer 422. Bridges rotate their token instead (400).
+         */
+        put: operations["putIntegrationsByIdCredentials_v1_3"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1.3/integrations/{id}/reconnect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Connect again with the stored credentials (registers the webhook anew)
+         * @description The outcome is in the answer: `status` and `health.lastError` (a refusal or a provider that did not answer).
+         */
+        post: operations["postIntegrationsByIdReconnect_v1_3"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1.3/integrations/{id}/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Approved message templates of a msgra_business_api integration (read from Meta)
+         * @description For send form B. Owner, or an employee with access to the integration. Other integration types: 400. Meta refusing or failing: 422/502/504.
+         */
+        get: operations["getIntegrationsByIdTemplates_v1_3"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1755,6 +1813,24 @@ export interface components {
                 url: string | null;
                 /** @description Verify token to paste next to it */
                 verifyToken: string;
+            };
+            /** @description v1.3: the integration's health; the last error is cleared by the next success */
+            health?: {
+                lastInboundAt: number | null;
+                lastOutboundAt: number | null;
+                lastError: {
+                    /** @description Unix ms */
+                    at: number;
+                    /** @description Stable code: credentials_refused, provider_timeout, provider_failed, webhook_refused, send_refused, bridge_offline, session_lost */
+                    code: string;
+                    /** @description A sentence for the owner naming the network, the cause and the fix (English; plain text) */
+                    message: string;
+                } | null;
+                /**
+                 * @description How messages reach Parley
+                 * @enum {string}
+                 */
+                mode: "webhook" | "polling" | "bridge" | "widget";
             };
         };
         /**
@@ -4004,9 +4080,257 @@ export interface operations {
                             /** @description Verify token to paste next to it */
                             verifyToken: string;
                         };
+                        /** @description v1.3: the integration's health; the last error is cleared by the next success */
+                        health?: {
+                            lastInboundAt: number | null;
+                            lastOutboundAt: number | null;
+                            lastError: {
+                                /** @description Unix ms */
+                                at: number;
+                                /** @description Stable code: credentials_refused, provider_timeout, provider_failed, webhook_refused, send_refused, bridge_offline, session_lost */
+                                code: string;
+                                /** @description A sentence for the owner naming the network, the cause and the fix (English; plain text) */
+                                message: string;
+                            } | null;
+                            /**
+                             * @description How messages reach Parley
+                             * @enum {string}
+                             */
+                            mode: "webhook" | "polling" | "bridge" | "widget";
+                        };
                         widget?: components["schemas"]["Widget"];
                         bridge?: components["schemas"]["BridgeConnectInfo"];
                     };
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getIntegrationsTypes_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description PARLEY_PUBLIC_URL is set: providers can post to Parley */
+                        publicUrl: boolean;
+                        types: {
+                            type: string;
+                            fields: {
+                                /** @description Field of `credentials` */
+                                name: string;
+                                /** @description Regular expression the trimmed value matches */
+                                pattern: string;
+                                /** @description What the value looks like */
+                                format: string;
+                            }[];
+                            /**
+                             * @description How messages reach Parley in this installation
+                             * @enum {string}
+                             */
+                            mode: "webhook" | "polling" | "bridge" | "widget";
+                            /** @description Receives nothing without PARLEY_PUBLIC_URL (an https address the provider reaches) */
+                            needsPublicUrl: boolean;
+                            /** @description This installation can connect it */
+                            available: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getIntegrationsById_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Integration (credentials are never returned) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteIntegrationsById_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Empty object */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putIntegrationsByIdCredentials_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The new credentials, the same fields as at connect; stored encrypted, never returned */
+                    credentials: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Integration (credentials are never returned) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postIntegrationsByIdReconnect_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Integration (credentials are never returned) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
                 };
             };
             /** @description Error (v1.2, v1.3) */
@@ -4057,46 +4381,6 @@ export interface operations {
                         /** @description As Meta defines them (HEADER, BODY with {{n}} parameters, FOOTER, BUTTONS) */
                         components: unknown[];
                     }[];
-                };
-            };
-            /** @description Error (v1.2, v1.3) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error (v1.2, v1.3) */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    deleteIntegrationsById_v1_3: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Empty object */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": Record<string, never>;
                 };
             };
             /** @description Error (v1.2, v1.3) */

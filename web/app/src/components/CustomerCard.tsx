@@ -6,6 +6,7 @@ import { formatTime, t } from '../i18n';
 import { linkProps } from '../router';
 import { Avatar } from './Avatar';
 import '../sales.css';
+import { ChannelName } from '../channels/ChannelName';
 
 function Editable({
   label,
@@ -101,7 +102,9 @@ export function CustomerCard({ customerId, leadId }: { customerId: number; leadI
           <ul className="plain">
             {customer.profiles.map((p) => (
               <li key={p.id}>
-                <span className="chip-type">{p.type}</span>{' '}
+                <span className="chip-type">
+                  <ChannelName type={p.type} />
+                </span>{' '}
                 {p.profileUrl && /^https?:/i.test(p.profileUrl) ? (
                   <a href={p.profileUrl} target="_blank" rel="noreferrer">
                     {p.login || p.socialId}

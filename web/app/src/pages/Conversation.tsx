@@ -25,6 +25,8 @@ import { TemplateComposer } from './TemplateComposer';
 import { formatLeft, serviceWindow, ticks } from '../state/whatsapp';
 import { LeadPanel } from './LeadPanel';
 import { LeadHeaderTools } from '../components/LeadHeaderTools';
+import { ChannelName, channelName } from '../channels/ChannelName';
+import { healthProblem } from '../channels/ChannelHealth';
 
 function Attachments({ m }: { m: HistoryMessage['message'] }) {
   return (
@@ -269,7 +271,10 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
   const post = source && source.type !== 'message' ? threadPost(conv.messages) : null;
   const replyWindow = serviceWindow(source, Date.now());
   // A personal account whose bridge is away (`connecting`) or logged out (`auth failure`) cannot send.
-  const integrationStatus = integrations.find((i) => i.id === (listLead?.socialAccount.id ?? source?.saId))?.status;
+  const integration = integrations.find((i) => i.id === (listLead?.socialAccount.id ?? source?.saId));
+  const integrationStatus = integration?.status;
+  // The channel's last error, in the app's words, where it keeps this conversation from working.
+  const channelProblem = integration ? healthProblem(integration.type, integration.health) : null;
   const customerName = listLead?.customer.name || listLead?.customer.login || t('lead.title', { id: leadId });
   const status = statuses.find((s) => s.id === lead?.statusId);
 
@@ -296,17 +301,24 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
           <div className="conv-title">
             <h2>{customerName}</h2>
             <span className="muted small">
-              {listLead?.socialAccount.type ?? source?.type} {status ? `· ${status.name}` : ''}
+              <ChannelName type={listLead?.socialAccount.type ?? source?.type ?? ''} /> {status ? `· ${status.name}` : ''}
             </span>
             {replyWindow && (
               <span className={`small tag ${replyWindow.open ? 'ok' : 'danger'}`} data-window={replyWindow.open ? 'open' : 'closed'}>
                 {replyWindow.open ? t('wa.windowOpen', { left: formatLeft(replyWindow.msLeft) }) : t('wa.windowClosed')}
               </span>
             )}
-            {integrationStatus && integrationStatus !== 'active' && (
-              <span className="tag danger small" data-integration-status>
-                {t('integrations.notActive', { status: integrationStatus })}
+            {channelProblem ? (
+              <span className="tag danger small" data-integration-status role="status">
+                {channelProblem}
               </span>
+            ) : (
+              integrationStatus &&
+              integrationStatus !== 'active' && (
+                <span className="tag danger small" data-integration-status>
+                  {t('integrations.notActive', { status: integrationStatus })}
+                </span>
+              )
             )}
           </div>
           {lead && <LeadHeaderTools lead={lead} onChange={setLead} />}
@@ -316,7 +328,7 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
               <select value={realId ?? ''} onChange={(e) => setRealId(Number(e.target.value))}>
                 {sources.map((s) => (
                   <option key={s.realId} value={s.realId}>
-                    {s.type} · {s.name ?? s.id} (#{s.saId})
+                    {channelName(s.type)} · {s.name ?? s.id} (#{s.saId})
                   </option>
                 ))}
               </select>

@@ -7,6 +7,7 @@ import { dayBound, fillDays, formatDuration, niceMax, reportCsv } from '../state
 import { activeFilterCount, filterParams, noFilters, type Filters } from '../state/leads';
 import { FilterBar } from './FilterBar';
 import '../sales.css';
+import { channelName } from '../channels/ChannelName';
 
 /** New leads per day as bars in plain SVG: a chart library would weigh more than this page. */
 function DayChart({ points }: { points: Array<{ date: string; count: number }> }) {
@@ -127,7 +128,7 @@ export default function ReportsPage() {
   const nameOf = (id: number | null) => (id === null ? t('reports.unassigned') : (employeeName(employees, id) ?? `#${id}`));
   const download = () => {
     if (!stats) return;
-    const blob = new Blob([reportCsv(stats, { employee: nameOf })], { type: 'text/csv;charset=utf-8' });
+    const blob = new Blob([reportCsv(stats, { employee: nameOf, channel: channelName })], { type: 'text/csv;charset=utf-8' });
     const a = document.createElement('a');
     a.href = URL.createObjectURL(blob);
     a.download = `parley-report-${range.from}-${range.to}.csv`;
@@ -219,7 +220,7 @@ export default function ReportsPage() {
             <BreakdownTable
               caption={t('reports.channels')}
               head={t('reports.channel')}
-              rows={stats.channels.map((c) => ({ key: c.type, name: c.type, count: c.count, median: c.responseTime.median }))}
+              rows={stats.channels.map((c) => ({ key: c.type, name: channelName(c.type), count: c.count, median: c.responseTime.median }))}
             />
           </section>
         </div>

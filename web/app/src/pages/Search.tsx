@@ -5,6 +5,7 @@ import { useCatalog } from '../catalog';
 import { formatTime, t } from '../i18n';
 import { linkProps, navigate } from '../router';
 import { Avatar } from '../components/Avatar';
+import { ChannelName } from '../channels/ChannelName';
 
 interface MessageHits {
   integrationId: number;
@@ -67,6 +68,7 @@ export function SearchPage() {
   };
 
   const allMessages = hits.flatMap((h) => h.messages.map((m) => ({ m, h })));
+  const typeOf = (integrationId: number) => integrations.find((i) => i.id === integrationId)?.type ?? '';
   return (
     <div className="page search-page">
       <h1>{t('search.title')}</h1>
@@ -126,7 +128,7 @@ export function SearchPage() {
                   <a {...linkProps(`/leads/${m.leadId[0] ?? ''}`)} className="result">
                     <span>
                       <span className="muted small">
-                        {formatTime(m.message.timestamp)} · #{m.leadId[0]}
+                        {formatTime(m.message.timestamp)} · <ChannelName type={typeOf(h.integrationId)} /> · #{m.leadId[0]}
                       </span>
                       <br />
                       {m.message.text}

@@ -55,14 +55,17 @@ export function toCsv(rows: Array<Array<string | number | null>>): string {
 }
 
 /** The report as one CSV: a `section` column keeps the tables apart in one sheet. */
-export function reportCsv(stats: ReportStatistics, names: { employee: (id: number | null) => string }): string {
+export function reportCsv(
+  stats: ReportStatistics,
+  names: { employee: (id: number | null) => string; channel: (type: string) => string },
+): string {
   const rows: Array<Array<string | number | null>> = [['section', 'name', 'leads', 'median_response_ms', 'answered_leads']];
   for (const [list, n] of Object.entries(stats.lists)) rows.push(['list', list, n, null, null]);
   for (const s of stats.statuses) rows.push(['status', s.name, s.count, null, null]);
   for (const d of stats.newLeads) rows.push(['new_leads', d.date, d.count, null, null]);
   rows.push(['response_time', 'all', stats.lists.all, stats.responseTime.median, stats.responseTime.count]);
   for (const e of stats.employees) rows.push(['employee', names.employee(e.userId), e.count, e.responseTime.median, e.responseTime.count]);
-  for (const c of stats.channels) rows.push(['channel', c.type, c.count, c.responseTime.median, c.responseTime.count]);
+  for (const c of stats.channels) rows.push(['channel', names.channel(c.type), c.count, c.responseTime.median, c.responseTime.count]);
   return toCsv(rows);
 }
 

@@ -50,10 +50,13 @@ describe('reports', () => {
       employees: [{ userId: null, count: 3, responseTime: { median: 1000, count: 2 } }],
       channels: [{ type: 'widget', count: 3, responseTime: { median: null, count: 0 } }],
     };
-    const csv = reportCsv(stats, { employee: (id) => (id === null ? 'Unassigned' : `#${id}`) });
+    const csv = reportCsv(stats, {
+      employee: (id) => (id === null ? 'Unassigned' : `#${id}`),
+      channel: (type) => (type === 'widget' ? 'Site chat' : type),
+    });
     expect(csv.split('\r\n')).toContain('status,"Won, finally",0,,');
     expect(csv.split('\r\n')).toContain('employee,Unassigned,3,1000,2');
-    expect(csv.split('\r\n')).toContain('channel,widget,3,,0');
+    expect(csv.split('\r\n')).toContain('channel,Site chat,3,,0');
   });
 });
 

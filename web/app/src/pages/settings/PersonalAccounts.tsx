@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { encode } from 'uqr';
 import { api } from '../../api/client';
-import type { BridgeConnectInfo, BridgeState, Integration } from '../../api/types';
+import type { BridgeConnectInfo, BridgeState } from '../../api/types';
 import { t } from '../../i18n';
 import { CopyButton, ErrorLine, ShownOnce, useAction } from './common';
 
@@ -11,41 +11,6 @@ export const isPersonal = (type: string) => PERSONAL_TYPES.includes(type);
 
 /** How often the login state is read while a personal account is connecting. */
 const POLL_MS = 2000;
-
-/** Connects a personal account: the bridge token (shown once), the connector command, then the login. */
-export function ConnectPersonal({ onConnected }: { onConnected: () => void }) {
-  const [type, setType] = useState(PERSONAL_TYPES[0]);
-  const [created, setCreated] = useState<{ id: number; bridge: BridgeConnectInfo } | null>(null);
-  const { run, error } = useAction();
-  return (
-    <div className="card-form stack">
-      <ErrorLine error={error} />
-      <div className="row wrap">
-        <label>
-          {t('integrations.type')}
-          <select value={type} onChange={(e) => setType(e.target.value)}>
-            {PERSONAL_TYPES.map((x) => (
-              <option key={x}>{x}</option>
-            ))}
-          </select>
-        </label>
-        <button
-          type="button"
-          onClick={() =>
-            void run(async () => {
-              const integration = await api.post<Integration>('/integrations', { type });
-              if (integration.bridge) setCreated({ id: integration.id, bridge: integration.bridge });
-              onConnected();
-            })
-          }
-        >
-          {t('bridge.connect')}
-        </button>
-      </div>
-      {created && <BridgeStart info={created.bridge} />}
-    </div>
-  );
-}
 
 /** The token, once, and how to start the bridge. */
 export function BridgeStart({ info }: { info: BridgeConnectInfo }) {

@@ -6,12 +6,14 @@ import { t } from '../../i18n';
 import type { MessageKey } from '../../i18n/en';
 import { linkProps } from '../../router';
 import { reorder } from '../../state/funnel';
+import type { SettingsSection } from '../../routes';
+import { channelName } from '../../channels/ChannelName';
 import { confirmDelete, ErrorLine, useAction } from './common';
 import { ConnectedAppSettings, OAuthAppSettings } from './Apps';
+import { ChannelSettings } from './Channels';
 import {
   AccountSettings,
   ApiKeySettings,
-  IntegrationSettings,
   PaymentTypeSettings,
   PluginSettings,
   TagSettings,
@@ -19,7 +21,7 @@ import {
   WebhookSettings,
 } from './More';
 
-const SECTIONS: Array<[string, MessageKey]> = [
+const SECTIONS: Array<[SettingsSection, MessageKey]> = [
   ['statuses', 'settings.statuses'],
   ['employees', 'settings.employees'],
   ['templates', 'settings.templates'],
@@ -48,7 +50,7 @@ export default function SettingsPage({ section }: { section: string }) {
     templates: <TemplateSettings />,
     tags: <TagSettings />,
     'payment-types': <PaymentTypeSettings />,
-    integrations: <IntegrationSettings />,
+    integrations: <ChannelSettings />,
     webhooks: <WebhookSettings />,
     'api-keys': <ApiKeySettings />,
     plugins: <PluginSettings />,
@@ -281,7 +283,7 @@ function EmployeeCard({ e, all }: { e: Employee; all: Employee[] }) {
                       setSources(ids);
                     }}
                   />
-                  {i.login || i.type} ({i.type})
+                  {i.login || channelName(i.type)} ({channelName(i.type)})
                 </label>
               ))}
           </fieldset>
