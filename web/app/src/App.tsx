@@ -3,7 +3,7 @@ import { getSession, onSessionChange, setTokens } from './api/client';
 import { realtime } from './api/realtime';
 import { registerPushDevice } from './api/push';
 import { CatalogProvider, useCatalog } from './catalog';
-import { t } from './i18n';
+import { getLocale, onLocaleChange, t } from './i18n';
 import { AuthPage, InvitePage } from './pages/Auth';
 import { ConsentPage } from './pages/Consent';
 import { InboxPage } from './pages/Inbox';
@@ -19,6 +19,8 @@ const ReportsPage = lazy(() => import('./pages/Reports'));
 
 export function App() {
   const session = useSyncExternalStore(onSessionChange, getSession);
+  // A language switch re-renders the whole tree at once: every text is read through t() while rendering.
+  useSyncExternalStore(onLocaleChange, getLocale);
   const { path, query } = useLocation();
   if (path === '/invite') return <InvitePage token={query.get('token') ?? ''} />;
   // A third-party app's authorization request: sign in first if needed, then the consent screen.

@@ -1,6 +1,7 @@
 import { createContext, useCallback, useContext, useEffect, useState, type ReactNode } from 'react';
 import { api } from './api/client';
 import type { Employee, Integration, Me, PaymentType, Status, TemplateGroup } from './api/types';
+import { errorText } from './i18n/errors';
 
 /** Account-wide reference data every screen uses, loaded once after sign-in. */
 export interface Catalog {
@@ -56,7 +57,7 @@ export function CatalogProvider({
       ]);
       setData({ me, statuses, employees, integrations, templates, paymentTypes });
     } catch (e) {
-      setError((e as Error).message);
+      setError(errorText(e));
     }
   }, []);
 

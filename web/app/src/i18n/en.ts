@@ -1,6 +1,6 @@
 /**
- * Every string of the agent app's interface. Another language is another file with the same keys
- * (`satisfies Record<keyof typeof en, string>`), picked in i18n/index.ts.
+ * Every string of the agent app's interface, as ICU messages (`{name}`, `{count, plural, …}`). Another
+ * language is another file with the same keys and placeholders, registered in i18n/index.ts.
  */
 export const en = {
   'app.name': 'Parley',
@@ -209,7 +209,7 @@ export const en = {
   'webhooks.deliveries': 'Delivery log',
   'webhooks.noDeliveries': 'No deliveries yet',
   'webhooks.retry': 'Retry',
-  'webhooks.attempts': '{count} attempts',
+  'webhooks.attempts': '{count, plural, one {# attempt} other {# attempts}}',
   'webhooks.enable': 'Enable',
   'webhooks.disable': 'Disable',
 
@@ -326,7 +326,7 @@ export const en = {
   'reports.newLeads': 'New leads per day',
   'reports.noNewLeads': 'No leads were created in this period.',
   'reports.responseTime': 'Median response time',
-  'reports.responseCount': 'over {count} answered leads',
+  'reports.responseCount': '{count, plural, one {over # answered lead} other {over # answered leads}}',
   'reports.employees': 'Per employee',
   'reports.channels': 'Per channel',
   'reports.employee': 'Employee',
@@ -361,7 +361,7 @@ export const en = {
   'bulk.tagValue': 'Tag for the selected leads',
   'bulk.progress': '{done} of {total} done',
   'bulk.failed': '{count} failed:',
-  'bulk.allDone': 'Done: {count} leads',
+  'bulk.allDone': '{count, plural, one {Done: # lead} other {Done: # leads}}',
   'bulk.hint': 'Click leads to select them; Shift+click selects a range.',
   'cols.responseTime': 'Response',
   'cols.amount': 'Amount',
@@ -397,6 +397,45 @@ export const en = {
   'empty.completed': 'No completed leads yet. Leads moved to a completed or failed status are kept here.',
   'empty.all': 'No leads yet. They appear when customers write to one of your channels.',
   'empty.filtered': 'No lead matches these filters. Clear the filters to see every lead.',
+  // Language switch, API errors by code, durations, report CSV.
+  'language.name': 'English',
+  'language.label': 'Language',
+  'error.validation_failed': 'Some values are not valid.',
+  'error.unauthorized': 'Your session has ended: sign in again.',
+  'error.account_expired': "The account's plan has expired: messages cannot be sent.",
+  'error.forbidden': 'Your role does not allow this.',
+  'error.signup_closed': 'Registration is closed on this installation.',
+  'error.not_found': 'Not found: it may have been deleted.',
+  'error.conflict': 'This already exists or conflicts with another entry.',
+  'error.limit_reached': 'The limit is reached.',
+  'error.in_progress': 'The same request is still in progress.',
+  'error.payload_too_large': 'Too large: the file or text exceeds the limit.',
+  'error.unsupported_media_type': 'This type of file is not accepted.',
+  'error.channel_rejected': 'The channel refused the message: {reason}',
+  'error.rate_limited': 'Too many requests: try again in a moment.',
+  'error.daily_limit': "Today's limit of messages to new contacts is reached.",
+  'error.channel_failed': 'The channel failed: try again later.',
+  'error.channel_offline': "The personal account's bridge is not connected.",
+  'error.channel_timeout': 'The channel did not answer in time.',
+  'error.network': 'No connection to the server.',
+  'duration.seconds': '{n} s',
+  'duration.minutes': '{n} min',
+  'duration.hours': '{n} h',
+  'duration.hoursMinutes': '{h} h {m} min',
+  'duration.days': '{n} d',
+  'duration.daysHours': '{d} d {h} h',
+  'csv.section': 'section',
+  'csv.name': 'name',
+  'csv.leads': 'leads',
+  'csv.medianResponseMs': 'median_response_ms',
+  'csv.answeredLeads': 'answered_leads',
+  'csv.list': 'list',
+  'csv.status': 'status',
+  'csv.newLeads': 'new_leads',
+  'csv.responseTime': 'response_time',
+  'csv.employee': 'employee',
+  'csv.channel': 'channel',
+  'csv.all': 'all',
 } as const;
 
 export type MessageKey = keyof typeof en;

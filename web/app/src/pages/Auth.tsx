@@ -3,6 +3,7 @@ import { ApiError, request, setTokens } from '../api/client';
 import type { TokenPair } from '../api/types';
 import { t } from '../i18n';
 import { navigate } from '../router';
+import { errorText } from '../i18n/errors';
 
 function Card({ title, intro, children }: { title: string; intro?: string; children: ReactNode }) {
   return (
@@ -26,7 +27,7 @@ function useSubmit(run: () => Promise<void>, failMessage?: (e: ApiError) => stri
     try {
       await run();
     } catch (err) {
-      const msg = err instanceof ApiError ? (failMessage?.(err) ?? err.message) : (err as Error).message;
+      const msg = err instanceof ApiError ? (failMessage?.(err) ?? errorText(err)) : errorText(err);
       setError(msg);
       setBusy(false);
     }

@@ -25,6 +25,7 @@ import { TemplateComposer } from './TemplateComposer';
 import { formatLeft, serviceWindow, ticks } from '../state/whatsapp';
 import { LeadPanel } from './LeadPanel';
 import { LeadHeaderTools } from '../components/LeadHeaderTools';
+import { errorText } from '../i18n/errors';
 
 function Attachments({ m }: { m: HistoryMessage['message'] }) {
   return (
@@ -124,7 +125,7 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
         const messages = s.filter((x) => x.type === 'message');
         setRealId((messages[0] ?? s[0])?.realId ?? null);
       })
-      .catch((e: Error) => setError(e.message));
+      .catch((e: unknown) => setError(errorText(e)));
   }, [leadId, reloadLead]);
 
   const loadHistory = useCallback(
@@ -140,7 +141,7 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
         if (earlier && el) anchor.current = { height: el.scrollHeight, top: el.scrollTop };
         setConv((c) => addHistoryPage(earlier ? c : { ...c, messages: [] }, page));
       } catch (e) {
-        setError((e as Error).message);
+        setError(errorText(e));
       } finally {
         loadingEarlier.current = false;
       }
@@ -236,7 +237,7 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
         setNotice(t('conv.sentPrivately'));
       } else setConv((c) => resolvePending(c, tempId, messages));
     } catch (e) {
-      setConv((c) => failPending(c, tempId, (e as Error).message));
+      setConv((c) => failPending(c, tempId, errorText(e)));
     }
   };
 
@@ -250,7 +251,7 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
       const messages = await api.post<HistoryMessage[]>(`/messaging/${leadId}/send`, { source: realId, template });
       setConv((c) => resolvePending(c, tempId, messages));
     } catch (e) {
-      setConv((c) => failPending(c, tempId, (e as Error).message));
+      setConv((c) => failPending(c, tempId, errorText(e)));
     }
   };
 

@@ -7,6 +7,7 @@ import { dayBound, fillDays, formatDuration, niceMax, reportCsv } from '../state
 import { activeFilterCount, filterParams, noFilters, type Filters } from '../state/leads';
 import { FilterBar } from './FilterBar';
 import '../sales.css';
+import { errorText } from '../i18n/errors';
 
 /** New leads per day as bars in plain SVG: a chart library would weigh more than this page. */
 function DayChart({ points }: { points: Array<{ date: string; count: number }> }) {
@@ -119,7 +120,7 @@ export default function ReportsPage() {
       };
       setStats(await api.get<ReportStatistics>(`/leads/statistics${query(params)}`));
     } catch (e) {
-      setError((e as Error).message);
+      setError(errorText(e));
     }
   }, [filters, range]);
   useEffect(() => void load(), [load]);

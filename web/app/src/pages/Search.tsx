@@ -5,6 +5,7 @@ import { useCatalog } from '../catalog';
 import { formatTime, t } from '../i18n';
 import { linkProps, navigate } from '../router';
 import { Avatar } from '../components/Avatar';
+import { errorText } from '../i18n/errors';
 
 interface MessageHits {
   integrationId: number;
@@ -45,7 +46,7 @@ export function SearchPage() {
       setHits(messages);
       setAsked(term);
     } catch (err) {
-      setError((err as Error).message);
+      setError(errorText(err));
     } finally {
       setBusy(false);
     }
