@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { api, ApiError, setTokens } from '../api/client';
+import { api, setTokens } from '../api/client';
 import type { ConsentPreview, Me } from '../api/types';
 import { t } from '../i18n';
 import type { MessageKey } from '../i18n/en';
