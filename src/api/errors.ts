@@ -67,7 +67,9 @@ function detailOf(context: string, v: ValidationEntry): ErrorDetail {
   const missing = (v.params as { missingProperty?: string } | undefined)?.missingProperty;
   const segments = v.instancePath.split('/').filter(Boolean);
   if (missing) segments.push(missing);
-  return { path: [context, ...segments].join('.'), message: missing ? 'is required' : (v.message ?? 'is invalid') };
+  const allowed = (v.params as { allowedValues?: unknown[] } | undefined)?.allowedValues;
+  const message = missing ? 'is required' : (v.message ?? 'is invalid');
+  return { path: [context, ...segments].join('.'), message: allowed ? `${message}: ${allowed.join(', ')}` : message };
 }
 
 function describe(err: FastifyError | AppError | Error, traits: VersionTraits): ErrorInfo {

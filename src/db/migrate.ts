@@ -45,6 +45,7 @@ import { fileChunks } from './migrations/0041-file-chunks.js';
 import { retention } from './migrations/0042-retention.js';
 import { leadReadVersions } from './migrations/0043-lead-read-versions.js';
 import { installation } from './migrations/0120-installation.js';
+import { employeeLocale } from './migrations/0080-employee-locale.js';
 
 /**
  * The ordered list of migrations. Names sort in the order they run; a migration is never edited
@@ -90,6 +91,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0077-message-words-once': messageWordsOnce,
   '0078-ingest-rows-as-json': ingestRowsAsJson,
   '0079-message-words-inline': messageWordsInline,
+  '0080-employee-locale': employeeLocale,
   '0040-shared-coordination': sharedCoordination,
   '0041-file-chunks': fileChunks,
   '0042-retention': retention,

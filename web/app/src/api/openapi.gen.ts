@@ -254,8 +254,8 @@ export interface paths {
         };
         get?: never;
         /**
-         * Set the integrations an employee reaches and allowAllDeals (owner only); answers the employee
-         * @description `sources` replaces the access records (absent: unchanged; `id` keeps an existing record). The owner always reaches everything: non-empty sources or allowAllDeals false for the owner -> 400.
+         * Set the integrations an employee reaches and allowAllDeals (owner only), or a locale; answers the employee
+         * @description `sources` replaces the access records (absent: unchanged; `id` keeps an existing record). The owner always reaches everything: non-empty sources or allowAllDeals false for the owner -> 400. v1.3: an employee may set its own `locale` alone without being the owner; anything else by a manager -> 403.
          */
         put: operations["putManagersById_v1_3"];
         post?: never;
@@ -1569,6 +1569,11 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
+            /**
+             * @description the language of the agent app and e-mails (Parley extension); null until chosen, when the app follows the browser
+             * @enum {string|null}
+             */
+            locale: "en" | "ru" | null;
         };
         /**
          * Error
@@ -1846,6 +1851,27 @@ export interface components {
             type: "active" | "completed" | "failed" | "ignore";
             /** @description CSS color: #rgb, #rgba, #rrggbb, #rrggbbaa, a color name, or empty */
             color: string;
+        };
+        /** Me */
+        Me: {
+            account: {
+                id: number;
+                status: "active" | "expired";
+            };
+            user?: {
+                id: number;
+                login: string;
+                name: string;
+                role: string;
+                metadata: {
+                    [key: string]: unknown;
+                };
+                /**
+                 * @description the chosen language (Parley extension); null until chosen, when the app follows the browser
+                 * @enum {string|null}
+                 */
+                locale: "en" | "ru" | null;
+            };
         };
         /**
          * MessageSender
@@ -2463,21 +2489,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        account: {
-                            id: number;
-                            status: "active" | "expired";
-                        };
-                        user?: {
-                            id: number;
-                            login: string;
-                            name: string;
-                            role: string;
-                            metadata: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Me"];
                 };
             };
             /** @description Error (v1.2, v1.3) */
@@ -2740,6 +2752,11 @@ export interface operations {
                         saId: number | null;
                     }[];
                     allowAllDeals?: boolean;
+                    /**
+                     * @description en or ru
+                     * @enum {string}
+                     */
+                    locale?: "en" | "ru";
                 };
             };
         };
@@ -2839,6 +2856,11 @@ export interface operations {
                         saId: number | null;
                     }[];
                     allowAllDeals?: boolean;
+                    /**
+                     * @description en or ru
+                     * @enum {string}
+                     */
+                    locale?: "en" | "ru";
                 };
             };
         };
