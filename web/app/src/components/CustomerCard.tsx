@@ -7,6 +7,7 @@ import { linkProps } from '../router';
 import { Avatar } from './Avatar';
 import '../sales.css';
 import { errorText } from '../i18n/errors';
+import { channelName } from '../i18n/channels';
 
 function Editable({
   label,
@@ -102,7 +103,7 @@ export function CustomerCard({ customerId, leadId }: { customerId: number; leadI
           <ul className="plain">
             {customer.profiles.map((p) => (
               <li key={p.id}>
-                <span className="chip-type">{p.type}</span>{' '}
+                <span className="chip-type">{channelName(p.type)}</span>{' '}
                 {p.profileUrl && /^https?:/i.test(p.profileUrl) ? (
                   <a href={p.profileUrl} target="_blank" rel="noreferrer">
                     {p.login || p.socialId}

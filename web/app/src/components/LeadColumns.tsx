@@ -3,6 +3,7 @@ import { employeeName, useCatalog } from '../catalog';
 import { formatAmount, t } from '../i18n';
 import { formatDuration } from '../state/reports';
 import '../sales.css';
+import { channelName } from '../i18n/channels';
 
 /**
  * The columns of a lead row, as sales teams read a list: channel, status, response time, amount,
@@ -14,7 +15,7 @@ export function LeadColumns({ lead, status }: { lead: Lead; status?: Status }) {
   return (
     <div className="lead-row-meta lead-cols small muted">
       <span className="chip-type" title={t('filters.channel')}>
-        {lead.socialAccount.type}
+        {channelName(lead.socialAccount.type)}
       </span>
       {status && (
         <span className="status-dot" style={{ color: status.color }}>

@@ -13,6 +13,8 @@ const listeners = new Set<() => void>();
 const compiled = new Map<string, IntlMessageFormat>();
 let current: Locale = 'en';
 let currency = 'USD';
+/** Bumped on every change of language or currency: what subscribers re-render on. */
+let version = 0;
 
 export function isLocale(value: unknown): value is Locale {
   return typeof value === 'string' && (LOCALES as string[]).includes(value);
@@ -45,6 +47,16 @@ export function getLocale(): Locale {
   return current;
 }
 
+/** A snapshot that changes with the language and the currency (for useSyncExternalStore). */
+export function getFormatVersion(): number {
+  return version;
+}
+
+function changed(): void {
+  version++;
+  for (const fn of listeners) fn();
+}
+
 export function onLocaleChange(fn: () => void): () => void {
   listeners.add(fn);
   return () => listeners.delete(fn);
@@ -60,12 +72,14 @@ export function setLocale(locale: Locale): void {
   if (typeof document !== 'undefined') document.documentElement.lang = locale;
   if (locale === current) return;
   current = locale;
-  for (const fn of listeners) fn();
+  changed();
 }
 
 /** The account's currency for amounts (from its plan). */
 export function setCurrency(code: string | null | undefined): void {
-  if (code && /^[A-Za-z]{3}$/.test(code)) currency = code.toUpperCase();
+  if (!code || !/^[A-Za-z]{3}$/.test(code) || code.toUpperCase() === currency) return;
+  currency = code.toUpperCase();
+  changed();
 }
 
 /** A catalogue string in the current language, ICU placeholders and plurals filled. */

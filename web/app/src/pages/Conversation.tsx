@@ -26,6 +26,7 @@ import { formatLeft, serviceWindow, ticks } from '../state/whatsapp';
 import { LeadPanel } from './LeadPanel';
 import { LeadHeaderTools } from '../components/LeadHeaderTools';
 import { errorText } from '../i18n/errors';
+import { channelName, integrationStatusName, sourceName } from '../i18n/channels';
 
 function Attachments({ m }: { m: HistoryMessage['message'] }) {
   return (
@@ -297,7 +298,7 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
           <div className="conv-title">
             <h2>{customerName}</h2>
             <span className="muted small">
-              {listLead?.socialAccount.type ?? source?.type} {status ? `· ${status.name}` : ''}
+              {channelName(listLead?.socialAccount.type ?? source?.type ?? '')} {status ? `· ${status.name}` : ''}
             </span>
             {replyWindow && (
               <span className={`small tag ${replyWindow.open ? 'ok' : 'danger'}`} data-window={replyWindow.open ? 'open' : 'closed'}>
@@ -306,7 +307,7 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
             )}
             {integrationStatus && integrationStatus !== 'active' && (
               <span className="tag danger small" data-integration-status>
-                {t('integrations.notActive', { status: integrationStatus })}
+                {t('integrations.notActive', { status: integrationStatusName(integrationStatus) })}
               </span>
             )}
           </div>
@@ -317,7 +318,7 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
               <select value={realId ?? ''} onChange={(e) => setRealId(Number(e.target.value))}>
                 {sources.map((s) => (
                   <option key={s.realId} value={s.realId}>
-                    {s.type} · {s.name ?? s.id} (#{s.saId})
+                    {sourceName(s.type)} · {s.name ?? s.id} (#{s.saId})
                   </option>
                 ))}
               </select>

@@ -3,6 +3,7 @@ import type { Status } from '../api/types';
 import { useCatalog } from '../catalog';
 import { t } from '../i18n';
 import { noFilters, type Filters, type ListName } from '../state/leads';
+import { channelName } from '../i18n/channels';
 
 const num = (v: string) => (v ? [Number(v)] : []);
 
@@ -40,7 +41,7 @@ export function FilterBar({
           <option value="">{t('filters.any')}</option>
           {integrations.map((i) => (
             <option key={i.id} value={i.id}>
-              {i.login || i.type} ({i.type})
+              {i.login || channelName(i.type)} ({channelName(i.type)})
             </option>
           ))}
         </select>
@@ -50,7 +51,9 @@ export function FilterBar({
         <select value={draft.types[0] ?? ''} onChange={(e) => setDraft({ ...draft, types: e.target.value ? [e.target.value] : [] })}>
           <option value="">{t('filters.any')}</option>
           {types.map((ty) => (
-            <option key={ty}>{ty}</option>
+            <option key={ty} value={ty}>
+              {channelName(ty)}
+            </option>
           ))}
         </select>
       </label>

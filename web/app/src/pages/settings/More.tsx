@@ -6,6 +6,7 @@ import { formatDate, formatDateTime, t } from '../../i18n';
 import { AddOneForm, confirmDelete, CopyButton, ErrorLine, ShownOnce, useAction, useResource } from './common';
 import { HUMAN_AGENT_TYPES, isMetaType, META_FIELDS, MetaWebhook, NUMERIC_FIELDS, SECRET_FIELDS } from './MetaWebhook';
 import { BridgeLogin, ConnectPersonal, isPersonal } from './PersonalAccounts';
+import { channelName, integrationStatusName } from '../../i18n/channels';
 
 export function TemplateSettings() {
   const { templates, reload, userId } = useCatalog();
@@ -368,9 +369,9 @@ export function IntegrationSettings() {
         {integrations.map((i) => (
           <li key={i.id} className="card-form stack" data-integration={i.id}>
             <div className="row wrap">
-              <span className="chip-type">{i.type}</span>
+              <span className="chip-type">{channelName(i.type)}</span>
               <strong>{i.login || `#${i.id}`}</strong>
-              <span className={`tag ${i.status === 'active' ? 'ok' : 'danger'}`}>{i.status}</span>
+              <span className={`tag ${i.status === 'active' ? 'ok' : 'danger'}`}>{integrationStatusName(i.status)}</span>
             </div>
             <div className="row wrap">
               {i.type === 'widget' && !snippets[i.id] && (
@@ -416,7 +417,9 @@ export function IntegrationSettings() {
           {t('integrations.type')}
           <select value={form.type} onChange={(e) => setForm({ ...form, type: e.target.value })}>
             {CONNECTABLE.map((x) => (
-              <option key={x}>{x}</option>
+              <option key={x} value={x}>
+                {channelName(x)}
+              </option>
             ))}
           </select>
         </label>

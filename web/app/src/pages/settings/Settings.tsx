@@ -18,6 +18,7 @@ import {
   TemplateSettings,
   WebhookSettings,
 } from './More';
+import { channelName } from '../../i18n/channels';
 
 const SECTIONS: Array<[string, MessageKey]> = [
   ['statuses', 'settings.statuses'],
@@ -281,7 +282,7 @@ function EmployeeCard({ e, all }: { e: Employee; all: Employee[] }) {
                       setSources(ids);
                     }}
                   />
-                  {i.login || i.type} ({i.type})
+                  {i.login || channelName(i.type)} ({channelName(i.type)})
                 </label>
               ))}
           </fieldset>
