@@ -2076,6 +2076,11 @@ export interface components {
             offline: boolean;
             /** @description Visitors must carry an identifier signed with the widget secret */
             identityVerification: boolean;
+            /**
+             * @description The language of the widget's own texts (buttons, form, errors): auto (the visitor's browser), ru or en
+             * @enum {string}
+             */
+            language: "auto" | "ru" | "en";
         };
         /**
          * id-url
@@ -6081,6 +6086,11 @@ export interface operations {
                     offlineMessage?: string;
                     offline?: boolean;
                     identityVerification?: boolean;
+                    /**
+                     * @description The language of the widget's own texts (buttons, form, errors): auto (the visitor's browser), ru or en
+                     * @enum {string}
+                     */
+                    language?: "auto" | "ru" | "en";
                 };
             };
         };
