@@ -17,6 +17,16 @@ import { connectWidget } from '../widget-support.js';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
+// The page's globals, inside page.evaluate (this file is type-checked without the DOM library).
+declare const document: { getElementById(id: string): { shadowRoot: BrowserShadow | null } | null };
+interface BrowserShadow {
+  querySelectorAll(selector: string): Iterable<{
+    tagName: string;
+    getAttribute(name: string): string | null;
+    childNodes: Iterable<{ nodeType: number; textContent: string | null }>;
+  }>;
+}
+
 let h: Harness;
 let owner: SignedUp;
 let base: string;
