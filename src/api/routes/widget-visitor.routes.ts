@@ -24,7 +24,10 @@ const PublicConfig = Type.Object(
     offline: Type.Boolean(),
     offlineMessage: Type.String(),
     identityVerification: Type.Boolean(),
-    language: Type.String({ enum: [...WIDGET_LANGUAGES], description: "The language of the widget's own texts: auto (the browser's), ru or en" }),
+    language: Type.String({
+      enum: [...WIDGET_LANGUAGES],
+      description: "The language of the widget's own texts: auto (the browser's), ru or en",
+    }),
     defaultTexts: Type.Array(Type.String({ enum: ['title', 'greeting', 'offlineMessage'] }), {
       description: "The owner's texts still at Parley's default, which the widget shows in its language",
     }),
