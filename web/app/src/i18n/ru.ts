@@ -1,5 +1,5 @@
 /** The agent app in Russian: the keys and placeholders of en.ts (test/i18n-catalogue.test.ts checks). */
-import type { MessageKey } from './en';
+import type { MessageKey } from './en.js';
 
 export const ru: Record<MessageKey, string> = {
   'app.name': 'Parley',

@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { ApiError, request, setTokens } from '../api/client';
 import type { TokenPair } from '../api/types';
-import { t } from '../i18n';
+import { getLocale, t } from '../i18n';
 import { navigate } from '../router';
 import { errorText } from '../i18n/errors';
 
@@ -56,7 +56,8 @@ export function AuthPage({ mode, next }: { mode: 'login' | 'setup'; next?: strin
 
   const creating = setup?.firstRun || (mode === 'setup' && setup?.signup === 'open');
   const { busy, error, submit } = useSubmit(
-    () => (creating ? signIn('/auth/register', { login, pass, name }, next) : signIn('/auth/login', { login, pass }, next)),
+    () =>
+      creating ? signIn('/auth/register', { login, pass, name, locale: getLocale() }, next) : signIn('/auth/login', { login, pass }, next),
     (e) => (!creating && e.status === 401 ? t('auth.login.failed') : undefined),
   );
   if (!setup) return <Card title={t('app.name')}>{t('app.loading')}</Card>;
