@@ -2171,6 +2171,11 @@ export interface operations {
                     login: string;
                     pass: string;
                     name: string;
+                    /**
+                     * @description en or ru
+                     * @enum {string}
+                     */
+                    locale?: "en" | "ru";
                 };
             };
         };
