@@ -3,7 +3,7 @@ import { api } from '../api/client';
 import { realtime } from '../api/realtime';
 import type { Note } from '../api/types';
 import { employeeName, useCatalog } from '../catalog';
-import { formatTime, t } from '../i18n';
+import { formatDateTime, formatRelative, t } from '../i18n';
 import { insertMention, mentionAt, mentionCandidates, splitMentions } from '../state/mentions';
 import '../sales.css';
 import { errorText } from '../i18n/errors';
@@ -96,7 +96,9 @@ export function LeadNotes({ leadId }: { leadId: number }) {
             <li key={n.id} className="note" data-note-id={n.id}>
               <div className="small muted">
                 {n.userId === null ? t('notes.unknownAuthor') : (employeeName(employees, n.userId) ?? `#${n.userId}`)} ·{' '}
-                <time dateTime={n.createdAt}>{formatTime(Date.parse(n.createdAt))}</time>
+                <time dateTime={n.createdAt} title={formatDateTime(n.createdAt)}>
+                  {formatRelative(Date.parse(n.createdAt))}
+                </time>
               </div>
               {splitMentions(
                 n.text,

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { IntlMessageFormat } from 'intl-messageformat';
-import { catalogues, formatAmount, formatTime, LOCALES, pickLocale, setCurrency, setLocale, t } from './index';
+import { catalogues, formatAmount, formatRelative, formatTime, LOCALES, pickLocale, setCurrency, setLocale, t } from './index';
 import { en } from './en';
 
 type Element = { type: number; value?: string; options?: Record<string, { value: Element[] }> };
@@ -80,5 +80,17 @@ describe('catalogues', () => {
     expect(formatTime(at, new Date(at))).toMatch(/03:07\sPM/);
     setCurrency('USD');
     expect(formatAmount(1500)).toBe('$1,500');
+  });
+
+  it('formats relative times in the language', () => {
+    const now = Date.UTC(2026, 2, 5, 12);
+    setLocale('ru');
+    expect([5 * 60_000, 2 * 3600_000, 86_400_000].map((ago) => formatRelative(now - ago, now))).toEqual([
+      '5 минут назад',
+      '2 часа назад',
+      'вчера',
+    ]);
+    setLocale('en');
+    expect(formatRelative(now - 5 * 60_000, now)).toBe('5 minutes ago');
   });
 });

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { api, query } from '../api/client';
 import type { ReportStatistics } from '../api/types';
 import { employeeName, useCatalog } from '../catalog';
-import { t } from '../i18n';
+import { t, formatNumber } from '../i18n';
 import { dayBound, fillDays, formatDuration, niceMax, reportCsv } from '../state/reports';
 import { activeFilterCount, filterParams, noFilters, type Filters } from '../state/leads';
 import { FilterBar } from './FilterBar';
@@ -87,7 +87,7 @@ function BreakdownTable({
         {rows.map((r) => (
           <tr key={r.key}>
             <th scope="row">{r.name}</th>
-            <td>{r.count}</td>
+            <td>{formatNumber(r.count)}</td>
             <td>{formatDuration(r.median)}</td>
           </tr>
         ))}
