@@ -90,7 +90,7 @@ export class EmployeesService {
           confirmed: 0,
           allow_all_deals: input.allowAllDeals ? 1 : 0,
           allowed_users: null,
-          locale,
+          ...(locale ? { locale } : {}),
           created_at: now,
         });
         await replaceSources(trx, auth.accountId, created.id, sources);
