@@ -1,26 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SMTPServer } from 'smtp-server';
-import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
+import type { Harness, SignedUp } from './helpers/harness.js';
 import { createManager } from './helpers/fixtures.js';
-import { startSmtp, type ReceivedMail } from './helpers/smtp.js';
+import { createMailHarness, type ReceivedMail } from './helpers/smtp.js';
 
 // `locale` on the employee (docs/api/resources.md "Employee (manager)"): v1.3 only, on both databases.
 
 let h: Harness;
-let smtp: SMTPServer;
+let close: () => Promise<void>;
 const inbox: ReceivedMail[] = [];
 
 beforeAll(async () => {
-  const started = await startSmtp(inbox);
-  smtp = started.server;
-  h = await createHarness({
-    env: { PARLEY_SMTP_URL: `smtp://127.0.0.1:${started.port}`, PARLEY_SMTP_FROM: 'Parley <noreply@parley.test>' },
-  });
+  ({ h, close } = await createMailHarness(inbox));
 });
-afterAll(async () => {
-  await h.close();
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
-});
+afterAll(() => close());
 
 const put = (token: string, id: number, payload: object, version = 'v1.3') =>
   h.request({ method: 'PUT', url: `/${version}/managers/${id}`, payload, token });
