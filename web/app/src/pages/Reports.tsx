@@ -8,6 +8,7 @@ import { activeFilterCount, filterParams, noFilters, type Filters } from '../sta
 import { FilterBar } from './FilterBar';
 import '../sales.css';
 import { errorText } from '../i18n/errors';
+import { channelName } from '../i18n/channels';
 
 /** New leads per day as bars in plain SVG: a chart library would weigh more than this page. */
 function DayChart({ points }: { points: Array<{ date: string; count: number }> }) {
@@ -220,7 +221,7 @@ export default function ReportsPage() {
             <BreakdownTable
               caption={t('reports.channels')}
               head={t('reports.channel')}
-              rows={stats.channels.map((c) => ({ key: c.type, name: c.type, count: c.count, median: c.responseTime.median }))}
+              rows={stats.channels.map((c) => ({ key: c.type, name: channelName(c.type), count: c.count, median: c.responseTime.median }))}
             />
           </section>
         </div>

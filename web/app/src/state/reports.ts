@@ -1,5 +1,6 @@
 import type { ReportStatistics } from '../api/types';
 import { t } from '../i18n';
+import { channelName } from '../i18n/channels';
 
 /** A duration in ms as people read it, in the app's language: "45 s", "12 min", "3 h 20 min", "2 d 4 h". */
 export function formatDuration(ms: number | null): string {
@@ -69,7 +70,7 @@ export function reportCsv(stats: ReportStatistics, names: { employee: (id: numbe
   rows.push([t('csv.responseTime'), t('csv.all'), stats.lists.all, stats.responseTime.median, stats.responseTime.count]);
   for (const e of stats.employees)
     rows.push([t('csv.employee'), names.employee(e.userId), e.count, e.responseTime.median, e.responseTime.count]);
-  for (const c of stats.channels) rows.push([t('csv.channel'), c.type, c.count, c.responseTime.median, c.responseTime.count]);
+  for (const c of stats.channels) rows.push([t('csv.channel'), channelName(c.type), c.count, c.responseTime.median, c.responseTime.count]);
   return toCsv(rows);
 }
 

@@ -54,7 +54,7 @@ describe('reports', () => {
     const csv = reportCsv(stats, { employee: (id) => (id === null ? 'Unassigned' : `#${id}`) });
     expect(csv.split('\r\n')).toContain('status,"Won, finally",0,,');
     expect(csv.split('\r\n')).toContain('employee,Unassigned,3,1000,2');
-    expect(csv.split('\r\n')).toContain('channel,widget,3,,0');
+    expect(csv.split('\r\n')).toContain('channel,Site widget,3,,0');
     setLocale('ru');
     try {
       const lines = reportCsv(stats, { employee: () => 'Не назначен' }).split('\r\n');
