@@ -290,7 +290,7 @@ describe('the agent app for a sales team', () => {
     await shot('reports');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
     const csv = fs.readFileSync((await download.path())!, 'utf8');
-    expect(csv).toContain('channel,widget,4,');
+    expect(csv).toContain('channel,Site widget,4,');
     expect(csv).toContain(`employee,${MANAGER.name},3,`);
     // A date range before any lead: nothing.
     await page.getByLabel('Created from').fill('2020-01-01');
