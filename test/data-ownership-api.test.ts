@@ -106,6 +106,19 @@ describe('GET /v1.3/leads/export.csv', () => {
     expect((await h.request({ method: 'GET', url: '/v1.3/leads/export.csv?unread=maybe', token: owner.access })).statusCode).toBe(400);
   });
 
+  it("writes the header line in the requesting employee's language, with the same columns", async () => {
+    const manager = await createManager(h, owner);
+    await h.request({ method: 'PUT', url: `/v1.3/managers/${manager.userId}`, token: manager.access, payload: { locale: 'ru' } });
+    const head = async (token: string) =>
+      (await h.request({ method: 'GET', url: '/v1.3/leads/export.csv', token })).body.replace(/^\ufeff/, '').split('\r\n')[0];
+    const russian = await head(manager.access);
+    expect(russian).toMatch(/^"Номер","Создан","Изменён",/);
+    expect(russian).toContain('"Последнее сообщение"');
+    const english = await head(owner.access);
+    expect(english).toMatch(/^"id","createdAt",/);
+    expect(russian.split(',')).toHaveLength(english.split(',').length);
+  });
+
   it('applies visibility: a manager limited to her own leads gets only those', async () => {
     const manager = await createManager(h, owner, { sources: [seeded.integrationId] });
     const mine = await createLead(h, owner.accountId, seeded.integrationId, { userId: manager.userId });

@@ -1,9 +1,8 @@
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SMTPServer } from 'smtp-server';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { createIntegration, createLead, createManager } from './helpers/fixtures.js';
-import { decodeBody, startSmtp, type ReceivedMail } from './helpers/smtp.js';
+import { createMailHarness, decodeBody, type ReceivedMail } from './helpers/smtp.js';
 import { API_VERSIONS } from '../src/api/versions.js';
 import { scopeOf } from '../src/domain/policy/policy.js';
 
@@ -12,25 +11,14 @@ const DAY = 24 * 3600 * 1000;
 const LINK = /(https?:\/\/[^\s]+\/invite\?token=([A-Za-z0-9_-]+))/;
 
 let h: Harness;
-let smtp: SMTPServer;
+let close: () => Promise<void>;
 const inbox: ReceivedMail[] = [];
 
 beforeAll(async () => {
-  const started = await startSmtp(inbox);
-  smtp = started.server;
-  h = await createHarness({
-    env: {
-      PARLEY_SMTP_URL: `smtp://127.0.0.1:${started.port}`,
-      PARLEY_SMTP_FROM: 'Parley <noreply@parley.test>',
-      // Many sign-ups and logins from one test address.
-      PARLEY_LOGIN_MAX_PER_IP: '100000',
-    },
-  });
+  // Many sign-ups and logins from one test address.
+  ({ h, close } = await createMailHarness(inbox, { PARLEY_LOGIN_MAX_PER_IP: '100000' }));
 });
-afterAll(async () => {
-  await h.close();
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
-});
+afterAll(() => close());
 
 let seq = 0;
 const uniqueLogin = (prefix = 'invitee') => `${prefix}${++seq}-${Math.random().toString(36).slice(2, 7)}@example.com`;
@@ -276,9 +264,9 @@ describe('invitation without SMTP', () => {
 
 describe('employee objects per version', () => {
   const BASE = ['allowAllDeals', 'confirmed', 'id', 'login', 'name', 'role', 'sources'];
-  const FULL = [...BASE, 'allowedUsers', 'metadata'].sort();
+  const FULL = [...BASE, 'allowedUsers', 'metadata', 'locale'].sort();
 
-  it('v1.1 and v1.2 omit allowedUsers and metadata; v1.3 carries them', async () => {
+  it('v1.1 and v1.2 omit allowedUsers and metadata; v1.3 carries them and locale', async () => {
     const owner = await h.signUp();
     const manager = await createManager(h, owner, { allowedUsers: [owner.userId] });
     for (const version of API_VERSIONS) {
@@ -313,6 +301,7 @@ describe('employee objects per version', () => {
       sources: [],
       allowedUsers: null,
       metadata: {},
+      locale: null,
     });
     expect(v13.find((e: { id: number }) => e.id === manager.userId)).toMatchObject({ role: 'manager', allowedUsers: [owner.userId] });
   });

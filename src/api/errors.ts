@@ -70,8 +70,9 @@ function detailOf(context: string, v: ValidationEntry): ErrorDetail {
   const unknown = v.keyword === 'propertyNames' ? params?.propertyName : undefined;
   const segments = v.instancePath.split('/').filter(Boolean);
   if (missing ?? unknown) segments.push((missing ?? unknown) as string);
+  const allowed = (v.params as { allowedValues?: unknown[] } | undefined)?.allowedValues;
   const message = missing ? 'is required' : unknown ? 'is not a known field' : (v.message ?? 'is invalid');
-  return { path: [context, ...segments].join('.'), message };
+  return { path: [context, ...segments].join('.'), message: allowed ? `${message}: ${allowed.join(', ')}` : message };
 }
 
 function describe(err: FastifyError | AppError | Error, traits: VersionTraits): ErrorInfo {

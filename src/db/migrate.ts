@@ -49,6 +49,7 @@ import { searchText } from './migrations/0105-search-text.js';
 import { phones } from './migrations/0106-phones.js';
 import { integrationHealth } from './migrations/0085-integration-health.js';
 import { installation } from './migrations/0120-installation.js';
+import { employeeLocale } from './migrations/0080-employee-locale.js';
 
 /**
  * The ordered list of migrations. Names sort in the order they run; a migration is never edited
@@ -94,6 +95,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0077-message-words-once': messageWordsOnce,
   '0078-ingest-rows-as-json': ingestRowsAsJson,
   '0079-message-words-inline': messageWordsInline,
+  '0080-employee-locale': employeeLocale,
   '0040-shared-coordination': sharedCoordination,
   '0041-file-chunks': fileChunks,
   '0042-retention': retention,

@@ -161,6 +161,8 @@ export interface UsersTable {
   tokens_valid_after: ColumnType<number, number | undefined, number>;
   /** Moves on at password reset, sign-out everywhere and removal: tokens of an earlier one are refused. */
   token_generation: ColumnType<number, number | undefined, number>;
+  /** The chosen language (`en`, `ru`), null until chosen (migration 0080). */
+  locale: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: number;
 }
 

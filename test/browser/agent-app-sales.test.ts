@@ -343,7 +343,7 @@ describe('the agent app for a sales team', () => {
       const column = page.locator(`.column[data-status-id="${id}"]`);
       return {
         count: Number(await column.locator('.column-head .count').textContent()),
-        amount: ((await column.locator('.funnel-sum').textContent()) ?? '').replace(/^Total /, '').replaceAll(',', ''),
+        amount: ((await column.locator('.funnel-sum').textContent()) ?? '').replace(/^Total \$/, '').replaceAll(',', ''), // in the plan's currency (USD)
       };
     };
     const want = await serverTotals();

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
+import { createHarness, type Harness } from './harness.js';
 
 export interface ReceivedMail {
   to: string[];
@@ -30,4 +31,25 @@ export async function startSmtp(inbox: ReceivedMail[]): Promise<{ server: SMTPSe
 export function decodeBody(raw: string): string {
   const body = raw.slice(raw.indexOf('\r\n\r\n') + 4);
   return body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+}
+
+/**
+ * A harness whose mail goes to a real SMTP peer on loopback, collected in `inbox`; `close` stops
+ * both.
+ */
+export async function createMailHarness(
+  inbox: ReceivedMail[],
+  env: Record<string, string> = {},
+): Promise<{ h: Harness; close: () => Promise<void> }> {
+  const started = await startSmtp(inbox);
+  const h = await createHarness({
+    env: { PARLEY_SMTP_URL: `smtp://127.0.0.1:${started.port}`, PARLEY_SMTP_FROM: 'Parley <noreply@parley.test>', ...env },
+  });
+  return {
+    h,
+    close: async () => {
+      await h.close();
+      await new Promise<void>((resolve) => started.server.close(() => resolve()));
+    },
+  };
 }

@@ -11,6 +11,8 @@ export interface WidgetConfig {
   offline: boolean;
   offlineMessage: string;
   identityVerification: boolean;
+  language?: string;
+  defaultTexts?: Array<'title' | 'greeting' | 'offlineMessage'>;
 }
 
 export interface Attachment {

@@ -5,6 +5,7 @@
  */
 import { Api, ApiError, type Attachment, type Message, type WidgetConfig } from './api.js';
 import { css } from './styles.js';
+import { textsFor, widgetLanguage, type WidgetTexts } from './texts.js';
 
 const ICON_CHAT =
   '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2z"/></svg>';
@@ -60,10 +61,23 @@ class ParleyWidget {
   /** When this visitor last told the agents it is typing (0: it is not). */
   private typingSentAt = 0;
 
+  /** The widget's own texts, in its language (texts.ts). */
+  private tx: WidgetTexts = textsFor('en');
+
   /** The widget's settings: start() loads them before anything is drawn. */
   private get settings(): WidgetConfig {
     if (!this.config) throw new Error('Parley widget: used before its settings were loaded');
     return this.config;
+  }
+
+  /** Takes the settings and the language they ask for; the owner's texts still at default speak it too. */
+  private configure(config: WidgetConfig): void {
+    const language = widgetLanguage(config.language, navigator.languages ?? [navigator.language]);
+    this.tx = textsFor(language);
+    this.host.setAttribute('lang', language);
+    const own = { ...config };
+    for (const k of config.defaultTexts ?? []) own[k] = this.tx[k];
+    this.config = own;
   }
   private pendingFile: File | undefined;
   private readonly storageKey: string;
@@ -90,13 +104,13 @@ class ParleyWidget {
 
   async start(): Promise<void> {
     try {
-      this.config = await this.api.config(this.key);
+      this.configure(await this.api.config(this.key));
     } catch (err) {
       return this.fail(err);
     }
     this.render();
     const saved = storage()?.getItem(this.storageKey) || undefined;
-    if (saved || this.config.identityVerification || !this.needsForm()) {
+    if (saved || this.settings.identityVerification || !this.needsForm()) {
       await this.connectSession(saved ? { token: saved } : {});
     } else {
       this.showForm();
@@ -123,14 +137,14 @@ class ParleyWidget {
     this.launcher = h('button', {
       class: 'launcher',
       type: 'button',
-      'aria-label': `Open chat: ${c.title}`,
+      'aria-label': this.tx.open(c.title),
       'aria-expanded': 'false',
       'aria-controls': 'parley-panel',
     });
     this.launcher.innerHTML = ICON_CHAT;
     this.launcher.addEventListener('click', () => this.toggle());
 
-    const close = h('button', { type: 'button', 'aria-label': 'Close chat' });
+    const close = h('button', { type: 'button', 'aria-label': this.tx.close });
     close.innerHTML = ICON_CLOSE;
     close.style.width = '32px';
     close.addEventListener('click', () => this.toggle(false));
@@ -157,7 +171,7 @@ class ParleyWidget {
     this.open = force ?? !this.open;
     this.panel.hidden = !this.open;
     this.launcher.setAttribute('aria-expanded', String(this.open));
-    this.launcher.setAttribute('aria-label', `${this.open ? 'Close' : 'Open'} chat: ${this.settings.title}`);
+    this.launcher.setAttribute('aria-label', (this.open ? this.tx.closeTitled : this.tx.open)(this.settings.title));
     if (this.open) {
       this.unread = 0;
       this.updateBadge();
@@ -171,16 +185,16 @@ class ParleyWidget {
 
   private updateBadge(): void {
     this.launcher.querySelector('.badge')?.remove();
-    if (this.unread) this.launcher.append(h('span', { class: 'badge', 'aria-label': `${this.unread} new` }, String(this.unread)));
+    if (this.unread) this.launcher.append(h('span', { class: 'badge', 'aria-label': this.tx.unread(this.unread) }, String(this.unread)));
   }
 
   /** The pre-chat form (or the offline form: e-mail required while offline). */
   private showForm(message?: string): void {
     const c = this.settings;
     const fields: Array<[keyof WidgetConfig['preChat'], string, string, string]> = [
-      ['name', 'Your name', 'text', 'name'],
-      ['email', 'E-mail', 'email', 'email'],
-      ['phone', 'Phone', 'tel', 'tel'],
+      ['name', this.tx.name, 'text', 'name'],
+      ['email', this.tx.email, 'email', 'email'],
+      ['phone', this.tx.phone, 'tel', 'tel'],
     ];
     const error = h('div', { class: 'error', role: 'alert' }, message ?? '');
     const form = h('form', { class: 'prechat', novalidate: '' }, h('p', {}, c.offline ? c.offlineMessage : c.greeting));
@@ -190,16 +204,16 @@ class ParleyWidget {
       if (mode === 'off') continue;
       const input = h('input', { name, type, autocomplete, maxlength: name === 'email' ? '254' : '100' });
       if (mode === 'required') input.required = true;
-      form.append(h('label', {}, `${label}${mode === 'required' ? ' *' : ' (optional)'}`, input));
+      form.append(h('label', {}, `${label}${mode === 'required' ? ' *' : this.tx.optional}`, input));
     }
-    const submit = h('button', { class: 'send', type: 'submit' }, 'Start chat');
+    const submit = h('button', { class: 'send', type: 'submit' }, this.tx.start);
     form.append(error, submit);
     form.addEventListener('submit', async (e) => {
       e.preventDefault();
       const data = new FormData(form);
       const missing = Array.from(form.querySelectorAll('input')).filter((i) => i.required && !i.value.trim());
       if (missing.length) {
-        error.textContent = 'Please fill in the required fields.';
+        error.textContent = this.tx.fillRequired;
         missing[0].focus();
         return;
       }
@@ -219,7 +233,7 @@ class ParleyWidget {
       const session = await this.api.session({ key: this.key, ...this.identity, ...fields });
       this.api.token = session.token;
       storage()?.setItem(this.storageKey, session.token);
-      this.config = session.widget;
+      this.configure(session.widget);
       this.showChat();
       await this.loadHistory();
       this.connectSocket();
@@ -227,7 +241,7 @@ class ParleyWidget {
       const e = err instanceof ApiError ? err : new ApiError(0, 'error', String(err), 0);
       if (e.status === 403 && (e.code === 'identity_required' || e.code === 'identity_invalid' || e.code === 'origin_not_allowed')) {
         this.host.setAttribute('data-error', e.code);
-        this.body.replaceChildren(h('div', { class: 'error', role: 'alert' }, 'The chat is not available right now.'));
+        this.body.replaceChildren(h('div', { class: 'error', role: 'alert' }, this.tx.unavailable));
         return;
       }
       if (fields.token) {
@@ -241,17 +255,19 @@ class ParleyWidget {
     }
   }
 
-  private describe(e: ApiError): string {
-    if (e.status === 429) return `Too many attempts. Please wait ${e.retryAfter || 60} seconds.`;
-    return e.message;
+  private describe(e: ApiError, fallback = this.tx.failed): string {
+    if (e.status === 429) return this.tx.tooMany(e.retryAfter || 60);
+    // The server's texts are English: in another language the widget says it in its own words.
+    if (this.tx === textsFor('en')) return e.message;
+    return e.code === 'prechat_required' || e.code === 'validation_failed' ? this.tx.checkFields : fallback;
   }
 
   private showChat(): void {
-    this.log = h('div', { class: 'log', role: 'log', 'aria-live': 'polite', 'aria-label': 'Messages' });
+    this.log = h('div', { class: 'log', role: 'log', 'aria-live': 'polite', 'aria-label': this.tx.messages });
     if (this.settings.greeting) this.log.append(h('div', { class: 'msg agent greeting' }, this.settings.greeting));
     this.typing = h('div', { class: 'typing', 'aria-live': 'polite' });
     this.error = h('div', { class: 'error', role: 'alert' });
-    this.input = h('textarea', { rows: '1', placeholder: 'Write a message…', 'aria-label': 'Message', maxlength: '4000' });
+    this.input = h('textarea', { rows: '1', placeholder: this.tx.placeholder, 'aria-label': this.tx.message, maxlength: '4000' });
     const fileInput = h('input', {
       type: 'file',
       class: 'sr',
@@ -259,7 +275,7 @@ class ParleyWidget {
       'aria-hidden': 'true',
       accept: 'image/*,application/pdf,text/plain,.doc,.docx,.xls,.xlsx,.zip',
     });
-    const attach = h('button', { class: 'icon', type: 'button', 'aria-label': 'Attach a file', title: 'Attach a file' }, clip());
+    const attach = h('button', { class: 'icon', type: 'button', 'aria-label': this.tx.attach, title: this.tx.attach }, clip());
     attach.addEventListener('click', () => fileInput.click());
     const chip = h('div', { class: 'chip', hidden: '' });
     fileInput.addEventListener('change', () => {
@@ -268,7 +284,7 @@ class ParleyWidget {
       chip.replaceChildren();
       chip.hidden = !this.pendingFile;
       if (this.pendingFile) {
-        const remove = h('button', { type: 'button', 'aria-label': 'Remove attachment' }, '×');
+        const remove = h('button', { type: 'button', 'aria-label': this.tx.removeAttachment }, '×');
         remove.addEventListener('click', () => {
           this.pendingFile = undefined;
           chip.hidden = true;
@@ -278,7 +294,7 @@ class ParleyWidget {
       }
       this.input.focus();
     });
-    const send = h('button', { class: 'send', type: 'submit' }, 'Send');
+    const send = h('button', { class: 'send', type: 'submit' }, this.tx.send);
     const form = h('form', { class: 'compose' }, fileInput, attach, this.input, send);
     form.addEventListener('submit', (e) => {
       e.preventDefault();
@@ -302,7 +318,7 @@ class ParleyWidget {
       for (const m of page.messages) this.append(m, false);
       this.scrollDown();
     } catch (err) {
-      this.error.textContent = err instanceof ApiError ? this.describe(err) : 'Could not load the conversation';
+      this.error.textContent = err instanceof ApiError ? this.describe(err) : this.tx.historyFailed;
     }
   }
 
@@ -350,7 +366,7 @@ class ParleyWidget {
     } catch (err) {
       bubble.classList.remove('pending');
       bubble.classList.add('failed');
-      this.error.textContent = err instanceof ApiError ? this.describe(err) : 'The message was not sent';
+      this.error.textContent = err instanceof ApiError ? this.describe(err, this.tx.notSent) : this.tx.notSent;
       if (!this.input.value) this.input.value = text;
     }
   }
@@ -380,8 +396,8 @@ class ParleyWidget {
     const url = a.url ? new URL(a.url, this.api.base).href : '';
     if (!url) return h('span', { class: 'file' }, clip(), a.name);
     const link = h('a', { href: url, target: '_blank', rel: 'noopener noreferrer', class: 'file' });
-    if (a.type === 'photo') link.append(h('img', { src: url, alt: a.name || 'image' }));
-    else link.append(clip(), `${a.name || 'file'}${a.size ? ` (${Math.max(1, Math.round(a.size / 1024))} KB)` : ''}`);
+    if (a.type === 'photo') link.append(h('img', { src: url, alt: a.name || this.tx.image }));
+    else link.append(clip(), `${a.name || this.tx.file}${a.size ? ` (${this.tx.kb(Math.max(1, Math.round(a.size / 1024)))})` : ''}`);
     return link;
   }
 
@@ -417,7 +433,7 @@ class ParleyWidget {
         this.append(data.message, true);
       } else if (data.type === 'typing') {
         window.clearTimeout(this.typingTimer);
-        this.typing.textContent = data.typing ? `${this.settings.title} is typing…` : '';
+        this.typing.textContent = data.typing ? this.tx.typing(this.settings.title) : '';
         if (data.typing) this.typingTimer = window.setTimeout(() => (this.typing.textContent = ''), 8000);
       }
     };

@@ -2,21 +2,31 @@ import { Type } from 'typebox';
 import { defineRoute, V13 } from '../route.js';
 import { Empty, Id, IdParams } from '../schemas/common.js';
 import { serializeMe, serializeTariff } from '../serializers/account.serializer.js';
+import { ChosenLocale } from '../serializers/employees.serializer.js';
 import type { Services } from '../../services.js';
 import type { AuthContext } from '../../domain/auth/auth-context.js';
 
-const Me = Type.Object({
-  account: Type.Object({ id: Type.Integer(), status: Type.Union([Type.Literal('active'), Type.Literal('expired')]) }),
-  user: Type.Optional(
-    Type.Object({
-      id: Type.Integer(),
-      login: Type.String(),
-      name: Type.String(),
-      role: Type.String(),
-      metadata: Type.Object({}, { additionalProperties: true }),
-    }),
-  ),
-});
+const MeUser = {
+  id: Type.Integer(),
+  login: Type.String(),
+  name: Type.String(),
+  role: Type.String(),
+  metadata: Type.Object({}, { additionalProperties: true }),
+};
+const MeAccount = Type.Object({ id: Type.Integer(), status: Type.Union([Type.Literal('active'), Type.Literal('expired')]) });
+const Me = Type.Object({ account: MeAccount, user: Type.Optional(Type.Object(MeUser)) }, { title: 'MeV12' });
+const MeV13 = Type.Object(
+  {
+    account: MeAccount,
+    user: Type.Optional(
+      Type.Object({
+        ...MeUser,
+        locale: ChosenLocale('the chosen language (Parley extension); null until chosen, when the app follows the browser'),
+      }),
+    ),
+  },
+  { title: 'Me' },
+);
 
 const Tariff = Type.Object({
   trial: Type.Boolean(),
@@ -31,26 +41,26 @@ const Tariff = Type.Object({
 
 const ApiKey = Type.Object({ id: Id, name: Type.String(), createdAt: Type.Integer() });
 
-async function me(services: Services, auth: AuthContext) {
-  return serializeMe(auth, await services.accounts.status(auth.accountId));
+async function me(services: Services, auth: AuthContext, withLocale: boolean) {
+  return serializeMe(auth, await services.accounts.status(auth.accountId), withLocale);
 }
 
-const meSchema = { tags: ['account'], summary: 'The account, and the user when the token acts as one', response: { 200: Me } };
+const meSummary = 'The account, and the user when the token acts as one';
 
 export const accountRoutes = [
   defineRoute({
     versions: V13,
     method: 'GET',
     url: '/account/me',
-    schema: meSchema,
-    handler: (_req, _reply, { services, auth }) => me(services, auth),
+    schema: { tags: ['account'], summary: meSummary, response: { 200: MeV13 } },
+    handler: (_req, _reply, { services, auth }) => me(services, auth, true),
   }),
   defineRoute({
     versions: ['v1.1', 'v1.2'],
     method: 'GET',
     url: '/me',
-    schema: meSchema,
-    handler: (_req, _reply, { services, auth }) => me(services, auth),
+    schema: { tags: ['account'], summary: meSummary, response: { 200: Me } },
+    handler: (_req, _reply, { services, auth }) => me(services, auth, false),
   }),
   defineRoute({
     versions: V13,

@@ -4,6 +4,7 @@ import { Empty, TokenObject } from '../schemas/common.js';
 import { AUTH_BODY_LIMIT } from '../body-limits.js';
 import { unauthorized } from '../../domain/errors.js';
 import { tokenFromHeader } from '../../domain/auth/token-signer.js';
+import { LocaleSchema } from '../serializers/employees.serializer.js';
 
 const TokenPair = Type.Object({ accessToken: TokenObject, refreshToken: TokenObject });
 const Login = Type.String({ minLength: 1, maxLength: 254 });
@@ -23,6 +24,7 @@ export const authRoutes = [
         login: Type.String({ format: 'email', maxLength: 254 }),
         pass: Type.String({ minLength: 8, maxLength: 256 }),
         name: Type.String({ minLength: 1, maxLength: 200 }),
+        locale: Type.Optional(LocaleSchema),
       }),
       response: { 200: TokenPair },
     },

@@ -5,7 +5,8 @@ import { IdParams } from '../schemas/common.js';
 import { parseLeadFilters } from '../../domain/leads/lead-filters.js';
 import { MAX_RETENTION_DAYS } from '../../domain/retention/retention.service.js';
 import type { AccountExportRow } from '../../db/schema.js';
-import { CSV_HEAD, csvRow } from '../serializers/leads-csv.serializer.js';
+import { csvHead, csvRow } from '../serializers/leads-csv.serializer.js';
+import { knownLocale } from '../../domain/users/users.types.js';
 import { baseQuery, extendedQuery } from './leads.routes.js';
 
 const tags = ['data'];
@@ -81,9 +82,11 @@ export const dataOwnershipRoutes = [
       const filters = parseLeadFilters(req.query as Record<string, unknown>, { list: 'leads', extended: true });
       const statusNames = new Map((await services.statuses.list(auth)).map((s) => [Number(s.id), s.name]));
       const pages = services.leads.pages(auth, 'leads', filters);
+      // Headers in the requesting employee's language (docs/api/data-ownership.md); the columns never change.
+      const locale = knownLocale(auth.user.locale) ?? 'en';
       async function* lines() {
-        yield CSV_HEAD;
-        for await (const page of pages) yield page.map((e) => csvRow(e, statusNames)).join('');
+        yield csvHead(locale);
+        for await (const page of pages) yield page.map((e) => csvRow(e, statusNames, locale)).join('');
       }
       reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="leads.csv"');
       return reply.send(Readable.from(lines()));

@@ -1,8 +1,9 @@
-import { Type } from 'typebox';
+import { type TProperties, Type } from 'typebox';
 import { ALL, defineRoute } from '../route.js';
 import { Empty, Id, IdParams } from '../schemas/common.js';
-import { employeeSchema, serializeEmployee } from '../serializers/employees.serializer.js';
-import { VERSION_TRAITS, type ApiVersion } from '../versions.js';
+import { employeeSchema, LocaleSchema, serializeEmployee } from '../serializers/employees.serializer.js';
+import type { Locale } from '../../domain/users/users.types.js';
+import { VERSION_TRAITS, type ApiVersion, type VersionTraits } from '../versions.js';
 
 const SaId = Type.Union([Id, Type.Null()], { description: 'integration id; null (alone) = no integration' });
 const MAX_SOURCES = 500;
@@ -16,6 +17,13 @@ const Sources = Type.Array(
 );
 
 const employee = (version: ApiVersion) => employeeSchema(VERSION_TRAITS[version]);
+/** `locale` is a v1.3 extension: older versions ignore it like any unknown field. */
+const withLocale = <P extends TProperties>(version: ApiVersion, properties: P) =>
+  VERSION_TRAITS[version].employeeExtras ? Type.Object({ ...properties, locale: Type.Optional(LocaleSchema) }) : Type.Object(properties);
+
+/** The body without `locale` before v1.3, whatever a client sent. */
+const v13Only = <B extends object>(body: B, traits: VersionTraits): B & { locale?: Locale } =>
+  traits.employeeExtras ? body : { ...body, locale: undefined };
 
 export const employeesRoutes = [
   defineRoute({
@@ -43,7 +51,7 @@ export const employeesRoutes = [
         'The employee is created unconfirmed (name null) and receives a one-time link by e-mail (or in the server log when SMTP is not configured); ' +
         'it confirms with POST /v1.3/auth/invitation. A login that exists anywhere on this installation -> 409; an unknown saId -> 400; ' +
         'the e-mail could not be sent -> 502 and nothing is created.',
-      body: Type.Object({
+      body: withLocale(version, {
         login: Type.String({ format: 'email', maxLength: 254 }),
         sources: Type.Optional(Sources),
         allowAllDeals: Type.Optional(Type.Boolean()),
@@ -51,7 +59,7 @@ export const employeesRoutes = [
       response: { 200: Type.Array(employee(version)) },
     }),
     handler: async (req, _reply, { services, auth, traits }) =>
-      (await services.employees.invite(auth, req.body)).map((e) => serializeEmployee(e, traits)),
+      (await services.employees.invite(auth, v13Only(req.body, traits))).map((e) => serializeEmployee(e, traits)),
   }),
   defineRoute({
     versions: ALL,
@@ -73,19 +81,19 @@ export const employeesRoutes = [
     versions: ALL,
     method: 'PUT',
     url: '/managers/:id',
-    ownerOnly: true,
     schema: (version) => ({
       tags: ['employees'],
-      summary: 'Set the integrations an employee reaches and allowAllDeals (owner only); answers the employee',
+      summary: 'Set the integrations an employee reaches and allowAllDeals (owner only), or a locale; answers the employee',
       description:
         '`sources` replaces the access records (absent: unchanged; `id` keeps an existing record). ' +
-        'The owner always reaches everything: non-empty sources or allowAllDeals false for the owner -> 400.',
+        'The owner always reaches everything: non-empty sources or allowAllDeals false for the owner -> 400. ' +
+        'v1.3: an employee may set its own `locale` alone without being the owner; anything else by a manager -> 403.',
       params: IdParams,
-      body: Type.Object({ sources: Type.Optional(Sources), allowAllDeals: Type.Optional(Type.Boolean()) }),
+      body: withLocale(version, { sources: Type.Optional(Sources), allowAllDeals: Type.Optional(Type.Boolean()) }),
       response: { 200: employee(version) },
     }),
     handler: async (req, _reply, { services, auth, traits }) =>
-      serializeEmployee(await services.employees.update(auth, req.params.id, req.body), traits),
+      serializeEmployee(await services.employees.update(auth, req.params.id, v13Only(req.body, traits)), traits),
   }),
   defineRoute({
     versions: ALL,

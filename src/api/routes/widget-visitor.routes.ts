@@ -5,7 +5,7 @@ import { Type, type Static } from 'typebox';
 import type { WebSocket } from 'ws';
 import type { Services } from '../../services.js';
 import { AppError, invalid } from '../../domain/errors.js';
-import { LIMITS } from '../../domain/widget/widget.types.js';
+import { LIMITS, WIDGET_LANGUAGES } from '../../domain/widget/widget.types.js';
 import type { Visitor, VisitorRequest } from '../../domain/widget/widget-sessions.js';
 import { CurrentErrorBody } from '../errors.js';
 import { selfOrigin, serializeVisitorFile } from '../serializers/widget.serializer.js';
@@ -24,6 +24,13 @@ const PublicConfig = Type.Object(
     offline: Type.Boolean(),
     offlineMessage: Type.String(),
     identityVerification: Type.Boolean(),
+    language: Type.String({
+      enum: [...WIDGET_LANGUAGES],
+      description: "The language of the widget's own texts: auto (the browser's), ru or en",
+    }),
+    defaultTexts: Type.Array(Type.String({ enum: ['title', 'greeting', 'offlineMessage'] }), {
+      description: "The owner's texts still at Parley's default, which the widget shows in its language",
+    }),
   },
   { description: 'What a visitor may know of a widget' },
 );

@@ -2,9 +2,13 @@ import { Type } from 'typebox';
 import { defineRoute, V13 } from '../route.js';
 import { Empty, Id, IdParams } from '../schemas/common.js';
 import { publicBase } from '../serializers/widget.serializer.js';
-import { LIMITS } from '../../domain/widget/widget.types.js';
+import { LIMITS, WIDGET_LANGUAGES } from '../../domain/widget/widget.types.js';
 
 const Mode = Type.String({ enum: ['optional', 'required', 'off'] });
+const Language = Type.String({
+  enum: [...WIDGET_LANGUAGES],
+  description: "The language of the widget's own texts (buttons, form, errors): auto (the visitor's browser), ru or en",
+});
 const PreChat = Type.Object(
   { name: Mode, email: Mode, phone: Mode },
   { description: 'Pre-chat form fields: each optional, required or off' },
@@ -20,6 +24,7 @@ export const WidgetSettingsSchema = Type.Object(
     offlineMessage: Type.String({ description: 'Shown with the offline form while `offline` is on' }),
     offline: Type.Boolean({ description: 'Nobody answers now: the widget shows the offline form (e-mail required)' }),
     identityVerification: Type.Boolean({ description: 'Visitors must carry an identifier signed with the widget secret' }),
+    language: Language,
   },
   { title: 'WidgetSettings', description: 'Site widget settings' },
 );
@@ -49,6 +54,7 @@ const SettingsPatch = Type.Object(
     offlineMessage: Type.Optional(Type.String({ maxLength: LIMITS.offlineMessage })),
     offline: Type.Optional(Type.Boolean()),
     identityVerification: Type.Optional(Type.Boolean()),
+    language: Type.Optional(Language),
   },
   { description: 'The settings to change; the others keep their values' },
 );

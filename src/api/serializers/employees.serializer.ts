@@ -1,5 +1,6 @@
 import { Type, type TSchema } from 'typebox';
 import type { Employee } from '../../domain/employees/employees.types.js';
+import { LOCALES, type Locale } from '../../domain/users/users.types.js';
 import { Id } from '../schemas/common.js';
 import type { VersionTraits } from '../versions.js';
 
@@ -15,12 +16,19 @@ const EmployeeBase = {
   }),
 };
 
+/** A language Parley speaks to employees (v1.3 extension). */
+export const LocaleSchema = Type.Unsafe<Locale>({ type: 'string', enum: [...LOCALES], description: 'en or ru' });
+/** The stored choice as answered: null until chosen, when the app follows the browser. */
+export const ChosenLocale = (description: string) =>
+  Type.Unsafe<Locale | null>({ type: ['string', 'null'], enum: [...LOCALES, null], description });
+
 const EmployeeExtras = {
   allowedUsers: Type.Union([Type.Array(Id), Type.Null()], { description: 'employees whose leads this one may access' }),
   metadata: Type.Object({}, { additionalProperties: true }),
+  locale: ChosenLocale('the language of the agent app and e-mails (Parley extension); null until chosen, when the app follows the browser'),
 };
 
-/** v1.3 employee objects carry `allowedUsers` and `metadata`; v1.1 and v1.2 do not (docs/api/versions.md). */
+/** v1.3 employee objects carry `allowedUsers`, `metadata` and `locale`; v1.1 and v1.2 do not (docs/api/versions.md). */
 export function employeeSchema(traits: VersionTraits): TSchema {
   return traits.employeeExtras
     ? Type.Object({ ...EmployeeBase, ...EmployeeExtras }, { title: 'Employee', description: 'Employee' })
@@ -37,5 +45,5 @@ export function serializeEmployee(e: Employee, traits: VersionTraits) {
     allowAllDeals: e.allowAllDeals,
     sources: e.sources,
   };
-  return traits.employeeExtras ? { ...base, allowedUsers: e.allowedUsers, metadata: e.metadata } : base;
+  return traits.employeeExtras ? { ...base, allowedUsers: e.allowedUsers, metadata: e.metadata, locale: e.locale } : base;
 }

@@ -49,6 +49,7 @@ const entries = () => Object.entries(ACCOUNT_SETTINGS) as Array<[keyof Settings,
 
 /** Every setting, as `GET` answers them. */
 export const AccountSettingsSchema = Type.Object(Object.fromEntries(entries().map(([k, s]) => [k, s.schema])), {
+  title: 'AccountSettings',
   additionalProperties: false,
 });
 /**

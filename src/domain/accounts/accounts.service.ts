@@ -6,7 +6,7 @@ import { hashPassword } from '../auth/passwords.js';
 import { endUserSessions } from '../auth/tokens.repo.js';
 import { announceSessionsEnded } from '../auth/sessions-signal.js';
 import { findOwner, findUserByLogin, insertUser, updateUser } from '../users/users.repo.js';
-import { normalizeLogin } from '../users/users.types.js';
+import { normalizeLogin, type Locale } from '../users/users.types.js';
 import { countAccounts, findAccount, insertAccount, listAccounts, lockAccountCreation, updatePlan } from './accounts.repo.js';
 import { accountStatus, parsePlan, planFromDefault, type AccountStatus, type Plan } from './plan.js';
 import { ACCOUNT_SEEDERS } from './account-seeders.js';
@@ -15,6 +15,8 @@ export interface NewAccountInput {
   login: string;
   pass: string;
   name: string;
+  /** The owner's language, and that of the default names the account starts with (statuses). */
+  locale?: Locale;
 }
 
 export interface AccountSummary {
@@ -54,9 +56,11 @@ export class AccountsService {
         confirmed: 1,
         allow_all_deals: 1,
         allowed_users: null,
+        // Only when given: a database migrated before 0080 (tests of older migrations) has no such column.
+        ...(input.locale ? { locale: input.locale } : {}),
         created_at: now,
       });
-      for (const seed of ACCOUNT_SEEDERS) await seed(trx, account.id, now);
+      for (const seed of ACCOUNT_SEEDERS) await seed(trx, account.id, now, input.locale ?? 'en');
       return owner;
     });
   }

@@ -13,7 +13,7 @@ import type { Deps } from '../context.js';
 import { AppError, conflict, invalid, notFound, unauthorized, type ErrorDetail } from '../errors.js';
 import { parseIdList, requireOwner } from '../policy/policy.js';
 import { existingUserIds, findUser, findUserByLogin, insertUser, updateUser } from '../users/users.repo.js';
-import { normalizeLogin } from '../users/users.types.js';
+import { knownLocale, normalizeLogin } from '../users/users.types.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { presentLead } from '../leads/lead-presenter.js';
 import {
@@ -74,6 +74,7 @@ export class EmployeesService {
     const token = crypto.randomBytes(32).toString('base64url');
     const now = this.deps.clock.now();
     const expiresAt = now + this.deps.config.invitationTtl * 1000;
+    const locale = input.locale ?? knownLocale(auth.user.locale);
 
     let user: UserRow;
     try {
@@ -89,6 +90,7 @@ export class EmployeesService {
           confirmed: 0,
           allow_all_deals: input.allowAllDeals ? 1 : 0,
           allowed_users: null,
+          ...(locale ? { locale } : {}),
           created_at: now,
         });
         await replaceSources(trx, auth.accountId, created.id, sources);
@@ -113,6 +115,7 @@ export class EmployeesService {
       accountName: account?.name ?? 'Parley',
       inviterName: auth.user.name,
       expiresAt,
+      locale: locale ?? 'en',
     });
     try {
       await this.mailer.send(mail);
@@ -126,10 +129,13 @@ export class EmployeesService {
 
   /**
    * `PUT /managers/<id>`: replaces the access records when `sources` is given, sets `allowAllDeals`
-   * when given. The owner always reaches everything: restricting it is a 400.
+   * and `locale` when given. The owner always reaches everything: restricting it is a 400. An
+   * employee may change its own `locale` alone; everything else is the owner's.
    */
   async update(auth: AuthContext, id: number, patch: EmployeeUpdate): Promise<Employee> {
-    requireOwner(auth);
+    const ownLocaleOnly =
+      patch.locale !== undefined && patch.sources === undefined && patch.allowAllDeals === undefined && id === auth.userId;
+    if (!ownLocaleOnly) requireOwner(auth);
     const db = this.deps.db.kysely;
     const user = await findUser(db, auth.accountId, id);
     if (!user) throw notFound('Employee not found');
@@ -138,9 +144,11 @@ export class EmployeesService {
       if ((sources && sources.length > 0) || patch.allowAllDeals === false) {
         throw invalid("The owner's access cannot be restricted");
       }
+      if (patch.locale !== undefined) await updateUser(db, auth.accountId, id, { locale: patch.locale });
       return this.get(auth.accountId, id);
     }
     await db.transaction().execute(async (trx) => {
+      if (patch.locale !== undefined) await updateUser(trx, auth.accountId, id, { locale: patch.locale });
       if (sources) {
         await this.checkIntegrations(trx, auth.accountId, sources);
         await replaceSources(trx, auth.accountId, id, sources);
@@ -266,5 +274,6 @@ function toEmployee(user: UserRow, records: SourceRecord[]): Employee {
     sources: records.map((r) => ({ id: r.id, saId: r.sa_id })),
     allowedUsers: user.allowed_users === null ? null : parseIdList(user.allowed_users),
     metadata: JSON.parse(user.metadata) as Record<string, unknown>,
+    locale: knownLocale(user.locale),
   };
 }

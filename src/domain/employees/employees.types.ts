@@ -1,4 +1,4 @@
-import type { Role } from '../users/users.types.js';
+import type { Locale, Role } from '../users/users.types.js';
 
 /** An integration access record as written: `saId` null alone means "no integration". */
 export interface SourceInput {
@@ -12,12 +12,16 @@ export interface NewEmployeeInput {
   /** Empty or absent: all integrations; one record with saId null: none (docs/api/resources.md). */
   sources?: SourceInput[];
   allowAllDeals?: boolean;
+  /** The invitee's language (the invitation e-mail's too); absent: the inviter's. */
+  locale?: Locale;
 }
 
 export interface EmployeeUpdate {
   /** Absent: unchanged. Otherwise replaces the access records. */
   sources?: SourceInput[];
   allowAllDeals?: boolean;
+  /** An employee may set its own; another's is the owner's to set. */
+  locale?: Locale;
 }
 
 export interface InvitationAcceptance {
@@ -37,4 +41,6 @@ export interface Employee {
   sources: Array<{ id: number; saId: number | null }>;
   allowedUsers: number[] | null;
   metadata: Record<string, unknown>;
+  /** null until chosen. */
+  locale: Locale | null;
 }

@@ -1,3 +1,4 @@
+import type { Locale } from '../users/users.types.js';
 import type { Executor } from '../../db/database.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
@@ -137,12 +138,12 @@ function cleanName(raw: string): string {
 }
 
 /** Account seeder: the default statuses, one or more of every type. Runs in the account's transaction. */
-export async function seedDefaultStatuses(trx: Executor, accountId: number, now: number): Promise<void> {
+export async function seedDefaultStatuses(trx: Executor, accountId: number, now: number, locale: Locale = 'en'): Promise<void> {
   await repo.insertStatuses(
     trx,
     DEFAULT_STATUSES.map((s) => ({
       account_id: accountId,
-      name: s.name,
+      name: s.names[locale],
       type: s.type,
       position: s.order,
       color: s.color,

@@ -7,6 +7,11 @@ export const WIDGET_TYPE = 'widget';
 export type PreChatMode = 'optional' | 'required' | 'off';
 export const PRE_CHAT_MODES: readonly PreChatMode[] = ['optional', 'required', 'off'];
 export const PRE_CHAT_FIELDS = ['name', 'email', 'phone'] as const;
+/** The language of the widget's own texts: the visitor's browser's (`auto`), or a fixed one. */
+export const WIDGET_LANGUAGES = ['auto', 'ru', 'en'] as const;
+export type WidgetLanguage = (typeof WIDGET_LANGUAGES)[number];
+/** The owner's texts; while one is still Parley's default, the widget shows that default in its language. */
+const OWNER_TEXTS = ['title', 'greeting', 'offlineMessage'] as const;
 export type PreChatField = (typeof PRE_CHAT_FIELDS)[number];
 
 /** A widget's settings, kept in the integration's `settings` JSON (with any other keys it has). */
@@ -23,6 +28,7 @@ export interface WidgetSettings {
   offline: boolean;
   /** Visitors must carry `{identifier, signature}` signed with the widget secret. */
   identityVerification: boolean;
+  language: WidgetLanguage;
 }
 
 export const DEFAULT_WIDGET_SETTINGS: WidgetSettings = {
@@ -34,6 +40,7 @@ export const DEFAULT_WIDGET_SETTINGS: WidgetSettings = {
   offlineMessage: "We're away right now. Leave a message and your e-mail, and we'll get back to you.",
   offline: false,
   identityVerification: false,
+  language: 'auto',
 };
 
 export const LIMITS = {
@@ -109,6 +116,11 @@ export function applyWidgetSettings(current: WidgetSettings, patch: Record<strin
       next.allowedOrigins = origins;
     }
   }
+  if (patch.language !== undefined) {
+    if (!WIDGET_LANGUAGES.includes(patch.language as WidgetLanguage))
+      details.push({ path: `${at}.language`, message: `must be one of ${WIDGET_LANGUAGES.join(', ')}` });
+    else next.language = patch.language as WidgetLanguage;
+  }
   if (patch.preChat !== undefined) {
     if (!isRecord(patch.preChat)) details.push({ path: `${at}.preChat`, message: 'must be an object' });
     else {
@@ -134,7 +146,17 @@ export function widgetSettingsOf(stored: Record<string, unknown>): WidgetSetting
   }
 }
 
-const SETTING_KEYS = ['title', 'greeting', 'color', 'allowedOrigins', 'preChat', 'offlineMessage', 'offline', 'identityVerification'];
+const SETTING_KEYS = [
+  'title',
+  'greeting',
+  'color',
+  'allowedOrigins',
+  'preChat',
+  'offlineMessage',
+  'offline',
+  'identityVerification',
+  'language',
+];
 
 /** Only the widget's own keys of a settings object. */
 export function pick(settings: Record<string, unknown>): Record<string, unknown> {
@@ -151,6 +173,9 @@ export interface PublicWidgetConfig {
   offline: boolean;
   offlineMessage: string;
   identityVerification: boolean;
+  language: WidgetLanguage;
+  /** The texts still at Parley's (English) default, which the widget shows in its own language. */
+  defaultTexts: Array<(typeof OWNER_TEXTS)[number]>;
 }
 
 export function publicConfig(key: string, s: WidgetSettings): PublicWidgetConfig {
@@ -163,6 +188,8 @@ export function publicConfig(key: string, s: WidgetSettings): PublicWidgetConfig
     offline: s.offline,
     offlineMessage: s.offlineMessage,
     identityVerification: s.identityVerification,
+    language: s.language,
+    defaultTexts: OWNER_TEXTS.filter((k) => s[k] === DEFAULT_WIDGET_SETTINGS[k]),
   };
 }
 

@@ -3,7 +3,8 @@ import { getSession, onSessionChange, setTokens } from './api/client';
 import { realtime } from './api/realtime';
 import { registerPushDevice } from './api/push';
 import { CatalogProvider, useCatalog } from './catalog';
-import { t } from './i18n';
+import { getFormatVersion, onLocaleChange, t } from './i18n';
+import { LanguageSwitch } from './components/LanguageSwitch';
 import { AuthPage, InvitePage } from './pages/Auth';
 import { ConsentPage } from './pages/Consent';
 import { InboxPage } from './pages/Inbox';
@@ -21,6 +22,8 @@ const ChannelHelpView = lazy(() => import('./pages/ChannelHelp'));
 
 export function App() {
   const session = useSyncExternalStore(onSessionChange, getSession);
+  // A language switch re-renders the whole tree at once: every text is read through t() while rendering.
+  useSyncExternalStore(onLocaleChange, getFormatVersion);
   const { path, query } = useLocation();
   if (path === '/invite') return <InvitePage token={query.get('token') ?? ''} />;
   // A third-party app's authorization request: sign in first if needed, then the consent screen.
@@ -143,6 +146,7 @@ function Shell({ path }: { path: string }) {
             {t('nav.notifications')}
           </button>
         )}
+        <LanguageSwitch userId={catalog.userId} />
         <span className="whoami" title={catalog.me.user?.login}>
           {catalog.me.user?.name}
         </span>

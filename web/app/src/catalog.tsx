@@ -1,6 +1,8 @@
 import { createContext, useCallback, useContext, useEffect, useState, type ReactNode } from 'react';
 import { api } from './api/client';
-import type { Employee, Integration, Me, PaymentType, Status, TemplateGroup } from './api/types';
+import type { Employee, Integration, Me, PaymentType, Status, Tariff, TemplateGroup } from './api/types';
+import { isLocale, setCurrency, setLocale } from './i18n';
+import { errorText } from './i18n/errors';
 
 /** Account-wide reference data every screen uses, loaded once after sign-in. */
 export interface Catalog {
@@ -54,9 +56,15 @@ export function CatalogProvider({
         loaders.templates(),
         loaders.paymentTypes(),
       ]);
+      // The employee's stored language wins over the browser's; amounts use the account's currency.
+      if (isLocale(me.user?.locale)) setLocale(me.user.locale);
+      void api.get<Tariff>('/account/me/tariff').then(
+        (tariff) => setCurrency(tariff.currency),
+        () => undefined,
+      );
       setData({ me, statuses, employees, integrations, templates, paymentTypes });
     } catch (e) {
-      setError((e as Error).message);
+      setError(errorText(e));
     }
   }, []);
 

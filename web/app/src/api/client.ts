@@ -47,7 +47,7 @@ async function refresh(): Promise<void> {
   const s = session;
   if (!s || isExpired(s, now())) {
     setTokens(null);
-    throw new ApiError(401, 'Session expired');
+    throw new ApiError(401, 'Session expired', 'unauthorized');
   }
   const res = await fetch('/v1.3/auth/tokens', {
     method: 'POST',
@@ -56,14 +56,14 @@ async function refresh(): Promise<void> {
   });
   if (!res.ok) {
     setTokens(null);
-    throw new ApiError(401, 'Session expired');
+    throw new ApiError(401, 'Session expired', 'unauthorized');
   }
   setTokens((await res.json()) as TokenPair);
 }
 
 /** Renews the access token once for every caller waiting on it. */
 export function ensureFresh(force = false): Promise<void> {
-  if (!session) return Promise.reject(new ApiError(401, 'Not signed in'));
+  if (!session) return Promise.reject(new ApiError(401, 'Not signed in', 'unauthorized'));
   if (!force && !needsRefresh(session, now())) return Promise.resolve();
   refreshing ??= refresh().finally(() => {
     refreshing = null;

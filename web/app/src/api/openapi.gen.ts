@@ -272,8 +272,8 @@ export interface paths {
         };
         get?: never;
         /**
-         * Set the integrations an employee reaches and allowAllDeals (owner only); answers the employee
-         * @description `sources` replaces the access records (absent: unchanged; `id` keeps an existing record). The owner always reaches everything: non-empty sources or allowAllDeals false for the owner -> 400.
+         * Set the integrations an employee reaches and allowAllDeals (owner only), or a locale; answers the employee
+         * @description `sources` replaces the access records (absent: unchanged; `id` keeps an existing record). The owner always reaches everything: non-empty sources or allowAllDeals false for the owner -> 400. v1.3: an employee may set its own `locale` alone without being the owner; anything else by a manager -> 403.
          */
         put: operations["putManagersById_v1_3"];
         post?: never;
@@ -1562,6 +1562,13 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** AccountSettings */
+        AccountSettings: {
+            /** @description How answers to API keys and OAuth apps, and webhook payloads, name integration types: `api` (default) by their codes, `hosted` by the hosted service's names where it has one (`msgra` as `whatsapp`; docs/api/integrations.md) */
+            typeNames: "api" | "hosted";
+            /** @description ISO 3166 alpha-2 country a phone number without its country code is read in (docs/api/search.md "Phones") */
+            defaultCountry: string;
+        };
         /**
          * BridgeConnectInfo
          * @description Account bridge (docs/channels/bridge.md)
@@ -1645,6 +1652,11 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
+            /**
+             * @description the language of the agent app and e-mails (Parley extension); null until chosen, when the app follows the browser
+             * @enum {string|null}
+             */
+            locale: "en" | "ru" | null;
         };
         /**
          * Error
@@ -1941,13 +1953,34 @@ export interface components {
             /** @description CSS color: #rgb, #rgba, #rrggbb, #rrggbbaa, a color name, or empty */
             color: string;
         };
+        /** Me */
+        Me: {
+            account: {
+                id: number;
+                status: "active" | "expired";
+            };
+            user?: {
+                id: number;
+                login: string;
+                name: string;
+                role: string;
+                metadata: {
+                    [key: string]: unknown;
+                };
+                /**
+                 * @description the chosen language (Parley extension); null until chosen, when the app follows the browser
+                 * @enum {string|null}
+                 */
+                locale: "en" | "ru" | null;
+            };
+        };
         /**
          * MessageSender
          * @description For outgoing messages only `id` (and `userId`)
          */
         MessageSender: {
-            /** @description Customer profile id, or the integration externalId for outgoing messages */
-            id: number | string;
+            /** @description Customer profile id; on outgoing messages the integration's externalId when it is an integer (absent otherwise) */
+            id?: number;
             customerId?: number;
             login?: string;
             avatar?: string;
@@ -2144,6 +2177,11 @@ export interface components {
             offline: boolean;
             /** @description Visitors must carry an identifier signed with the widget secret */
             identityVerification: boolean;
+            /**
+             * @description The language of the widget's own texts (buttons, form, errors): auto (the visitor's browser), ru or en
+             * @enum {string}
+             */
+            language: "auto" | "ru" | "en";
         };
         /**
          * id-url
@@ -2234,6 +2272,11 @@ export interface operations {
                     login: string;
                     pass: string;
                     name: string;
+                    /**
+                     * @description en or ru
+                     * @enum {string}
+                     */
+                    locale?: "en" | "ru";
                 };
             };
         };
@@ -2557,21 +2600,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        account: {
-                            id: number;
-                            status: "active" | "expired";
-                        };
-                        user?: {
-                            id: number;
-                            login: string;
-                            name: string;
-                            role: string;
-                            metadata: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Me"];
                 };
             };
             /** @description Error (v1.2, v1.3) */
@@ -2791,10 +2820,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description ISO 3166 alpha-2 country a phone number without its country code is read in (docs/api/search.md "Phones") */
-                        defaultCountry: string;
-                    };
+                    "application/json": components["schemas"]["AccountSettings"];
                 };
             };
             /** @description Error (v1.2, v1.3) */
@@ -2827,6 +2853,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description How answers to API keys and OAuth apps, and webhook payloads, name integration types: `api` (default) by their codes, `hosted` by the hosted service's names where it has one (`msgra` as `whatsapp`; docs/api/integrations.md) */
+                    typeNames?: "api" | "hosted";
                     /** @description ISO 3166 alpha-2 country a phone number without its country code is read in (docs/api/search.md "Phones") */
                     defaultCountry?: string;
                 };
@@ -2839,10 +2867,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description ISO 3166 alpha-2 country a phone number without its country code is read in (docs/api/search.md "Phones") */
-                        defaultCountry: string;
-                    };
+                    "application/json": components["schemas"]["AccountSettings"];
                 };
             };
             /** @description Error (v1.2, v1.3) */
@@ -2923,6 +2948,11 @@ export interface operations {
                         saId: number | null;
                     }[];
                     allowAllDeals?: boolean;
+                    /**
+                     * @description en or ru
+                     * @enum {string}
+                     */
+                    locale?: "en" | "ru";
                 };
             };
         };
@@ -3022,6 +3052,11 @@ export interface operations {
                         saId: number | null;
                     }[];
                     allowAllDeals?: boolean;
+                    /**
+                     * @description en or ru
+                     * @enum {string}
+                     */
+                    locale?: "en" | "ru";
                 };
             };
         };
@@ -4032,10 +4067,10 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description Integration type (`ok` is accepted for `social3` and answered as `social3`)
+                     * @description Integration type, or the hosted service's name of one (`whatsapp` for `msgra`; docs/api/integrations.md), answered as the type
                      * @enum {string}
                      */
-                    type: "social1_group" | "social1_messenger" | "photonetV2" | "photonetVOff" | "photonetV3" | "social2_personal" | "social2_group" | "social3" | "msgrb_bot" | "msgrb_personal" | "msgra" | "msgra2" | "msgra_business_api" | "msgrc_bot" | "widget" | "ok";
+                    type: "social1_group" | "social1_messenger" | "photonetV2" | "photonetVOff" | "photonetV3" | "social2_personal" | "social2_group" | "social3" | "msgrb_bot" | "msgrb_personal" | "msgra" | "msgra2" | "msgra_business_api" | "msgrc_bot" | "widget" | "whatsapp" | "whatsapp2" | "instagramV2" | "instagramVOff" | "ok";
                     /** @description Used when the provider does not tell one */
                     login?: string;
                     /** @description Provider credentials, field name -> text (e.g. `token`); stored encrypted, never returned */
@@ -6450,6 +6485,11 @@ export interface operations {
                     offlineMessage?: string;
                     offline?: boolean;
                     identityVerification?: boolean;
+                    /**
+                     * @description The language of the widget's own texts (buttons, form, errors): auto (the visitor's browser), ru or en
+                     * @enum {string}
+                     */
+                    language?: "auto" | "ru" | "en";
                 };
             };
         };

@@ -7,6 +7,7 @@ import { linkProps } from '../router';
 import { Avatar } from './Avatar';
 import '../sales.css';
 import { ChannelName } from '../channels/ChannelName';
+import { errorText } from '../i18n/errors';
 
 function Editable({
   label,
@@ -28,7 +29,7 @@ function Editable({
       await onSave(draft);
       setState(t('app.saved'));
     } catch (e) {
-      setState((e as Error).message);
+      setState(errorText(e));
     }
   };
   return (
@@ -70,7 +71,7 @@ export function CustomerCard({ customerId, leadId }: { customerId: number; leadI
       setCustomer(await api.post<Customer>(`/customers/${customerId}/update`, {}));
       setNote(t('card.avatarRefreshed'));
     } catch (e) {
-      setNote((e as Error).message);
+      setNote(errorText(e));
     }
   };
   const others = leads.filter((l) => l.id !== leadId);

@@ -5,6 +5,7 @@ import { useCatalog } from '../catalog';
 import { t } from '../i18n';
 import { linkProps } from '../router';
 import '../sales.css';
+import { errorText } from '../i18n/errors';
 
 /**
  * Shown while the account has no channel: how to connect one, the site widget first (one click,
@@ -22,7 +23,7 @@ export function FirstRun() {
     try {
       setWidget(await api.post<Integration>('/integrations', { type: 'widget' }));
     } catch (e) {
-      setError((e as Error).message);
+      setError(errorText(e));
     } finally {
       setBusy(false);
     }

@@ -1,6 +1,6 @@
 import type { Lead, Status } from '../api/types';
 import { employeeName, useCatalog } from '../catalog';
-import { t } from '../i18n';
+import { formatAmount, t } from '../i18n';
 import { formatDuration } from '../state/reports';
 import '../sales.css';
 import { ChannelName } from '../channels/ChannelName';
@@ -30,7 +30,7 @@ export function LeadColumns({ lead, status }: { lead: Lead; status?: Status }) {
       {lead.amount !== 0 && (
         <span className="amount" title={t('cols.amount')}>
           <span className="sr-only">{t('cols.amount')}: </span>
-          {lead.amount.toLocaleString('en')}
+          {formatAmount(lead.amount)}
         </span>
       )}
       {responsible && (

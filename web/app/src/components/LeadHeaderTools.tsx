@@ -6,6 +6,7 @@ import { t } from '../i18n';
 import { useShortcutHandlers } from './ShortcutsHelp';
 import { EmployeeOptions, StatusOptions } from './Options';
 import '../sales.css';
+import { errorText } from '../i18n/errors';
 
 /**
  * The conversation header's lead controls: status and responsible pickers, Accept (for a lead in
@@ -22,7 +23,7 @@ export function LeadHeaderTools({ lead, onChange }: { lead: SingleLead; onChange
     try {
       onChange(await p);
     } catch (e) {
-      setError((e as Error).message);
+      setError(errorText(e));
     }
   };
   const update = (patch: Partial<SingleLead>) => act(api.put<SingleLead>(`/leads/${lead.id}`, patch));

@@ -3,9 +3,10 @@ import { api } from '../api/client';
 import { realtime } from '../api/realtime';
 import type { Note } from '../api/types';
 import { employeeName, useCatalog } from '../catalog';
-import { formatTime, t } from '../i18n';
+import { formatDateTime, formatRelative, t } from '../i18n';
 import { insertMention, mentionAt, mentionCandidates, splitMentions } from '../state/mentions';
 import '../sales.css';
+import { errorText } from '../i18n/errors';
 
 /** Internal notes of a lead: the team's talk, never sent to the customer; `@` mentions colleagues. */
 export function LeadNotes({ leadId }: { leadId: number }) {
@@ -25,7 +26,7 @@ export function LeadNotes({ leadId }: { leadId: number }) {
   }, [text]);
 
   useEffect(() => {
-    void api.get<Note[]>(`/leads/${leadId}/notes`).then(setNotes, (e: Error) => setError(e.message));
+    void api.get<Note[]>(`/leads/${leadId}/notes`).then(setNotes, (e: unknown) => setError(errorText(e)));
     return realtime.subscribe((m) => {
       if (m.kind !== 'event' || m.event.type !== 'lead.note.created' || m.event.leadId !== leadId || !m.event.note) return;
       const note = m.event.note;
@@ -56,7 +57,7 @@ export function LeadNotes({ leadId }: { leadId: number }) {
       setNotes((list) => (list.some((n) => n.id === note.id) ? list : [...list, note]));
       setText('');
     } catch (e) {
-      setError((e as Error).message);
+      setError(errorText(e));
     }
   };
   const onKeyDown = (e: KeyboardEvent<HTMLTextAreaElement>) => {
@@ -95,7 +96,9 @@ export function LeadNotes({ leadId }: { leadId: number }) {
             <li key={n.id} className="note" data-note-id={n.id}>
               <div className="small muted">
                 {n.userId === null ? t('notes.unknownAuthor') : (employeeName(employees, n.userId) ?? `#${n.userId}`)} ·{' '}
-                <time dateTime={n.createdAt}>{formatTime(Date.parse(n.createdAt))}</time>
+                <time dateTime={n.createdAt} title={formatDateTime(n.createdAt)}>
+                  {formatRelative(Date.parse(n.createdAt))}
+                </time>
               </div>
               {splitMentions(
                 n.text,

@@ -1,8 +1,9 @@
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { ApiError, request, setTokens } from '../api/client';
 import type { TokenPair } from '../api/types';
-import { t } from '../i18n';
+import { getLocale, t } from '../i18n';
 import { navigate } from '../router';
+import { errorText } from '../i18n/errors';
 
 function Card({ title, intro, children }: { title: string; intro?: string; children: ReactNode }) {
   return (
@@ -26,7 +27,7 @@ function useSubmit(run: () => Promise<void>, failMessage?: (e: ApiError) => stri
     try {
       await run();
     } catch (err) {
-      const msg = err instanceof ApiError ? (failMessage?.(err) ?? err.message) : (err as Error).message;
+      const msg = err instanceof ApiError ? (failMessage?.(err) ?? errorText(err)) : errorText(err);
       setError(msg);
       setBusy(false);
     }
@@ -55,7 +56,8 @@ export function AuthPage({ mode, next }: { mode: 'login' | 'setup'; next?: strin
 
   const creating = setup?.firstRun || (mode === 'setup' && setup?.signup === 'open');
   const { busy, error, submit } = useSubmit(
-    () => (creating ? signIn('/auth/register', { login, pass, name }, next) : signIn('/auth/login', { login, pass }, next)),
+    () =>
+      creating ? signIn('/auth/register', { login, pass, name, locale: getLocale() }, next) : signIn('/auth/login', { login, pass }, next),
     (e) => (!creating && e.status === 401 ? t('auth.login.failed') : undefined),
   );
   if (!setup) return <Card title={t('app.name')}>{t('app.loading')}</Card>;

@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'react';
-import { api, ApiError, setTokens } from '../api/client';
+import { api, setTokens } from '../api/client';
 import type { ConsentPreview, Me } from '../api/types';
 import { t } from '../i18n';
 import type { MessageKey } from '../i18n/en';
+import { errorText } from '../i18n/errors';
 
 /** The parameters of an authorization request that the server takes (others are not passed on). */
 const PARAMS = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method'];
@@ -30,7 +31,7 @@ export function ConsentPage({ query }: { query: URLSearchParams }) {
   const [busy, setBusy] = useState(false);
 
   useEffect(() => {
-    api.get<ConsentPreview>(`/oauth/authorize?${qs}`).then(setPreview, (e: Error) => setError(e.message));
+    api.get<ConsentPreview>(`/oauth/authorize?${qs}`).then(setPreview, (e: unknown) => setError(errorText(e)));
     api.get<Me>('/account/me').then(setMe, () => undefined);
   }, [qs]);
 
@@ -40,7 +41,7 @@ export function ConsentPage({ query }: { query: URLSearchParams }) {
       const { redirectTo } = await api.post<{ redirectTo: string }>('/oauth/authorize', { ...params, allowed });
       window.location.assign(redirectTo);
     } catch (e) {
-      setError(e instanceof ApiError ? e.message : (e as Error).message);
+      setError(errorText(e));
       setBusy(false);
     }
   };

@@ -27,6 +27,8 @@ import { LeadPanel } from './LeadPanel';
 import { LeadHeaderTools } from '../components/LeadHeaderTools';
 import { ChannelName, channelName } from '../channels/ChannelName';
 import { healthProblem } from '../channels/ChannelHealth';
+import { errorText } from '../i18n/errors';
+import { integrationStatusName, sourceName } from '../i18n/channels';
 
 function Attachments({ m }: { m: HistoryMessage['message'] }) {
   return (
@@ -126,7 +128,7 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
         const messages = s.filter((x) => x.type === 'message');
         setRealId((messages[0] ?? s[0])?.realId ?? null);
       })
-      .catch((e: Error) => setError(e.message));
+      .catch((e: unknown) => setError(errorText(e)));
   }, [leadId, reloadLead]);
 
   const loadHistory = useCallback(
@@ -142,7 +144,7 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
         if (earlier && el) anchor.current = { height: el.scrollHeight, top: el.scrollTop };
         setConv((c) => addHistoryPage(earlier ? c : { ...c, messages: [] }, page));
       } catch (e) {
-        setError((e as Error).message);
+        setError(errorText(e));
       } finally {
         loadingEarlier.current = false;
       }
@@ -238,7 +240,7 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
         setNotice(t('conv.sentPrivately'));
       } else setConv((c) => resolvePending(c, tempId, messages));
     } catch (e) {
-      setConv((c) => failPending(c, tempId, (e as Error).message));
+      setConv((c) => failPending(c, tempId, errorText(e)));
     }
   };
 
@@ -252,7 +254,7 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
       const messages = await api.post<HistoryMessage[]>(`/messaging/${leadId}/send`, { source: realId, template });
       setConv((c) => resolvePending(c, tempId, messages));
     } catch (e) {
-      setConv((c) => failPending(c, tempId, (e as Error).message));
+      setConv((c) => failPending(c, tempId, errorText(e)));
     }
   };
 
@@ -316,7 +318,7 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
               integrationStatus &&
               integrationStatus !== 'active' && (
                 <span className="tag danger small" data-integration-status>
-                  {t('integrations.notActive', { status: integrationStatus })}
+                  {t('integrations.notActive', { status: integrationStatusName(integrationStatus) })}
                 </span>
               )
             )}
@@ -328,7 +330,7 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
               <select value={realId ?? ''} onChange={(e) => setRealId(Number(e.target.value))}>
                 {sources.map((s) => (
                   <option key={s.realId} value={s.realId}>
-                    {channelName(s.type)} · {s.name ?? s.id} (#{s.saId})
+                    {sourceName(s.type)} · {s.name ?? s.id} (#{s.saId})
                   </option>
                 ))}
               </select>

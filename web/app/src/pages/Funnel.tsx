@@ -18,6 +18,7 @@ import {
 } from '../state/funnel-inbox';
 import '../sales.css';
 import { Avatar } from '../components/Avatar';
+import { errorText } from '../i18n/errors';
 
 interface Drag {
   lead: Lead;
@@ -67,7 +68,7 @@ export default function FunnelPage() {
       if (gen.columns === generation.current.columns) setColumns(withInbox(funnel, inbox, t('funnel.inbox')));
       if (gen.totals === generation.current.totals) setTotals(totalsOf(stats));
     } catch (e) {
-      if (gen.columns === generation.current.columns) setError((e as Error).message);
+      if (gen.columns === generation.current.columns) setError(errorText(e));
     }
   }, []);
 
@@ -112,7 +113,7 @@ export default function FunnelPage() {
       generation.current.totals++;
       setColumns(before.columns);
       setTotals(before.totals);
-      setError(t('funnel.moveFailed', { message: (e as Error).message }));
+      setError(t('funnel.moveFailed', { message: errorText(e) }));
     }
   };
 

@@ -29,6 +29,7 @@ import { FirstRun } from '../components/FirstRun';
 import { LeadColumns } from '../components/LeadColumns';
 import { useShortcutHandlers } from '../components/ShortcutsHelp';
 import { keepShown, noSelection, selectAll, selectRange, toggle, type Selection } from '../state/selection';
+import { errorText } from '../i18n/errors';
 
 const PAGE = 50;
 const ROW = 76;
@@ -112,7 +113,7 @@ export function InboxPage({ leadId }: { leadId: number | null }) {
       setError(null);
       setState((s) => appendPage(reset ? emptyList : s, res.data, res.total, PAGE));
     } catch (e) {
-      if (gen === generation.current) setError((e as Error).message);
+      if (gen === generation.current) setError(errorText(e));
     } finally {
       if (gen === generation.current) loading.current = false;
     }

@@ -6,6 +6,7 @@ import { t } from '../i18n';
 import { CustomerCard } from '../components/CustomerCard';
 import { LeadNotes } from '../components/LeadNotes';
 import { EmployeeOptions, StatusOptions } from '../components/Options';
+import { errorText } from '../i18n/errors';
 
 /** A text/number field saved when it loses focus (or on Enter for single-line fields). */
 function Field({
@@ -32,7 +33,7 @@ function Field({
       await onSave(draft);
       setState('saved');
     } catch (e) {
-      setState((e as Error).message);
+      setState(errorText(e));
     }
   };
   const props = {
@@ -110,7 +111,7 @@ export function LeadPanel({
     try {
       onChange(await api.put<SingleLead>(`/leads/${lead.id}`, patch));
     } catch (e) {
-      setError((e as Error).message);
+      setError(errorText(e));
       throw e;
     }
   };
@@ -123,14 +124,14 @@ export function LeadPanel({
       setTags(await api.post<string[]>(`/tags/${lead.id}/${encodeURIComponent(tag)}`));
       setNewTag('');
     } catch (e) {
-      setError((e as Error).message);
+      setError(errorText(e));
     }
   };
   const removeTag = async (tag: string) => {
     try {
       setTags(await api.del<string[]>(`/tags/${lead.id}/${encodeURIComponent(tag)}`));
     } catch (e) {
-      setError((e as Error).message);
+      setError(errorText(e));
     }
   };
 

@@ -2,12 +2,13 @@ import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { api, query } from '../api/client';
 import type { ReportStatistics } from '../api/types';
 import { employeeName, useCatalog } from '../catalog';
-import { t } from '../i18n';
+import { t, formatNumber } from '../i18n';
 import { dayBound, fillDays, formatDuration, niceMax, reportCsv } from '../state/reports';
 import { activeFilterCount, filterParams, noFilters, type Filters } from '../state/leads';
 import { FilterBar } from './FilterBar';
 import '../sales.css';
 import { channelName } from '../channels/ChannelName';
+import { errorText } from '../i18n/errors';
 
 /** New leads per day as bars in plain SVG: a chart library would weigh more than this page. */
 function DayChart({ points }: { points: Array<{ date: string; count: number }> }) {
@@ -87,7 +88,7 @@ function BreakdownTable({
         {rows.map((r) => (
           <tr key={r.key}>
             <th scope="row">{r.name}</th>
-            <td>{r.count}</td>
+            <td>{formatNumber(r.count)}</td>
             <td>{formatDuration(r.median)}</td>
           </tr>
         ))}
@@ -120,7 +121,7 @@ export default function ReportsPage() {
       };
       setStats(await api.get<ReportStatistics>(`/leads/statistics${query(params)}`));
     } catch (e) {
-      setError((e as Error).message);
+      setError(errorText(e));
     }
   }, [filters, range]);
   useEffect(() => void load(), [load]);
@@ -128,7 +129,7 @@ export default function ReportsPage() {
   const nameOf = (id: number | null) => (id === null ? t('reports.unassigned') : (employeeName(employees, id) ?? `#${id}`));
   const download = () => {
     if (!stats) return;
-    const blob = new Blob([reportCsv(stats, { employee: nameOf, channel: channelName })], { type: 'text/csv;charset=utf-8' });
+    const blob = new Blob([reportCsv(stats, { employee: nameOf })], { type: 'text/csv;charset=utf-8' });
     const a = document.createElement('a');
     a.href = URL.createObjectURL(blob);
     a.download = `parley-report-${range.from}-${range.to}.csv`;

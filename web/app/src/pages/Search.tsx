@@ -6,6 +6,7 @@ import { formatTime, t } from '../i18n';
 import { linkProps, navigate } from '../router';
 import { Avatar } from '../components/Avatar';
 import { ChannelName } from '../channels/ChannelName';
+import { errorText } from '../i18n/errors';
 
 interface MessageHits {
   integrationId: number;
@@ -46,7 +47,7 @@ export function SearchPage() {
       setHits(messages);
       setAsked(term);
     } catch (err) {
-      setError((err as Error).message);
+      setError(errorText(err));
     } finally {
       setBusy(false);
     }

@@ -3,6 +3,7 @@ import { api } from '../api/client';
 import type { WhatsAppTemplate } from '../api/types';
 import { t } from '../i18n';
 import { bodyParameterCount, templatePreview, templateSend } from '../state/whatsapp';
+import { errorText } from '../i18n/errors';
 
 /**
  * The composer of a WhatsApp conversation whose 24-hour window has closed: only approved templates
@@ -24,7 +25,7 @@ export function TemplateComposer({
 
   useEffect(() => {
     setTemplates(null);
-    api.get<WhatsAppTemplate[]>(`/integrations/${saId}/templates`).then(setTemplates, (e: Error) => setError(e.message));
+    api.get<WhatsAppTemplate[]>(`/integrations/${saId}/templates`).then(setTemplates, (e: unknown) => setError(errorText(e)));
   }, [saId]);
 
   const template = templates?.[picked];

@@ -1,4 +1,5 @@
 import { query } from '../api/client';
+import { formatAmount } from '../i18n';
 import type { FunnelColumn, Lead, Statistics } from '../api/types';
 import { filterParams, noFilters, type Filters } from './leads';
 
@@ -69,7 +70,7 @@ export function moveTotals(totals: BoardTotals, amount: number, from: number, to
   return next;
 }
 
-/** A column's amount total as shown: digits grouped the English way ("1,250"), exact however large. */
+/** A column's amount total as shown: in the account's currency and the app's language, exact however large. */
 export function formatTotal(amount: bigint): string {
-  return amount.toLocaleString('en');
+  return formatAmount(amount);
 }

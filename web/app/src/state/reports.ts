@@ -1,16 +1,18 @@
 import type { ReportStatistics } from '../api/types';
+import { t } from '../i18n';
+import { channelName } from '../i18n/channels';
 
-/** A duration in ms as people read it: "45 s", "12 min", "3 h 20 min", "2 d 4 h". */
+/** A duration in ms as people read it, in the app's language: "45 s", "12 min", "3 h 20 min", "2 d 4 h". */
 export function formatDuration(ms: number | null): string {
   if (ms === null) return '—';
   const s = Math.round(ms / 1000);
-  if (s < 60) return `${s} s`;
+  if (s < 60) return t('duration.seconds', { n: s });
   const m = Math.round(s / 60);
-  if (m < 60) return `${m} min`;
+  if (m < 60) return t('duration.minutes', { n: m });
   const h = Math.floor(m / 60);
-  if (h < 48) return m % 60 ? `${h} h ${m % 60} min` : `${h} h`;
+  if (h < 48) return m % 60 ? t('duration.hoursMinutes', { h, m: m % 60 }) : t('duration.hours', { n: h });
   const d = Math.floor(h / 24);
-  return h % 24 ? `${d} d ${h % 24} h` : `${d} d`;
+  return h % 24 ? t('duration.daysHours', { d, h: h % 24 }) : t('duration.days', { n: d });
 }
 
 /** Every UTC day from `from` to `to` (YYYY-MM-DD, inclusive) with its count; missing days are 0. */
@@ -54,18 +56,21 @@ export function toCsv(rows: Array<Array<string | number | null>>): string {
   return `${rows.map((r) => r.map(csvField).join(',')).join('\r\n')}\r\n`;
 }
 
-/** The report as one CSV: a `section` column keeps the tables apart in one sheet. */
-export function reportCsv(
-  stats: ReportStatistics,
-  names: { employee: (id: number | null) => string; channel: (type: string) => string },
-): string {
-  const rows: Array<Array<string | number | null>> = [['section', 'name', 'leads', 'median_response_ms', 'answered_leads']];
-  for (const [list, n] of Object.entries(stats.lists)) rows.push(['list', list, n, null, null]);
-  for (const s of stats.statuses) rows.push(['status', s.name, s.count, null, null]);
-  for (const d of stats.newLeads) rows.push(['new_leads', d.date, d.count, null, null]);
-  rows.push(['response_time', 'all', stats.lists.all, stats.responseTime.median, stats.responseTime.count]);
-  for (const e of stats.employees) rows.push(['employee', names.employee(e.userId), e.count, e.responseTime.median, e.responseTime.count]);
-  for (const c of stats.channels) rows.push(['channel', names.channel(c.type), c.count, c.responseTime.median, c.responseTime.count]);
+const LIST_NAMES = { inbox: 'lists.inbox', active: 'lists.active', completed: 'lists.completed', all: 'lists.all' } as const;
+
+/** The report as one CSV in the app's language: a section column keeps the tables apart in one sheet. */
+export function reportCsv(stats: ReportStatistics, names: { employee: (id: number | null) => string }): string {
+  const rows: Array<Array<string | number | null>> = [
+    [t('csv.section'), t('csv.name'), t('csv.leads'), t('csv.medianResponseMs'), t('csv.answeredLeads')],
+  ];
+  for (const [list, n] of Object.entries(stats.lists))
+    rows.push([t('csv.list'), list in LIST_NAMES ? t(LIST_NAMES[list as keyof typeof LIST_NAMES]) : list, n, null, null]);
+  for (const s of stats.statuses) rows.push([t('csv.status'), s.name, s.count, null, null]);
+  for (const d of stats.newLeads) rows.push([t('csv.newLeads'), d.date, d.count, null, null]);
+  rows.push([t('csv.responseTime'), t('csv.all'), stats.lists.all, stats.responseTime.median, stats.responseTime.count]);
+  for (const e of stats.employees)
+    rows.push([t('csv.employee'), names.employee(e.userId), e.count, e.responseTime.median, e.responseTime.count]);
+  for (const c of stats.channels) rows.push([t('csv.channel'), channelName(c.type), c.count, c.responseTime.median, c.responseTime.count]);
   return toCsv(rows);
 }
 

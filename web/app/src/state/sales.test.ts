@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { ReportStatistics } from '../api/types';
+import { setLocale } from '../i18n';
 import { csvField, dayBound, fillDays, formatDuration, niceMax, reportCsv } from './reports';
 import { keepShown, noSelection, runBulk, selectAll, selectRange, toggle } from './selection';
 
@@ -50,13 +51,20 @@ describe('reports', () => {
       employees: [{ userId: null, count: 3, responseTime: { median: 1000, count: 2 } }],
       channels: [{ type: 'widget', count: 3, responseTime: { median: null, count: 0 } }],
     };
-    const csv = reportCsv(stats, {
-      employee: (id) => (id === null ? 'Unassigned' : `#${id}`),
-      channel: (type) => (type === 'widget' ? 'Site chat' : type),
-    });
+    const csv = reportCsv(stats, { employee: (id) => (id === null ? 'Unassigned' : `#${id}`) });
     expect(csv.split('\r\n')).toContain('status,"Won, finally",0,,');
     expect(csv.split('\r\n')).toContain('employee,Unassigned,3,1000,2');
     expect(csv.split('\r\n')).toContain('channel,Site chat,3,,0');
+    setLocale('ru');
+    try {
+      const lines = reportCsv(stats, { employee: () => 'Не назначен' }).split('\r\n');
+      expect(lines[0]).toBe('раздел,название,лиды,медиана_ответа_мс,лиды_с_ответом');
+      expect(lines).toContain('список,Входящие,1,,');
+      expect(lines).toContain('сотрудник,Не назначен,3,1000,2');
+      expect(formatDuration(3 * 3600_000 + 20 * 60_000)).toBe('3 ч 20 мин');
+    } finally {
+      setLocale('en');
+    }
   });
 });
 
@@ -117,7 +125,7 @@ describe('funnel inbox column', () => {
     expect(totals.get(INBOX_COLUMN)).toEqual({ count: 130, amount: 9007199254740993n });
     expect(totals.get(5)).toEqual({ count: 250, amount: 1250n });
     expect(totals.get(7)).toEqual({ count: 1, amount: -5n });
-    expect([formatTotal(9007199254740993n), formatTotal(-5n), formatTotal(0n)]).toEqual(['9,007,199,254,740,993', '-5', '0']);
+    expect([formatTotal(9007199254740993n), formatTotal(-5n), formatTotal(0n)]).toEqual(['$9,007,199,254,740,993', '-$5', '$0']);
   });
 
   it("moves a lead's amount and count between columns until the server answers; unknown columns and bad amounts change nothing", async () => {

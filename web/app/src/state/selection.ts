@@ -1,3 +1,4 @@
+import { errorText } from '../i18n/errors';
 /**
  * Selection of leads in a list for bulk work: click toggles one, Shift+click selects the range
  * from the last clicked one (the anchor), "select all" takes the leads shown.
@@ -65,7 +66,7 @@ export async function runBulk(
       try {
         await action(id);
       } catch (e) {
-        outcome.failures.push({ id, message: (e as Error).message });
+        outcome.failures.push({ id, message: errorText(e) });
       }
       outcome.done++;
       onProgress({ ...outcome, failures: [...outcome.failures] });

@@ -1,4 +1,5 @@
 import type { HistoryMessage, Source, WhatsAppTemplate } from '../api/types';
+import { t } from '../i18n';
 
 /** What the agent app shows of WhatsApp Cloud API conversations: the 24-hour window, ticks, templates. */
 
@@ -20,9 +21,9 @@ export function serviceWindow(source: Pick<Source, 'expires'> | null, now: numbe
 /** "5 h 12 min" / "12 min" / "< 1 min". */
 export function formatLeft(ms: number): string {
   const minutes = Math.floor(ms / 60_000);
-  if (minutes < 1) return '< 1 min';
+  if (minutes < 1) return t('duration.underMinute');
   const h = Math.floor(minutes / 60);
-  return h ? `${h} h ${minutes % 60} min` : `${minutes} min`;
+  return h ? t('duration.hoursMinutes', { h, m: minutes % 60 }) : t('duration.minutes', { n: minutes });
 }
 
 /** Delivery ticks of an outgoing message: one (sent), two (delivered), two blue (read), failed. */

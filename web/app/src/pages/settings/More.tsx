@@ -2,7 +2,7 @@ import { Fragment, useState } from 'react';
 import { api } from '../../api/client';
 import type { ApiKey, Delivery, Me, PaymentType, Plugin, Tag, Tariff, Webhook } from '../../api/types';
 import { useCatalog } from '../../catalog';
-import { t } from '../../i18n';
+import { formatDate, formatDateTime, t } from '../../i18n';
 import { AddOneForm, confirmDelete, CopyButton, ErrorLine, ShownOnce, useAction, useResource } from './common';
 import { TypeNamesSetting } from './TypeNamesSetting';
 
@@ -214,7 +214,7 @@ function Deliveries({ hook }: { hook: Webhook }) {
         <tbody>
           {data?.map((d) => (
             <tr key={d.id}>
-              <td>{new Date(d.createdAt).toLocaleString('en')}</td>
+              <td>{formatDateTime(d.createdAt)}</td>
               <td>{d.type}</td>
               <td>
                 <span className={`tag ${d.status}`}>{d.status}</span>
@@ -411,7 +411,7 @@ export function AccountSettings() {
     [t('account.status'), me?.account.status],
     [t('account.user'), me?.user ? `${me.user.name} <${me.user.login}>` : undefined],
     [t('account.trial'), tariff ? (tariff.trial ? t('app.yes') : t('app.no')) : undefined],
-    [t('account.expiration'), tariff ? new Date(tariff.expiration).toLocaleDateString('en', { dateStyle: 'long' }) : undefined],
+    [t('account.expiration'), tariff ? formatDate(tariff.expiration) : undefined],
     [t('account.balance'), tariff ? `${tariff.value} ${tariff.currency}` : undefined],
     [t('account.period'), tariff?.period],
     [t('account.subscription'), tariff ? (tariff.subscription ? t('app.yes') : t('app.no')) : undefined],

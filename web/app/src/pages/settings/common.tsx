@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { t } from '../../i18n';
+import { errorText } from '../../i18n/errors';
 
 /** Loads a resource, with reload; errors end up in `error`. */
 export function useResource<T>(load: () => Promise<T>) {
@@ -11,7 +12,7 @@ export function useResource<T>(load: () => Promise<T>) {
       setData(await load());
       setError(null);
     } catch (e) {
-      setError((e as Error).message);
+      setError(errorText(e));
     }
   }, []);
   useEffect(() => {
@@ -31,7 +32,7 @@ export function useAction() {
       await fn();
       return true;
     } catch (e) {
-      setError((e as Error).message);
+      setError(errorText(e));
       return false;
     } finally {
       setBusy(false);
