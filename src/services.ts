@@ -14,6 +14,7 @@ import { RealtimeHub } from './realtime/realtime-hub.js';
 import { Leases } from './domain/leases/leases.js';
 import { OutboxNotifier } from './events/outbox-notifier.js';
 import { VisitorPush } from './visitor-push/visitor-push.js';
+import { DistributionService } from './domain/automation/distribution.service.js';
 import { ChannelRegistry } from './domain/channels/registry.js';
 import { IntegrationsService } from './domain/integrations/integrations.service.js';
 import { CustomersService } from './domain/customers/customers.service.js';
@@ -105,6 +106,8 @@ export interface Services {
   leases: Leases;
   /** Pushes committed replies and typing indicators to the widget visitors' sockets of this process. */
   visitorPush: VisitorPush;
+  /** Distribution of new leads per integration (docs/api/automation.md). */
+  distribution: DistributionService;
   // Areas: one line each.
 }
 
@@ -171,6 +174,7 @@ export function createServices(deps: Deps): Services {
     exports: new ExportsService(deps, files.storage),
     leases: new Leases(deps),
     visitorPush: new VisitorPush(deps, widget.hub),
+    distribution: new DistributionService(deps),
     // Areas: one line each.
   };
 }

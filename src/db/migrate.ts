@@ -45,6 +45,7 @@ import { fileChunks } from './migrations/0041-file-chunks.js';
 import { retention } from './migrations/0042-retention.js';
 import { leadReadVersions } from './migrations/0043-lead-read-versions.js';
 import { installation } from './migrations/0120-installation.js';
+import { distribution } from './migrations/0090-distribution.js';
 
 /**
  * The ordered list of migrations. Names sort in the order they run; a migration is never edited
@@ -94,6 +95,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0041-file-chunks': fileChunks,
   '0042-retention': retention,
   '0043-lead-read-versions': leadReadVersions,
+  '0090-distribution': distribution,
   '0120-installation': installation,
 };
 

@@ -9,6 +9,9 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from '
  */
 export interface Database {
   accounts: AccountsTable;
+  lead_distributions: LeadDistributionsTable;
+  automation_claims: AutomationClaimsTable;
+  automation_cursors: AutomationCursorsTable;
   users: UsersTable;
   refresh_tokens: RefreshTokensTable;
   api_keys: ApiKeysTable;
@@ -156,6 +159,8 @@ export interface UsersTable {
   tokens_valid_after: ColumnType<number, number | undefined, number>;
   /** Moves on at password reset, sign-out everywhere and removal: tokens of an earlier one are refused. */
   token_generation: ColumnType<number, number | undefined, number>;
+  /** The employee's "Available / Away" switch: distribution skips employees who are away. */
+  available: ColumnType<Bool, Bool | undefined, Bool>;
   created_at: number;
 }
 
@@ -732,4 +737,31 @@ export interface PrivateRepliesTable {
   /** The direct message the reply became; null until stored (or if it was deleted since). */
   message_id: number | null;
   created_at: number;
+}
+
+/** How an integration's new leads are shared among employees (docs/api/automation.md). */
+export interface LeadDistributionsTable {
+  integration_id: number;
+  account_id: number;
+  mode: 'off' | 'round_robin' | 'least_busy';
+  /** JSON array of user ids; null: every confirmed employee reaching the integration. */
+  employees: string | null;
+  only_available: Bool;
+  /** The round-robin position: the employee who got the last lead. */
+  last_user_id: number | null;
+  updated_at: number;
+}
+export type LeadDistributionRow = Selectable<LeadDistributionsTable>;
+
+/** One row per automation consumer and event it acted on: the action happens once. */
+export interface AutomationClaimsTable {
+  consumer: string;
+  event_id: number;
+  created_at: number;
+}
+
+/** Where the automation consumer resumes reading the outbox. */
+export interface AutomationCursorsTable {
+  name: string;
+  event_id: number;
 }

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import type { EmployeeUpdate } from '../../domain/employees/employees.types.js';
 import { ALL, defineRoute } from '../route.js';
 import { Empty, Id, IdParams } from '../schemas/common.js';
 import { employeeSchema, serializeEmployee } from '../serializers/employees.serializer.js';
@@ -14,6 +15,8 @@ const Sources = Type.Array(
   }),
   { maxItems: MAX_SOURCES, description: 'empty array = all integrations; a single record with saId null = none' },
 );
+
+const Available = Type.Optional(Type.Boolean({ description: 'v1.3: Available / Away' }));
 
 const employee = (version: ApiVersion) => employeeSchema(VERSION_TRAITS[version]);
 
@@ -73,19 +76,23 @@ export const employeesRoutes = [
     versions: ALL,
     method: 'PUT',
     url: '/managers/:id',
-    ownerOnly: true,
     schema: (version) => ({
       tags: ['employees'],
       summary: 'Set the integrations an employee reaches and allowAllDeals (owner only); answers the employee',
       description:
         '`sources` replaces the access records (absent: unchanged; `id` keeps an existing record). ' +
-        'The owner always reaches everything: non-empty sources or allowAllDeals false for the owner -> 400.',
+        'The owner always reaches everything: non-empty sources or allowAllDeals false for the owner -> 400. ' +
+        "v1.3: `available` (Available / Away) may also be set by the employee itself; any other change is the owner's (403).",
       params: IdParams,
-      body: Type.Object({ sources: Type.Optional(Sources), allowAllDeals: Type.Optional(Type.Boolean()) }),
+      body: Type.Object({
+        sources: Type.Optional(Sources),
+        allowAllDeals: Type.Optional(Type.Boolean()),
+        ...(VERSION_TRAITS[version].employeeExtras ? { available: Available } : {}),
+      }),
       response: { 200: employee(version) },
     }),
     handler: async (req, _reply, { services, auth, traits }) =>
-      serializeEmployee(await services.employees.update(auth, req.params.id, req.body), traits),
+      serializeEmployee(await services.employees.update(auth, req.params.id, req.body as EmployeeUpdate), traits),
   }),
   defineRoute({
     versions: ALL,

@@ -18,9 +18,10 @@ const EmployeeBase = {
 const EmployeeExtras = {
   allowedUsers: Type.Union([Type.Array(Id), Type.Null()], { description: 'employees whose leads this one may access' }),
   metadata: Type.Object({}, { additionalProperties: true }),
+  available: Type.Boolean({ description: 'Available / Away: distribution skips employees who are away' }),
 };
 
-/** v1.3 employee objects carry `allowedUsers` and `metadata`; v1.1 and v1.2 do not (docs/api/versions.md). */
+/** v1.3 employee objects carry `allowedUsers`, `metadata` and `available`; v1.1 and v1.2 do not (docs/api/versions.md). */
 export function employeeSchema(traits: VersionTraits): TSchema {
   return traits.employeeExtras
     ? Type.Object({ ...EmployeeBase, ...EmployeeExtras }, { title: 'Employee', description: 'Employee' })
@@ -37,5 +38,5 @@ export function serializeEmployee(e: Employee, traits: VersionTraits) {
     allowAllDeals: e.allowAllDeals,
     sources: e.sources,
   };
-  return traits.employeeExtras ? { ...base, allowedUsers: e.allowedUsers, metadata: e.metadata } : base;
+  return traits.employeeExtras ? { ...base, allowedUsers: e.allowedUsers, metadata: e.metadata, available: e.available } : base;
 }

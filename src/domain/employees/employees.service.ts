@@ -129,10 +129,15 @@ export class EmployeesService {
    * when given. The owner always reaches everything: restricting it is a 400.
    */
   async update(auth: AuthContext, id: number, patch: EmployeeUpdate): Promise<Employee> {
-    requireOwner(auth);
+    const { available, ...access } = patch;
+    // An employee may switch its own availability; everything else is the owner's.
+    const ownSwitch = available !== undefined && id === auth.userId && Object.keys(access).length === 0;
+    if (!ownSwitch) requireOwner(auth);
     const db = this.deps.db.kysely;
     const user = await findUser(db, auth.accountId, id);
     if (!user) throw notFound('Employee not found');
+    if (available !== undefined) await updateUser(db, auth.accountId, id, { available: available ? 1 : 0 });
+    if (ownSwitch) return this.get(auth.accountId, id);
     const sources = patch.sources && normalizeSources(patch.sources);
     if (user.role === 'owner') {
       if ((sources && sources.length > 0) || patch.allowAllDeals === false) {
@@ -266,5 +271,6 @@ function toEmployee(user: UserRow, records: SourceRecord[]): Employee {
     sources: records.map((r) => ({ id: r.id, saId: r.sa_id })),
     allowedUsers: user.allowed_users === null ? null : parseIdList(user.allowed_users),
     metadata: JSON.parse(user.metadata) as Record<string, unknown>,
+    available: user.available === 1,
   };
 }

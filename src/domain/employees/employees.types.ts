@@ -18,6 +18,8 @@ export interface EmployeeUpdate {
   /** Absent: unchanged. Otherwise replaces the access records. */
   sources?: SourceInput[];
   allowAllDeals?: boolean;
+  /** v1.3: the "Available / Away" switch (the employee itself may change it). */
+  available?: boolean;
 }
 
 export interface InvitationAcceptance {
@@ -37,4 +39,6 @@ export interface Employee {
   sources: Array<{ id: number; saId: number | null }>;
   allowedUsers: number[] | null;
   metadata: Record<string, unknown>;
+  /** Distribution skips employees who are away. */
+  available: boolean;
 }

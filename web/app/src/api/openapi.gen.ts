@@ -255,7 +255,7 @@ export interface paths {
         get?: never;
         /**
          * Set the integrations an employee reaches and allowAllDeals (owner only); answers the employee
-         * @description `sources` replaces the access records (absent: unchanged; `id` keeps an existing record). The owner always reaches everything: non-empty sources or allowAllDeals false for the owner -> 400.
+         * @description `sources` replaces the access records (absent: unchanged; `id` keeps an existing record). The owner always reaches everything: non-empty sources or allowAllDeals false for the owner -> 400. v1.3: `available` (Available / Away) may also be set by the employee itself; any other change is the owner's (403).
          */
         put: operations["putManagersById_v1_3"];
         post?: never;
@@ -1462,6 +1462,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1.3/integrations/{id}/distribution": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How the integration's new leads are shared among employees (owner only) */
+        get: operations["getIntegrationsByIdDistribution_v1_3"];
+        /**
+         * Set how the integration's new leads are shared among employees (owner only)
+         * @description `round_robin` takes the employees in turn; `least_busy` the one with the fewest open leads (inbox and active statuses), ties in turn. A listed employee who is not a confirmed employee reaching the integration -> 400 and nothing changes.
+         */
+        put: operations["putIntegrationsByIdDistribution_v1_3"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1.3/messaging/upload": {
         parameters: {
             query?: never;
@@ -1569,6 +1590,8 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
+            /** @description Available / Away: distribution skips employees who are away */
+            available: boolean;
         };
         /**
          * Error
@@ -2839,6 +2862,8 @@ export interface operations {
                         saId: number | null;
                     }[];
                     allowAllDeals?: boolean;
+                    /** @description v1.3: Available / Away */
+                    available?: boolean;
                 };
             };
         };
@@ -7226,6 +7251,108 @@ export interface operations {
                         messagesDays: number | null;
                         /** @description Uploaded and received files older than this many days are deleted; null: kept forever */
                         filesDays: number | null;
+                    };
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getIntegrationsByIdDistribution_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        mode: "off" | "round_robin" | "least_busy";
+                        /** @description absent: every confirmed employee reaching the integration */
+                        employees?: number[];
+                        /** @description skip employees who are away (default true) */
+                        onlyAvailable?: boolean;
+                    };
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putIntegrationsByIdDistribution_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    mode: "off" | "round_robin" | "least_busy";
+                    /** @description absent: every confirmed employee reaching the integration */
+                    employees?: number[];
+                    /** @description skip employees who are away (default true) */
+                    onlyAvailable?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        mode: "off" | "round_robin" | "least_busy";
+                        /** @description absent: every confirmed employee reaching the integration */
+                        employees?: number[];
+                        /** @description skip employees who are away (default true) */
+                        onlyAvailable?: boolean;
                     };
                 };
             };
