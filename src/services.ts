@@ -15,6 +15,7 @@ import { Leases } from './domain/leases/leases.js';
 import { OutboxNotifier } from './events/outbox-notifier.js';
 import { VisitorPush } from './visitor-push/visitor-push.js';
 import { DistributionService } from './domain/automation/distribution.service.js';
+import { AccountAutomationService } from './domain/automation/account-automation.service.js';
 import { ChannelRegistry } from './domain/channels/registry.js';
 import { IntegrationsService } from './domain/integrations/integrations.service.js';
 import { CustomersService } from './domain/customers/customers.service.js';
@@ -108,6 +109,8 @@ export interface Services {
   visitorPush: VisitorPush;
   /** Distribution of new leads per integration (docs/api/automation.md). */
   distribution: DistributionService;
+  /** Working hours and the first-response target (docs/api/automation.md). */
+  accountAutomation: AccountAutomationService;
   // Areas: one line each.
 }
 
@@ -175,6 +178,7 @@ export function createServices(deps: Deps): Services {
     leases: new Leases(deps),
     visitorPush: new VisitorPush(deps, widget.hub),
     distribution: new DistributionService(deps),
+    accountAutomation: new AccountAutomationService(deps),
     // Areas: one line each.
   };
 }

@@ -46,6 +46,7 @@ import { retention } from './migrations/0042-retention.js';
 import { leadReadVersions } from './migrations/0043-lead-read-versions.js';
 import { installation } from './migrations/0120-installation.js';
 import { distribution } from './migrations/0090-distribution.js';
+import { accountAutomation } from './migrations/0091-account-automation.js';
 
 /**
  * The ordered list of migrations. Names sort in the order they run; a migration is never edited
@@ -96,6 +97,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0042-retention': retention,
   '0043-lead-read-versions': leadReadVersions,
   '0090-distribution': distribution,
+  '0091-account-automation': accountAutomation,
   '0120-installation': installation,
 };
 

@@ -12,6 +12,7 @@ export interface Database {
   lead_distributions: LeadDistributionsTable;
   automation_claims: AutomationClaimsTable;
   automation_cursors: AutomationCursorsTable;
+  account_automation: AccountAutomationTable;
   users: UsersTable;
   refresh_tokens: RefreshTokensTable;
   api_keys: ApiKeysTable;
@@ -764,4 +765,13 @@ export interface AutomationClaimsTable {
 export interface AutomationCursorsTable {
   name: string;
   event_id: number;
+}
+
+/** An account's working hours and first-response target (docs/api/automation.md). */
+export interface AccountAutomationTable {
+  account_id: number;
+  /** JSON `{timezone, week, holidays}`; null: open around the clock. */
+  working_hours: string | null;
+  first_response_minutes: number | null;
+  updated_at: number;
 }

@@ -13,6 +13,24 @@ const Distribution = Type.Object(
   { additionalProperties: false },
 );
 
+const Time = Type.String({ pattern: '^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$', description: 'HH:MM, 00:00 to 24:00' });
+const Range = Type.Array(Time, { minItems: 2, maxItems: 2, description: '[from, to]' });
+const Ranges = Type.Optional(Type.Array(Range, { maxItems: 10 }));
+const WorkingHours = Type.Object(
+  {
+    timezone: Type.String({ maxLength: 64, description: 'IANA time zone name, such as Europe/Berlin' }),
+    week: Type.Object(
+      { mon: Ranges, tue: Ranges, wed: Ranges, thu: Ranges, fri: Ranges, sat: Ranges, sun: Ranges },
+      {
+        propertyNames: { enum: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] },
+        description: 'a day missing is closed; an empty week is closed all week',
+      },
+    ),
+    holidays: Type.Optional(Type.Array(Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' }), { maxItems: 366 })),
+  },
+  { additionalProperties: false },
+);
+
 /** Automation of the account (docs/api/automation.md): owner only. */
 export const automationRoutes = [
   defineRoute({
@@ -44,5 +62,33 @@ export const automationRoutes = [
       response: { 200: Distribution },
     },
     handler: async (req, _reply, { services, auth }) => services.distribution.put(auth, req.params.id, req.body),
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'GET',
+    url: '/account/working-hours',
+    ownerOnly: true,
+    schema: {
+      tags,
+      summary: "The account's working hours (owner only); without any set, open around the clock",
+      response: { 200: WorkingHours },
+    },
+    handler: async (_req, _reply, { services, auth }) => services.accountAutomation.workingHours(auth),
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'PUT',
+    url: '/account/working-hours',
+    ownerOnly: true,
+    schema: {
+      tags,
+      summary: "Set the account's working hours (owner only)",
+      description:
+        'Ranges are local times in `timezone`, each ending after it starts (24:00 ends the day); holidays are local dates closed all day. ' +
+        'An unknown time zone, a time such as 25:00 or a range ending before it starts -> 400 naming it, nothing stored.',
+      body: WorkingHours,
+      response: { 200: WorkingHours },
+    },
+    handler: async (req, _reply, { services, auth }) => services.accountAutomation.setWorkingHours(auth, req.body),
   }),
 ];

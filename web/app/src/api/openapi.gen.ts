@@ -1483,6 +1483,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1.3/account/working-hours": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's working hours (owner only); without any set, open around the clock */
+        get: operations["getAccountWorkingHours_v1_3"];
+        /**
+         * Set the account's working hours (owner only)
+         * @description Ranges are local times in `timezone`, each ending after it starts (24:00 ends the day); holidays are local dates closed all day. An unknown time zone, a time such as 25:00 or a range ending before it starts -> 400 naming it, nothing stored.
+         */
+        put: operations["putAccountWorkingHours_v1_3"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1.3/messaging/upload": {
         parameters: {
             query?: never;
@@ -7353,6 +7374,128 @@ export interface operations {
                         employees?: number[];
                         /** @description skip employees who are away (default true) */
                         onlyAvailable?: boolean;
+                    };
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAccountWorkingHours_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description IANA time zone name, such as Europe/Berlin */
+                        timezone: string;
+                        /** @description a day missing is closed; an empty week is closed all week */
+                        week: {
+                            mon?: string[][];
+                            tue?: string[][];
+                            wed?: string[][];
+                            thu?: string[][];
+                            fri?: string[][];
+                            sat?: string[][];
+                            sun?: string[][];
+                        };
+                        holidays?: string[];
+                    };
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putAccountWorkingHours_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description IANA time zone name, such as Europe/Berlin */
+                    timezone: string;
+                    /** @description a day missing is closed; an empty week is closed all week */
+                    week: {
+                        mon?: string[][];
+                        tue?: string[][];
+                        wed?: string[][];
+                        thu?: string[][];
+                        fri?: string[][];
+                        sat?: string[][];
+                        sun?: string[][];
+                    };
+                    holidays?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description IANA time zone name, such as Europe/Berlin */
+                        timezone: string;
+                        /** @description a day missing is closed; an empty week is closed all week */
+                        week: {
+                            mon?: string[][];
+                            tue?: string[][];
+                            wed?: string[][];
+                            thu?: string[][];
+                            fri?: string[][];
+                            sat?: string[][];
+                            sun?: string[][];
+                        };
+                        holidays?: string[];
                     };
                 };
             };
