@@ -3,7 +3,7 @@ import { startDeliveryWorker } from './webhooks/standalone.js';
 import { HistoryPruner } from './events/retention.js';
 import { startTelegramPoller } from './channels/telegram/start-poller.js';
 import { startPushWorker } from './push/start.js';
-import { AutomationWorker } from './automation/automation-worker.js';
+import { createAutomationWorker } from './automation/start.js';
 import { startSocialPollers } from './channels/social/start-pollers.js';
 import { dataWorkers } from './domain/portability/periodic-worker.js';
 import { TableUpkeep } from './db/table-upkeep.js';
@@ -20,7 +20,7 @@ import { TableUpkeep } from './db/table-upkeep.js';
 export function startBackgroundWorkers(services: Services): void {
   startDeliveryWorker(services);
   startPushWorker(services);
-  const automation = new AutomationWorker(services.deps);
+  const automation = createAutomationWorker(services);
   void automation.start().catch((err: unknown) => services.deps.log.error({ err }, 'automation did not start'));
   services.workers.push(automation);
   const pruner = new HistoryPruner(services.deps, services.leases);

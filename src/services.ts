@@ -16,6 +16,7 @@ import { OutboxNotifier } from './events/outbox-notifier.js';
 import { VisitorPush } from './visitor-push/visitor-push.js';
 import { DistributionService } from './domain/automation/distribution.service.js';
 import { AccountAutomationService } from './domain/automation/account-automation.service.js';
+import { RulesService } from './domain/automation/rules.service.js';
 import { ChannelRegistry } from './domain/channels/registry.js';
 import { IntegrationsService } from './domain/integrations/integrations.service.js';
 import { CustomersService } from './domain/customers/customers.service.js';
@@ -111,6 +112,8 @@ export interface Services {
   distribution: DistributionService;
   /** Working hours and the first-response target (docs/api/automation.md). */
   accountAutomation: AccountAutomationService;
+  /** Automation rules and their runs (docs/api/automation.md). */
+  rules: RulesService;
   // Areas: one line each.
 }
 
@@ -179,6 +182,7 @@ export function createServices(deps: Deps): Services {
     visitorPush: new VisitorPush(deps, widget.hub),
     distribution: new DistributionService(deps),
     accountAutomation: new AccountAutomationService(deps),
+    rules: new RulesService(deps),
     // Areas: one line each.
   };
 }

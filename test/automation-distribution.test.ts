@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IntegrationRow } from '../src/db/schema.js';
-import { AutomationWorker } from '../src/automation/automation-worker.js';
+import type { AutomationWorker } from '../src/automation/automation-worker.js';
+import { createAutomationWorker } from '../src/automation/start.js';
 import { pickEmployee } from '../src/domain/automation/distribution.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { createIntegration, createManager, type ManagerFixture } from './helpers/fixtures.js';
@@ -48,7 +49,7 @@ beforeAll(async () => {
   integration = await db().selectFrom('integrations').selectAll().where('id', '=', saId).executeTakeFirstOrThrow();
   managers = [];
   for (let i = 0; i < 3; i++) managers.push(await createManager(h, owner));
-  worker = new AutomationWorker(h.services.deps);
+  worker = createAutomationWorker(h.services);
   await worker.start();
 });
 
@@ -157,7 +158,7 @@ describe('assignment of new leads', () => {
     // The lead is unassigned by hand; a consumer resuming from the old place must not assign it again.
     await db().updateTable('leads').set({ user_id: null }).where('id', '=', lead).execute();
     await db().updateTable('automation_cursors').set({ event_id: cursor.event_id }).execute();
-    const again = new AutomationWorker(h.services.deps);
+    const again = createAutomationWorker(h.services);
     await again.poll();
     await again.stop();
     expect(first).not.toBeNull();

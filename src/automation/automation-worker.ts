@@ -4,13 +4,23 @@ import { distributeLead } from '../domain/automation/distribution.js';
 import type { Deps } from '../domain/context.js';
 import type { BackgroundWorker } from '../domain/workers.js';
 import { OutboxTail } from '../events/outbox-tail.js';
+import { enabledRules } from '../domain/automation/rules.repo.js';
 import * as repo from './automation.repo.js';
+import type { ReplySender } from './rule-actions.js';
+import { RUN_LEASE_MS, RuleRunner } from './rule-runner.js';
+import { causedEvents } from './rule-runs.repo.js';
+
+/** The events rules react to (lead.idle is recorded by the idle sweep for its rule). */
+const RULE_EVENTS = ['message.incoming', 'lead.created', 'lead.changed.status'];
 
 /**
  * Automation, a consumer of committed outbox events (docs/api/automation.md). It reads the events
  * after their transactions committed and keeps its place in the database, so events committed
  * while no process ran it are handled at the next start. Every process runs it; what it does for
  * an event is claimed in the transaction that does it (`automation_claims`), so each happens once.
+ *
+ * Rules (rule-runner.ts) run for `message.incoming`, `lead.created` and `lead.changed.status`,
+ * except the events their own actions caused, so that rules never set one another off.
  *
  * `lead.created`: a new lead of an integration with distribution on is assigned here, right after
  * its commit, rather than inside the ingest's transaction: ingest stays one batched statement on
@@ -19,8 +29,14 @@ import * as repo from './automation.repo.js';
 export class AutomationWorker implements BackgroundWorker {
   readonly name = 'automation';
   private readonly tail: OutboxTail;
+  private readonly rules: RuleRunner;
+  private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly deps: Deps) {
+  constructor(
+    private readonly deps: Deps,
+    sendReply: ReplySender,
+  ) {
+    this.rules = new RuleRunner(deps, sendReply);
     this.tail = new OutboxTail(
       deps,
       { name: 'automation', active: () => true, handle: (rows) => this.handle(rows) },
@@ -28,14 +44,22 @@ export class AutomationWorker implements BackgroundWorker {
     );
   }
 
-  start(): Promise<void> {
-    return this.tail.ensureStarted();
+  async start(): Promise<void> {
+    await this.tail.ensureStarted();
+    // Runs left unfinished by a process that stopped are taken up once their lease has passed.
+    this.timer ??= setInterval(() => void this.resume(), RUN_LEASE_MS);
+    this.timer.unref();
   }
 
-  /** Handles what was committed since the last look; resolves when done (tests await it). */
+  /** Handles what was committed since the last look and resumes stopped runs; resolves when done (tests await it). */
   async poll(): Promise<void> {
     await this.tail.ensureStarted();
     await this.tail.poll();
+    await this.resume();
+  }
+
+  private resume(): Promise<void> {
+    return this.rules.resumeStale().catch((err: unknown) => this.deps.log.warn({ err }, 'resuming automation runs failed'));
   }
 
   healthy(): boolean {
@@ -43,6 +67,7 @@ export class AutomationWorker implements BackgroundWorker {
   }
 
   stop(): Promise<void> {
+    clearInterval(this.timer);
     return this.tail.stop();
   }
 
@@ -62,6 +87,32 @@ export class AutomationWorker implements BackgroundWorker {
         this.deps.log.warn({ err, eventId, leadId: lead.id }, 'distribution failed');
       }
     }
+    await this.runRules(rows);
     await repo.saveCursor(db, this.tail.cursor);
+  }
+
+  private async runRules(rows: EventRow[]): Promise<void> {
+    const db = this.deps.db.kysely;
+    const candidates = rows.filter((r) => RULE_EVENTS.includes(r.type) && r.lead_id !== null);
+    if (candidates.length) {
+      const accounts = [...new Set(candidates.map((r) => r.account_id))];
+      const rules = await enabledRules(db, accounts, RULE_EVENTS);
+      const relevant = candidates.filter((r) => rules.some((rule) => rule.account_id === r.account_id && rule.event === r.type));
+      const caused = await causedEvents(
+        db,
+        relevant.map((r) => r.id),
+      );
+      for (const event of relevant) {
+        if (caused.has(event.id)) continue;
+        try {
+          await this.rules.runEvent(
+            event,
+            rules.filter((rule) => rule.account_id === event.account_id && rule.event === event.type),
+          );
+        } catch (err) {
+          this.deps.log.warn({ err, eventId: event.id }, 'automation rules failed');
+        }
+      }
+    }
   }
 }

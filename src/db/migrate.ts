@@ -47,6 +47,7 @@ import { leadReadVersions } from './migrations/0043-lead-read-versions.js';
 import { installation } from './migrations/0120-installation.js';
 import { distribution } from './migrations/0090-distribution.js';
 import { accountAutomation } from './migrations/0091-account-automation.js';
+import { automationRules } from './migrations/0092-automation-rules.js';
 
 /**
  * The ordered list of migrations. Names sort in the order they run; a migration is never edited
@@ -98,6 +99,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0043-lead-read-versions': leadReadVersions,
   '0090-distribution': distribution,
   '0091-account-automation': accountAutomation,
+  '0092-automation-rules': automationRules,
   '0120-installation': installation,
 };
 

@@ -13,6 +13,8 @@ export interface Database {
   automation_claims: AutomationClaimsTable;
   automation_cursors: AutomationCursorsTable;
   account_automation: AccountAutomationTable;
+  automation_rules: AutomationRulesTable;
+  automation_runs: AutomationRunsTable;
   users: UsersTable;
   refresh_tokens: RefreshTokensTable;
   api_keys: ApiKeysTable;
@@ -775,3 +777,32 @@ export interface AccountAutomationTable {
   first_response_minutes: number | null;
   updated_at: number;
 }
+
+/** A "when X, do Y" rule (docs/api/automation.md); conditions and actions are JSON arrays. */
+export interface AutomationRulesTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  enabled: Bool;
+  event: string;
+  idle_minutes: number | null;
+  conditions: string;
+  actions: string;
+  position: number;
+  created_at: number;
+  updated_at: number;
+}
+export type AutomationRuleRow = Selectable<AutomationRulesTable>;
+
+/** One rule's run for one event: `results` is the JSON array of the actions' outcomes so far. */
+export interface AutomationRunsTable {
+  id: Generated<number>;
+  rule_id: number;
+  event_id: number;
+  lead_id: number | null;
+  at: number;
+  results: string;
+  done: Bool;
+  claimed_until: number;
+}
+export type AutomationRunRow = Selectable<AutomationRunsTable>;

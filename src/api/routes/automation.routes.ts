@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { defineRoute, V13 } from '../route.js';
-import { Id, IdParams } from '../schemas/common.js';
+import { Empty, Id, IdParams } from '../schemas/common.js';
 
 const tags = ['automation'];
 
@@ -30,6 +30,42 @@ const WorkingHours = Type.Object(
   },
   { additionalProperties: false },
 );
+
+const Rule = Type.Object({
+  id: Id,
+  name: Type.String(),
+  enabled: Type.Boolean(),
+  event: Type.String(),
+  idleMinutes: Type.Optional(Type.Integer()),
+  conditions: Type.Array(Type.Object({ field: Type.String(), op: Type.String(), value: Type.Unknown() })),
+  actions: Type.Array(Type.Object({ type: Type.String() }, { additionalProperties: true })),
+  order: Type.Integer(),
+});
+
+const RuleBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  enabled: Type.Optional(Type.Boolean()),
+  event: Type.String({ maxLength: 64, description: 'message.incoming, lead.created, lead.changed.status or lead.idle' }),
+  idleMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 525_600, description: 'lead.idle: minutes without a customer message' })),
+  conditions: Type.Optional(
+    Type.Array(Type.Object({ field: Type.String({ maxLength: 64 }), op: Type.String({ maxLength: 16 }), value: Type.Unknown() }), {
+      maxItems: 20,
+    }),
+  ),
+  actions: Type.Array(Type.Object({ type: Type.String({ maxLength: 32 }) }, { additionalProperties: true }), { minItems: 1, maxItems: 20 }),
+  order: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000 })),
+});
+
+const Runs = Type.Object({
+  runs: Type.Array(
+    Type.Object({
+      eventId: Id,
+      leadId: Type.Union([Id, Type.Null()]),
+      at: Type.Integer({ description: 'Unix milliseconds' }),
+      actions: Type.Array(Type.Object({ type: Type.String(), ok: Type.Boolean(), error: Type.Optional(Type.String()) })),
+    }),
+  ),
+});
 
 /** Automation of the account (docs/api/automation.md): owner only. */
 export const automationRoutes = [
@@ -90,5 +126,70 @@ export const automationRoutes = [
       response: { 200: WorkingHours },
     },
     handler: async (req, _reply, { services, auth }) => services.accountAutomation.setWorkingHours(auth, req.body),
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'GET',
+    url: '/automation/rules',
+    ownerOnly: true,
+    schema: { tags, summary: "The account's automation rules in their order (owner only)", response: { 200: Type.Array(Rule) } },
+    handler: async (_req, _reply, { services, auth }) => services.rules.list(auth),
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'POST',
+    url: '/automation/rules',
+    ownerOnly: true,
+    schema: {
+      tags,
+      summary: 'Create a rule (owner only; at most 100 per account)',
+      description:
+        'Unknown event, field, op or action, a value of the wrong type, a status or employee not of this account, a regular expression over 200 characters ' +
+        'or with nested repetition -> 400 with the path of the bad part, nothing stored.',
+      body: RuleBody,
+      response: { 200: Rule },
+    },
+    handler: async (req, _reply, { services, auth }) => services.rules.create(auth, req.body),
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'GET',
+    url: '/automation/rules/:id',
+    ownerOnly: true,
+    schema: { tags, summary: 'One rule (owner only)', params: IdParams, response: { 200: Rule } },
+    handler: async (req, _reply, { services, auth }) => services.rules.get(auth, req.params.id),
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'PUT',
+    url: '/automation/rules/:id',
+    ownerOnly: true,
+    schema: {
+      tags,
+      summary: 'Replace a rule (owner only; the same checks as creation)',
+      params: IdParams,
+      body: RuleBody,
+      response: { 200: Rule },
+    },
+    handler: async (req, _reply, { services, auth }) => services.rules.update(auth, req.params.id, req.body),
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'DELETE',
+    url: '/automation/rules/:id',
+    ownerOnly: true,
+    schema: { tags, summary: 'Delete a rule and its runs (owner only)', params: IdParams, response: { 200: Empty } },
+    handler: async (req, _reply, { services, auth }) => {
+      await services.rules.remove(auth, req.params.id);
+      return {};
+    },
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'GET',
+    url: '/automation/rules/:id/runs',
+    ownerOnly: true,
+    schema: { tags, summary: "The rule's latest runs, newest first (owner only)", params: IdParams, response: { 200: Runs } },
+    handler: async (req, _reply, { services, auth }) => ({ runs: await services.rules.runs(auth, req.params.id) }),
   }),
 ];

@@ -1504,6 +1504,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1.3/automation/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's automation rules in their order (owner only) */
+        get: operations["getAutomationRules_v1_3"];
+        put?: never;
+        /**
+         * Create a rule (owner only; at most 100 per account)
+         * @description Unknown event, field, op or action, a value of the wrong type, a status or employee not of this account, a regular expression over 200 characters or with nested repetition -> 400 with the path of the bad part, nothing stored.
+         */
+        post: operations["postAutomationRules_v1_3"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1.3/automation/rules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One rule (owner only) */
+        get: operations["getAutomationRulesById_v1_3"];
+        /** Replace a rule (owner only; the same checks as creation) */
+        put: operations["putAutomationRulesById_v1_3"];
+        post?: never;
+        /** Delete a rule and its runs (owner only) */
+        delete: operations["deleteAutomationRulesById_v1_3"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1.3/automation/rules/{id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The rule's latest runs, newest first (owner only) */
+        get: operations["getAutomationRulesByIdRuns_v1_3"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1.3/messaging/upload": {
         parameters: {
             query?: never;
@@ -7496,6 +7553,366 @@ export interface operations {
                             sun?: string[][];
                         };
                         holidays?: string[];
+                    };
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAutomationRules_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: number;
+                        name: string;
+                        enabled: boolean;
+                        event: string;
+                        idleMinutes?: number;
+                        conditions: {
+                            field: string;
+                            op: string;
+                            value: unknown;
+                        }[];
+                        actions: ({
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        order: number;
+                    }[];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAutomationRules_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    enabled?: boolean;
+                    /** @description message.incoming, lead.created, lead.changed.status or lead.idle */
+                    event: string;
+                    /** @description lead.idle: minutes without a customer message */
+                    idleMinutes?: number;
+                    conditions?: {
+                        field: string;
+                        op: string;
+                        value: unknown;
+                    }[];
+                    actions: ({
+                        type: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    order?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: number;
+                        name: string;
+                        enabled: boolean;
+                        event: string;
+                        idleMinutes?: number;
+                        conditions: {
+                            field: string;
+                            op: string;
+                            value: unknown;
+                        }[];
+                        actions: ({
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        order: number;
+                    };
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAutomationRulesById_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: number;
+                        name: string;
+                        enabled: boolean;
+                        event: string;
+                        idleMinutes?: number;
+                        conditions: {
+                            field: string;
+                            op: string;
+                            value: unknown;
+                        }[];
+                        actions: ({
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        order: number;
+                    };
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putAutomationRulesById_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    enabled?: boolean;
+                    /** @description message.incoming, lead.created, lead.changed.status or lead.idle */
+                    event: string;
+                    /** @description lead.idle: minutes without a customer message */
+                    idleMinutes?: number;
+                    conditions?: {
+                        field: string;
+                        op: string;
+                        value: unknown;
+                    }[];
+                    actions: ({
+                        type: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    order?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: number;
+                        name: string;
+                        enabled: boolean;
+                        event: string;
+                        idleMinutes?: number;
+                        conditions: {
+                            field: string;
+                            op: string;
+                            value: unknown;
+                        }[];
+                        actions: ({
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        order: number;
+                    };
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteAutomationRulesById_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Empty object */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAutomationRulesByIdRuns_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        runs: {
+                            eventId: number;
+                            leadId: number | null;
+                            /** @description Unix milliseconds */
+                            at: number;
+                            actions: {
+                                type: string;
+                                ok: boolean;
+                                error?: string;
+                            }[];
+                        }[];
                     };
                 };
             };
