@@ -309,3 +309,30 @@ describe('retention', () => {
     expect(await db().selectFrom('automation_runs').selectAll().where('rule_id', '=', id).execute()).toEqual([]);
   });
 });
+
+describe('lead.idle', () => {
+  it('auto-close: a lead quiet for the rule’s minutes moves to a completed status, once per quiet spell', async () => {
+    await disableAll();
+    // The clock moved past the owner's token in the test before: sign in again.
+    const login = await h.request({ method: 'POST', url: '/v1.3/auth/login', payload: { login: owner.login, pass: owner.pass } });
+    owner.access = login.json().accessToken.token;
+    const completed = statuses.find((s) => s.type === 'completed')!;
+    const id = await rule({ event: 'lead.idle', idleMinutes: 60, actions: [{ type: 'setStatus', statusId: completed.id }] });
+    const quiet = await incoming('hello', 'idle-1');
+    await worker.poll();
+    expect((await db().selectFrom('leads').select('status_id').where('id', '=', quiet).executeTakeFirstOrThrow()).status_id).toBeNull();
+    h.clock.advance(61 * 60_000);
+    await worker.poll();
+    await worker.poll();
+    expect((await db().selectFrom('leads').select('status_id').where('id', '=', quiet).executeTakeFirstOrThrow()).status_id).toBe(
+      completed.id,
+    );
+    const runs = () => db().selectFrom('automation_runs').selectAll().where('rule_id', '=', id).execute();
+    // Every quiet open lead of the account (the earlier tests' too) was swept, each once.
+    const first = await runs();
+    expect(first.filter((r) => r.lead_id === quiet)).toHaveLength(1);
+    h.clock.advance(61 * 60_000);
+    await worker.poll();
+    expect(await runs()).toHaveLength(first.length);
+  });
+});

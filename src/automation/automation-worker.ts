@@ -7,11 +7,15 @@ import { OutboxTail } from '../events/outbox-tail.js';
 import { enabledRules } from '../domain/automation/rules.repo.js';
 import * as repo from './automation.repo.js';
 import type { ReplySender } from './rule-actions.js';
-import { RUN_LEASE_MS, RuleRunner } from './rule-runner.js';
+import { RuleRunner } from './rule-runner.js';
 import { causedEvents } from './rule-runs.repo.js';
+import { sweepIdleLeads } from './idle-sweep.js';
 
 /** The events rules react to (lead.idle is recorded by the idle sweep for its rule). */
-const RULE_EVENTS = ['message.incoming', 'lead.created', 'lead.changed.status'];
+/** How often stopped runs are looked for and idle leads swept. */
+const IDLE_SWEEP_MS = 60_000;
+
+const RULE_EVENTS = ['message.incoming', 'lead.created', 'lead.changed.status', 'lead.idle'];
 
 /**
  * Automation, a consumer of committed outbox events (docs/api/automation.md). It reads the events
@@ -19,7 +23,8 @@ const RULE_EVENTS = ['message.incoming', 'lead.created', 'lead.changed.status'];
  * while no process ran it are handled at the next start. Every process runs it; what it does for
  * an event is claimed in the transaction that does it (`automation_claims`), so each happens once.
  *
- * Rules (rule-runner.ts) run for `message.incoming`, `lead.created` and `lead.changed.status`,
+ * Rules (rule-runner.ts) run for `message.incoming`, `lead.created`, `lead.changed.status` and
+ * the idle sweep's `lead.idle` (for the rule it names),
  * except the events their own actions caused, so that rules never set one another off.
  *
  * `lead.created`: a new lead of an integration with distribution on is assigned here, right after
@@ -47,7 +52,7 @@ export class AutomationWorker implements BackgroundWorker {
   async start(): Promise<void> {
     await this.tail.ensureStarted();
     // Runs left unfinished by a process that stopped are taken up once their lease has passed.
-    this.timer ??= setInterval(() => void this.resume(), RUN_LEASE_MS);
+    this.timer ??= setInterval(() => void this.resume(), IDLE_SWEEP_MS);
     this.timer.unref();
   }
 
@@ -58,8 +63,14 @@ export class AutomationWorker implements BackgroundWorker {
     await this.resume();
   }
 
-  private resume(): Promise<void> {
-    return this.rules.resumeStale().catch((err: unknown) => this.deps.log.warn({ err }, 'resuming automation runs failed'));
+  /** Stopped runs, and the idle sweep (idle-sweep.ts), whose events the next read runs. */
+  private async resume(): Promise<void> {
+    await this.rules.resumeStale().catch((err: unknown) => this.deps.log.warn({ err }, 'resuming automation runs failed'));
+    const idle = await sweepIdleLeads(this.deps).catch((err: unknown) => {
+      this.deps.log.warn({ err }, 'idle sweep failed');
+      return 0;
+    });
+    if (idle) await this.tail.poll();
   }
 
   healthy(): boolean {
@@ -105,9 +116,13 @@ export class AutomationWorker implements BackgroundWorker {
       for (const event of relevant) {
         if (caused.has(event.id)) continue;
         try {
+          const idleRule = event.type === 'lead.idle' ? (JSON.parse(event.payload ?? '{}') as { ruleId?: number }).ruleId : undefined;
           await this.rules.runEvent(
             event,
-            rules.filter((rule) => rule.account_id === event.account_id && rule.event === event.type),
+            rules.filter(
+              (rule) =>
+                rule.account_id === event.account_id && rule.event === event.type && (idleRule === undefined || rule.id === idleRule),
+            ),
           );
         } catch (err) {
           this.deps.log.warn({ err, eventId: event.id }, 'automation rules failed');
