@@ -83,35 +83,50 @@ export function ruleProblems(input: RuleInput): ErrorDetail[] {
     out.push({ path: 'body.event', message: `must be one of ${RULE_EVENTS.join(', ')}` });
   if (input.event === 'lead.idle' && input.idleMinutes === undefined)
     out.push({ path: 'body.idleMinutes', message: 'is required for lead.idle' });
-  (input.conditions ?? []).forEach((raw, i) => {
+  for (const [i, raw] of (input.conditions ?? []).entries()) {
     const at = `body.conditions.${i}`;
     const c = (raw ?? {}) as Record<string, unknown>;
     const spec = FIELDS[String(c.field)];
-    if (!spec) return out.push({ path: `${at}.field`, message: `must be one of ${Object.keys(FIELDS).join(', ')}` });
-    if (!spec.op.includes(String(c.op)))
-      return out.push({ path: `${at}.op`, message: `must be ${spec.op.join(' or ')} for ${String(c.field)}` });
+    if (!spec) {
+      out.push({ path: `${at}.field`, message: `must be one of ${Object.keys(FIELDS).join(', ')}` });
+      continue;
+    }
+    if (!spec.op.includes(String(c.op))) {
+      out.push({ path: `${at}.op`, message: `must be ${spec.op.join(' or ')} for ${String(c.field)}` });
+      continue;
+    }
     const problem = spec.value(c.value);
-    if (problem) return out.push({ path: `${at}.value`, message: problem });
+    if (problem) {
+      out.push({ path: `${at}.value`, message: problem });
+      continue;
+    }
     if (c.op === 'matches') {
       const pattern = c.value as string;
-      if (pattern.length > MAX_PATTERN) return out.push({ path: `${at}.value`, message: `must be at most ${MAX_PATTERN} characters` });
+      if (pattern.length > MAX_PATTERN) {
+        out.push({ path: `${at}.value`, message: `must be at most ${MAX_PATTERN} characters` });
+        continue;
+      }
       try {
         new RegExp(pattern, 'iu');
       } catch {
-        return out.push({ path: `${at}.value`, message: 'is not a valid regular expression' });
+        out.push({ path: `${at}.value`, message: 'is not a valid regular expression' });
+        continue;
       }
       // Nested repetition can take exponential time on a crafted message: refused outright.
       if (!isSafeRegex(pattern)) out.push({ path: `${at}.value`, message: 'may backtrack catastrophically (nested repetition)' });
     }
-  });
-  input.actions.forEach((raw, i) => {
+  }
+  for (const [i, raw] of input.actions.entries()) {
     const at = `body.actions.${i}`;
     const a = (raw ?? {}) as Record<string, unknown>;
     const spec = ACTIONS[String(a.type)];
-    if (!spec) return out.push({ path: `${at}.type`, message: `must be one of ${Object.keys(ACTIONS).join(', ')}` });
+    if (!spec) {
+      out.push({ path: `${at}.type`, message: `must be one of ${Object.keys(ACTIONS).join(', ')}` });
+      continue;
+    }
     const problem = spec.check(a[spec.key]);
     if (problem) out.push({ path: `${at}.${spec.key}`, message: problem });
-  });
+  }
   return out;
 }
 
