@@ -7,6 +7,7 @@ import { findOwner } from '../domain/users/users.repo.js';
 import { applyLeadAction, type ReplySender } from './rule-actions.js';
 import { fillTemplate, ruleMatches, type RuleContext } from './rule-conditions.js';
 import * as runs from './rule-runs.repo.js';
+import { maxEventId } from '../events/outbox-tail.js';
 
 /** A run cut short is resumed by another process after this. */
 export const RUN_LEASE_MS = 60_000;
@@ -93,7 +94,7 @@ export class RuleRunner {
       try {
         await this.db.transaction().execute(async (trx) => {
           const now = this.deps.clock.now();
-          const before = await runs.maxEventId(trx);
+          const before = await maxEventId(trx);
           await applyLeadAction(trx, action, ctx.lead.id, text, now);
           await runs.markCaused(trx, ctx.lead.id, before, now);
           await runs.saveResults(trx, run.id, [...results, { type: action.type, ok: true }], last);

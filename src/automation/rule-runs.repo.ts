@@ -49,14 +49,6 @@ export async function saveResults(db: Executor, runId: number, results: unknown[
     .execute();
 }
 
-export async function maxEventId(db: Executor): Promise<number> {
-  const row = await db
-    .selectFrom('events')
-    .select((eb) => eb.fn.max('id').as('id'))
-    .executeTakeFirst();
-  return row?.id == null ? 0 : Number(row.id);
-}
-
 /** Marks the lead's events after `after` (those an action just recorded) so that no rule reacts to them. */
 export async function markCaused(db: Executor, leadId: number, after: number, now: number): Promise<void> {
   await db

@@ -1,5 +1,6 @@
 import { isPostgresUrl } from '../config.js';
 import type { EventRow } from '../db/schema.js';
+import type { Executor } from '../db/database.js';
 import type { Deps } from '../domain/context.js';
 import { onOutbox } from './wakeup.js';
 import { prepared } from '../db/prepared.js';
@@ -118,11 +119,16 @@ export class OutboxTail {
     }
   }
 
-  async maxId(): Promise<number> {
-    const row = await this.deps.db.kysely
-      .selectFrom('events')
-      .select((eb) => eb.fn.max('id').as('id'))
-      .executeTakeFirst();
-    return row?.id == null ? 0 : Number(row.id);
+  maxId(): Promise<number> {
+    return maxEventId(this.deps.db.kysely);
   }
+}
+
+/** The newest event id committed (and, in a transaction, its own), 0 when none. */
+export async function maxEventId(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('events')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .executeTakeFirst();
+  return row?.id == null ? 0 : Number(row.id);
 }
