@@ -212,6 +212,24 @@ describe('assignment of new leads', () => {
     expect(await Promise.all(leads.map(assignee))).toEqual(leads.map(() => managers[0].userId));
   });
 
+  it('two consumers reading the same events at once (as two processes do): each lead assigned once, shares even', async () => {
+    await put({ mode: 'round_robin', employees: managers.map((m) => m.userId) });
+    const leads = [];
+    for (let i = 0; i < 9; i++) leads.push(await newLead());
+    const second = createAutomationWorker(h.services);
+    await Promise.all([worker.poll(), second.poll()]);
+    await second.stop();
+    const got = await Promise.all(leads.map(assignee));
+    const changes = await db()
+      .selectFrom('events')
+      .select('lead_id')
+      .where('type', '=', 'lead.changed')
+      .where('lead_id', 'in', leads)
+      .execute();
+    expect(changes).toHaveLength(9);
+    for (const m of managers) expect(got.filter((u) => u === m.userId)).toHaveLength(3);
+  });
+
   it('off: new leads wait unassigned', async () => {
     await put({ mode: 'off' });
     const lead = await newLead();
