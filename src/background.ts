@@ -3,12 +3,14 @@ import { startDeliveryWorker } from './webhooks/standalone.js';
 import { HistoryPruner } from './events/retention.js';
 import { startTelegramPoller } from './channels/telegram/start-poller.js';
 import { startPushWorker } from './push/start.js';
+import { createAutomationWorker } from './automation/start.js';
 import { startSocialPollers } from './channels/social/start-pollers.js';
 import { dataWorkers } from './domain/portability/periodic-worker.js';
 import { TableUpkeep } from './db/table-upkeep.js';
 
 /**
- * The background work of a Parley process: webhook delivery, push notifications, pruning of old
+ * The background work of a Parley process: webhook delivery, push notifications, automation
+ * (distribution of new leads), pruning of old
  * history (PARLEY_EVENT_RETENTION_DAYS), table statistics on a PostgreSQL without autovacuum
  * (db/table-upkeep.ts), account export jobs and retention sweeps, and bot long polling (Telegram
  * bots, VK communities, OK groups) for channels that cannot be reached by webhook (no
@@ -18,6 +20,9 @@ import { TableUpkeep } from './db/table-upkeep.js';
 export function startBackgroundWorkers(services: Services): void {
   startDeliveryWorker(services);
   startPushWorker(services);
+  const automation = createAutomationWorker(services);
+  void automation.start().catch((err: unknown) => services.deps.log.error({ err }, 'automation did not start'));
+  services.workers.push(automation);
   const pruner = new HistoryPruner(services.deps, services.leases);
   pruner.start();
   services.workers.push(pruner);

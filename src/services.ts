@@ -15,6 +15,9 @@ import { RealtimeHub } from './realtime/realtime-hub.js';
 import { Leases } from './domain/leases/leases.js';
 import { OutboxNotifier } from './events/outbox-notifier.js';
 import { VisitorPush } from './visitor-push/visitor-push.js';
+import { DistributionService } from './domain/automation/distribution.service.js';
+import { AccountAutomationService } from './domain/automation/account-automation.service.js';
+import { RulesService } from './domain/automation/rules.service.js';
 import { ChannelRegistry } from './domain/channels/registry.js';
 import { IntegrationsService } from './domain/integrations/integrations.service.js';
 import { CustomersService } from './domain/customers/customers.service.js';
@@ -107,6 +110,12 @@ export interface Services {
   leases: Leases;
   /** Pushes committed replies and typing indicators to the widget visitors' sockets of this process. */
   visitorPush: VisitorPush;
+  /** Distribution of new leads per integration (docs/api/automation.md). */
+  distribution: DistributionService;
+  /** Working hours and the first-response target (docs/api/automation.md). */
+  accountAutomation: AccountAutomationService;
+  /** Automation rules and their runs (docs/api/automation.md). */
+  rules: RulesService;
   // Areas: one line each.
 }
 
@@ -174,6 +183,9 @@ export function createServices(deps: Deps): Services {
     exports: new ExportsService(deps, files.storage),
     leases: new Leases(deps),
     visitorPush: new VisitorPush(deps, widget.hub),
+    distribution: new DistributionService(deps),
+    accountAutomation: new AccountAutomationService(deps),
+    rules: new RulesService(deps),
     // Areas: one line each.
   };
 }

@@ -264,9 +264,9 @@ describe('invitation without SMTP', () => {
 
 describe('employee objects per version', () => {
   const BASE = ['allowAllDeals', 'confirmed', 'id', 'login', 'name', 'role', 'sources'];
-  const FULL = [...BASE, 'allowedUsers', 'metadata', 'locale'].sort();
+  const FULL = [...BASE, 'allowedUsers', 'metadata', 'locale', 'available'].sort();
 
-  it('v1.1 and v1.2 omit allowedUsers and metadata; v1.3 carries them and locale', async () => {
+  it('v1.1 and v1.2 omit allowedUsers and metadata; v1.3 carries them, locale and available', async () => {
     const owner = await h.signUp();
     const manager = await createManager(h, owner, { allowedUsers: [owner.userId] });
     for (const version of API_VERSIONS) {
@@ -302,6 +302,7 @@ describe('employee objects per version', () => {
       allowedUsers: null,
       metadata: {},
       locale: null,
+      available: true,
     });
     expect(v13.find((e: { id: number }) => e.id === manager.userId)).toMatchObject({ role: 'manager', allowedUsers: [owner.userId] });
   });

@@ -33,6 +33,7 @@ export const TAGS: Record<string, string> = {
   system: 'Connectivity, liveness and readiness checks.',
   oauth: 'OAuth 2 for third-party apps: apps, consent, token and revocation endpoints, metadata (docs/api/oauth.md).',
   devices: "Employees' devices for push notifications (docs/api/push.md).",
+  automation: 'Distribution of new leads, working hours, rules (docs/api/automation.md).',
   data: 'Owning your data: account exports, the leads CSV, retention (docs/api/data-ownership.md).',
 };
 

@@ -50,6 +50,9 @@ import { phones } from './migrations/0106-phones.js';
 import { integrationHealth } from './migrations/0085-integration-health.js';
 import { installation } from './migrations/0120-installation.js';
 import { employeeLocale } from './migrations/0080-employee-locale.js';
+import { distribution } from './migrations/0090-distribution.js';
+import { accountAutomation } from './migrations/0091-account-automation.js';
+import { automationRules } from './migrations/0092-automation-rules.js';
 
 /**
  * The ordered list of migrations. Names sort in the order they run; a migration is never edited
@@ -104,6 +107,9 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0105-search-text': searchText,
   '0106-phones': phones,
   '0085-integration-health': integrationHealth,
+  '0090-distribution': distribution,
+  '0091-account-automation': accountAutomation,
+  '0092-automation-rules': automationRules,
   '0120-installation': installation,
 };
 

@@ -9,6 +9,12 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from '
  */
 export interface Database {
   accounts: AccountsTable;
+  lead_distributions: LeadDistributionsTable;
+  automation_claims: AutomationClaimsTable;
+  automation_cursors: AutomationCursorsTable;
+  account_automation: AccountAutomationTable;
+  automation_rules: AutomationRulesTable;
+  automation_runs: AutomationRunsTable;
   users: UsersTable;
   refresh_tokens: RefreshTokensTable;
   api_keys: ApiKeysTable;
@@ -163,6 +169,8 @@ export interface UsersTable {
   token_generation: ColumnType<number, number | undefined, number>;
   /** The chosen language (`en`, `ru`), null until chosen (migration 0080). */
   locale: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The employee's "Available / Away" switch: distribution skips employees who are away. */
+  available: ColumnType<Bool, Bool | undefined, Bool>;
   created_at: number;
 }
 
@@ -754,3 +762,68 @@ export interface PrivateRepliesTable {
   message_id: number | null;
   created_at: number;
 }
+
+/** How an integration's new leads are shared among employees (docs/api/automation.md). */
+export interface LeadDistributionsTable {
+  integration_id: number;
+  account_id: number;
+  mode: 'off' | 'round_robin' | 'least_busy';
+  /** JSON array of user ids; null: every confirmed employee reaching the integration. */
+  employees: string | null;
+  only_available: Bool;
+  /** The round-robin position: the employee who got the last lead. */
+  last_user_id: number | null;
+  updated_at: number;
+}
+export type LeadDistributionRow = Selectable<LeadDistributionsTable>;
+
+/** One row per automation consumer and event it acted on: the action happens once. */
+export interface AutomationClaimsTable {
+  consumer: string;
+  event_id: number;
+  created_at: number;
+}
+
+/** Where the automation consumer resumes reading the outbox. */
+export interface AutomationCursorsTable {
+  name: string;
+  event_id: number;
+}
+
+/** An account's working hours and first-response target (docs/api/automation.md). */
+export interface AccountAutomationTable {
+  account_id: number;
+  /** JSON `{timezone, week, holidays}`; null: open around the clock. */
+  working_hours: string | null;
+  first_response_minutes: number | null;
+  updated_at: number;
+}
+
+/** A "when X, do Y" rule (docs/api/automation.md); conditions and actions are JSON arrays. */
+export interface AutomationRulesTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  enabled: Bool;
+  event: string;
+  idle_minutes: number | null;
+  conditions: string;
+  actions: string;
+  position: number;
+  created_at: number;
+  updated_at: number;
+}
+export type AutomationRuleRow = Selectable<AutomationRulesTable>;
+
+/** One rule's run for one event: `results` is the JSON array of the actions' outcomes so far. */
+export interface AutomationRunsTable {
+  id: Generated<number>;
+  rule_id: number;
+  event_id: number;
+  lead_id: number | null;
+  at: number;
+  results: string;
+  done: Bool;
+  claimed_until: number;
+}
+export type AutomationRunRow = Selectable<AutomationRunsTable>;

@@ -20,9 +20,10 @@ export type EventType = (typeof EVENT_TYPES)[number];
  * through the outbox like a reply does, so they reach whichever process holds the sockets:
  * `widget.typing` (an employee typing) goes to the visitor's sockets (visitor-push/),
  * `widget.visitor.typing` (the visitor typing) to the employees' live streams (realtime/) as
- * `{type:"typing"}`. Retention prunes them with the other events.
+ * `{type:"typing"}`. `lead.idle` `{leadId, ruleId}` is the automation's idle sweep naming a lead that
+ * went quiet for one rule (docs/api/automation.md). Retention prunes them with the other events.
  */
-export const INTERNAL_EVENT_TYPES = ['widget.typing', 'widget.visitor.typing'] as const;
+export const INTERNAL_EVENT_TYPES = ['widget.typing', 'widget.visitor.typing', 'lead.idle'] as const;
 export type InternalEventType = (typeof INTERNAL_EVENT_TYPES)[number];
 
 export function isInternalEvent(type: string): boolean {

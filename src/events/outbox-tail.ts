@@ -1,5 +1,6 @@
 import { isPostgresUrl } from '../config.js';
 import type { EventRow } from '../db/schema.js';
+import type { Executor } from '../db/database.js';
 import type { Deps } from '../domain/context.js';
 import { onOutbox } from './wakeup.js';
 import { prepared } from '../db/prepared.js';
@@ -33,12 +34,14 @@ export class OutboxTail {
   private pollAgain = false;
   private stopped = false;
   private readonly pgListenUrl: string | undefined;
+  private readonly resumeFrom: (() => Promise<number>) | undefined;
 
   constructor(
     private readonly deps: Deps,
     private readonly consumer: { name: string; active(): boolean; handle(rows: EventRow[]): Promise<void> },
-    opts: { pgListenUrl?: string } = {},
+    opts: { pgListenUrl?: string; resumeFrom?: () => Promise<number> } = {},
   ) {
+    this.resumeFrom = opts.resumeFrom;
     this.pgListenUrl = opts.pgListenUrl ?? (isPostgresUrl(deps.config.databaseUrl) ? deps.config.databaseUrl : undefined);
   }
 
@@ -54,10 +57,13 @@ export class OutboxTail {
     return this.current;
   }
 
-  /** Starts listening (once): the cursor begins at the newest committed event. */
+  /**
+   * Starts listening (once): the cursor begins at the newest committed event, or where a consumer
+   * that keeps its place in the database (`resumeFrom`) left off.
+   */
   ensureStarted(): Promise<void> {
     this.starting ??= (async () => {
-      this.cursor = await this.maxId();
+      this.cursor = this.resumeFrom ? await this.resumeFrom() : await this.maxId();
       const wake = () => void this.poll().catch((err) => this.deps.log.warn({ err }, `${this.consumer.name} poll failed`));
       this.unsubscribe = onOutbox(wake, { pgUrl: this.pgListenUrl, log: this.deps.log });
       this.timer = setInterval(wake, this.deps.config.eventsPollMs);
@@ -113,11 +119,16 @@ export class OutboxTail {
     }
   }
 
-  private async maxId(): Promise<number> {
-    const row = await this.deps.db.kysely
-      .selectFrom('events')
-      .select((eb) => eb.fn.max('id').as('id'))
-      .executeTakeFirst();
-    return row?.id == null ? 0 : Number(row.id);
+  maxId(): Promise<number> {
+    return maxEventId(this.deps.db.kysely);
   }
+}
+
+/** The newest event id committed (and, in a transaction, its own), 0 when none. */
+export async function maxEventId(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('events')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .executeTakeFirst();
+  return row?.id == null ? 0 : Number(row.id);
 }

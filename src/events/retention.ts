@@ -3,6 +3,7 @@ import type { Leases } from '../domain/leases/leases.js';
 import type { BackgroundWorker } from '../domain/workers.js';
 import { foldEndedReadVersions } from '../domain/leads/leads.repo.js';
 import { pruneDeliveries, pruneEnded, pruneEvents } from './retention.repo.js';
+import { pruneRuns } from '../domain/automation/rules.repo.js';
 
 const DAY = 24 * 3600 * 1000;
 /** Rows per delete: short transactions that never hold many locks. */
@@ -52,6 +53,8 @@ export class HistoryPruner implements BackgroundWorker {
     const batch = this.batch;
     for (let n = batch; n === batch && !this.stopped; ) out.deliveries += n = await pruneDeliveries(db, cutoff, batch);
     for (let n = batch; n === batch && !this.stopped; ) out.events += n = await pruneEvents(db, cutoff, batch);
+    // Automation's runs and claims name events: they go with them.
+    for (let n = batch; n === batch && !this.stopped; ) n = await pruneRuns(db, cutoff, batch);
     await pruneEnded(db, now);
     await foldEndedReadVersions(db, this.deps.db.dialect);
     return out;

@@ -1,4 +1,5 @@
 import { type TProperties, Type } from 'typebox';
+import type { EmployeeUpdate } from '../../domain/employees/employees.types.js';
 import { ALL, defineRoute } from '../route.js';
 import { Empty, Id, IdParams } from '../schemas/common.js';
 import { employeeSchema, LocaleSchema, serializeEmployee } from '../serializers/employees.serializer.js';
@@ -15,6 +16,8 @@ const Sources = Type.Array(
   }),
   { maxItems: MAX_SOURCES, description: 'empty array = all integrations; a single record with saId null = none' },
 );
+
+const Available = Type.Optional(Type.Boolean({ description: 'v1.3: Available / Away' }));
 
 const employee = (version: ApiVersion) => employeeSchema(VERSION_TRAITS[version]);
 /** `locale` is a v1.3 extension: older versions ignore it like any unknown field. */
@@ -87,13 +90,17 @@ export const employeesRoutes = [
       description:
         '`sources` replaces the access records (absent: unchanged; `id` keeps an existing record). ' +
         'The owner always reaches everything: non-empty sources or allowAllDeals false for the owner -> 400. ' +
-        'v1.3: an employee may set its own `locale` alone without being the owner; anything else by a manager -> 403.',
+        'v1.3: an employee may set its own `locale` and `available` (Available / Away) without being the owner; anything else by a manager -> 403.',
       params: IdParams,
-      body: withLocale(version, { sources: Type.Optional(Sources), allowAllDeals: Type.Optional(Type.Boolean()) }),
+      body: withLocale(version, {
+        sources: Type.Optional(Sources),
+        allowAllDeals: Type.Optional(Type.Boolean()),
+        ...(VERSION_TRAITS[version].employeeExtras ? { available: Available } : {}),
+      }),
       response: { 200: employee(version) },
     }),
     handler: async (req, _reply, { services, auth, traits }) =>
-      serializeEmployee(await services.employees.update(auth, req.params.id, v13Only(req.body, traits)), traits),
+      serializeEmployee(await services.employees.update(auth, req.params.id, v13Only(req.body, traits) as EmployeeUpdate), traits),
   }),
   defineRoute({
     versions: ALL,

@@ -23,6 +23,7 @@ import { bridgeAdminRoutes } from './bridge-admin.routes.js';
 import { oauthRoutes } from './oauth.routes.js';
 import { devicesRoutes } from './devices.routes.js';
 import { dataOwnershipRoutes } from './data-ownership.routes.js';
+import { automationRoutes } from './automation.routes.js';
 
 /** Every versioned route of the REST face, area by area. */
 export const API_ROUTES: RouteDef[] = [
@@ -50,4 +51,5 @@ export const API_ROUTES: RouteDef[] = [
   ...oauthRoutes,
   ...devicesRoutes,
   ...dataOwnershipRoutes,
+  ...automationRoutes,
 ];

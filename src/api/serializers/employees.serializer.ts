@@ -26,9 +26,10 @@ const EmployeeExtras = {
   allowedUsers: Type.Union([Type.Array(Id), Type.Null()], { description: 'employees whose leads this one may access' }),
   metadata: Type.Object({}, { additionalProperties: true }),
   locale: ChosenLocale('the language of the agent app and e-mails (Parley extension); null until chosen, when the app follows the browser'),
+  available: Type.Boolean({ description: 'Available / Away: distribution skips employees who are away' }),
 };
 
-/** v1.3 employee objects carry `allowedUsers`, `metadata` and `locale`; v1.1 and v1.2 do not (docs/api/versions.md). */
+/** v1.3 employee objects carry `allowedUsers`, `metadata`, `locale` and `available`; v1.1 and v1.2 do not (docs/api/versions.md). */
 export function employeeSchema(traits: VersionTraits): TSchema {
   return traits.employeeExtras
     ? Type.Object({ ...EmployeeBase, ...EmployeeExtras }, { title: 'Employee', description: 'Employee' })
@@ -45,5 +46,5 @@ export function serializeEmployee(e: Employee, traits: VersionTraits) {
     allowAllDeals: e.allowAllDeals,
     sources: e.sources,
   };
-  return traits.employeeExtras ? { ...base, allowedUsers: e.allowedUsers, metadata: e.metadata, locale: e.locale } : base;
+  return traits.employeeExtras ? { ...base, allowedUsers: e.allowedUsers, metadata: e.metadata, locale: e.locale, available: e.available } : base;
 }

@@ -129,26 +129,38 @@ export class EmployeesService {
 
   /**
    * `PUT /managers/<id>`: replaces the access records when `sources` is given, sets `allowAllDeals`
-   * and `locale` when given. The owner always reaches everything: restricting it is a 400. An
-   * employee may change its own `locale` alone; everything else is the owner's.
+   * `locale` and `available` when given. The owner always reaches everything: restricting it is a
+   * 400. An employee may change its own `locale` and `available` alone; everything else is the owner's.
    */
   async update(auth: AuthContext, id: number, patch: EmployeeUpdate): Promise<Employee> {
-    const ownLocaleOnly =
-      patch.locale !== undefined && patch.sources === undefined && patch.allowAllDeals === undefined && id === auth.userId;
-    if (!ownLocaleOnly) requireOwner(auth);
+    // An employee may change its own language and availability; everything else is the owner's.
+    const personalOnly =
+      id === auth.userId &&
+      patch.sources === undefined &&
+      patch.allowAllDeals === undefined &&
+      (patch.locale !== undefined || patch.available !== undefined);
+    if (!personalOnly) requireOwner(auth);
+    const personal = {
+      ...(patch.locale !== undefined ? { locale: patch.locale } : {}),
+      ...(patch.available !== undefined ? { available: patch.available ? 1 : 0 } : {}),
+    };
     const db = this.deps.db.kysely;
     const user = await findUser(db, auth.accountId, id);
     if (!user) throw notFound('Employee not found');
+    if (personalOnly) {
+      await updateUser(db, auth.accountId, id, personal);
+      return this.get(auth.accountId, id);
+    }
     const sources = patch.sources && normalizeSources(patch.sources);
     if (user.role === 'owner') {
       if ((sources && sources.length > 0) || patch.allowAllDeals === false) {
         throw invalid("The owner's access cannot be restricted");
       }
-      if (patch.locale !== undefined) await updateUser(db, auth.accountId, id, { locale: patch.locale });
+      if (Object.keys(personal).length) await updateUser(db, auth.accountId, id, personal);
       return this.get(auth.accountId, id);
     }
     await db.transaction().execute(async (trx) => {
-      if (patch.locale !== undefined) await updateUser(trx, auth.accountId, id, { locale: patch.locale });
+      if (Object.keys(personal).length) await updateUser(trx, auth.accountId, id, personal);
       if (sources) {
         await this.checkIntegrations(trx, auth.accountId, sources);
         await replaceSources(trx, auth.accountId, id, sources);
@@ -275,5 +287,6 @@ function toEmployee(user: UserRow, records: SourceRecord[]): Employee {
     allowedUsers: user.allowed_users === null ? null : parseIdList(user.allowed_users),
     metadata: JSON.parse(user.metadata) as Record<string, unknown>,
     locale: knownLocale(user.locale),
+    available: user.available === 1,
   };
 }

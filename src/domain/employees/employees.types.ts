@@ -22,6 +22,8 @@ export interface EmployeeUpdate {
   allowAllDeals?: boolean;
   /** An employee may set its own; another's is the owner's to set. */
   locale?: Locale;
+  /** v1.3: the "Available / Away" switch (the employee itself may change it). */
+  available?: boolean;
 }
 
 export interface InvitationAcceptance {
@@ -43,4 +45,6 @@ export interface Employee {
   metadata: Record<string, unknown>;
   /** null until chosen. */
   locale: Locale | null;
+  /** Distribution skips employees who are away. */
+  available: boolean;
 }

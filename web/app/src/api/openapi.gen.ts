@@ -273,7 +273,7 @@ export interface paths {
         get?: never;
         /**
          * Set the integrations an employee reaches and allowAllDeals (owner only), or a locale; answers the employee
-         * @description `sources` replaces the access records (absent: unchanged; `id` keeps an existing record). The owner always reaches everything: non-empty sources or allowAllDeals false for the owner -> 400. v1.3: an employee may set its own `locale` alone without being the owner; anything else by a manager -> 403.
+         * @description `sources` replaces the access records (absent: unchanged; `id` keeps an existing record). The owner always reaches everything: non-empty sources or allowAllDeals false for the owner -> 400. v1.3: an employee may set its own `locale` and `available` (Available / Away) without being the owner; anything else by a manager -> 403.
          */
         put: operations["putManagersById_v1_3"];
         post?: never;
@@ -1538,6 +1538,105 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1.3/integrations/{id}/distribution": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How the integration's new leads are shared among employees (owner only) */
+        get: operations["getIntegrationsByIdDistribution_v1_3"];
+        /**
+         * Set how the integration's new leads are shared among employees (owner only)
+         * @description `round_robin` takes the employees in turn; `least_busy` the one with the fewest open leads (inbox and active statuses), ties in turn. A listed employee who is not a confirmed employee reaching the integration -> 400 and nothing changes.
+         */
+        put: operations["putIntegrationsByIdDistribution_v1_3"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1.3/account/working-hours": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's working hours (owner only); without any set, open around the clock */
+        get: operations["getAccountWorkingHours_v1_3"];
+        /**
+         * Set the account's working hours (owner only)
+         * @description Ranges are local times in `timezone`, each ending after it starts (24:00 ends the day); holidays are local dates closed all day. An unknown time zone, a time such as 25:00 or a range ending before it starts -> 400 naming it, nothing stored.
+         */
+        put: operations["putAccountWorkingHours_v1_3"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1.3/automation/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's automation rules in their order (owner only) */
+        get: operations["getAutomationRules_v1_3"];
+        put?: never;
+        /**
+         * Create a rule (owner only; at most 100 per account)
+         * @description Unknown event, field, op or action, a value of the wrong type, a status or employee not of this account, a regular expression over 200 characters or with nested repetition -> 400 with the path of the bad part, nothing stored.
+         */
+        post: operations["postAutomationRules_v1_3"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1.3/automation/rules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One rule (owner only) */
+        get: operations["getAutomationRulesById_v1_3"];
+        /** Replace a rule (owner only; the same checks as creation) */
+        put: operations["putAutomationRulesById_v1_3"];
+        post?: never;
+        /** Delete a rule and its runs (owner only) */
+        delete: operations["deleteAutomationRulesById_v1_3"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1.3/automation/rules/{id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The rule's latest runs, newest first (owner only) */
+        get: operations["getAutomationRulesByIdRuns_v1_3"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1.3/messaging/upload": {
         parameters: {
             query?: never;
@@ -1657,6 +1756,8 @@ export interface components {
              * @enum {string|null}
              */
             locale: "en" | "ru" | null;
+            /** @description Available / Away: distribution skips employees who are away */
+            available: boolean;
         };
         /**
          * Error
@@ -3052,6 +3153,8 @@ export interface operations {
                         saId: number | null;
                     }[];
                     allowAllDeals?: boolean;
+                    /** @description v1.3: Available / Away */
+                    available?: boolean;
                     /**
                      * @description en or ru
                      * @enum {string}
@@ -7657,6 +7760,590 @@ export interface operations {
                         messagesDays: number | null;
                         /** @description Uploaded and received files older than this many days are deleted; null: kept forever */
                         filesDays: number | null;
+                    };
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getIntegrationsByIdDistribution_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        mode: "off" | "round_robin" | "least_busy";
+                        /** @description absent: every confirmed employee reaching the integration */
+                        employees?: number[];
+                        /** @description skip employees who are away (default true) */
+                        onlyAvailable?: boolean;
+                    };
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putIntegrationsByIdDistribution_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    mode: "off" | "round_robin" | "least_busy";
+                    /** @description absent: every confirmed employee reaching the integration */
+                    employees?: number[];
+                    /** @description skip employees who are away (default true) */
+                    onlyAvailable?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        mode: "off" | "round_robin" | "least_busy";
+                        /** @description absent: every confirmed employee reaching the integration */
+                        employees?: number[];
+                        /** @description skip employees who are away (default true) */
+                        onlyAvailable?: boolean;
+                    };
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAccountWorkingHours_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description IANA time zone name, such as Europe/Berlin */
+                        timezone: string;
+                        /** @description a day missing is closed; an empty week is closed all week */
+                        week: {
+                            mon?: string[][];
+                            tue?: string[][];
+                            wed?: string[][];
+                            thu?: string[][];
+                            fri?: string[][];
+                            sat?: string[][];
+                            sun?: string[][];
+                        };
+                        holidays?: string[];
+                    };
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putAccountWorkingHours_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description IANA time zone name, such as Europe/Berlin */
+                    timezone: string;
+                    /** @description a day missing is closed; an empty week is closed all week */
+                    week: {
+                        mon?: string[][];
+                        tue?: string[][];
+                        wed?: string[][];
+                        thu?: string[][];
+                        fri?: string[][];
+                        sat?: string[][];
+                        sun?: string[][];
+                    };
+                    holidays?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description IANA time zone name, such as Europe/Berlin */
+                        timezone: string;
+                        /** @description a day missing is closed; an empty week is closed all week */
+                        week: {
+                            mon?: string[][];
+                            tue?: string[][];
+                            wed?: string[][];
+                            thu?: string[][];
+                            fri?: string[][];
+                            sat?: string[][];
+                            sun?: string[][];
+                        };
+                        holidays?: string[];
+                    };
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAutomationRules_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: number;
+                        name: string;
+                        enabled: boolean;
+                        event: string;
+                        idleMinutes?: number;
+                        conditions: {
+                            field: string;
+                            op: string;
+                            value: unknown;
+                        }[];
+                        actions: ({
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        order: number;
+                    }[];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAutomationRules_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    enabled?: boolean;
+                    /** @description message.incoming, lead.created, lead.changed.status or lead.idle */
+                    event: string;
+                    /** @description lead.idle: minutes without a customer message */
+                    idleMinutes?: number;
+                    conditions?: {
+                        field: string;
+                        op: string;
+                        value: unknown;
+                    }[];
+                    actions: ({
+                        type: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    order?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: number;
+                        name: string;
+                        enabled: boolean;
+                        event: string;
+                        idleMinutes?: number;
+                        conditions: {
+                            field: string;
+                            op: string;
+                            value: unknown;
+                        }[];
+                        actions: ({
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        order: number;
+                    };
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAutomationRulesById_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: number;
+                        name: string;
+                        enabled: boolean;
+                        event: string;
+                        idleMinutes?: number;
+                        conditions: {
+                            field: string;
+                            op: string;
+                            value: unknown;
+                        }[];
+                        actions: ({
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        order: number;
+                    };
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putAutomationRulesById_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    enabled?: boolean;
+                    /** @description message.incoming, lead.created, lead.changed.status or lead.idle */
+                    event: string;
+                    /** @description lead.idle: minutes without a customer message */
+                    idleMinutes?: number;
+                    conditions?: {
+                        field: string;
+                        op: string;
+                        value: unknown;
+                    }[];
+                    actions: ({
+                        type: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    order?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: number;
+                        name: string;
+                        enabled: boolean;
+                        event: string;
+                        idleMinutes?: number;
+                        conditions: {
+                            field: string;
+                            op: string;
+                            value: unknown;
+                        }[];
+                        actions: ({
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        order: number;
+                    };
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteAutomationRulesById_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Empty object */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAutomationRulesByIdRuns_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        runs: {
+                            eventId: number;
+                            leadId: number | null;
+                            /** @description Unix milliseconds */
+                            at: number;
+                            actions: {
+                                type: string;
+                                ok: boolean;
+                                error?: string;
+                            }[];
+                        }[];
                     };
                 };
             };

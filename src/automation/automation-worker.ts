@@ -1,0 +1,133 @@
+import type { EventRow } from '../db/schema.js';
+import { claimEvent } from '../domain/automation/distribution.repo.js';
+import { distributeLead } from '../domain/automation/distribution.js';
+import type { Deps } from '../domain/context.js';
+import type { BackgroundWorker } from '../domain/workers.js';
+import { OutboxTail } from '../events/outbox-tail.js';
+import { enabledRules } from '../domain/automation/rules.repo.js';
+import * as repo from './automation.repo.js';
+import type { ReplySender } from './rule-actions.js';
+import { RuleRunner } from './rule-runner.js';
+import { causedEvents } from './rule-runs.repo.js';
+import { sweepIdleLeads } from './idle-sweep.js';
+
+/** The events rules react to (lead.idle is recorded by the idle sweep for its rule). */
+/** How often stopped runs are looked for and idle leads swept. */
+const IDLE_SWEEP_MS = 60_000;
+
+const RULE_EVENTS = ['message.incoming', 'lead.created', 'lead.changed.status', 'lead.idle'];
+
+/**
+ * Automation, a consumer of committed outbox events (docs/api/automation.md). It reads the events
+ * after their transactions committed and keeps its place in the database, so events committed
+ * while no process ran it are handled at the next start. Every process runs it; what it does for
+ * an event is claimed in the transaction that does it (`automation_claims`), so each happens once.
+ *
+ * Rules (rule-runner.ts) run for `message.incoming`, `lead.created`, `lead.changed.status` and
+ * the idle sweep's `lead.idle` (for the rule it names),
+ * except the events their own actions caused, so that rules never set one another off.
+ *
+ * `lead.created`: a new lead of an integration with distribution on is assigned here, right after
+ * its commit, rather than inside the ingest's transaction: ingest stays one batched statement on
+ * PostgreSQL, and the assignment is an ordinary `lead.changed` of its own.
+ */
+export class AutomationWorker implements BackgroundWorker {
+  readonly name = 'automation';
+  private readonly tail: OutboxTail;
+  private readonly rules: RuleRunner;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly deps: Deps,
+    sendReply: ReplySender,
+  ) {
+    this.rules = new RuleRunner(deps, sendReply);
+    this.tail = new OutboxTail(
+      deps,
+      { name: 'automation', active: () => true, handle: (rows) => this.handle(rows) },
+      { resumeFrom: () => repo.resumeCursor(deps.db.kysely, () => this.tail.maxId()) },
+    );
+  }
+
+  async start(): Promise<void> {
+    await this.tail.ensureStarted();
+    // Runs left unfinished by a process that stopped are taken up once their lease has passed.
+    this.timer ??= setInterval(() => void this.resume(), IDLE_SWEEP_MS);
+    this.timer.unref();
+  }
+
+  /** Handles what was committed since the last look and resumes stopped runs; resolves when done (tests await it). */
+  async poll(): Promise<void> {
+    await this.tail.ensureStarted();
+    await this.tail.poll();
+    await this.resume();
+  }
+
+  /** Stopped runs, and the idle sweep (idle-sweep.ts), whose events the next read runs. */
+  private async resume(): Promise<void> {
+    await this.rules.resumeStale().catch((err: unknown) => this.deps.log.warn({ err }, 'resuming automation runs failed'));
+    const idle = await sweepIdleLeads(this.deps).catch((err: unknown) => {
+      this.deps.log.warn({ err }, 'idle sweep failed');
+      return 0;
+    });
+    if (idle) await this.tail.poll();
+  }
+
+  healthy(): boolean {
+    return this.tail.running;
+  }
+
+  stop(): Promise<void> {
+    clearInterval(this.timer);
+    return this.tail.stop();
+  }
+
+  private async handle(rows: EventRow[]): Promise<void> {
+    const db = this.deps.db.kysely;
+    const created = new Map<number, number>();
+    for (const row of rows) if (row.type === 'lead.created' && row.lead_id !== null) created.set(row.lead_id, row.id);
+    for (const lead of await repo.leadsToDistribute(db, [...created.keys()])) {
+      const eventId = created.get(lead.id);
+      if (eventId === undefined) continue;
+      try {
+        await db.transaction().execute(async (trx) => {
+          const now = this.deps.clock.now();
+          if (await claimEvent(trx, 'distribution', eventId, now)) await distributeLead(trx, lead, now);
+        });
+      } catch (err) {
+        this.deps.log.warn({ err, eventId, leadId: lead.id }, 'distribution failed');
+      }
+    }
+    await this.runRules(rows);
+    await repo.saveCursor(db, this.tail.cursor);
+  }
+
+  private async runRules(rows: EventRow[]): Promise<void> {
+    const db = this.deps.db.kysely;
+    const candidates = rows.filter((r) => RULE_EVENTS.includes(r.type) && r.lead_id !== null);
+    if (candidates.length) {
+      const accounts = [...new Set(candidates.map((r) => r.account_id))];
+      const rules = await enabledRules(db, accounts, RULE_EVENTS);
+      const relevant = candidates.filter((r) => rules.some((rule) => rule.account_id === r.account_id && rule.event === r.type));
+      const caused = await causedEvents(
+        db,
+        relevant.map((r) => r.id),
+      );
+      for (const event of relevant) {
+        if (caused.has(event.id)) continue;
+        try {
+          const idleRule = event.type === 'lead.idle' ? (JSON.parse(event.payload ?? '{}') as { ruleId?: number }).ruleId : undefined;
+          await this.rules.runEvent(
+            event,
+            rules.filter(
+              (rule) =>
+                rule.account_id === event.account_id && rule.event === event.type && (idleRule === undefined || rule.id === idleRule),
+            ),
+          );
+        } catch (err) {
+          this.deps.log.warn({ err, eventId: event.id }, 'automation rules failed');
+        }
+      }
+    }
+  }
+}

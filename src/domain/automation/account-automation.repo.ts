@@ -1,0 +1,27 @@
+import type { Executor } from '../../db/database.js';
+import type { AccountAutomationTable } from '../../db/schema.js';
+import { ALWAYS_OPEN, type WorkingHours } from './working-hours.js';
+
+export async function findAccountAutomation(db: Executor, accountId: number) {
+  return db.selectFrom('account_automation').selectAll().where('account_id', '=', accountId).executeTakeFirst();
+}
+
+/** The account's working hours; open around the clock when it has none. */
+export async function workingHoursOf(db: Executor, accountId: number): Promise<WorkingHours> {
+  const row = await findAccountAutomation(db, accountId);
+  return row?.working_hours ? (JSON.parse(row.working_hours) as WorkingHours) : ALWAYS_OPEN;
+}
+
+/** Sets the given columns, creating the account's row on first use. */
+export async function saveAccountAutomation(
+  db: Executor,
+  accountId: number,
+  patch: Partial<Pick<AccountAutomationTable, 'working_hours' | 'first_response_minutes'>>,
+  now: number,
+): Promise<void> {
+  await db
+    .insertInto('account_automation')
+    .values({ account_id: accountId, working_hours: null, first_response_minutes: null, ...patch, updated_at: now })
+    .onConflict((oc) => oc.column('account_id').doUpdateSet({ ...patch, updated_at: now }))
+    .execute();
+}

@@ -1,0 +1,83 @@
+import { sql } from 'kysely';
+import { dialectOf, type Executor } from '../../db/database.js';
+import type { LeadDistributionRow, LeadDistributionsTable } from '../../db/schema.js';
+
+/** The integration's distribution, locked for the transaction on PostgreSQL (the rotation's position). */
+export async function findDistribution(db: Executor, integrationId: number, lock = false): Promise<LeadDistributionRow | undefined> {
+  let query = db.selectFrom('lead_distributions').selectAll().where('integration_id', '=', integrationId);
+  if (lock && dialectOf(db) === 'postgres') query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export async function saveDistribution(db: Executor, row: LeadDistributionsTable): Promise<void> {
+  await db
+    .insertInto('lead_distributions')
+    .values(row)
+    .onConflict((oc) =>
+      oc.column('integration_id').doUpdateSet({
+        mode: row.mode,
+        employees: row.employees,
+        only_available: row.only_available,
+        updated_at: row.updated_at,
+      }),
+    )
+    .execute();
+}
+
+export async function movePosition(db: Executor, integrationId: number, userId: number): Promise<void> {
+  await db.updateTable('lead_distributions').set({ last_user_id: userId }).where('integration_id', '=', integrationId).execute();
+}
+
+/**
+ * The confirmed employees of the account who reach the integration (no access records: every
+ * integration; otherwise a record naming it), with their availability, in id order.
+ */
+export async function employeesReaching(
+  db: Executor,
+  accountId: number,
+  integrationId: number,
+): Promise<Array<{ id: number; available: number }>> {
+  return db
+    .selectFrom('users as u')
+    .select(['u.id', 'u.available'])
+    .where('u.account_id', '=', accountId)
+    .where('u.confirmed', '=', 1)
+    .where(({ or, not, exists, selectFrom }) =>
+      or([
+        not(exists(selectFrom('user_sources as s').select(sql.lit(1).as('one')).whereRef('s.user_id', '=', 'u.id'))),
+        exists(
+          selectFrom('user_sources as s')
+            .select(sql.lit(1).as('one'))
+            .whereRef('s.user_id', '=', 'u.id')
+            .where('s.sa_id', '=', integrationId),
+        ),
+      ]),
+    )
+    .orderBy('u.id')
+    .execute();
+}
+
+/** Open leads (inbox and active statuses) per employee among `userIds`. */
+export async function openLeadCounts(db: Executor, accountId: number, userIds: number[]): Promise<Map<number, number>> {
+  if (!userIds.length) return new Map();
+  const rows = await db
+    .selectFrom('leads')
+    .select(['user_id', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('account_id', '=', accountId)
+    .where('user_id', 'in', userIds)
+    .where('status_type', 'in', ['inbox', 'active'])
+    .groupBy('user_id')
+    .execute();
+  return new Map(rows.map((r) => [Number(r.user_id), Number(r.n)]));
+}
+
+/** Claims an event for a consumer; false when it was claimed before (here or in another process). */
+export async function claimEvent(db: Executor, consumer: string, eventId: number, now: number): Promise<boolean> {
+  const rows = await db
+    .insertInto('automation_claims')
+    .values({ consumer, event_id: eventId, created_at: now })
+    .onConflict((oc) => oc.columns(['consumer', 'event_id']).doNothing())
+    .returning('event_id')
+    .execute();
+  return rows.length > 0;
+}

@@ -1,0 +1,239 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IntegrationRow } from '../src/db/schema.js';
+import type { AutomationWorker } from '../src/automation/automation-worker.js';
+import { createAutomationWorker } from '../src/automation/start.js';
+import { pickEmployee } from '../src/domain/automation/distribution.js';
+import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
+import { createIntegration, createManager, type ManagerFixture } from './helpers/fixtures.js';
+
+/**
+ * Distribution of new leads (docs/api/automation.md): the settings route, round robin and least
+ * busy over leads ingested and committed, availability, and once-only assignment when the same
+ * events are read again.
+ */
+let h: Harness;
+let owner: SignedUp;
+let other: SignedUp;
+let managers: ManagerFixture[];
+let integration: IntegrationRow;
+let worker: AutomationWorker;
+let seq = 0;
+
+const db = () => h.database.db.kysely;
+
+async function newLead(): Promise<number> {
+  const n = ++seq;
+  const { leadId } = await h.services.ingest.ingest(integration, {
+    externalId: `dist-${n}`,
+    datetime: h.clock.now(),
+    sender: { socialId: `customer-${n}`, name: `Customer ${n}` },
+    channel: { externalId: `chat-${n}`, type: 'message' },
+    text: 'hello',
+  });
+  return leadId;
+}
+
+async function assignee(leadId: number): Promise<number | null> {
+  const row = await db().selectFrom('leads').select('user_id').where('id', '=', leadId).executeTakeFirstOrThrow();
+  return row.user_id;
+}
+
+const put = (body: Record<string, unknown>, token = owner.access, id = integration.id) =>
+  h.request({ method: 'PUT', url: `/v1.3/integrations/${id}/distribution`, token, payload: body });
+
+beforeAll(async () => {
+  h = await createHarness();
+  owner = await h.signUp();
+  other = await h.signUp();
+  const saId = await createIntegration(h, owner.accountId);
+  integration = await db().selectFrom('integrations').selectAll().where('id', '=', saId).executeTakeFirstOrThrow();
+  managers = [];
+  for (let i = 0; i < 3; i++) managers.push(await createManager(h, owner));
+  worker = createAutomationWorker(h.services);
+  await worker.start();
+});
+
+afterAll(async () => {
+  await worker.stop();
+  await h.close();
+});
+
+describe('pickEmployee', () => {
+  it('takes the next id after the last, wrapping round', () => {
+    expect(pickEmployee([3, 1, 2], null)).toBe(1);
+    expect(pickEmployee([1, 2, 3], 1)).toBe(2);
+    expect(pickEmployee([1, 2, 3], 3)).toBe(1);
+    expect(pickEmployee([], 3)).toBeUndefined();
+  });
+  it('least busy: the fewest open leads, ties in turn', () => {
+    const counts = new Map([
+      [1, 2],
+      [2, 0],
+      [3, 0],
+    ]);
+    expect(pickEmployee([1, 2, 3], null, counts)).toBe(2);
+    expect(pickEmployee([1, 2, 3], 2, counts)).toBe(3);
+  });
+});
+
+describe('distribution settings', () => {
+  it('answers off until set, then what was set', async () => {
+    const get = await h.request({ method: 'GET', url: `/v1.3/integrations/${integration.id}/distribution`, token: owner.access });
+    expect(get.statusCode).toBe(200);
+    expect(get.json()).toEqual({ mode: 'off', onlyAvailable: true });
+    const res = await put({ mode: 'round_robin', employees: managers.map((m) => m.userId), onlyAvailable: true });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toEqual({ mode: 'round_robin', employees: managers.map((m) => m.userId), onlyAvailable: true });
+  });
+
+  it('refuses bad input with the path of the bad part, storing nothing', async () => {
+    const stranger = await createManager(h, other);
+    const before = await h.request({ method: 'GET', url: `/v1.3/integrations/${integration.id}/distribution`, token: owner.access });
+    const bad = await put({ mode: 'round_robin', employees: [managers[0].userId, stranger.userId] });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().details).toContainEqual(expect.objectContaining({ path: 'body.employees.1' }));
+    const mode = await put({ mode: 'fastest' });
+    expect(mode.statusCode).toBe(400);
+    const after = await h.request({ method: 'GET', url: `/v1.3/integrations/${integration.id}/distribution`, token: owner.access });
+    expect(after.json()).toEqual(before.json());
+  });
+
+  it('is the owner’s: a manager gets 403, another account 404', async () => {
+    expect((await put({ mode: 'off' }, managers[0].access)).statusCode).toBe(403);
+    expect((await put({ mode: 'off' }, other.access)).statusCode).toBe(404);
+  });
+});
+
+describe('availability', () => {
+  it('an employee switches itself away; another manager may not; the owner may', async () => {
+    const [a, b] = managers;
+    const self = await h.request({ method: 'PUT', url: `/v1.3/managers/${a.userId}`, token: a.access, payload: { available: false } });
+    expect(self.statusCode, self.body).toBe(200);
+    expect(self.json().available).toBe(false);
+    const peer = await h.request({ method: 'PUT', url: `/v1.3/managers/${a.userId}`, token: b.access, payload: { available: true } });
+    expect(peer.statusCode).toBe(403);
+    const sneaky = await h.request({
+      method: 'PUT',
+      url: `/v1.3/managers/${a.userId}`,
+      token: a.access,
+      payload: { available: true, allowAllDeals: true },
+    });
+    expect(sneaky.statusCode).toBe(403);
+    const list = await h.request({ method: 'GET', url: '/v1.3/managers', token: b.access });
+    expect(list.json().find((e: { id: number }) => e.id === a.userId).available).toBe(false);
+    const byOwner = await h.request({
+      method: 'PUT',
+      url: `/v1.3/managers/${a.userId}`,
+      token: owner.access,
+      payload: { available: true },
+    });
+    expect(byOwner.json().available).toBe(true);
+  });
+});
+
+describe('assignment of new leads', () => {
+  it('round robin shares leads in turn, once each, as lead.changed', async () => {
+    await put({ mode: 'round_robin', employees: managers.map((m) => m.userId) });
+    const leads = [];
+    for (let i = 0; i < 6; i++) leads.push(await newLead());
+    await worker.poll();
+    const got = await Promise.all(leads.map(assignee));
+    const ids = managers.map((m) => m.userId);
+    expect(got).toEqual([...ids, ...ids]);
+    const changed = await db()
+      .selectFrom('events')
+      .select(['lead_id', 'payload'])
+      .where('type', '=', 'lead.changed')
+      .where('lead_id', 'in', leads)
+      .execute();
+    expect(changed).toHaveLength(6);
+    expect(JSON.parse(changed[0].payload ?? '{}').changes).toContain('userId');
+  });
+
+  it('an event read again assigns nothing twice (a second worker from the same place)', async () => {
+    const lead = await newLead();
+    const cursor = await db().selectFrom('automation_cursors').select('event_id').executeTakeFirstOrThrow();
+    await worker.poll();
+    const first = await assignee(lead);
+    // The lead is unassigned by hand; a consumer resuming from the old place must not assign it again.
+    await db().updateTable('leads').set({ user_id: null }).where('id', '=', lead).execute();
+    await db().updateTable('automation_cursors').set({ event_id: cursor.event_id }).execute();
+    const again = createAutomationWorker(h.services);
+    await again.poll();
+    await again.stop();
+    expect(first).not.toBeNull();
+    expect(await assignee(lead)).toBeNull();
+  });
+
+  it('skips an employee who is away; nobody available leaves the lead unassigned', async () => {
+    const [a, b, c] = managers;
+    await db().updateTable('users').set({ available: 0 }).where('id', '=', b.userId).execute();
+    const leads = [await newLead(), await newLead(), await newLead()];
+    await worker.poll();
+    const got = await Promise.all(leads.map(assignee));
+    expect(got).not.toContain(b.userId);
+    expect(new Set(got)).toEqual(new Set([a.userId, c.userId]));
+    await db().updateTable('users').set({ available: 0 }).where('id', 'in', [a.userId, c.userId]).execute();
+    const lonely = await newLead();
+    await worker.poll();
+    expect(await assignee(lonely)).toBeNull();
+    await db()
+      .updateTable('users')
+      .set({ available: 1 })
+      .where(
+        'id',
+        'in',
+        managers.map((m) => m.userId),
+      )
+      .execute();
+  });
+
+  it('least busy gives new leads to whoever has the fewest open leads', async () => {
+    await put({ mode: 'least_busy', employees: managers.map((m) => m.userId) });
+    const counts = async () => {
+      const rows = await db()
+        .selectFrom('leads')
+        .select(['user_id', (eb) => eb.fn.countAll<number>().as('n')])
+        .where('account_id', '=', owner.accountId)
+        .where('status_type', 'in', ['inbox', 'active'])
+        .where('user_id', 'is not', null)
+        .groupBy('user_id')
+        .execute();
+      return new Map(rows.map((r) => [Number(r.user_id), Number(r.n)]));
+    };
+    // Closing the first manager's leads makes it the least busy by far.
+    await db().updateTable('leads').set({ status_type: 'completed' }).where('user_id', '=', managers[0].userId).execute();
+    const before = await counts();
+    const gap = Math.min(before.get(managers[1].userId) ?? 0, before.get(managers[2].userId) ?? 0);
+    expect(gap).toBeGreaterThanOrEqual(2);
+    const leads = [];
+    for (let i = 0; i < gap; i++) leads.push(await newLead());
+    await worker.poll();
+    expect(await Promise.all(leads.map(assignee))).toEqual(leads.map(() => managers[0].userId));
+  });
+
+  it('two consumers reading the same events at once (as two processes do): each lead assigned once, shares even', async () => {
+    await put({ mode: 'round_robin', employees: managers.map((m) => m.userId) });
+    const leads = [];
+    for (let i = 0; i < 9; i++) leads.push(await newLead());
+    const second = createAutomationWorker(h.services);
+    await Promise.all([worker.poll(), second.poll()]);
+    await second.stop();
+    const got = await Promise.all(leads.map(assignee));
+    const changes = await db()
+      .selectFrom('events')
+      .select('lead_id')
+      .where('type', '=', 'lead.changed')
+      .where('lead_id', 'in', leads)
+      .execute();
+    expect(changes).toHaveLength(9);
+    for (const m of managers) expect(got.filter((u) => u === m.userId)).toHaveLength(3);
+  });
+
+  it('off: new leads wait unassigned', async () => {
+    await put({ mode: 'off' });
+    const lead = await newLead();
+    await worker.poll();
+    expect(await assignee(lead)).toBeNull();
+  });
+});
