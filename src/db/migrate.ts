@@ -44,6 +44,7 @@ import { sharedCoordination } from './migrations/0040-shared-coordination.js';
 import { fileChunks } from './migrations/0041-file-chunks.js';
 import { retention } from './migrations/0042-retention.js';
 import { leadReadVersions } from './migrations/0043-lead-read-versions.js';
+import { accountMigrations } from './migrations/0115-account-migrations.js';
 import { installation } from './migrations/0120-installation.js';
 
 /**
@@ -94,6 +95,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0041-file-chunks': fileChunks,
   '0042-retention': retention,
   '0043-lead-read-versions': leadReadVersions,
+  '0115-account-migrations': accountMigrations,
   '0120-installation': installation,
 };
 
