@@ -117,7 +117,7 @@ async function fetchCustomer(ctx: MigrationContext, id: string, lead: SrcLead): 
   try {
     const answer = await ctx.client.request('GET', `/v1.3/customers/${encodeURIComponent(id)}`);
     if (answer.status === 200) return readCustomer(answer.body);
-    if (answer.status !== 404) throw new SourceError(`GET /v1.3/customers/${id}: the source answered ${answer.status}`, answer.status);
+    throw new SourceError(`GET /v1.3/customers/${id}: the source answered ${answer.status}`, answer.status);
   } catch (err) {
     if (err instanceof InterruptedError) throw err;
     if (!(err instanceof SchemaError || err instanceof SourceError)) throw err;
