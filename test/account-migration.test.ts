@@ -342,6 +342,13 @@ describe('parley migrate: refusals and the CLI', () => {
   it('refuses a target whose account already has the owner login, unless --into names it', async () => {
     const h = await target();
     const mine = await h.services.accounts.createWithOwner({ login: owner.login, pass: 'another password', name: 'Here' });
+    const bystander = await h.services.accounts.createWithOwner({
+      login: 'bystander@example.com',
+      pass: 'another password',
+      name: 'Other',
+    });
+    const { countAccountRows } = await import('../src/domain/retention/retention.repo.js');
+    const bystanderRows = await countAccountRows(h.database.db.kysely, bystander.account_id);
     const refused = await cli(h, 'migrate', '--from', sourceUrl, '--token', owner.access, '--rate', '500');
     expect(refused.err).toBe(
       `parley: an account here already has the login ${owner.login} (account ${mine.account_id}): name it with --into ${mine.account_id}`,
@@ -358,5 +365,7 @@ describe('parley migrate: refusals and the CLI', () => {
       .where('role', '=', 'owner')
       .execute();
     expect(owners).toEqual([{ id: mine.id }]);
+    // Only the target account was written.
+    expect(await countAccountRows(h.database.db.kysely, bystander.account_id)).toBe(bystanderRows);
   }, 300_000);
 });

@@ -29,7 +29,10 @@ const routes: Record<string, unknown> = {
     { id: '11', type: 'ok', login: 'group', status: 'active' },
     { id: '12', type: 'pager', login: 'beeper' },
   ],
-  'GET /v1.2/statuses': [{ id: '5', name: 'Work', type: 'active', order: '1', color: '#ffffff' }],
+  'GET /v1.2/statuses': [
+    { id: '5', name: 'Work', type: 'active', order: '1', color: '#ffffff' },
+    { id: '6', name: 'Far', type: 'failed', order: 1e20, color: '' },
+  ],
   'GET /v1.3/payment-types': [{ id: '3', title: 'Cash' }],
   'GET /v1.2/tags': [{ id: 1, tag: 'hot' }],
   'GET /v1.3/templates': [],
@@ -51,6 +54,16 @@ const routes: Record<string, unknown> = {
       paymentTypeId: '3',
     },
     { userId: 2, customer: { id: '5' }, socialAccount: { id: '10' } },
+    {
+      id: 1003,
+      socialAccount: { id: 10 },
+      customer: { id: 100 },
+      details: 'a\u0000b',
+      amount: 1e30,
+      responseTime: 1.5e300,
+      customData: 'c\u0000',
+      items: [{ title: 't\u0000', count: 1 }],
+    },
     { id: 1002, socialAccount: { id: 11 }, customer: { id: 101, name: 'Bob', login: 'bob' }, message: { timestamp: 1714550000 } },
   ],
   'GET /v1.3/customers/100': {
@@ -133,9 +146,9 @@ describe('parley migrate against a hosted server with quirks', () => {
     expect(report.copied).toMatchObject({
       integrations: 2,
       employees: 2,
-      statuses: 1,
+      statuses: 2,
       'payment types': 1,
-      leads: 2,
+      leads: 3,
       messages: 2,
       customers: 2,
     });
@@ -175,7 +188,12 @@ describe('parley migrate against a hosted server with quirks', () => {
       .where('account_id', '=', accountId)
       .where('details', '=', 'call back')
       .executeTakeFirstOrThrow();
-    const status = await db.selectFrom('statuses').select(['id', 'type']).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+    const status = await db
+      .selectFrom('statuses')
+      .select(['id', 'type'])
+      .where('account_id', '=', accountId)
+      .where('name', '=', 'Work')
+      .executeTakeFirstOrThrow();
     expect(lead).toMatchObject({
       user_id: users[1]!.id,
       status_id: status.id,
@@ -201,6 +219,14 @@ describe('parley migrate against a hosted server with quirks', () => {
     ]);
     expect(lead.last_message_id).toBe(messages[1]!.id);
     expect(lead.last_message_at).toBe(1714557600000);
+    // NUL and numbers past their columns do not reach the database (PostgreSQL refuses them).
+    const odd = await db
+      .selectFrom('leads')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('details', '=', 'ab')
+      .executeTakeFirstOrThrow();
+    expect(odd).toMatchObject({ amount: 0, response_time: null, custom_data: 'c', items: '[{"title":"t","count":1}]' });
     const bob = await db
       .selectFrom('customers')
       .select(['name', 'login'])

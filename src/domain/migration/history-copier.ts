@@ -1,6 +1,5 @@
-import { isUniqueViolation } from '../../db/errors.js';
 import { AttachmentError, fetchAttachment } from './attachment-fetcher.js';
-import { count, pool, skip, transact, type MigrationContext } from './migration-context.js';
+import { count, orSkip, pool, skip, transact, type MigrationContext } from './migration-context.js';
 import * as repo from './migration.repo.js';
 import { InterruptedError, SourceError } from './source-client.js';
 import {
@@ -178,8 +177,8 @@ async function insertMessages(ctx: MigrationContext, lead: SrcLead, leadId: numb
     }
     rows.push({ m, attachments });
   }
-  try {
-    await transact(ctx, async (trx, map) => {
+  await orSkip(ctx, 'messages', `${lead.id}/${s.realId}`, () =>
+    transact(ctx, async (trx, map) => {
       for (const { m, attachments } of rows) {
         const existing = await trx
           .selectFrom('messages')
@@ -215,11 +214,8 @@ async function insertMessages(ctx: MigrationContext, lead: SrcLead, leadId: numb
           ).id;
         map('message', `${s.realId}:${m.messageId}`, id);
       }
-    });
-  } catch (err) {
-    if (!isUniqueViolation(err)) throw err;
-    skip(ctx.report, 'messages', `${lead.id}/${s.realId}`, 'a page of messages clashed with messages already here');
-  }
+    }),
+  );
 }
 
 /** Downloads in progress by source URL: leads copied side by side that share a file fetch it once. */

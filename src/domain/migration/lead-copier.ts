@@ -1,4 +1,4 @@
-import { count, pool, skip, transact, type MigrationContext } from './migration-context.js';
+import { count, orSkip, pool, skip, transact, type MigrationContext } from './migration-context.js';
 import * as repo from './migration.repo.js';
 import { ensureTag } from './reference-copier.js';
 import { InterruptedError, SourceError } from './source-client.js';
@@ -64,51 +64,54 @@ export async function copyCustomers(ctx: MigrationContext, leads: SrcLead[]): Pr
     count(ctx.report, 'customers');
     if (ctx.dryRun) return;
     const leadIntegrations = leadsOf.map((l) => ctx.ids.num('integration', l.integrationId));
-    await transact(ctx, async (trx, map) => {
-      const now = ctx.now();
-      const row = await trx
-        .insertInto('customers')
-        .values({
-          account_id: ctx.accountId,
-          name: customer.name,
-          login: customer.login,
-          avatar: customer.avatar,
-          email: customer.email,
-          phone: customer.phone,
-          address: customer.address,
-          created_at: now,
-          updated_at: now,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      map('customer', id, row.id);
-      for (const p of customer.profiles) {
-        // A profile names its type only: the integration of its customer's leads with that type.
-        const integrationId =
-          leadIntegrations.find((i) => i !== undefined && typeOf.get(i) === p.type) ?? integrations.find((i) => i.type === p.type)?.id;
-        if (integrationId === undefined) {
-          skip(ctx.report, 'profile', p.id, `no copied integration of type ${p.type}`);
-          continue;
-        }
-        const profile = await trx
-          .insertInto('profiles')
+    const stored = await orSkip(ctx, 'customer', id, () =>
+      transact(ctx, async (trx, map) => {
+        const now = ctx.now();
+        const row = await trx
+          .insertInto('customers')
           .values({
             account_id: ctx.accountId,
-            customer_id: row.id,
-            integration_id: integrationId,
-            type: p.type,
-            social_id: p.socialId,
-            login: p.login,
-            profile_url: p.profileUrl,
-            avatar: customer.avatar,
             name: customer.name,
+            login: customer.login,
+            avatar: customer.avatar,
+            email: customer.email,
+            phone: customer.phone,
+            address: customer.address,
             created_at: now,
+            updated_at: now,
           })
           .returning('id')
           .executeTakeFirstOrThrow();
-        map('profile', p.id, profile.id);
-      }
-    });
+        map('customer', id, row.id);
+        for (const p of customer.profiles) {
+          // A profile names its type only: the integration of its customer's leads with that type.
+          const integrationId =
+            leadIntegrations.find((i) => i !== undefined && typeOf.get(i) === p.type) ?? integrations.find((i) => i.type === p.type)?.id;
+          if (integrationId === undefined) {
+            skip(ctx.report, 'profile', p.id, `no copied integration of type ${p.type}`);
+            continue;
+          }
+          const profile = await trx
+            .insertInto('profiles')
+            .values({
+              account_id: ctx.accountId,
+              customer_id: row.id,
+              integration_id: integrationId,
+              type: p.type,
+              social_id: p.socialId,
+              login: p.login,
+              profile_url: p.profileUrl,
+              avatar: customer.avatar,
+              name: customer.name,
+              created_at: now,
+            })
+            .returning('id')
+            .executeTakeFirstOrThrow();
+          map('profile', p.id, profile.id);
+        }
+      }),
+    );
+    if (!stored) return;
     count(ctx.report, 'profiles', true, customer.profiles.length);
   });
 }
@@ -170,35 +173,37 @@ export async function copyLeads(
       items: l.items,
       response_time: l.responseTime,
     };
-    await transact(ctx, async (trx, map) => {
-      let leadId = known;
-      if (leadId === undefined) {
-        const created = l.createdAt ?? l.lastMessageAt ?? ctx.now();
-        const row = await trx
-          .insertInto('leads')
-          .values({
-            account_id: ctx.accountId,
-            integration_id: integrationId,
-            customer_id: customerId,
-            ...fields,
-            unread_count: l.unread,
-            last_message_at: l.lastMessageAt ?? created,
-            created_at: created,
-            updated_at: ctx.now(),
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        leadId = row.id;
-        map('lead', l.id, leadId);
-      } else {
-        await trx
-          .updateTable('leads')
-          .set({ ...fields, unread_count: l.unread })
-          .where('id', '=', leadId)
-          .where('account_id', '=', ctx.accountId)
-          .execute();
-      }
-      await repo.replaceLeadTags(trx, ctx.accountId, leadId, tagIds, ctx.now());
-    });
+    await orSkip(ctx, 'lead', l.id, () =>
+      transact(ctx, async (trx, map) => {
+        let leadId = known;
+        if (leadId === undefined) {
+          const created = l.createdAt ?? l.lastMessageAt ?? ctx.now();
+          const row = await trx
+            .insertInto('leads')
+            .values({
+              account_id: ctx.accountId,
+              integration_id: integrationId,
+              customer_id: customerId,
+              ...fields,
+              unread_count: l.unread,
+              last_message_at: l.lastMessageAt ?? created,
+              created_at: created,
+              updated_at: ctx.now(),
+            })
+            .returning('id')
+            .executeTakeFirstOrThrow();
+          leadId = row.id;
+          map('lead', l.id, leadId);
+        } else {
+          await trx
+            .updateTable('leads')
+            .set({ ...fields, unread_count: l.unread })
+            .where('id', '=', leadId)
+            .where('account_id', '=', ctx.accountId)
+            .execute();
+        }
+        await repo.replaceLeadTags(trx, ctx.accountId, leadId, tagIds, ctx.now());
+      }),
+    );
   }
 }

@@ -2,6 +2,7 @@ import type { Executor } from '../../db/database.js';
 import type { FilesService } from '../files/files.service.js';
 import type { SourceClient } from './source-client.js';
 import type { AttachmentSource } from './attachment-fetcher.js';
+import { isUniqueViolation, isUnstorableValue } from '../../db/errors.js';
 import * as repo from './migration.repo.js';
 
 /** What a run of `parley migrate` did (printed at the end): counts per kind, and what was not copied and why. */
@@ -59,6 +60,21 @@ export async function transact<T>(ctx: MigrationContext, fn: (trx: Executor, map
   });
   for (const [kind, sourceId, target] of entries) ctx.ids.remember(kind, sourceId, String(target));
   return result;
+}
+
+/**
+ * Runs one item's writes; a value the database cannot store (PostgreSQL: NUL, out of range) or a
+ * clash with a row already here skips that item, reported, and the run goes on.
+ */
+export async function orSkip(ctx: MigrationContext, kind: string, id: string, fn: () => Promise<void>): Promise<boolean> {
+  try {
+    await fn();
+    return true;
+  } catch (err) {
+    if (!isUnstorableValue(err) && !isUniqueViolation(err)) throw err;
+    skip(ctx.report, kind, id, `the database refused it: ${(err as Error).message.slice(0, 200)}`);
+    return false;
+  }
 }
 
 export function count(report: MigrationReport, kind: string, copied = true, n = 1): void {

@@ -143,6 +143,8 @@ export interface SrcStatus {
   color: string;
 }
 
+/** `statuses.position` is a 32-bit integer on PostgreSQL. */
+const MAX_ORDER = 2 ** 31 - 1;
 const STATUS_TYPES = new Set(['active', 'completed', 'failed', 'ignore']);
 
 export function readStatus(v: unknown): SrcStatus {
@@ -154,7 +156,7 @@ export function readStatus(v: unknown): SrcStatus {
     id,
     name: text(o.name, 255) || `Status ${id}`,
     type: type as SrcStatus['type'],
-    order: int(o.order) ?? 0,
+    order: Math.max(-MAX_ORDER, Math.min(MAX_ORDER, int(o.order) ?? 0)),
     color: text(o.color, 32),
   };
 }
@@ -226,7 +228,9 @@ export function readLead(v: unknown): SrcLead {
   if (customerId === undefined) throw new SchemaError(`lead ${id} names no customer`);
   const message = typeof o.message === 'object' && o.message !== null ? (o.message as Obj) : undefined;
   const read = bool(o.read);
-  const responseTime = typeof o.responseTime === 'number' && Number.isFinite(o.responseTime) ? Math.max(0, o.responseTime) : null;
+  // Whole milliseconds in a bigint column: a fraction or a number past 2^53 is not kept.
+  const ms = typeof o.responseTime === 'number' ? Math.round(o.responseTime) : Number.NaN;
+  const responseTime = Number.isSafeInteger(ms) && ms >= 0 ? ms : null;
   return {
     id,
     userId: userIdOf(o) ?? null,
