@@ -235,4 +235,26 @@ describe('parley migrate against a hosted server with quirks', () => {
       .execute();
     expect(bob).toEqual([{ name: 'Bob', login: 'bob' }]);
   });
+
+  it('--since keeps the leads whose last message is not older; a dry run of it writes nothing', async () => {
+    const before = await h.database.db.kysely.selectFrom('migration_ids').select('kind').execute();
+    const report = await migrateAccount(
+      h.services,
+      {
+        from: fake.url,
+        token: 'fresh',
+        dryRun: true,
+        since: Date.parse('2024-05-01T09:00:00Z'),
+        rate: 1000,
+        concurrency: 2,
+        maxBody: 64 * 1024,
+        sleep: async () => {},
+      },
+      () => {},
+    );
+    // 1001 (10:00) and 1003 (no date) are kept; 1002 (07:53) is older.
+    expect(report.copied.leads ?? 0).toBe(0);
+    expect(report.unchanged.leads).toBe(2);
+    expect(await h.database.db.kysely.selectFrom('migration_ids').select('kind').execute()).toEqual(before);
+  });
 });
