@@ -13,7 +13,7 @@ export const MIGRATE_USAGE = `  migrate --from <base URL> --token <token> [--ref
                               run it again to copy what is new; --dry-run reads and counts only
 `;
 
-const DEFAULT_RATE = 10;
+const DEFAULT_RATE = 100;
 const DEFAULT_CONCURRENCY = 4;
 
 export async function runMigrate(services: Services, args: string[], out: CliOutput): Promise<string> {
