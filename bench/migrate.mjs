@@ -14,7 +14,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureBuilt, root } from '../scripts/ensure-built.mjs';
 import { processUs } from './lib/cpu.mjs';
-import { startServer } from './lib/processes.mjs';
+import { cliChildScript, startServer } from './lib/processes.mjs';
 import { progressReporter } from './lib/progress.mjs';
 
 const { values: opts } = parseArgs({
@@ -68,12 +68,7 @@ try {
 
 /** Runs the CLI in a child process; its peak RSS is the child's VmHWM (Linux). */
 function runCli(dataDir, args) {
-  const script = `
-    const { runCli } = await import(${JSON.stringify(new URL('../dist/cli.js', import.meta.url).href)});
-    const code = await runCli(${JSON.stringify(args)});
-    const hwm = /VmHWM:\\s+(\\d+) kB/.exec((await import('node:fs')).readFileSync('/proc/self/status', 'utf8'));
-    process.stderr.write('maxrss ' + (hwm ? hwm[1] : process.resourceUsage().maxRSS) + '\\n');
-    process.exit(code);`;
+  const script = cliChildScript(args);
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
