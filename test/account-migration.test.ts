@@ -268,6 +268,12 @@ describe('parley migrate from a second Parley', () => {
     );
     servers.push(flaky);
     const h = await target();
+    // Stopped while reading customers (a request in flight is cut off), then while copying histories.
+    const early = new AbortController();
+    const stopped = await run(h, options({ from: flaky.url, signal: early.signal }), (phase, done) => {
+      if (phase === 'customers' && done >= 20) early.abort();
+    });
+    expect(stopped).toMatchObject({ interrupted: true, copied: expect.not.objectContaining({ leads: expect.anything() }) });
     const stop = new AbortController();
     const first = options({ from: flaky.url, signal: stop.signal });
     const partial = await run(h, first, (phase, done) => {

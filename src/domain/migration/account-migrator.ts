@@ -16,7 +16,7 @@ import {
   listWebhooks,
   sourceList,
 } from './reference-copier.js';
-import { SourceClient, SourceError, type SourceClientOptions } from './source-client.js';
+import { InterruptedError, SourceClient, SourceError, type SourceClientOptions } from './source-client.js';
 import { idOf, readEmployee } from './source-records.js';
 
 export interface MigrateOptions {
@@ -130,17 +130,22 @@ export async function migrateAccount(services: Services, opts: MigrateOptions, p
     signal: opts.signal,
     now: () => clock.now(),
   };
-  await copyIntegrations(ctx);
-  await copyEmployees(ctx, { mailer: services.mailer, config, accountName });
-  const statusTypes = await copyStatuses(ctx);
-  const tags = await copyTags(ctx);
-  await copyPaymentTypes(ctx);
-  await copyTemplates(ctx);
-  await listWebhooks(ctx);
-  const leads = await readLeads(ctx);
-  if (!ctx.signal?.aborted) await copyCustomers(ctx, leads);
-  if (!ctx.signal?.aborted) await copyLeads(ctx, leads, statusTypes, tags);
-  if (!ctx.signal?.aborted) await copyHistories(ctx, leads);
+  try {
+    await copyIntegrations(ctx);
+    await copyEmployees(ctx, { mailer: services.mailer, config, accountName });
+    const statusTypes = await copyStatuses(ctx);
+    const tags = await copyTags(ctx);
+    await copyPaymentTypes(ctx);
+    await copyTemplates(ctx);
+    await listWebhooks(ctx);
+    const leads = await readLeads(ctx);
+    if (!ctx.signal?.aborted) await copyCustomers(ctx, leads);
+    if (!ctx.signal?.aborted) await copyLeads(ctx, leads, statusTypes, tags);
+    if (!ctx.signal?.aborted) await copyHistories(ctx, leads);
+  } catch (err) {
+    // SIGINT: what committed stays mapped; the report says the run stopped.
+    if (!(err instanceof InterruptedError)) throw err;
+  }
   report.interrupted = Boolean(ctx.signal?.aborted);
   if (!opts.dryRun && !report.interrupted) await repo.finishRun(kysely, base, sourceAccountId, clock.now());
   return report;
