@@ -1,3 +1,4 @@
+import { insertCustomer } from '../customers/customers.repo.js';
 import { count, orSkip, pool, skip, transact, type MigrationContext } from './migration-context.js';
 import * as repo from './migration.repo.js';
 import { ensureTag } from './reference-copier.js';
@@ -67,21 +68,17 @@ export async function copyCustomers(ctx: MigrationContext, leads: SrcLead[]): Pr
     const stored = await orSkip(ctx, 'customer', id, () =>
       transact(ctx, async (trx, map) => {
         const now = ctx.now();
-        const row = await trx
-          .insertInto('customers')
-          .values({
-            account_id: ctx.accountId,
-            name: customer.name,
-            login: customer.login,
-            avatar: customer.avatar,
-            email: customer.email,
-            phone: customer.phone,
-            address: customer.address,
-            created_at: now,
-            updated_at: now,
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow();
+        const row = await insertCustomer(trx, {
+          account_id: ctx.accountId,
+          name: customer.name,
+          login: customer.login,
+          avatar: customer.avatar,
+          email: customer.email,
+          phone: customer.phone,
+          address: customer.address,
+          created_at: now,
+          updated_at: now,
+        });
         map('customer', id, row.id);
         for (const p of customer.profiles) {
           // A profile names its type only: the integration of its customer's leads with that type.
