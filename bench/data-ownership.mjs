@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureBuilt, root } from '../scripts/ensure-built.mjs';
+import { cliChildScript } from './lib/processes.mjs';
 import { progressReporter } from './lib/progress.mjs';
 
 const { values: opts } = parseArgs({
@@ -53,13 +54,7 @@ try {
 
 /** Runs the CLI in a child process; its peak RSS is the child's VmHWM (Linux). */
 function runCli(dataDir, args) {
-  const script = `
-    const { runCli } = await import(${JSON.stringify(new URL('../dist/cli.js', import.meta.url).href)});
-    const code = await runCli(${JSON.stringify(args)});
-    // VmHWM: this program's own peak (getrusage's maxRSS keeps the forking parent's across exec).
-    const hwm = /VmHWM:\\s+(\\d+) kB/.exec((await import('node:fs')).readFileSync('/proc/self/status', 'utf8'));
-    process.stderr.write('maxrss ' + (hwm ? hwm[1] : process.resourceUsage().maxRSS) + '\\n');
-    process.exit(code);`;
+  const script = cliChildScript(args);
   const started = performance.now();
   const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
     cwd: root,

@@ -10,6 +10,7 @@ import { BRIDGE_USAGE, runBridgeCli } from './connectors/bridge-cli.js';
 import { CliError, bool, integer, required, type CliOutput } from './cli-kit.js';
 import { DATA_COMMANDS, DATA_USAGE } from './cli-data.js';
 import { DOCTOR_USAGE, runDoctorCli } from './doctor/doctor.js';
+import { MIGRATE_USAGE, runMigrate } from './cli-migrate.js';
 
 const USAGE = `Parley operator CLI: works on the storage the server uses (PARLEY_DATA_DIR or DATABASE_URL).
 
@@ -27,13 +28,14 @@ Commands:
   worker                      run the background work (webhook delivery, Telegram polling) in this
                               process until SIGTERM (with PARLEY_WORKERS=off on servers)
 ${BRIDGE_USAGE}
-${DATA_USAGE}${DOCTOR_USAGE}  help                        this text
+${DATA_USAGE}${MIGRATE_USAGE}${DOCTOR_USAGE}  help                        this text
 `;
 
 type Command = (services: Services, args: string[], out: CliOutput) => Promise<string>;
 
 const COMMANDS: Record<string, Command> = {
   ...DATA_COMMANDS,
+  migrate: runMigrate,
   worker: (services) => runWorkersUntilSignal(services),
 
   async 'account:create'(services, args) {

@@ -118,3 +118,17 @@ export function rssMb(pid) {
   const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
   return match ? Number(match[1]) / 1024 : NaN;
 }
+
+/**
+ * The program a child process runs to call the operator CLI (dist/cli.js) with `args` and report
+ * its own peak RSS on stderr as `maxrss <kB>` (Linux VmHWM: getrusage's maxRSS keeps the forking
+ * parent's across exec). Run with `node --input-type=module -e <script>`.
+ */
+export function cliChildScript(args) {
+  return `
+    const { runCli } = await import(${JSON.stringify(new URL('../../dist/cli.js', import.meta.url).href)});
+    const code = await runCli(${JSON.stringify(args)});
+    const hwm = /VmHWM:\\s+(\\d+) kB/.exec((await import('node:fs')).readFileSync('/proc/self/status', 'utf8'));
+    process.stderr.write('maxrss ' + (hwm ? hwm[1] : process.resourceUsage().maxRSS) + '\\n');
+    process.exit(code);`;
+}

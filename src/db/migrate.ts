@@ -48,6 +48,7 @@ import { accountTypeNames } from './migrations/0100-account-type-names.js';
 import { searchText } from './migrations/0105-search-text.js';
 import { phones } from './migrations/0106-phones.js';
 import { integrationHealth } from './migrations/0085-integration-health.js';
+import { accountMigrations } from './migrations/0115-account-migrations.js';
 import { installation } from './migrations/0120-installation.js';
 import { employeeLocale } from './migrations/0080-employee-locale.js';
 import { distribution } from './migrations/0090-distribution.js';
@@ -110,6 +111,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0090-distribution': distribution,
   '0091-account-automation': accountAutomation,
   '0092-automation-rules': automationRules,
+  '0115-account-migrations': accountMigrations,
   '0120-installation': installation,
 };
 

@@ -59,6 +59,8 @@ export interface Database {
   lead_notes: LeadNotesTable;
   private_replies: PrivateRepliesTable;
   account_imports: AccountImportsTable;
+  account_migrations: AccountMigrationsTable;
+  migration_ids: MigrationIdsTable;
   account_exports: AccountExportsTable;
   account_retention: AccountRetentionTable;
   rate_limits: RateLimitsTable;
@@ -712,6 +714,24 @@ export interface LeadNotesTable {
 }
 export type LeadNoteRow = Selectable<LeadNotesTable>;
 /** Archives imported into this installation, by export id (migration 0060). */
+/** `parley migrate`: the account a source server's account was copied into (migration 0115). */
+export interface AccountMigrationsTable {
+  /** The source's base URL, normalized. */
+  source: string;
+  source_account_id: string;
+  account_id: number;
+  created_at: number;
+  finished_at: number | null;
+}
+
+/** `parley migrate`: a copied record's id at the source and here, per kind (migration 0115). */
+export interface MigrationIdsTable {
+  account_id: number;
+  kind: string;
+  source_id: string;
+  target_id: string;
+}
+
 export interface AccountImportsTable {
   export_id: string;
   account_id: number;

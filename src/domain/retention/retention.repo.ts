@@ -126,6 +126,8 @@ export const ACCOUNT_TABLES = [
   'widget_visitors',
   'account_imports',
   'account_exports',
+  'account_migrations',
+  'migration_ids',
   'account_retention',
   'private_replies',
 ] as const;
