@@ -9,7 +9,13 @@ describe('VAPID keys made without web-push', () => {
       expect(Buffer.from(keys.publicKey, 'base64url')).toHaveLength(65);
       expect(Buffer.from(keys.privateKey, 'base64url')).toHaveLength(32);
       // web-push validates both keys' lengths and signs a VAPID JWT with them.
-      const headers = webpush.getVapidHeaders('https://push.example.com', 'mailto:ops@example.com', keys.publicKey, keys.privateKey, 'aes128gcm');
+      const headers = webpush.getVapidHeaders(
+        'https://push.example.com',
+        'mailto:ops@example.com',
+        keys.publicKey,
+        keys.privateKey,
+        'aes128gcm',
+      );
       expect(String(headers.Authorization)).toMatch(/^vapid t=.+, k=/);
     }
   });

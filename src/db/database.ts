@@ -18,6 +18,7 @@ import type { Database } from './schema.js';
 import { isPostgresUrl } from '../config.js';
 import { isStalePlan } from './errors.js';
 import { SchemaPostgresDialect } from './introspector.js';
+import { cacheTotals, measureCache } from '../metrics/cache-stats.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -375,6 +376,8 @@ const STATEMENT_CACHE_SIZE = 500;
 function withStatementCache(native: BetterSqlite3.Database, profile?: StatementProfile): SqliteDatabase {
   type Prepared = ReturnType<SqliteDatabase['prepare']>;
   const cache = new Map<string, Prepared>();
+  const counted = cacheTotals('sqlite_statements');
+  measureCache('sqlite_statements', cache, (c) => ({ entries: c.size, bytes: 0 }));
   const create = (text: string): Prepared => {
     const stmt = native.prepare(text);
     const all = stmt.reader ? objectRows(stmt) : (parameters: readonly unknown[]) => stmt.all(parameters as unknown[]);
@@ -405,8 +408,10 @@ function withStatementCache(native: BetterSqlite3.Database, profile?: StatementP
     prepare(text: string) {
       let prepared = cache.get(text);
       if (prepared) {
+        counted.hits++;
         cache.delete(text);
       } else {
+        counted.misses++;
         prepared = create(text);
         if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
       }

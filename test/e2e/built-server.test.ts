@@ -21,7 +21,10 @@ function settings(): Record<string, string> {
 async function cli(...args: string[]): Promise<string> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const key of Object.keys(env)) if (key.startsWith('PARLEY_') || key === 'DATABASE_URL') delete env[key];
-  const { stdout } = await run(process.execPath, [path.join(root, 'bin', 'parley.mjs'), ...args], { cwd: root, env: { ...env, ...settings() } });
+  const { stdout } = await run(process.execPath, [path.join(root, 'bin', 'parley.mjs'), ...args], {
+    cwd: root,
+    env: { ...env, ...settings() },
+  });
   return stdout;
 }
 
