@@ -47,7 +47,7 @@ describe('the built server', () => {
     expect(bundle).toContain('function buildApp(');
   });
 
-  it('serves /health, the widget and an account the CLI made', async () => {
+  it('serves /health, the widget and an account the CLI made', { timeout: 120_000 }, async () => {
     const created = await cli('account:create', '--login', 'built@example.com', '--password', 'built password 1', '--name', 'Built');
     expect(created).toMatch(/^created account \d+ with owner built@example\.com/);
 
