@@ -9,7 +9,7 @@
 //       integration, sharing the messages and the concurrency, started together; the rate is all
 //       the messages over the span from the first start to the last end, the percentiles the
 //       highest of the processes'. Their ingest batches take turns on the lanes, as several Parley
-//       processes' do: docs/performance.md, issue 19 twentieth pass.)
+//       processes' do: docs/performance.md.)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

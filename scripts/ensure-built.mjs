@@ -53,5 +53,6 @@ export function ensureBuilt() {
   console.error('parley: building (npm run build)...');
   const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
+  execFileSync(process.execPath, [path.join(root, 'scripts', 'build-server.mjs')], { stdio: 'inherit', cwd: root });
   fs.writeFileSync(stamp, new Date().toISOString());
 }

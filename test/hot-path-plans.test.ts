@@ -9,7 +9,7 @@ import { genericPlan, planNodes, recordedTexts } from './helpers/statements.js';
 
 // The hot path's statements are named on PostgreSQL and may keep a generic plan made while the
 // tables were empty (a new install; autovacuum off). Such a plan must still use the index that
-// answers the statement (docs/performance.md, issue 19): with a plain (integration_id, id) index on
+// answers the statement (docs/performance.md): with a plain (integration_id, id) index on
 // messages, the redelivery check read every message of the integration through it instead.
 let t: TestDatabase;
 beforeAll(async () => {
@@ -46,7 +46,7 @@ describe('plans of hot-path statements on empty tables', () => {
   if (DIALECT === 'postgres') {
     it('look every sender and conversation of an ingest batch up by index, also as generic plans', async () => {
       // The batch's reads take arrays; a join to them, planned on empty tables, hashed a
-      // whole-table scan of messages and sources (docs/performance.md, issue 19 fourth pass). Its
+      // whole-table scan of messages and sources (docs/performance.md). Its
       // two statements run in a function (migration 0072), called in a keyed transaction, whose
       // begin makes PostgreSQL keep a generic plan of each; planned here with sequential scans on.
       const types = 'bigint[], text[], text[], text[], text[]';
@@ -69,7 +69,7 @@ describe('plans of hot-path statements on empty tables', () => {
 
     it("leave a batch write's parts without rows out of its statement", async () => {
       // Each part opened its table with every index and ran its statement triggers even without
-      // rows: ~1 ms per batch (docs/performance.md, issue 19 eleventh pass).
+      // rows: ~1 ms per batch (docs/performance.md).
       const one = [{}] as never[];
       const [known] = await recordedTexts(t.db.kysely, (recorder) =>
         storeIncomingBatch(

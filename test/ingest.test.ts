@@ -396,7 +396,7 @@ describe('ingest', () => {
     });
 
     it('runs the ingest batches of every process one at a time per lane, a batch waiting its turn taking the messages that came meanwhile', async () => {
-      // docs/performance.md, issue 19 eighteenth pass: a batch takes its lane's lock with its begin,
+      // docs/performance.md: a batch takes its lane's lock with its begin,
       // then its messages: with two processes, batches stay as large as with one.
       const { integration } = await setup();
       const { pipeline, seen } = watchedPipeline();
@@ -425,7 +425,7 @@ describe('ingest', () => {
     });
 
     it("lets go of its lane with its store statement: another process's batch runs while this one's transaction ends", async () => {
-      // docs/performance.md, issue 19 twenty-third pass: the store statement carries the lane's
+      // docs/performance.md: the store statement carries the lane's
       // release (db/database.ts releaseLockSql), one round trip and this process's work earlier.
       const { integration } = await setup();
       const { pipeline } = watchedPipeline();

@@ -461,8 +461,7 @@ describe('integration look-ups by id (provider webhooks)', () => {
       { id: missing, type: 'telegram', live: false, ofType: false },
       { id: 2 ** 63, type: 'telegram', live: false, ofType: false },
     ];
-    // PostgreSQL: the look-ups of one turn share one statement (docs/performance.md, issue 19
-    // twenty-third pass), each caller getting its own copy of the row.
+    // PostgreSQL: the look-ups of one turn share one statement (docs/performance.md), each caller getting its own copy of the row.
     const { counter, statements, reset } = statementCounter();
     const counted = db().withPlugin(counter);
     reset();

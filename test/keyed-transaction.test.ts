@@ -4,8 +4,7 @@ import { createTestDatabase, DIALECT, type TestDatabase } from './helpers/databa
 import { keyedTransaction, releaseLockSql, schemaLockKey, type Executor } from '../src/db/database.js';
 
 // keyedTransaction's lock (src/db/database.ts): the ingest batches of every process on one
-// PostgreSQL database take their lane's lock with their begin (docs/performance.md, issue 19
-// eighteenth pass).
+// PostgreSQL database take their lane's lock with their begin (docs/performance.md).
 let t: TestDatabase;
 beforeAll(async () => {
   t = await createTestDatabase();

@@ -156,7 +156,7 @@ describe('lead visibility', () => {
 
   if (DIALECT === 'postgres') {
     it('reads the leads asked for in one turn in one statement, each reader getting its own copy of what it may see', async () => {
-      // docs/performance.md, issue 19 seventeenth pass: outside a transaction, single-lead reads
+      // docs/performance.md: outside a transaction, single-lead reads
       // share a statement; who may see a lead is then checked in memory by the same rule.
       const { counter, statements, reset } = statementCounter();
       const db = h.database.db.kysely.withPlugin(counter);

@@ -559,7 +559,7 @@ describe('access', () => {
   });
 
   it("reads a send's lead, integration, channels and plan together, in one statement on PostgreSQL, under the scope's rule", async () => {
-    // Every send starts here (docs/performance.md, issue 19 twelfth pass).
+    // Every send starts here (docs/performance.md).
     const c = await conversation();
     const second = await db()
       .insertInto('sources')
@@ -599,7 +599,7 @@ describe('access', () => {
   });
 
   it("reads the send targets of one turn together on PostgreSQL, each caller with copies of its own and under its own scope's rule", async () => {
-    // docs/performance.md, issue 19 twenty-fifth pass: one statement for the sends of a turn.
+    // docs/performance.md: one statement for the sends of a turn.
     const [a, b] = [await conversation(), await conversation()];
     const manager = await createManager(h, owner, { sources: [b.integration.id] });
     const { counter, statements, reset } = statementCounter();

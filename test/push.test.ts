@@ -217,7 +217,7 @@ describe('push notifications', () => {
 
   it("reads an account's devices once per batch of events, and nothing more for an account without any", async () => {
     // Every process runs this worker and reads every event: a look-up per event is paid once per
-    // process (docs/performance.md, issue 19 sixth pass).
+    // process (docs/performance.md).
     const sa = await quietIntegration();
     // Every statement run, and the table each built query reads (the events read is prepared,
     // compiled once, so only the count sees it).
@@ -236,8 +236,7 @@ describe('push notifications', () => {
   });
 
   it('wake-ups within WAKE_GAP_MS of a read share the next one: a burst of commits is not a read each', async () => {
-    // Every process's worker is woken by every commit of every process (docs/performance.md,
-    // issue 19 eleventh pass). An account without devices: each read is the events after the
+    // Every process's worker is woken by every commit of every process (docs/performance.md). An account without devices: each read is the events after the
     // cursor and its devices once.
     const sa = await quietIntegration();
     const { counted, statements, reset } = countedWorker();

@@ -63,7 +63,7 @@ describe('rate limits', () => {
   });
 
   if (DIALECT === 'postgres') {
-    // PostgreSQL: hits are batched (docs/performance.md, issue 19 eleventh pass); SQLite counts in memory.
+    // PostgreSQL: hits are batched (docs/performance.md); SQLite counts in memory.
     it('counts the hits of concurrent requests in one statement per batch, each told what it brought its key to', async () => {
       const { counter, statements, reset } = statementCounter();
       const deps = { ...h.services.deps, db: { ...h.services.deps.db, kysely: h.services.deps.db.kysely.withPlugin(counter) } };

@@ -205,8 +205,7 @@ describe('the visitor loop over HTTP', () => {
   it('authenticates a visitor request in one statement (the visitor with its widget), and refuses a widget that stopped or was deleted', async () => {
     const w = await connectWidget(h, owner);
     const { token, visitor } = (await session({ key: w.key, name: 'Counted' })).json();
-    // Every visitor request starts here, each widget message among them (docs/performance.md,
-    // issue 19 eleventh pass).
+    // Every visitor request starts here, each widget message among them (docs/performance.md).
     const { counted, statements, reset } = countedSessions();
     reset();
     const found = await counted.authenticate(token, { origin: undefined, selfOrigin: undefined });

@@ -2,7 +2,7 @@
 // the servers' processes, every PostgreSQL process (backends and background processes alike),
 // this process (the load generator, autocannon runs in it), and the time no one used. Divided by
 // the answers of the run, it tells whether a run was bound by CPU (no idle time left) or by the
-// latency of its steps (docs/performance.md, "issue 19 sixteenth pass"), and what a request cost
+// latency of its steps (docs/performance.md), and what a request cost
 // each side, which moves far less between runs than requests/s on a shared machine.
 import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';

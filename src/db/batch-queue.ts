@@ -24,8 +24,7 @@ export interface LaneBatch<U> {
 
 /**
  * Gathers the units of work that callers submit at about the same time into batches, and runs up
- * to `lanes` batches side by side (PostgreSQL ingest: docs/performance.md, "issue 19, fourth
- * pass"). The units queued when a lane frees are shared among the free lanes, so under load the
+ * to `lanes` batches side by side (PostgreSQL ingest: docs/performance.md). The units queued when a lane frees are shared among the free lanes, so under load the
  * database works on one batch while this process prepares the next, and a batch grows with the
  * load instead of waiting for a timer. `handle` takes its batch's units (`LaneBatch.take`) and
  * answers one outcome per unit, in order; when it throws, every unit of its batch fails with that
@@ -131,8 +130,7 @@ const MAX_LOOKUPS = 200;
 
 /**
  * Look-ups by key that callers submit at about the same time, answered together by one read of
- * all their keys (PostgreSQL: one statement instead of one each; docs/performance.md, issue 19
- * eleventh and seventeenth passes). One batch at a time: the look-ups that come meanwhile make the
+ * all their keys (PostgreSQL: one statement instead of one each; docs/performance.md). One batch at a time: the look-ups that come meanwhile make the
  * next. A key the read does not answer is undefined. Callers asking for the same key in one batch
  * share the value: they must not mutate it.
  */

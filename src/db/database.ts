@@ -19,6 +19,7 @@ import { isPostgresUrl } from '../config.js';
 import { isStalePlan } from './errors.js';
 import { registerSearchFunctions } from './search-functions.js';
 import { SchemaPostgresDialect } from './introspector.js';
+import { cacheTotals, measureCache } from '../metrics/cache-stats.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -143,7 +144,7 @@ export type Executor = Kysely<Database>;
  * however their parameters compare with those they first ran with: PostgreSQL plans a statement
  * taking arrays for their lengths, estimates an array at 10 elements in a generic plan, and so for
  * a batch of fewer than about ten never kept one: it planned the batch's three statements at every
- * run, which cost more than running them (docs/performance.md, issue 19 seventh pass). Sequential
+ * run, which cost more than running them (docs/performance.md). Sequential
  * scans are off as well, so a plan made while a table was small still looks rows up by key as it
  * grows: the batch's updates join arrays to `leads` and `sources`, and a kept plan hashing a scan of
  * a small `leads` read it whole at every batch once it had grown (`test/hot-path-plans.test.ts`).
@@ -198,7 +199,7 @@ export async function keyedTransaction<T>(
  * same round trip, and holds until its commit begins, or until the statement that carries
  * {@link releaseLockSql} ran: the transactions of every process on the database that name the same
  * lock run one at a time, each but for what follows the lock's release, which overlaps the next
- * one's start (docs/performance.md, issue 19 twentieth and twenty-third passes). So the lock orders
+ * one's start (docs/performance.md). So the lock orders
  * work; it guards no data: what the next transaction must not see before the commit, row locks
  * guard. A transaction that waited `waitMs` for it fails (lock_not_available) instead of waiting
  * on. The first key is taken in the connection's schema ({@link schemaLockKey}).
@@ -212,7 +213,7 @@ export interface TransactionLock {
  * PostgreSQL: an SQL expression that lets go of a {@link keyedTransaction}'s `lock` when evaluated,
  * for the transaction's last statement under the lock to carry (once, in a scalar subquery): the
  * lock is then let go in that statement's round trip rather than in the commit's, one round trip
- * and this process's work in between earlier (docs/performance.md, issue 19 twenty-third pass).
+ * and this process's work in between earlier (docs/performance.md).
  * The commit lets go of the lock in any case, so a statement that does not evaluate it (no rows)
  * only keeps the lock until then.
  */
@@ -373,6 +374,8 @@ const STATEMENT_CACHE_SIZE = 500;
 function withStatementCache(native: BetterSqlite3.Database, profile?: StatementProfile): SqliteDatabase {
   type Prepared = ReturnType<SqliteDatabase['prepare']>;
   const cache = new Map<string, Prepared>();
+  const counted = cacheTotals('sqlite_statements');
+  measureCache('sqlite_statements', cache, (c) => ({ entries: c.size, bytes: 0 }));
   const create = (text: string): Prepared => {
     const stmt = native.prepare(text);
     const all = stmt.reader ? objectRows(stmt) : (parameters: readonly unknown[]) => stmt.all(parameters as unknown[]);
@@ -403,8 +406,10 @@ function withStatementCache(native: BetterSqlite3.Database, profile?: StatementP
     prepare(text: string) {
       let prepared = cache.get(text);
       if (prepared) {
+        counted.hits++;
         cache.delete(text);
       } else {
+        counted.misses++;
         prepared = create(text);
         if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
       }
@@ -480,7 +485,7 @@ async function openPostgres(url: string, max: number, options: DatabaseOptions):
  * PostgreSQL. A named statement is parsed and analysed once per connection and then only bound and
  * run (PostgreSQL may also keep its plan): the ingest and read paths run a dozen of these per
  * request, and parsing them anew each time was a large share of the server's CPU per statement
- * (docs/performance.md, issue 19). Only these few fixed texts are named, so the statements each
+ * (docs/performance.md). Only these few fixed texts are named, so the statements each
  * connection keeps stay bounded; every other query stays unnamed. PARLEY_PG_NAMED_STATEMENTS=off
  * runs them unnamed too, for a connection pooler in transaction mode that does not track prepared
  * statements (docs/operations.md).

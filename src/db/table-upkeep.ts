@@ -20,7 +20,7 @@ export interface UpkeepPass {
  * PostgreSQL keeps plans (those of Parley's named statements, and those of its own foreign-key
  * checks) until ANALYZE changes a table's statistics. Without autovacuum a plan made while a table
  * was nearly empty stays in use as it grows: a foreign-key check of a webhook delivery's attempt
- * read the whole `deliveries` table for every row (docs/performance.md, issue 19 fifth pass), and
+ * read the whole `deliveries` table for every row (docs/performance.md), and
  * dead rows of updated queues are never reclaimed. So when autovacuum is off, one process at a
  * time (lease `pg-upkeep`) looks every UPKEEP_EVERY_MS at the tables of Parley's schema and runs
  * ANALYZE, or VACUUM (ANALYZE), on each table past the server's own autovacuum thresholds

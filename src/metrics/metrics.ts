@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { cacheSnapshot } from './cache-stats.js';
 
 /**
  * Prometheus metrics of this process (docs/operations.md, "Metrics"). Metrics describe a process,
@@ -53,6 +54,42 @@ export class ParleyMetrics {
     help: 'Lead list and funnel reads by whether the read cache answered them all (hit) or read the database (miss)',
     labelNames: ['result'] as const,
     registers: [this.registry],
+  });
+
+  readonly cacheLookups = new Counter({
+    name: 'parley_cache_lookups_total',
+    help: 'Look-ups of the in-memory caches (lead reads, kept rows, verified tokens, SQLite statements) by whether memory answered',
+    labelNames: ['cache', 'result'] as const,
+    registers: [this.registry],
+    collect() {
+      this.reset();
+      for (const c of cacheSnapshot()) {
+        this.inc({ cache: c.name, result: 'hit' }, c.hits);
+        this.inc({ cache: c.name, result: 'miss' }, c.misses);
+      }
+    },
+  });
+
+  readonly cacheEntries = new Gauge({
+    name: 'parley_cache_entries',
+    help: 'Entries the in-memory caches hold now',
+    labelNames: ['cache'] as const,
+    registers: [this.registry],
+    collect() {
+      this.reset();
+      for (const c of cacheSnapshot()) this.set({ cache: c.name }, c.entries);
+    },
+  });
+
+  readonly cacheBytes = new Gauge({
+    name: 'parley_cache_bytes',
+    help: 'Estimated bytes the in-memory caches hold now (their JSON size; statements are not estimated)',
+    labelNames: ['cache'] as const,
+    registers: [this.registry],
+    collect() {
+      this.reset();
+      for (const c of cacheSnapshot()) this.set({ cache: c.name }, c.bytes);
+    },
   });
 
   readonly queryDuration = new Histogram({

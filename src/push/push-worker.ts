@@ -19,8 +19,7 @@ const GAP_WAIT_MS = 10_000;
 /**
  * Wake-ups closer together than this share one read of the outbox. Every process runs this worker
  * and is woken by every commit of every process; read at each wake, the events of a busy inbox cost
- * each process two statements per handful of messages (docs/performance.md, issue 19 eleventh
- * pass). A notification for an employee who is away can wait a quarter of a second.
+ * each process two statements per handful of messages (docs/performance.md). A notification for an employee who is away can wait a quarter of a second.
  */
 export const WAKE_GAP_MS = 250;
 
@@ -118,7 +117,7 @@ export class PushWorker implements BackgroundWorker {
       // An account's devices are read once per batch of events, and an account without any costs
       // nothing more: every process runs this worker and reads every event, so each look-up per
       // event was made once per process (with two processes, incoming messages fell to 0.7 of one
-      // process; docs/performance.md, issue 19 sixth pass).
+      // process; docs/performance.md).
       const devicesOf = new Map<number, repo.DeviceWithUser[]>();
       for (const row of fresh) {
         if (row.type !== 'message.incoming' || row.lead_id === null || row.payload === null) continue;

@@ -1,6 +1,6 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import webpush from 'web-push';
 import type { Config } from '../config.js';
 
 export interface VapidKeys {
@@ -32,7 +32,7 @@ function readOrCreate(config: Config): VapidKeys {
   fs.mkdirSync(config.dataDir, { recursive: true });
   const file = path.join(config.dataDir, 'vapid.json');
   try {
-    fs.writeFileSync(file, `${JSON.stringify(webpush.generateVAPIDKeys())}\n`, { flag: 'wx', mode: 0o600 });
+    fs.writeFileSync(file, `${JSON.stringify(generateVapidKeys())}\n`, { flag: 'wx', mode: 0o600 });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
@@ -40,4 +40,18 @@ function readOrCreate(config: Config): VapidKeys {
   if (typeof stored.publicKey !== 'string' || typeof stored.privateKey !== 'string')
     throw new Error(`${file} holds no VAPID keys; delete it to have new ones generated`);
   return { publicKey: stored.publicKey, privateKey: stored.privateKey, subject };
+}
+
+/**
+ * A new VAPID key pair (RFC 8292): a P-256 key, the public one as its uncompressed point and the
+ * private one as its 32-byte scalar, both base64url, the form `web-push` reads. Made with node:crypto
+ * so that a start does not load `web-push`, which only sending needs.
+ */
+export function generateVapidKeys(): { publicKey: string; privateKey: string } {
+  const ecdh = crypto.createECDH('prime256v1');
+  ecdh.generateKeys();
+  const privateKey = Buffer.alloc(32);
+  const scalar = ecdh.getPrivateKey();
+  scalar.copy(privateKey, 32 - scalar.length);
+  return { publicKey: ecdh.getPublicKey().toString('base64url'), privateKey: privateKey.toString('base64url') };
 }

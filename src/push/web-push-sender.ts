@@ -1,4 +1,3 @@
-import webpush from 'web-push';
 import type { VapidKeys } from './vapid.js';
 import { postTo } from './http-send.js';
 
@@ -16,6 +15,7 @@ export type PushOutcome = 'sent' | 'gone' | 'failed';
  * holds the SSRF guard. 404 and 410 mean the subscription expired or was withdrawn.
  */
 export async function sendWebPush(target: WebPushTarget, payload: string, vapid: VapidKeys, allowPrivate: boolean): Promise<PushOutcome> {
+  const { default: webpush } = await import('web-push');
   const details = webpush.generateRequestDetails({ endpoint: target.endpoint, keys: target.keys }, payload, {
     vapidDetails: { subject: vapid.subject, publicKey: vapid.publicKey, privateKey: vapid.privateKey },
     TTL: 24 * 3600,

@@ -1,14 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { defineRoute, V13 } from '../route.js';
+import { ROOT_DIR } from '../../root-dir.js';
 
-/** The repository root, from src/api/routes (tests) or dist/api/routes (built). */
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 /** Built by `npm run build` (vite, web/app/vite.config.ts). */
-export const APP_DIR = path.join(ROOT, 'dist', 'web', 'app');
+export const APP_DIR = path.join(ROOT_DIR, 'dist', 'web', 'app');
 const ASSETS_DIR = path.join(APP_DIR, 'assets');
 
 /**

@@ -1,15 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 import { escapeAttr } from '../../domain/widget/widget-admin.js';
 import { publicBase } from '../serializers/widget.serializer.js';
+import { ROOT_DIR } from '../../root-dir.js';
 
-/** The repository root, from src/api/routes (tests) or dist/api/routes (built). */
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 /** Built by `npm run build` (scripts/build-widget.mjs) from web/widget/. */
-export const WIDGET_BUNDLE = path.join(ROOT, 'dist', 'widget', 'widget.js');
+export const WIDGET_BUNDLE = path.join(ROOT_DIR, 'dist', 'widget', 'widget.js');
 
 /**
  * `GET /widget.js` (the widget bundle, for any site) and `GET /demo/widget` (a page that embeds the

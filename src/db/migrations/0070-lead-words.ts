@@ -5,7 +5,7 @@ import type { ParleyMigration } from './helpers.js';
  * PostgreSQL: each lead's customer search words (`customers.search_tsv`) beside the lead's id, in a
  * narrow table of their own, so customer search's first step tests the account's newest leads
  * without looking each lead's customer up (src/domain/search/search.repo.ts
- * `customerLeadsWalking`; issue 19, docs/performance.md "ninth pass"). That look-up was most of
+ * `customerLeadsWalking`; docs/performance.md). That look-up was most of
  * the step's time (~2 us a lead, or every match's customer row read from the GIN index: 3-10 ms
  * at 100k customers; testing the copied words: ~0.7 ms).
  *

@@ -5,7 +5,7 @@ import type { ParleyMigration } from './helpers.js';
  * PostgreSQL: each message's search words (its tsvector) in a narrow table of their own, keyed by
  * (integration, message), instead of a generated column of `messages`. Message search's first step
  * walks an integration's newest messages testing each one's words (src/domain/search/search.repo.ts
- * `messagePageWalking`; issue 19, docs/performance.md "tenth pass"): from the messages it read an
+ * `messagePageWalking`; docs/performance.md): from the messages it read an
  * index entry, then looked the row up by key (a second index and a wide heap row) for every message
  * walked, ~1.2 us each; here the words sit in the row the walk's own index points to, and only the
  * page's matches are looked up (0.3-0.4 ms a search against 0.9-1.4 ms on the bench's 200k).

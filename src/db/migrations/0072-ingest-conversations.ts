@@ -3,7 +3,7 @@ import type { ParleyMigration } from './helpers.js';
 
 /**
  * PostgreSQL: an ingest batch's senders locked and their conversations read in one round trip
- * (issue 19, docs/performance.md "twentieth pass"). The batch locked the senders' profiles in one
+ * (docs/performance.md). The batch locked the senders' profiles in one
  * statement and read the conversations in a second one: the read must come after the locks in a
  * statement of its own, whose snapshot sees what the transactions that held them committed (a
  * sender's concurrent message, its new lead). A volatile function's statements each take a

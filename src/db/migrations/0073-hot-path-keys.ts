@@ -3,7 +3,7 @@ import type { ParleyMigration } from './helpers.js';
 
 /**
  * PostgreSQL: the foreign keys from `messages.account_id` and `events.account_id` to `accounts`
- * dropped (issue 19, docs/performance.md "twenty-second pass"). Every message and every event
+ * dropped (docs/performance.md). Every message and every event
  * written checked its account by a foreign key: a look-up per row (~5 µs) and, in each writing
  * transaction, a key-share lock on the account's one row, which writes the lock into that row for
  * every transaction of the account (and a multixact when two transactions hold it at once).

@@ -4,7 +4,7 @@ import type { ParleyMigration } from './helpers.js';
 /**
  * PostgreSQL: `parley_store_sends`, a batch of employees' sends stored in one statement of its own,
  * without a transaction around it (src/domain/conversations/outgoing-batch.ts `storeSendsAtOnce`;
- * docs/performance.md, issue 19 twenty-seventh pass). A batch in a transaction took four round
+ * docs/performance.md). A batch in a transaction took four round
  * trips (the begin, the leads' lock, the store, the commit), and what a batch cost whatever its
  * size bound two processes, which make batches half as large. In order, within the one call
  * (atomic as any statement is):

@@ -8,7 +8,7 @@ import type { ParleyMigration } from './helpers.js';
  * words); PostgreSQL pulls such a subquery up into the outer query and writes the expression out in
  * both places, so `parley_search_text` and `to_tsvector` ran twice per message: two calls of the
  * function per message inserted, counted by `pg_stat_statements` in every send and ingest batch
- * (docs/performance.md, issue 19 twenty-eighth pass). A materialized CTE computes the words once
+ * (docs/performance.md). A materialized CTE computes the words once
  * and the filter reads them.
  */
 export const messageWordsOnce: ParleyMigration = {

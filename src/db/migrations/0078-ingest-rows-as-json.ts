@@ -7,7 +7,7 @@ import { ingestConversationsFunction, INGEST_READ_CONVERSATIONS as READ_AS_JSONB
  * and leads as `json` instead of `jsonb`. `to_jsonb` builds each row in jsonb's binary form, which
  * is then written out as text for the client; `row_to_json` writes the text from the row at once.
  * On the bench's data, a call for 12 senders took 0.61-0.70 ms against 0.74-0.80 ms
- * (docs/performance.md, issue 19 twenty-eighth pass). The client parses both alike
+ * (docs/performance.md). The client parses both alike
  * (`JSON.parse`), and the objects keep the columns' order, as rows read otherwise do. The
  * statement is migration 0072's with that one change.
  */

@@ -10,7 +10,7 @@ import { messageWordsInsertedFunction } from './0077-message-words-once.js';
  * which is only stable, so PostgreSQL cannot put its body in the caller's place and runs it through
  * the SQL function executor, which parses and plans the body again for each statement that calls
  * it: ~30 us of PostgreSQL's CPU for every statement inserting messages (every send and ingest
- * batch), whatever its size (docs/performance.md, issue 19 twenty-ninth pass). The words are the
+ * batch), whatever its size (docs/performance.md). The words are the
  * same: the expression is the function's body (migration 0010 `searchTextSql`).
  */
 export const messageWordsInline: ParleyMigration = {

@@ -48,7 +48,7 @@ class MemoryCounters implements CounterStore {
 /**
  * One statement at a time: the hits that come while it runs make the next. Two side by side made
  * more and smaller statements (0.44 against 0.39 statements per widget message with one process,
- * 0.81 against 0.71 with two; docs/performance.md, issue 19 fifteenth pass), and two statements
+ * 0.81 against 0.71 with two; docs/performance.md), and two statements
  * counting one key wait for each other's row lock anyway.
  */
 const HIT_LANES = 1;
@@ -56,7 +56,7 @@ const MAX_HITS = 500;
 
 /**
  * The hits of every limiter of one database, batched: the requests of one turn of the event loop
- * are counted in one statement instead of one each (docs/performance.md, issue 19 eleventh pass:
+ * are counted in one statement instead of one each (docs/performance.md:
  * with every widget visitor behind one address, each message's upsert of that address's row cost
  * the server and PostgreSQL ~370 µs together). Each hit is told what a statement of its own would
  * have answered.

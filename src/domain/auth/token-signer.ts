@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { cacheTotals, measureCache } from '../../metrics/cache-stats.js';
 import type { Clock } from '../clock.js';
 import { unauthorized } from '../errors.js';
 
@@ -49,7 +50,10 @@ export class TokenSigner {
   constructor(
     private readonly secret: Uint8Array,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    // A token's text and its claims: ~1 KB each at most.
+    measureCache('verified_tokens', this.verified, (map) => ({ entries: map.size, bytes: map.size * 1024 }));
+  }
 
   /** `ttlSeconds` null issues a token without expiry (API keys: revocable, never expiring). */
   async sign(sub: number, accountId: number, typ: TokenType, ttlSeconds: number | null, extra: ExtraClaims = {}): Promise<IssuedToken> {
@@ -72,11 +76,16 @@ export class TokenSigner {
    * plugin) is still checked by the caller on every request. Bounded; oldest entries go first.
    */
   private readonly verified = new Map<string, TokenClaims>();
+  private readonly counted = cacheTotals('verified_tokens');
 
   /** Verifies signature, expiry and claim shapes; any failure is a 401. */
   async verify(token: string): Promise<TokenClaims> {
     const known = this.verified.get(token);
-    if (known && (known.exp === undefined || known.exp * 1000 > this.clock.now())) return known;
+    if (known && (known.exp === undefined || known.exp * 1000 > this.clock.now())) {
+      this.counted.hits++;
+      return known;
+    }
+    this.counted.misses++;
     if (known) this.verified.delete(token);
     const claims = await this.verifyOnce(token);
     if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value as string);

@@ -6,7 +6,7 @@ import { findUser } from '../users/users.repo.js';
 /**
  * Employees' rows as the token check reads them on every authenticated request (AuthService
  * `authenticate`), kept in this process's memory on PostgreSQL. The read was one of two round
- * trips of a single-lead request (docs/performance.md, issue 19). A row is kept only while the
+ * trips of a single-lead request (docs/performance.md). A row is kept only while the
  * database reports every change to it (db/database.ts `RowChangeFeed`, migration 0069): a change
  * made through this process is forgotten before the code that made it goes on (a removed employee's
  * next request is refused, as without the cache); one made by another process as soon as this

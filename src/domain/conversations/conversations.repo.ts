@@ -417,7 +417,7 @@ export async function storeIncomingBatch(
   const { customers: c, profiles: p, sources: so, leads: nl, messages: m, leadUpdates: l, deadlines: dl, events: ev } = batch;
   // Only the parts with rows are written: a part without any still opened its table and every
   // index of it and ran its statement triggers, ~1 ms of a batch whatever its size
-  // (docs/performance.md, issue 19 eleventh pass). A few shapes, each named once per connection.
+  // (docs/performance.md). A few shapes, each named once per connection.
   const parts: RawBuilder<unknown>[] = [];
   // Phones as typed only when a new customer has one (WhatsApp senders): one statement shape more.
   const typed = c.some((x) => x.phone_as_typed != null);

@@ -25,8 +25,7 @@ export interface IngestUnit {
 
 /**
  * PostgreSQL: the messages of a batch ingested in the caller's transaction, in four round trips
- * with its begin and commit whatever the batch's size (docs/performance.md, "issue 19, fourth
- * pass" and "twentieth pass"). One message per round trip was the limit: each of the five
+ * with its begin and commit whatever the batch's size (docs/performance.md). One message per round trip was the limit: each of the five
  * statements of a message costs this process and the server more than the rows it writes.
  *
  * 1-2. In one round trip (`lockConversations`): the senders' profiles are locked, in key order;

@@ -128,9 +128,8 @@ export class IngestService {
    * Lane N's batches of every process on the database run one at a time: a batch takes the lane's
    * lock with its begin, and its messages only once it holds it, so the messages that came while
    * another process's batch ran join it. Without the lock, two processes ran two batches of half
-   * the size at once, and each batch's fixed cost was paid twice as often (docs/performance.md,
-   * issue 19 eighteenth pass). The lock is let go by the batch's store statement, in its round
-   * trip (twenty-third pass; as the commit begins when the batch stores nothing the short way): the
+   * the size at once, and each batch's fixed cost was paid twice as often (docs/performance.md). The lock is let go by the batch's store statement, in its round
+   * trip (as the commit begins when the batch stores nothing the short way): the
    * next process's batch runs while this one fans its events out, ingests its long-way messages
    * and commits, which other processes' batches used to wait for. A lock not had within the wait
    * (another process's batch stuck) is left alone by this process's batches of the lane for
@@ -322,8 +321,7 @@ export class IngestService {
   /**
    * Stores the messages a channel accepted for a lead (a send), committed when it returns, its
    * send key (`customId`) released with them. PostgreSQL: the sends of a moment share a batch,
-   * one statement (outgoing-batch.ts; docs/performance.md, issue 19 twelfth and twenty-seventh
-   * passes).
+   * one statement (outgoing-batch.ts; docs/performance.md).
    */
   async storeOutgoing(unit: OutgoingUnit): Promise<HistoryMessage[]> {
     return this.outgoing ? this.outgoing.run(unit) : this.storeOutgoingAlone(unit);

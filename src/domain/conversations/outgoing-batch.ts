@@ -44,7 +44,7 @@ const heldKey = (integrationId: number, externalId: string) => `${integrationId}
 /**
  * PostgreSQL: the messages of several sends stored in the caller's transaction, in two statements
  * besides its begin and commit whatever their number, and one per send key released
- * (docs/performance.md, issue 19 twelfth pass). A batch goes this way when `storeSendsAtOnce`
+ * (docs/performance.md). A batch goes this way when `storeSendsAtOnce`
  * cannot store it:
  *
  * 1. The sends' leads are locked in id order, with ids taken for every message and the delivery
@@ -142,8 +142,7 @@ const ID_MARK = '"message":{"messageId":"';
 
 /**
  * PostgreSQL: a batch of sends stored by one statement outside any transaction
- * (`repo.storeSends`, migration 0076-send-batch; docs/performance.md, issue 19 twenty-seventh
- * pass): one round trip where `outgoingBatchIn` in a transaction takes four. The statement stores
+ * (`repo.storeSends`, migration 0076-send-batch; docs/performance.md): one round trip where `outgoingBatchIn` in a transaction takes four. The statement stores
  * what `outgoingBatchIn` stores for a send quoting no message, and releases the sends' keys.
  * Answers undefined, having stored nothing, when a send quotes a message (its snapshot needs the
  * quoted message's profile) or a delivery report is held for one of the messages: the caller then

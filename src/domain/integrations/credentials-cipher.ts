@@ -15,7 +15,7 @@ export class CredentialsCipher {
   private readonly keyId: string;
   /**
    * Credentials opened, by account and stored value: every provider call and delivery of an
-   * integration opens the same value (docs/performance.md, issue 19 twenty-fifth pass). The key
+   * integration opens the same value (docs/performance.md). The key
    * that opens them is in this process's memory anyway. A value sealed anew is another entry.
    */
   private readonly opened = new Map<string, Readonly<Record<string, string>>>();

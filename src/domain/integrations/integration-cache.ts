@@ -8,8 +8,7 @@ import { findIntegrationOfType, findIntegrationRowById, findLiveIntegrationById 
  * Integrations' rows as provider webhooks read them, by the id their URL names, on every delivery
  * (WhatsApp, Messenger, Instagram, Telegram, Viber and the social channels), kept in this process's
  * memory on PostgreSQL. The read was a statement per delivery, or per turn of the event loop once
- * batched: a round trip and PostgreSQL's work beside each ingest batch (docs/performance.md,
- * issue 19 twenty-fourth pass). As auth/user-cache.ts keeps employees' rows, a row is kept only
+ * batched: a round trip and PostgreSQL's work beside each ingest batch (docs/performance.md). As auth/user-cache.ts keeps employees' rows, a row is kept only
  * while the database reports every change to it (db/database.ts `RowChangeFeed`, migration 0074):
  * a change made through this process (a deletion, a new status or token) is forgotten before the
  * code that made it goes on; one made by another process as soon as this process hears its

@@ -66,8 +66,7 @@ const integrationsByIds = prepared((db, p: { ids: number[] }) =>
 
 /**
  * PostgreSQL, outside a transaction: the provider webhooks' integration look-ups of one turn of the
- * event loop in one statement instead of one each (docs/performance.md, issue 19 twenty-third
- * pass), as the widget's session look-ups are: a WhatsApp delivery was one such statement, its
+ * event loop in one statement instead of one each (docs/performance.md), as the widget's session look-ups are: a WhatsApp delivery was one such statement, its
  * round trip and PostgreSQL's work per statement, for every message. The batch reads the rows by
  * id, deleted ones too, and each caller's condition is checked on the row in memory; the batch
  * starts after its callers asked, so it sees every change committed before. Each caller gets its

@@ -192,7 +192,7 @@ function entryQueryWithTags(db: Executor) {
  * PostgreSQL: the entries and their tags in one named statement, the ids as one array parameter so
  * that the text, hence its kept plan, is the same for every page. Planning the entry query's joins
  * anew cost more than running it (~0.4 ms against ~0.2 ms per customer search page), and the tags
- * were a second round trip (docs/performance.md, issue 19).
+ * were a second round trip (docs/performance.md).
  */
 const entriesWithTags = prepared((db, p: { ids: number[] }) =>
   entryQueryWithTags(db).where(sql<SqlBool>`leads.id = any(${p.ids})`).orderBy('leads.last_message_at', 'desc').orderBy('leads.id', 'desc'),

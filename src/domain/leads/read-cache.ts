@@ -1,4 +1,5 @@
 import type { DialectName, Executor } from '../../db/database.js';
+import { approximateBytes, cacheTotals, measureCache, type CacheSize } from '../../metrics/cache-stats.js';
 import { metrics } from '../../metrics/metrics.js';
 import { leadReadVersion } from './leads.repo.js';
 
@@ -16,17 +17,29 @@ import { leadReadVersion } from './leads.repo.js';
  * has one connection whose transactions exclude other statements, so the version read just before
  * the reads cannot be older than what they see.
  *
- * Cached values are shared between requests: callers must not mutate them.
+ * Bounded by entries and by their estimated bytes (JSON size), the oldest forgotten first; an
+ * answer larger than a quarter of the bound is not kept. Cached values are shared between
+ * requests: callers must not mutate them.
  */
 export class LeadReadCache {
-  private readonly entries = new Map<string, { accountId: number; version: number; value: unknown }>();
+  private readonly entries = new Map<string, { accountId: number; version: number; value: unknown; bytes: number }>();
   /** Entries remembered per account: with none, a read goes straight to its transaction. */
   private readonly perAccount = new Map<number, number>();
+  private bytesHeld = 0;
+  private readonly counted = cacheTotals('lead_reads');
 
   constructor(
     private readonly dialect: DialectName,
     private readonly maxEntries = 500,
-  ) {}
+    private readonly maxBytes = 16 * 1024 * 1024,
+  ) {
+    measureCache('lead_reads', this, (cache) => cache.held());
+  }
+
+  /** What is remembered now. */
+  held(): CacheSize {
+    return { entries: this.entries.size, bytes: this.bytesHeld };
+  }
 
   /**
    * Runs `body` with a view that answers each read from what was remembered for the account's data
@@ -36,14 +49,17 @@ export class LeadReadCache {
   async read<T>(db: Executor, accountId: number, body: (cache: CacheView) => Promise<T>): Promise<T> {
     const misses = { n: 0 };
     if (this.dialect !== 'postgres') {
-      return this.counted(misses, await body(this.viewAt(accountId, await leadReadVersion(db, accountId), db, misses)));
+      return this.countRead(misses, await body(this.viewAt(accountId, await leadReadVersion(db, accountId), db, misses)));
     }
     // One statement reading a version that every read of `body` was remembered for: answered from
     // memory, without the three statements of a transaction (most list polls).
     if (this.perAccount.has(accountId)) {
       const seen = await leadReadVersion(db, accountId);
       try {
-        return this.counted(misses, await body(this.rememberedAt(accountId, seen)));
+        const answered = { n: 0 };
+        const answer = await body(this.rememberedAt(accountId, seen, answered));
+        this.counted.hits += answered.n;
+        return this.countRead(misses, answer);
       } catch (err) {
         if (err !== MISS) throw err;
       }
@@ -53,11 +69,11 @@ export class LeadReadCache {
       .setIsolationLevel('repeatable read')
       .setAccessMode('read only')
       .execute(async (trx) => body(this.viewAt(accountId, await leadReadVersion(trx, accountId), trx, misses)));
-    return this.counted(misses, answer);
+    return this.countRead(misses, answer);
   }
 
   /** Counts one read: a hit when every part of it came from memory. */
-  private counted<T>(misses: { n: number }, answer: T): T {
+  private countRead<T>(misses: { n: number }, answer: T): T {
     metrics.leadReadCache.inc({ result: misses.n ? 'miss' : 'hit' });
     return answer;
   }
@@ -68,37 +84,52 @@ export class LeadReadCache {
       get: async <V>(key: string, compute: (db: Executor) => Promise<V>): Promise<V> => {
         const full = `${accountId}\u0000${key}`;
         const entry = this.entries.get(full);
-        if (entry?.version === seen) return entry.value as V;
+        if (entry?.version === seen) {
+          this.counted.hits++;
+          return entry.value as V;
+        }
         misses.n++;
+        this.counted.misses++;
         const value = await compute(db);
         // Another request may have remembered a newer version meanwhile: keep the newer one.
         const now = this.entries.get(full);
         if (!now || now.version <= seen) {
           this.forget(full);
-          if (this.entries.size >= this.maxEntries) this.forget(this.entries.keys().next().value as string);
-          this.entries.set(full, { accountId, version: seen, value });
-          this.perAccount.set(accountId, (this.perAccount.get(accountId) ?? 0) + 1);
+          this.remember(full, accountId, seen, value);
         }
         return value;
       },
     };
   }
 
+  private remember(key: string, accountId: number, version: number, value: unknown): void {
+    const bytes = approximateBytes(value);
+    if (bytes > this.maxBytes / 4) return;
+    while (this.entries.size && (this.entries.size >= this.maxEntries || this.bytesHeld + bytes > this.maxBytes)) {
+      this.forget(this.entries.keys().next().value as string);
+    }
+    this.entries.set(key, { accountId, version, value, bytes });
+    this.bytesHeld += bytes;
+    this.perAccount.set(accountId, (this.perAccount.get(accountId) ?? 0) + 1);
+  }
+
   private forget(key: string): void {
     const entry = this.entries.get(key);
     if (!entry) return;
     this.entries.delete(key);
+    this.bytesHeld -= entry.bytes;
     const left = (this.perAccount.get(entry.accountId) ?? 1) - 1;
     if (left) this.perAccount.set(entry.accountId, left);
     else this.perAccount.delete(entry.accountId);
   }
 
   /** A view that answers only what is remembered for `seen`, and throws MISS for anything else. */
-  private rememberedAt(accountId: number, seen: number): CacheView {
+  private rememberedAt(accountId: number, seen: number, answered: { n: number }): CacheView {
     return {
       get: async <V>(key: string): Promise<V> => {
         const entry = this.entries.get(`${accountId}\u0000${key}`);
         if (entry?.version !== seen) throw MISS;
+        answered.n++;
         return entry.value as V;
       },
     };

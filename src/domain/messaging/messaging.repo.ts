@@ -39,7 +39,7 @@ export interface SendTarget {
  * PostgreSQL: the send targets of several leads of any accounts, by lead id (see `sendTargetById`).
  * The rows travel as `json`, written out as text from the rows, not as `jsonb`, which PostgreSQL
  * builds in its binary form and then writes out: about a third of the statement's time on 18 leads
- * (docs/performance.md, issue 19 twenty-eighth pass).
+ * (docs/performance.md).
  */
 async function sendTargetsByIds(db: Executor, ids: number[]): Promise<Array<SendTarget & { id: number; lead: LeadRow }>> {
   const query = sql<SendTarget & { id: number; lead: LeadRow }>`select l.id, row_to_json(l) as lead, row_to_json(i) as integration,
@@ -53,7 +53,7 @@ async function sendTargetsByIds(db: Executor, ids: number[]): Promise<Array<Send
 
 /**
  * PostgreSQL: the send targets of one turn of the event loop in one statement instead of one each
- * (docs/performance.md, issue 19 twenty-fifth pass), as single-lead reads are (policy.ts
+ * (docs/performance.md), as single-lead reads are (policy.ts
  * `leadById`). Callers asking for the same lead in one batch share the row.
  */
 const sendTargetById = lookupsById(sendTargetsByIds);
@@ -133,7 +133,7 @@ const JOINED_COLUMNS = [...PAGE_COLUMNS, ...PROFILE_COLUMNS.map((c) => c.split('
  * visible. A history page then costs this, its messages and their senders' profiles.
  *
  * With `withPage` on PostgreSQL, for a scope that sees every lead (the owner, API keys), the page
- * comes in the same statement (`page`; docs/performance.md, issue 19 twenty-second pass): a
+ * comes in the same statement (`page`; docs/performance.md): a
  * round trip cost this process more than the page's SQL. It is read only when the channel is the
  * lead's and the cursor, when given, is known (otherwise the caller answers the error). Without
  * `page` the caller reads the page itself ({@link historyPageWithProfiles}).

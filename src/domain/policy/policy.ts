@@ -106,7 +106,7 @@ const leadsByIds = prepared((db, p: { ids: number[] }) =>
 
 /**
  * PostgreSQL, outside a transaction: the lead look-ups of one turn of the event loop in one
- * statement instead of one each (docs/performance.md, issue 19 seventeenth pass), as the widget's
+ * statement instead of one each (docs/performance.md), as the widget's
  * session look-ups are. A single-lead read was one round trip per request, which costs the server
  * twice what SQLite's in-process read does. The batch starts after its callers asked, so it sees
  * every change committed before; who may see the lead is checked in memory by the same rule

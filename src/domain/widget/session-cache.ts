@@ -8,7 +8,7 @@ import { findSessionVisitor, findVisitor, type SessionVisitor } from './widget.r
  * Widget visitors' sessions as every visitor request reads them (each widget message among them),
  * kept in this process's memory on PostgreSQL: a session's visitor by its token's hash, and the
  * visitor's widget from the integration cache. The read was a statement per turn of the event
- * loop beside each ingest batch (docs/performance.md, issue 19 twenty-fourth pass). As
+ * loop beside each ingest batch (docs/performance.md). As
  * auth/user-cache.ts keeps employees' rows, a visitor is kept only while the database reports
  * every change to it and to its sessions (db/database.ts `RowChangeFeed`, migration 0075): a change
  * made through this process (new pre-chat fields, `last_seen_at`, a deletion) is forgotten before
@@ -19,7 +19,7 @@ import { findSessionVisitor, findVisitor, type SessionVisitor } from './widget.r
  *
  * Visitors are also kept by their widget and public id, for the check every employee's send to a
  * widget lead makes that its channel is still a visitor of the widget (`visitor`); the same
- * reported changes forget them (docs/performance.md, issue 19 twenty-fifth pass).
+ * reported changes forget them (docs/performance.md).
  *
  * Kept rows are frozen; each caller gets its own copy.
  */

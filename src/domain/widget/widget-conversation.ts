@@ -56,7 +56,7 @@ export class WidgetConversation {
     const externalId = `${row.public_id}:${input.clientId}`;
     // A retry answers the message stored first. With a file, that is looked up before the file
     // (which may be gone by now); a text-only retry is found by ingest itself, which saves every
-    // message a round trip on PostgreSQL (docs/performance.md, issue 19).
+    // message a round trip on PostgreSQL (docs/performance.md).
     if (input.fileId) {
       const again = await repo.messageByExternalId(this.db, integration.id, externalId);
       if (again) return presentVisitorMessage(again);

@@ -78,7 +78,7 @@ const sessionVisitors = (db: Executor) =>
 
 /**
  * A session's visitor with its widget, in one statement: every visitor request starts with it, each
- * widget message among them (docs/performance.md, issue 19 eleventh pass: a look-up of the
+ * widget message among them (docs/performance.md: a look-up of the
  * integration after the visitor's was a round trip per message).
  */
 const sessionVisitor = prepared((db, p: { tokenHash: string }) =>
@@ -95,7 +95,7 @@ export type SessionVisitor = { visitor: WidgetVisitorRow; integration: Integrati
 
 /**
  * PostgreSQL: the session look-ups of one turn of the event loop in one statement instead of one
- * each (docs/performance.md, issue 19 eleventh pass): under load a process answers many visitors'
+ * each (docs/performance.md): under load a process answers many visitors'
  * messages at once, and each statement is a round trip, a socket write and PostgreSQL's work per
  * statement. Each caller is answered what its own look-up would have found.
  */

@@ -1,0 +1,53 @@
+// Bundles the server (src/main.ts and what it imports, packages included) into dist/main.js, so
+// that a start reads and compiles one file instead of resolving ~1,000 modules (docs/performance.md,
+// "Start-up"). Run by `npm run build` and by ensure-built after tsc, whose dist/ the CLI and the
+// worker commands keep using. Packages stay outside the bundle when they are native, optional, read
+// files beside their own code, or are loaded only when a feature is used.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const serverEntry = path.join(root, 'src', 'main.ts');
+export const serverBundle = path.join(root, 'dist', 'main.js');
+
+const EXTERNAL = [
+  'better-sqlite3', // native
+  '@node-rs/argon2', // native
+  'pg-native', // pg's optional native driver
+  '@fastify/swagger', // serves files read beside its code
+  '@fastify/swagger-ui',
+  'nodemailer', // loaded when mail is sent
+  'web-push', // loaded when a push is sent
+  '@mtcute/*', // the bridge connectors' (CLI)
+  'baileys',
+];
+
+// Packages written as CommonJS call require(), __filename and __dirname: the bundle is an ES module.
+const BANNER = [
+  "import { createRequire as __parleyRequire } from 'node:module';",
+  "import { fileURLToPath as __parleyPath } from 'node:url';",
+  "import { dirname as __parleyDir } from 'node:path';",
+  'const require = __parleyRequire(import.meta.url);',
+  'const __filename = __parleyPath(import.meta.url);',
+  'const __dirname = __parleyDir(__filename);',
+].join(' ');
+
+export async function buildServer() {
+  const esbuild = await import('esbuild');
+  await esbuild.build({
+    entryPoints: [serverEntry],
+    outfile: serverBundle,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    external: EXTERNAL,
+    banner: { js: BANNER },
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+  return { bytes: fs.statSync(serverBundle).size };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) await buildServer();
