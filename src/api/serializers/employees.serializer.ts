@@ -46,5 +46,7 @@ export function serializeEmployee(e: Employee, traits: VersionTraits) {
     allowAllDeals: e.allowAllDeals,
     sources: e.sources,
   };
-  return traits.employeeExtras ? { ...base, allowedUsers: e.allowedUsers, metadata: e.metadata, locale: e.locale, available: e.available } : base;
+  return traits.employeeExtras
+    ? { ...base, allowedUsers: e.allowedUsers, metadata: e.metadata, locale: e.locale, available: e.available }
+    : base;
 }

@@ -7,6 +7,7 @@ import { insertInvitation } from '../employees/employees.repo.js';
 import { invitationLink, invitationMail } from '../employees/invitation-mail.js';
 import { tagKey } from '../tags/tags.types.js';
 import { insertUser } from '../users/users.repo.js';
+import { knownLocale } from '../users/users.types.js';
 import { count, skip, transact, type MigrationContext } from './migration-context.js';
 import * as repo from './migration.repo.js';
 import {
@@ -173,6 +174,14 @@ export async function copyEmployees(ctx: MigrationContext, mail: { mailer: Maile
           .execute();
     }
   });
+  // Invitations speak the target owner's language (docs/api/resources.md: the inviter's locale).
+  const owner = await ctx.db
+    .selectFrom('users')
+    .select('locale')
+    .where('account_id', '=', ctx.accountId)
+    .where('role', '=', 'owner')
+    .executeTakeFirst();
+  const locale = knownLocale(owner?.locale) ?? 'en';
   for (const inv of invitations) {
     try {
       await mail.mailer.send(
@@ -182,6 +191,7 @@ export async function copyEmployees(ctx: MigrationContext, mail: { mailer: Maile
           accountName: mail.accountName,
           inviterName: null,
           expiresAt: inv.expiresAt,
+          locale,
         }),
       );
     } catch {

@@ -25,7 +25,7 @@ import { TemplateComposer } from './TemplateComposer';
 import { formatLeft, serviceWindow, ticks } from '../state/whatsapp';
 import { LeadPanel } from './LeadPanel';
 import { LeadHeaderTools } from '../components/LeadHeaderTools';
-import { ChannelName, channelName } from '../channels/ChannelName';
+import { ChannelName } from '../channels/ChannelName';
 import { healthProblem } from '../channels/ChannelHealth';
 import { errorText } from '../i18n/errors';
 import { integrationStatusName, sourceName } from '../i18n/channels';
