@@ -25,16 +25,16 @@ describe('account settings', () => {
   it('answers the defaults; the owner changes one, a manager reads but may not change', async () => {
     const owner = await h.signUp();
     const manager = await createManager(h, owner);
-    expect((await settings(owner.access)).json()).toEqual({ typeNames: 'api' });
-    expect((await settings(manager.access)).json()).toEqual({ typeNames: 'api' });
+    expect((await settings(owner.access)).json()).toEqual({ typeNames: 'api', defaultCountry: 'RU' });
+    expect((await settings(manager.access)).json()).toEqual({ typeNames: 'api', defaultCountry: 'RU' });
     expect((await put(manager.access, { typeNames: 'hosted' })).statusCode).toBe(403);
     const changed = await put(owner.access, { typeNames: 'hosted' });
     expect(changed.statusCode, changed.body).toBe(200);
-    expect(changed.json()).toEqual({ typeNames: 'hosted' });
-    expect((await settings(manager.access)).json()).toEqual({ typeNames: 'hosted' });
+    expect(changed.json()).toEqual({ typeNames: 'hosted', defaultCountry: 'RU' });
+    expect((await settings(manager.access)).json()).toEqual({ typeNames: 'hosted', defaultCountry: 'RU' });
     // An empty change changes nothing; another account is untouched.
-    expect((await put(owner.access, {})).json()).toEqual({ typeNames: 'hosted' });
-    expect((await settings((await h.signUp()).access)).json()).toEqual({ typeNames: 'api' });
+    expect((await put(owner.access, {})).json()).toEqual({ typeNames: 'hosted', defaultCountry: 'RU' });
+    expect((await settings((await h.signUp()).access)).json()).toEqual({ typeNames: 'api', defaultCountry: 'RU' });
   });
 
   it('an unknown setting or value is 400 naming its path, and changes nothing', async () => {
@@ -51,7 +51,7 @@ describe('account settings', () => {
       expect(JSON.stringify(res.json().details)).toContain(path);
     }
     expect((await put(owner.access, [1])).statusCode).toBe(400);
-    expect((await settings(owner.access)).json()).toEqual({ typeNames: 'api' });
+    expect((await settings(owner.access)).json()).toEqual({ typeNames: 'api', defaultCountry: 'RU' });
   });
 });
 

@@ -49,7 +49,7 @@ describe('normalizePhone', () => {
 
 describe('the defaultCountry setting', () => {
   it('is RU until the owner sets another; unknown keys and bad values are 400 with their path and change nothing', async () => {
-    expect((await settings('GET')).json()).toEqual({ defaultCountry: 'RU' });
+    expect((await settings('GET')).json()).toEqual({ typeNames: 'api', defaultCountry: 'RU' });
     const unknown = await settings('PUT', { typo: 1 });
     expect(unknown.statusCode).toBe(400);
     expect(JSON.stringify(unknown.json())).toContain('typo');
@@ -59,12 +59,12 @@ describe('the defaultCountry setting', () => {
       expect(JSON.stringify(res.json())).toContain('defaultCountry');
     }
     const manager = await createManager(h, owner);
-    expect((await settings('GET', undefined, manager.access)).json()).toEqual({ defaultCountry: 'RU' });
+    expect((await settings('GET', undefined, manager.access)).json()).toEqual({ typeNames: 'api', defaultCountry: 'RU' });
     expect((await settings('PUT', { defaultCountry: 'KZ' }, manager.access)).statusCode).toBe(403);
-    expect((await settings('GET')).json()).toEqual({ defaultCountry: 'RU' });
+    expect((await settings('GET')).json()).toEqual({ typeNames: 'api', defaultCountry: 'RU' });
     const other = await h.signUp();
-    expect((await settings('PUT', { defaultCountry: 'DE' }, other.access)).json()).toEqual({ defaultCountry: 'DE' });
-    expect((await settings('GET')).json()).toEqual({ defaultCountry: 'RU' });
+    expect((await settings('PUT', { defaultCountry: 'DE' }, other.access)).json()).toEqual({ typeNames: 'api', defaultCountry: 'DE' });
+    expect((await settings('GET')).json()).toEqual({ typeNames: 'api', defaultCountry: 'RU' });
   });
 });
 
