@@ -128,7 +128,7 @@ export class EmployeesService {
   }
 
   /**
-   * `PUT /managers/<id>`: replaces the access records when `sources` is given, sets `allowAllDeals`
+   * `PUT /managers/<id>`: replaces the access records when `sources` is given, sets `allowAllDeals`,
    * `locale` and `available` when given. The owner always reaches everything: restricting it is a
    * 400. An employee may change its own `locale` and `available` alone; everything else is the owner's.
    */
