@@ -7,9 +7,6 @@ function named(prefix: string, code: string): string {
   return key in en ? t(key as MessageKey) : code;
 }
 
-/** A channel as people call it ("Telegram bot", "Чат на сайте"), never its API code: the app's channel table. */
-export { channelName } from '../channels/ChannelName';
-
 /** A source (conversation) type: direct messages, or comments on posts, photos, videos, products. */
 export const sourceName = (type: string) => named('source', type);
 

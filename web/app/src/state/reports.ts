@@ -1,6 +1,6 @@
 import type { ReportStatistics } from '../api/types';
 import { t } from '../i18n';
-import { channelName } from '../i18n/channels';
+import { channelName } from '../channels/ChannelName';
 
 /** A duration in ms as people read it, in the app's language: "45 s", "12 min", "3 h 20 min", "2 d 4 h". */
 export function formatDuration(ms: number | null): string {
