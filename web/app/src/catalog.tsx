@@ -1,7 +1,7 @@
 import { createContext, useCallback, useContext, useEffect, useState, type ReactNode } from 'react';
 import { api } from './api/client';
 import type { Employee, Integration, Me, PaymentType, Status, Tariff, TemplateGroup } from './api/types';
-import { isLocale, setCurrency, setLocale } from './i18n';
+import { forgetPick, isLocale, pendingPick, setCurrency, setLocale } from './i18n';
 import { errorText } from './i18n/errors';
 
 /** Account-wide reference data every screen uses, loaded once after sign-in. */
@@ -56,8 +56,18 @@ export function CatalogProvider({
         loaders.templates(),
         loaders.paymentTypes(),
       ]);
-      // The employee's stored language wins over the browser's; amounts use the account's currency.
-      if (isLocale(me.user?.locale)) setLocale(me.user.locale);
+      // A language picked on the sign-in screen becomes the employee's own; else the stored one wins
+      // over the browser's. Amounts use the account's currency.
+      const picked = pendingPick();
+      if (picked && me.user) {
+        setLocale(picked);
+        if (picked === me.user.locale) forgetPick();
+        else
+          void api.put(`/managers/${me.user.id}`, { locale: picked }).then(
+            () => forgetPick(),
+            () => undefined, // kept in this browser: tried again at the next sign-in
+          );
+      } else if (isLocale(me.user?.locale)) setLocale(me.user.locale);
       void api.get<Tariff>('/account/me/tariff').then(
         (tariff) => setCurrency(tariff.currency),
         () => undefined,

@@ -36,6 +36,8 @@ export class ApiError extends Error {
     readonly status: number,
     message: string,
     readonly code?: string,
+    /** Which fields a 400 refused (`body.color`), as docs/api/errors.md describes. */
+    readonly details: ReadonlyArray<{ path: string; message: string }> = [],
   ) {
     super(message);
   }
@@ -113,9 +115,9 @@ export async function request<T>(method: string, path: string, opts: Options = {
     }
   }
   if (!res.ok) {
-    const err = data as { error?: string; code?: string } | undefined;
+    const err = data as { error?: string; code?: string; details?: Array<{ path: string; message: string }> } | undefined;
     if (res.status === 401 && auth) setTokens(null);
-    throw new ApiError(res.status, err?.error ?? res.statusText, err?.code);
+    throw new ApiError(res.status, err?.error ?? res.statusText, err?.code, Array.isArray(err?.details) ? err.details : []);
   }
   const total = res.headers.get('x-total-count');
   return { data: data as T, total: total === null ? null : Number(total) };

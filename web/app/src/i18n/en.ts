@@ -517,6 +517,7 @@ export const en = {
   // Language switch, API errors by code, durations, report CSV.
   'language.name': 'English',
   'language.label': 'Language',
+  'language.saveFailed': 'The language was not saved: {message}',
   'error.validation_failed': 'Some values are not valid.',
   'error.unauthorized': 'Your session has ended: sign in again.',
   'error.account_expired': "The account's plan has expired: messages cannot be sent.",
@@ -562,6 +563,28 @@ export const en = {
   'integrationStatus.active': 'active',
   'integrationStatus.auth failure': 'credentials refused',
   'integrationStatus.connecting': 'connecting',
+  'widgetSettings.open': 'Widget settings',
+  'widgetSettings.heading': 'Site chat settings',
+  'widgetSettings.language': 'Language of the widget',
+  'widgetSettings.language.auto': "The visitor's browser language",
+  'widgetSettings.languageHint':
+    'The buttons, the form and the messages the widget writes itself. Your title and greeting stay as you write them.',
+  'widgetSettings.title': 'Title',
+  'widgetSettings.greeting': 'Greeting',
+  'widgetSettings.color': 'Colour',
+  'widgetSettings.preChat': 'Before the chat, ask for',
+  'widgetSettings.preChat.name': 'Name',
+  'widgetSettings.preChat.email': 'E-mail',
+  'widgetSettings.preChat.phone': 'Phone',
+  'widgetSettings.mode.optional': 'Optional',
+  'widgetSettings.mode.required': 'Required',
+  'widgetSettings.mode.off': 'Do not ask',
+  'widgetSettings.offline': 'We are away: show the offline form',
+  'widgetSettings.offlineMessage': 'Offline message',
+  'widgetSettings.allowedOrigins': 'Sites allowed to show the widget',
+  'widgetSettings.allowedOriginsHint': 'One address per line, like https://shop.example. Empty: any site.',
+  'widgetSettings.identityVerification': 'Require signed visitor identity',
+  'widgetSettings.refused': 'Check these fields: {fields}',
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -9,6 +9,8 @@ export const LOCALES = Object.keys(catalogues) as Locale[];
 export type { MessageKey };
 
 const STORE_KEY = 'parley.locale';
+/** Set when the language was picked on a sign-in screen, before an employee existed to keep it. */
+const PICKED_KEY = 'parley.locale.picked';
 const listeners = new Set<() => void>();
 const compiled = new Map<string, IntlMessageFormat>();
 let current: Locale = 'en';
@@ -41,6 +43,34 @@ function remembered(): string | null {
 /** The language before the server has said: the last one chosen in this browser, else the browser's. */
 export function initialLocale(): Locale {
   return pickLocale(remembered(), typeof navigator === 'undefined' ? [] : (navigator.languages ?? [navigator.language]));
+}
+
+/** Remembers a language picked before sign-in, to be stored as the employee's own at sign-in or sign-up. */
+export function rememberPick(locale: Locale): void {
+  try {
+    localStorage.setItem(PICKED_KEY, locale);
+  } catch {
+    // private mode: the choice applies to this page only
+  }
+}
+
+/** The language picked on a sign-in screen and not yet stored on the employee, if any. */
+export function pendingPick(): Locale | null {
+  let value: string | null = null;
+  try {
+    value = localStorage.getItem(PICKED_KEY);
+  } catch {
+    return null;
+  }
+  return isLocale(value) ? value : null;
+}
+
+export function forgetPick(): void {
+  try {
+    localStorage.removeItem(PICKED_KEY);
+  } catch {
+    // nothing was kept
+  }
 }
 
 export function getLocale(): Locale {

@@ -1,7 +1,8 @@
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { ApiError, request, setTokens } from '../api/client';
 import type { TokenPair } from '../api/types';
-import { getLocale, t } from '../i18n';
+import { forgetPick, getLocale, t } from '../i18n';
+import { LanguageSwitch } from '../components/LanguageSwitch';
 import { navigate } from '../router';
 import { errorText } from '../i18n/errors';
 
@@ -9,6 +10,9 @@ function Card({ title, intro, children }: { title: string; intro?: string; child
   return (
     <main className="auth">
       <div className="auth-card">
+        <div className="auth-language">
+          <LanguageSwitch userId={null} />
+        </div>
         <h1>{title}</h1>
         {intro && <p className="muted">{intro}</p>}
         {children}
@@ -56,8 +60,12 @@ export function AuthPage({ mode, next }: { mode: 'login' | 'setup'; next?: strin
 
   const creating = setup?.firstRun || (mode === 'setup' && setup?.signup === 'open');
   const { busy, error, submit } = useSubmit(
-    () =>
-      creating ? signIn('/auth/register', { login, pass, name, locale: getLocale() }, next) : signIn('/auth/login', { login, pass }, next),
+    async () => {
+      if (!creating) return signIn('/auth/login', { login, pass }, next);
+      // The account is born in the language on screen (its default statuses are named in it).
+      await signIn('/auth/register', { login, pass, name, locale: getLocale() }, next);
+      forgetPick();
+    },
     (e) => (!creating && e.status === 401 ? t('auth.login.failed') : undefined),
   );
   if (!setup) return <Card title={t('app.name')}>{t('app.loading')}</Card>;

@@ -8,6 +8,7 @@ import { ChannelHealth } from '../../channels/ChannelHealth';
 import { t } from '../../i18n';
 import type { MessageKey } from '../../i18n/en';
 import { ConnectForm, CredentialsForm, useIntegrationTypes, WidgetSnippet } from './ChannelConnect';
+import { WidgetSettingsForm } from './WidgetSettings';
 import { confirmDelete, ErrorLine, useAction } from './common';
 import { MetaWebhook } from './MetaWebhook';
 import { BridgeLogin, isPersonal } from './PersonalAccounts';
@@ -101,6 +102,7 @@ export function ChannelSettings() {
 function ConnectedChannel({ integration: i, onChange }: { integration: Integration; onChange: () => void }) {
   const { isOwner } = useCatalog();
   const [snippet, setSnippet] = useState<WidgetInfo | null>(null);
+  const [widget, setWidget] = useState<WidgetInfo | null>(null);
   const [updating, setUpdating] = useState(false);
   const { run, error } = useAction();
   const kind = channelType(i.type).kind;
@@ -125,6 +127,18 @@ function ConnectedChannel({ integration: i, onChange }: { integration: Integrati
               onClick={() => void run(async () => setSnippet(await api.get<WidgetInfo>(`/integrations/${i.id}/widget`)))}
             >
               {t('integrations.showSnippet')}
+            </button>
+          )}
+          {i.type === 'widget' && (
+            <button
+              type="button"
+              className="small"
+              aria-expanded={widget !== null}
+              onClick={() =>
+                widget ? setWidget(null) : void run(async () => setWidget(await api.get<WidgetInfo>(`/integrations/${i.id}/widget`)))
+              }
+            >
+              {t('widgetSettings.open')}
             </button>
           )}
           {kind === 'official' && (
@@ -160,6 +174,7 @@ function ConnectedChannel({ integration: i, onChange }: { integration: Integrati
         />
       )}
       {snippet && <WidgetSnippet info={snippet} />}
+      {widget && <WidgetSettingsForm info={widget} onSaved={setWidget} />}
       {i.webhook && <MetaWebhook webhook={i.webhook} />}
       {isPersonal(i.type) && <BridgeLogin integrationId={i.id} isOwner={isOwner} status={i.status} onStatus={onChange} />}
     </li>
