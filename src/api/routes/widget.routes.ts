@@ -7,7 +7,7 @@ import { LIMITS, WIDGET_LANGUAGES } from '../../domain/widget/widget.types.js';
 const Mode = Type.String({ enum: ['optional', 'required', 'off'] });
 const Language = Type.String({
   enum: [...WIDGET_LANGUAGES],
-  description: "The language of the widget's own texts (buttons, form, errors): auto (the visitor's browser), ru or en",
+  description: `The language of the widget's own texts (buttons, form, errors): auto (the visitor's browser) or one of ${WIDGET_LANGUAGES.filter((l) => l !== 'auto').join(', ')}`,
 });
 const PreChat = Type.Object(
   { name: Mode, email: Mode, phone: Mode },

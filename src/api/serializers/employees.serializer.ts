@@ -17,7 +17,7 @@ const EmployeeBase = {
 };
 
 /** A language Parley speaks to employees (v1.3 extension). */
-export const LocaleSchema = Type.Unsafe<Locale>({ type: 'string', enum: [...LOCALES], description: 'en or ru' });
+export const LocaleSchema = Type.Unsafe<Locale>({ type: 'string', enum: [...LOCALES], description: LOCALES.join(' or ') });
 /** The stored choice as answered: null until chosen, when the app follows the browser. */
 export const ChosenLocale = (description: string) =>
   Type.Unsafe<Locale | null>({ type: ['string', 'null'], enum: [...LOCALES, null], description });

@@ -1,66 +1,6 @@
 import type { LeadListEntry } from '../../domain/leads/leads.types.js';
-import type { Locale } from '../../domain/users/users.types.js';
-
-/** Columns of `GET /v1.3/leads/export.csv` (docs/api/data-ownership.md), in order. */
-export const CSV_COLUMNS = [
-  'id',
-  'createdAt',
-  'updatedAt',
-  'statusType',
-  'statusId',
-  'status',
-  'userId',
-  'integrationId',
-  'integrationType',
-  'integration',
-  'customerId',
-  'customerName',
-  'customerPhone',
-  'customerEmail',
-  'amount',
-  'details',
-  'address',
-  'ttn',
-  'tags',
-  'unread',
-  'lastMessageAt',
-  'lastMessageIncoming',
-  'lastMessage',
-] as const;
-
-/** The header line and the yes/no cells in the requesting employee's language; the columns stay the same. */
-const HEADINGS: Record<Locale, { columns: Record<(typeof CSV_COLUMNS)[number], string>; yes: string; no: string }> = {
-  en: { columns: Object.fromEntries(CSV_COLUMNS.map((c) => [c, c])) as Record<(typeof CSV_COLUMNS)[number], string>, yes: 'yes', no: 'no' },
-  ru: {
-    columns: {
-      id: 'Номер',
-      createdAt: 'Создан',
-      updatedAt: 'Изменён',
-      statusType: 'Тип статуса',
-      statusId: 'Номер статуса',
-      status: 'Статус',
-      userId: 'Ответственный (номер)',
-      integrationId: 'Номер интеграции',
-      integrationType: 'Тип интеграции',
-      integration: 'Интеграция',
-      customerId: 'Номер клиента',
-      customerName: 'Клиент',
-      customerPhone: 'Телефон',
-      customerEmail: 'Эл. почта',
-      amount: 'Сумма',
-      details: 'Подробности',
-      address: 'Адрес доставки',
-      ttn: 'Номер накладной',
-      tags: 'Теги',
-      unread: 'Непрочитано',
-      lastMessageAt: 'Время последнего сообщения',
-      lastMessageIncoming: 'Последнее сообщение входящее',
-      lastMessage: 'Последнее сообщение',
-    },
-    yes: 'да',
-    no: 'нет',
-  },
-};
+import { textsOf, type Locale } from '../../i18n/index.js';
+import { LEAD_CSV_COLUMNS } from '../../i18n/texts.js';
 
 /**
  * A cell as spreadsheets read it safely: text starting with `=`, `+`, `-`, `@`, a tab or a carriage
@@ -105,12 +45,12 @@ export function csvRow(entry: LeadListEntry, statusNames: Map<number, string>, l
     tags.join('; '),
     lead.unread_count,
     iso(lead.last_message_at),
-    message ? (message.incoming ? HEADINGS[locale].yes : HEADINGS[locale].no) : null,
+    message ? (message.incoming ? textsOf(locale).leadsCsv.yes : textsOf(locale).leadsCsv.no) : null,
     message?.text ?? null,
   ]);
 }
 
-/** The header line, after a UTF-8 byte order mark (Excel reads the file as UTF-8 only with it). */
+/** The header line in the requesting employee's language (src/i18n), after a UTF-8 byte order mark (Excel reads the file as UTF-8 only with it). */
 export function csvHead(locale: Locale = 'en'): string {
-  return `\ufeff${csvLine(CSV_COLUMNS.map((c) => HEADINGS[locale].columns[c]))}`;
+  return `\ufeff${csvLine(LEAD_CSV_COLUMNS.map((c) => textsOf(locale).leadsCsv.columns[c]))}`;
 }

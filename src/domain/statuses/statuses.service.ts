@@ -1,4 +1,4 @@
-import type { Locale } from '../users/users.types.js';
+import { textsOf, type Locale } from '../../i18n/index.js';
 import type { Executor } from '../../db/database.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
@@ -143,7 +143,7 @@ export async function seedDefaultStatuses(trx: Executor, accountId: number, now:
     trx,
     DEFAULT_STATUSES.map((s) => ({
       account_id: accountId,
-      name: s.names[locale],
+      name: textsOf(locale).defaultStatuses[s.name],
       type: s.type,
       position: s.order,
       color: s.color,

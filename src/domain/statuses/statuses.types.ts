@@ -1,4 +1,4 @@
-import type { Locale } from '../users/users.types.js';
+import type { DefaultStatus } from '../../i18n/texts.js';
 import type { StatusRow, StatusType } from '../../db/schema.js';
 
 export type { StatusRow, StatusType };
@@ -43,14 +43,14 @@ export const DEFAULT_TYPE_COLORS: Record<StatusType, string> = {
 
 /**
  * What a new account starts with: at least one status of every type (docs/api/leads.md), named in
- * the owner's language (`names`).
+ * the owner's language (`name`: its text in src/i18n).
  */
-export const DEFAULT_STATUSES: ReadonlyArray<{ names: Record<Locale, string>; type: StatusType; order: number; color: string }> = [
-  { names: { en: 'New', ru: 'Новый' }, type: 'active', order: 1, color: '#3b82f6' },
-  { names: { en: 'In progress', ru: 'В работе' }, type: 'active', order: 2, color: '#f59e0b' },
-  { names: { en: 'Won', ru: 'Успешно' }, type: 'completed', order: 1, color: '#22c55e' },
-  { names: { en: 'Lost', ru: 'Отказ' }, type: 'failed', order: 1, color: '#ef4444' },
-  { names: { en: 'Not a lead', ru: 'Не лид' }, type: 'ignore', order: 1, color: '#9ca3af' },
+export const DEFAULT_STATUSES: ReadonlyArray<{ name: DefaultStatus; type: StatusType; order: number; color: string }> = [
+  { name: 'new', type: 'active', order: 1, color: '#3b82f6' },
+  { name: 'inProgress', type: 'active', order: 2, color: '#f59e0b' },
+  { name: 'won', type: 'completed', order: 1, color: '#22c55e' },
+  { name: 'lost', type: 'failed', order: 1, color: '#ef4444' },
+  { name: 'notALead', type: 'ignore', order: 1, color: '#9ca3af' },
 ];
 
 /** List order: by type (active, completed, failed, ignore), then `order`, then id. */

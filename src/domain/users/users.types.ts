@@ -5,9 +5,10 @@ export function normalizeLogin(login: string): string {
 
 export type Role = 'owner' | 'manager';
 
-/** The languages Parley speaks to employees (agent app, e-mails, exports): `locale` on the employee. */
-export const LOCALES = ['en', 'ru'] as const;
-export type Locale = (typeof LOCALES)[number];
+import { LOCALES, type Locale } from '../../i18n/index.js';
+
+/** The languages Parley speaks to employees (agent app, e-mails, exports): `locale` on the employee (src/i18n). */
+export { LOCALES, type Locale };
 
 /** A stored locale as a known one, else null (not chosen). */
 export function knownLocale(value: string | null | undefined): Locale | null {

@@ -1,5 +1,7 @@
 import type { Attachment } from '../channels/channel.js';
 import { invalid, type ErrorDetail } from '../errors.js';
+import { en } from '../../i18n/en.js';
+import { LOCALES, type Locale } from '../../i18n/index.js';
 
 /** The integration type of the site widget. */
 export const WIDGET_TYPE = 'widget';
@@ -7,9 +9,9 @@ export const WIDGET_TYPE = 'widget';
 export type PreChatMode = 'optional' | 'required' | 'off';
 export const PRE_CHAT_MODES: readonly PreChatMode[] = ['optional', 'required', 'off'];
 export const PRE_CHAT_FIELDS = ['name', 'email', 'phone'] as const;
-/** The language of the widget's own texts: the visitor's browser's (`auto`), or a fixed one. */
-export const WIDGET_LANGUAGES = ['auto', 'ru', 'en'] as const;
-export type WidgetLanguage = (typeof WIDGET_LANGUAGES)[number];
+/** The language of the widget's own texts: the visitor's browser's (`auto`), or one Parley speaks (src/i18n). */
+export type WidgetLanguage = 'auto' | Locale;
+export const WIDGET_LANGUAGES: readonly WidgetLanguage[] = ['auto', ...LOCALES];
 /** The owner's texts; while one is still Parley's default, the widget shows that default in its language. */
 const OWNER_TEXTS = ['title', 'greeting', 'offlineMessage'] as const;
 export type PreChatField = (typeof PRE_CHAT_FIELDS)[number];
@@ -32,12 +34,13 @@ export interface WidgetSettings {
 }
 
 export const DEFAULT_WIDGET_SETTINGS: WidgetSettings = {
-  title: 'Chat with us',
-  greeting: 'Hi! How can we help you today?',
+  // Parley's defaults are the English ones; the widget shows them in its own language while kept.
+  title: en.widget.title,
+  greeting: en.widget.greeting,
   color: '#2563eb',
   allowedOrigins: [],
   preChat: { name: 'optional', email: 'optional', phone: 'off' },
-  offlineMessage: "We're away right now. Leave a message and your e-mail, and we'll get back to you.",
+  offlineMessage: en.widget.offlineMessage,
   offline: false,
   identityVerification: false,
   language: 'auto',

@@ -1,9 +1,14 @@
 import { IntlMessageFormat } from 'intl-messageformat';
 import { en, type MessageKey } from './en';
 import { ru } from './ru';
+import type { Locale as ServerLocale } from '../../../../src/i18n/index';
 
-/** Every language of the app: adding one is its catalogue file and one line here. */
-export const catalogues: Record<'en' | 'ru', Record<MessageKey, string>> = { en, ru };
+/**
+ * Every language of the app: adding one is its catalogue file and one line here. The languages are
+ * the server's (src/i18n/index.ts, where the allowed `locale` values come from): the compiler asks
+ * for a catalogue of each.
+ */
+export const catalogues: Record<ServerLocale, Record<MessageKey, string>> = { en, ru };
 export type Locale = keyof typeof catalogues;
 export const LOCALES = Object.keys(catalogues) as Locale[];
 export type { MessageKey };
@@ -125,13 +130,14 @@ export function t(key: MessageKey, vars?: Record<string, string | number>): stri
   return String(format.format(vars ?? {}));
 }
 
-const tag = () => (current === 'ru' ? 'ru-RU' : 'en-GB');
+// English dates in the day-month order; every other language by its own code (24-hour where it is usual).
+const tag = () => (current === 'en' ? 'en-GB' : current);
+const clockTag = () => (current === 'en' ? 'en-US' : current);
 
 /** A message's time today, its date otherwise; 24-hour clock in Russian. */
 export function formatTime(ms: number, now = new Date()): string {
   const d = new Date(ms);
-  if (d.toDateString() === now.toDateString())
-    return new Intl.DateTimeFormat(current === 'ru' ? 'ru-RU' : 'en-US', { hour: '2-digit', minute: '2-digit' }).format(d);
+  if (d.toDateString() === now.toDateString()) return new Intl.DateTimeFormat(clockTag(), { hour: '2-digit', minute: '2-digit' }).format(d);
   return new Intl.DateTimeFormat(tag(), { day: 'numeric', month: 'short' }).format(d);
 }
 
@@ -144,7 +150,7 @@ export function formatDate(at: number | string): string {
 }
 
 export function formatDateTime(at: number | string): string {
-  return new Intl.DateTimeFormat(current === 'ru' ? 'ru-RU' : 'en-US', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(at));
+  return new Intl.DateTimeFormat(clockTag(), { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(at));
 }
 
 /** "5 minutes ago", "через 2 часа": the nearest whole unit. */
