@@ -1,4 +1,4 @@
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useId, useState } from 'react';
 import { ApiError, api } from '../../api/client';
 import type { WidgetInfo } from '../../api/types';
 import { catalogues, LOCALES, type MessageKey, t } from '../../i18n';
@@ -58,6 +58,7 @@ export function WidgetSettingsForm({ info, onSaved }: { info: WidgetInfo; onSave
   const [refused, setRefused] = useState<Field[]>([]);
   const [busy, setBusy] = useState(false);
   const [saved, setSaved] = useState(false);
+  const hintId = useId();
   const set = <K extends keyof Settings>(key: K, value: Settings[K]) => {
     setSaved(false);
     setS((prev) => ({ ...prev, [key]: value }));
@@ -98,6 +99,7 @@ export function WidgetSettingsForm({ info, onSaved }: { info: WidgetInfo; onSave
           value={s.language}
           onChange={(e) => set('language', e.target.value as Settings['language'])}
           aria-invalid={invalid('language')}
+          aria-describedby={`${hintId}-language`}
         >
           <option value="auto">{t('widgetSettings.language.auto')}</option>
           {LOCALES.map((l) => (
@@ -106,8 +108,10 @@ export function WidgetSettingsForm({ info, onSaved }: { info: WidgetInfo; onSave
             </option>
           ))}
         </select>
-        <small className="muted">{t('widgetSettings.languageHint')}</small>
       </label>
+      <small className="muted" id={`${hintId}-language`}>
+        {t('widgetSettings.languageHint')}
+      </small>
       <label>
         {t('widgetSettings.title')}
         <input value={s.title} onChange={(e) => set('title', e.target.value)} required maxLength={80} aria-invalid={invalid('title')} />
@@ -171,9 +175,12 @@ export function WidgetSettingsForm({ info, onSaved }: { info: WidgetInfo; onSave
           rows={2}
           placeholder="https://shop.example"
           aria-invalid={invalid('allowedOrigins')}
+          aria-describedby={`${hintId}-origins`}
         />
-        <small className="muted">{t('widgetSettings.allowedOriginsHint')}</small>
       </label>
+      <small className="muted" id={`${hintId}-origins`}>
+        {t('widgetSettings.allowedOriginsHint')}
+      </small>
       <label className="row">
         <input type="checkbox" checked={s.identityVerification} onChange={(e) => set('identityVerification', e.target.checked)} />
         {t('widgetSettings.identityVerification')}
