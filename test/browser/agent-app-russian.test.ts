@@ -137,6 +137,43 @@ describe('the agent app in Russian', () => {
     await page.context().close();
   });
 
+  it('every settings page, the widget settings form and the shortcuts help speak Russian', async () => {
+    const page = await russianPage();
+    await page.goto(`${server.base}/login`);
+    await signIn(page);
+    await page.getByRole('navigation', { name: 'Главное меню' }).getByRole('link', { name: 'Настройки' }).click();
+    const sections: Array<keyof typeof ru> = [
+      'settings.statuses',
+      'settings.employees',
+      'settings.templates',
+      'settings.tags',
+      'settings.paymentTypes',
+      'settings.integrations',
+      'settings.webhooks',
+      'settings.apiKeys',
+      'settings.plugins',
+      'settings.oauthApps',
+      'settings.connectedApps',
+      'settings.account',
+    ];
+    for (const key of sections) {
+      await page.getByRole('link', { name: ru[key], exact: true }).first().click();
+      await page.locator('#settings-title', { hasText: ru[key] }).waitFor();
+      await page.waitForLoadState('networkidle');
+      expect(await englishOnScreen(page), key).toEqual([]);
+    }
+    // The widget's settings form on the integrations page, then the shortcuts help dialog.
+    await page.getByRole('link', { name: ru['settings.integrations'], exact: true }).first().click();
+    await page.getByRole('button', { name: ru['widgetSettings.open'] }).first().click();
+    await page.locator('form[data-widget-settings]').waitFor();
+    expect(await englishOnScreen(page), 'widget settings').toEqual([]);
+    await page.keyboard.press('Escape');
+    await page.locator('body').press('?');
+    await page.getByRole('dialog').waitFor();
+    expect(await englishOnScreen(page), 'shortcuts help').toEqual([]);
+    await page.context().close();
+  });
+
   it('switches to English and back at once, without a reload, and keeps the choice on the server', async () => {
     const page = await russianPage();
     await page.goto(`${server.base}/login`);

@@ -585,6 +585,8 @@ export const en = {
   'widgetSettings.allowedOriginsHint': 'One address per line, like https://shop.example. Empty: any site.',
   'widgetSettings.identityVerification': 'Require signed visitor identity',
   'widgetSettings.refused': 'Check these fields: {fields}',
+  'accountStatus.active': 'active',
+  'accountStatus.expired': 'expired: messages cannot be sent',
 } as const;
 
 export type MessageKey = keyof typeof en;

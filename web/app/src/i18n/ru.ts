@@ -563,4 +563,6 @@ export const ru: Record<MessageKey, string> = {
   'widgetSettings.allowedOriginsHint': 'Один адрес в строке, например https://shop.example. Пусто — любой сайт.',
   'widgetSettings.identityVerification': 'Требовать подписанную личность посетителя',
   'widgetSettings.refused': 'Проверьте поля: {fields}',
+  'accountStatus.active': 'действует',
+  'accountStatus.expired': 'истёк: сообщения не отправляются',
 };

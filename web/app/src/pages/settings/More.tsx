@@ -408,7 +408,7 @@ export function AccountSettings() {
   const { data: tariff, error: tariffError } = useResource(() => api.get<Tariff>('/account/me/tariff'));
   const rows: Array<[string, string | number | undefined]> = [
     [t('account.id'), me ? `#${me.account.id}` : undefined],
-    [t('account.status'), me?.account.status],
+    [t('account.status'), me ? t(me.account.status === 'expired' ? 'accountStatus.expired' : 'accountStatus.active') : undefined],
     [t('account.user'), me?.user ? `${me.user.name} <${me.user.login}>` : undefined],
     [t('account.trial'), tariff ? (tariff.trial ? t('app.yes') : t('app.no')) : undefined],
     [t('account.expiration'), tariff ? formatDate(tariff.expiration) : undefined],
