@@ -2279,10 +2279,10 @@ export interface components {
             /** @description Visitors must carry an identifier signed with the widget secret */
             identityVerification: boolean;
             /**
-             * @description The language of the widget's own texts (buttons, form, errors): auto (the visitor's browser), ru or en
+             * @description The language of the widget's own texts (buttons, form, errors): auto (the visitor's browser) or one of en, ru
              * @enum {string}
              */
-            language: "auto" | "ru" | "en";
+            language: "auto" | "en" | "ru";
         };
         /**
          * id-url
@@ -6589,10 +6589,10 @@ export interface operations {
                     offline?: boolean;
                     identityVerification?: boolean;
                     /**
-                     * @description The language of the widget's own texts (buttons, form, errors): auto (the visitor's browser), ru or en
+                     * @description The language of the widget's own texts (buttons, form, errors): auto (the visitor's browser) or one of en, ru
                      * @enum {string}
                      */
-                    language?: "auto" | "ru" | "en";
+                    language?: "auto" | "en" | "ru";
                 };
             };
         };
