@@ -20,9 +20,6 @@ async function main(): Promise<void> {
   }
   const log = pino({ level: config.logLevel });
   const { db, services } = await openCore(config, log);
-  // Background work runs here unless PARLEY_WORKERS=off (then: `parley worker` processes).
-  if (config.workers === 'on') startBackgroundWorkers(services);
-  else if (config.botPolling === 'on') startBotPollers(services);
   services.workers.push(services.realtime, services.visitorPush, services.presence);
   const app = await buildApp({ services, logger: log });
 
@@ -52,6 +49,14 @@ async function main(): Promise<void> {
     port: config.port,
     host: config.host,
     listenTextResolver: (address) => `Parley ${VERSION} serving ${address} (${db.dialect})`,
+  });
+  // Background work runs here unless PARLEY_WORKERS=off (then: `parley worker` processes). It starts
+  // once the server listens, on the next turn of the event loop: none of it is needed for the first
+  // answer (docs/performance.md, "Start-up").
+  setImmediate(() => {
+    if (closing) return;
+    if (config.workers === 'on') startBackgroundWorkers(services);
+    else if (config.botPolling === 'on') startBotPollers(services);
   });
 }
 

@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { openDatabase } from '../src/db/database.js';
@@ -21,6 +24,29 @@ describe('migrations', () => {
     expect(await applied()).toEqual(MIGRATION_NAMES);
     await migrateToLatest(t.db);
     expect(await applied()).toEqual(MIGRATION_NAMES);
+  });
+
+  it('check an up-to-date database with one query (a start-up on an existing database)', async () => {
+    const dir = DIALECT === 'sqlite' ? fs.mkdtempSync(path.join(os.tmpdir(), 'parley-migrate-')) : '';
+    const own = DIALECT === 'sqlite' ? await createTestDatabase({ dataDir: dir }) : undefined;
+    let queries = 0;
+    const db = await openDatabase({ databaseUrl: t.url, dataDir: dir, onQuery: () => queries++ });
+    try {
+      await migrateToLatest(db);
+      expect(queries).toBe(1);
+      // Records that differ from this build's list go to Kysely's migrator, which judges them (here:
+      // a migration of a newer build, which it refuses).
+      const newer = '9999-of-a-newer-build';
+      await sql`insert into kysely_migration (name, timestamp) values (${newer}, ${new Date().toISOString()})`.execute(db.kysely);
+      queries = 0;
+      await expect(migrateToLatest(db)).rejects.toThrow(/9999-of-a-newer-build/);
+      expect(queries).toBeGreaterThan(2);
+      await sql`delete from kysely_migration where name = ${newer}`.execute(db.kysely);
+    } finally {
+      await db.close();
+      await own?.drop();
+      if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   if (DIALECT === 'postgres') {

@@ -4,7 +4,10 @@ import type { FastifySchema, FastifySerializerCompiler } from 'fastify';
 /**
  * Response serializers, compiled once per distinct schema: every route is served under up to three
  * version prefixes and shares its error schemas with every other route, so most schemas recur.
- * Compiling each occurrence anew cost start-up time and tens of megabytes of generated code.
+ * Compiling each occurrence anew cost start-up time and tens of megabytes of generated code. A
+ * serializer is compiled when it first serializes: Fastify asks for every route's serializers
+ * before it listens, which cost ~100 ms of CPU at start-up (docs/performance.md, "Start-up"), and
+ * a process uses few of them.
  */
 const cache = new Map<string, (data: unknown) => string>();
 
@@ -12,7 +15,13 @@ export const serializerCompiler: FastifySerializerCompiler<FastifySchema> = ({ s
   const key = JSON.stringify(schema);
   let serialize = cache.get(key);
   if (!serialize) {
-    serialize = fastJsonStringify(forSerialization(schema) as Parameters<typeof fastJsonStringify>[0]) as (data: unknown) => string;
+    let compiled: ((data: unknown) => string) | undefined;
+    const compile = () =>
+      fastJsonStringify(forSerialization(schema) as Parameters<typeof fastJsonStringify>[0]) as (data: unknown) => string;
+    serialize = (data) => {
+      compiled ??= compile();
+      return compiled(data);
+    };
     cache.set(key, serialize);
   }
   return serialize;

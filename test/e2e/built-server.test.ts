@@ -61,6 +61,14 @@ describe('the built server', () => {
     expect(widget.headers.get('content-type')).toMatch(/javascript/);
     expect((await widget.text()).length).toBeGreaterThan(1000);
 
+    // The OpenAPI plugins are bundled: the UI's files come from its package, YAML loads when asked for.
+    const ui = await fetch(`${server.base}/docs/static/logo.svg`);
+    expect(ui.status).toBe(200);
+    expect(await ui.text()).toContain('<svg');
+    const yaml = await fetch(`${server.base}/docs/yaml`);
+    expect(yaml.status).toBe(200);
+    expect(await yaml.text()).toMatch(/^openapi: 3\.1\.0\ninfo:\n {2}title: Parley API/);
+
     const login = await call(server.base, 'POST', '/v1.3/auth/login', { body: { login: 'built@example.com', pass: 'built password 1' } });
     expect(login.status).toBe(200);
 

@@ -264,8 +264,10 @@ export function jsonSchemaDocument(name: string, schema: TSchema): Record<string
   };
 }
 
-const ajv = new Ajv({ allErrors: false, strict: false });
-const validateInbound: ValidateFunction = ajv.compile(JSON.parse(JSON.stringify(BridgeInbound)));
+// Compiled when the first bridge frame arrives, not when the server loads (most never see one).
+let validateInbound: ValidateFunction | undefined;
+const inboundValidator = () =>
+  (validateInbound ??= new Ajv({ allErrors: false, strict: false }).compile(JSON.parse(JSON.stringify(BridgeInbound))));
 
 /** Parses one text frame from a bridge: the message, or why it is not one. */
 export function parseBridgeMessage(text: string): { ok: true; message: BridgeInbound } | { ok: false; reason: string } {
@@ -275,7 +277,7 @@ export function parseBridgeMessage(text: string): { ok: true; message: BridgeInb
   } catch {
     return { ok: false, reason: 'not JSON' };
   }
-  if (!validateInbound(value)) {
+  if (!inboundValidator()(value)) {
     const type =
       typeof value === 'object' && value !== null && 'type' in value ? String((value as { type: unknown }).type).slice(0, 40) : '?';
     return { ok: false, reason: `not a valid bridge message (type ${type})` };

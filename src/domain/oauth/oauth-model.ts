@@ -1,13 +1,11 @@
 import crypto from 'node:crypto';
-import OAuth2Server from '@node-oauth/oauth2-server';
 import type { OAuthAppRow } from '../../db/schema.js';
 import type { Deps } from '../context.js';
 import { sha256, type TokenSigner } from '../auth/token-signer.js';
 import { findUser } from '../users/users.repo.js';
 import { OAUTH_SCOPES } from '../policy/policy.js';
 import * as repo from './oauth.repo.js';
-
-const { InvalidRequestError } = OAuth2Server;
+import { oauthLibrary } from './oauth-library.js';
 
 /** Authorization codes live one minute: they are exchanged by the app right after the redirect. */
 export const CODE_TTL_MS = 60_000;
@@ -111,6 +109,7 @@ export class OAuthModel {
     user: OAuthUser,
   ) {
     if (!client.confidential && !code.codeChallenge) {
+      const { InvalidRequestError } = await oauthLibrary();
       throw new InvalidRequestError('Missing parameter: `code_challenge` (PKCE with S256 is required for public clients)');
     }
     const now = this.deps.clock.now();

@@ -1,4 +1,4 @@
-import OAuth2Server from '@node-oauth/oauth2-server';
+import type OAuth2Server from '@node-oauth/oauth2-server';
 import type { Deps } from '../context.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import { sha256, type TokenSigner } from '../auth/token-signer.js';
@@ -6,8 +6,7 @@ import { AppError } from '../errors.js';
 import { OAUTH_SCOPES, requireInteractive } from '../policy/policy.js';
 import { grantableScopes, OAuthModel, type OAuthUser } from './oauth-model.js';
 import * as repo from './oauth.repo.js';
-
-const { Request, Response, OAuthError } = OAuth2Server;
+import { oauthLibrary, type OAuthLibrary } from './oauth-library.js';
 
 /** A protocol answer for the HTTP face to send as is (the token and revocation endpoints' own format). */
 export interface ProtocolAnswer {
@@ -45,8 +44,7 @@ const TOKEN_OPTIONS = {
 export class OAuthProtocol {
   private readonly consentModel: OAuthModel;
   private readonly tokenModel: OAuthModel;
-  private readonly consentServer: OAuth2Server;
-  private readonly tokenServer: OAuth2Server;
+  private servers?: Promise<{ lib: OAuthLibrary; consent: OAuth2Server; token: OAuth2Server }>;
 
   constructor(
     private readonly deps: Deps,
@@ -54,12 +52,20 @@ export class OAuthProtocol {
   ) {
     this.consentModel = new OAuthModel(deps, signer, false);
     this.tokenModel = new OAuthModel(deps, signer, true);
-    this.consentServer = new OAuth2Server({ model: this.consentModel as never, allowEmptyState: true });
-    this.tokenServer = new OAuth2Server({
-      model: this.tokenModel as never,
-      accessTokenLifetime: deps.config.accessTtl,
-      refreshTokenLifetime: deps.config.refreshTtl,
-    });
+  }
+
+  /** The library's two servers (consent and token), made when the protocol is first used. */
+  private protocol() {
+    this.servers ??= oauthLibrary().then((lib) => ({
+      lib,
+      consent: new lib({ model: this.consentModel as never, allowEmptyState: true }),
+      token: new lib({
+        model: this.tokenModel as never,
+        accessTokenLifetime: this.deps.config.accessTtl,
+        refreshTokenLifetime: this.deps.config.refreshTtl,
+      }),
+    }));
+    return this.servers;
   }
 
   /** Checks an authorization request for the consent screen; every problem is a 400 naming it. */
@@ -93,10 +99,12 @@ export class OAuthProtocol {
     if (!client || client.accountId !== auth.accountId) throw oauthInvalid('invalid_client', 'Unknown client_id');
     const user: OAuthUser = { id: auth.userId, accountId: auth.accountId, role: auth.role };
     const body = { ...definedOnly(params), allowed: allowed ? 'true' : 'false' };
+    const { lib, consent } = await this.protocol();
+    const { Request, Response, OAuthError } = lib;
     const request = new Request({ method: 'POST', headers: {}, query: {}, body });
     const response = new Response();
     try {
-      await this.consentServer.authorize(request, response, { authenticateHandler: { handle: () => user }, allowEmptyState: true });
+      await consent.authorize(request, response, { authenticateHandler: { handle: () => user }, allowEmptyState: true });
     } catch (err) {
       if (!(err instanceof OAuthError) || !response.headers?.location)
         throw err instanceof OAuthError ? oauthInvalid(err.name, err.message) : err;
@@ -108,10 +116,12 @@ export class OAuthProtocol {
 
   /** The token endpoint: authorization_code and refresh_token grants. */
   async token(req: ProtocolRequest): Promise<ProtocolAnswer> {
+    const { lib, token } = await this.protocol();
+    const { Request, Response, OAuthError } = lib;
     const request = new Request({ method: req.method, headers: basicDecoded(req.headers), query: {}, body: req.body });
     const response = new Response();
     try {
-      await this.tokenServer.token(request, response, TOKEN_OPTIONS);
+      await token.token(request, response, TOKEN_OPTIONS);
     } catch (err) {
       if (!(err instanceof OAuthError)) throw err;
       // Checks of the request's shape (method, content type) fail before the library fills the response.
