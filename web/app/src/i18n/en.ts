@@ -82,6 +82,7 @@ export const en = {
   'conv.loadEarlier': 'Load earlier messages',
   'conv.start': 'Start of the conversation',
   'conv.noSource': 'This lead has no channel to answer on',
+  'conv.channelSettings': 'Open the channel settings',
   'conv.channel': 'Channel',
   'conv.placeholder': 'Write a message… (Enter sends, Shift+Enter for a new line, / for templates)',
   'conv.send': 'Send',

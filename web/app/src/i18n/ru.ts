@@ -76,6 +76,7 @@ export const ru: Record<MessageKey, string> = {
   'conv.loadEarlier': 'Загрузить более ранние сообщения',
   'conv.start': 'Начало диалога',
   'conv.noSource': 'У этого лида нет канала для ответа',
+  'conv.channelSettings': 'Открыть настройки канала',
   'conv.channel': 'Канал',
   'conv.placeholder': 'Напишите сообщение… (Enter — отправить, Shift+Enter — новая строка, / — шаблоны)',
   'conv.send': 'Отправить',
