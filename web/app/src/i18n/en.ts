@@ -434,6 +434,7 @@ export const en = {
   'channels.widget.description': 'A chat window on your own website',
   'channels.unknown.name': 'Other channel',
   'channels.unknown.description': 'A channel this version of the app does not know',
+  'channels.field.instagramToken': 'Instagram access token',
   'channels.field.token': 'Token',
   'channels.help.telegram.1': 'In Telegram, open @BotFather and send /newbot.',
   'channels.help.telegram.2': 'Choose a name, then a username that ends in "bot".',
@@ -494,6 +495,14 @@ export const en = {
   'channels.form.refused': '{channel} did not accept the connection.',
   'channels.update': 'Update credentials',
   'channels.updateSave': 'Save credentials',
+  'channels.test.send': 'Send a test',
+  'channels.test.hint':
+    'Parley sends the sample template "hello_world" from {channel} to the number you type: WhatsApp lets a business write first only with a template.',
+  'channels.test.phone': 'Your phone number, with the country code',
+  'channels.test.badPhone': 'Your phone number: type it with the country code, e.g. +44 7700 900123.',
+  'channels.test.sent': 'Sent to {phone}: it should arrive in WhatsApp in a few seconds.',
+  'channels.test.writeFirst':
+    '{channel} lets a business write only to someone who wrote first: to test it, write to it from your own account; the message appears in the Inbox.',
   'channels.reconnect': 'Check connection',
   'channels.disconnect': 'Disconnect',
   'channels.status.active': 'Working',

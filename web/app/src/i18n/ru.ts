@@ -455,6 +455,7 @@ export const ru: Record<MessageKey, string> = {
   'channels.widget.description': 'Окно чата на вашем сайте',
   'channels.unknown.name': 'Другой канал',
   'channels.unknown.description': 'Канал, который эта версия приложения не знает',
+  'channels.field.instagramToken': 'Токен доступа Instagram',
   'channels.field.token': 'Токен',
   'channels.help.telegram.1': 'Откройте в Telegram @BotFather и отправьте /newbot.',
   'channels.help.telegram.2': 'Придумайте имя, затем имя пользователя, оканчивающееся на «bot».',
@@ -516,6 +517,14 @@ export const ru: Record<MessageKey, string> = {
   'channels.form.refused': 'Канал «{channel}» не принял подключение.',
   'channels.update': 'Обновить данные для входа',
   'channels.updateSave': 'Сохранить данные для входа',
+  'channels.test.send': 'Отправить тест',
+  'channels.test.hint':
+    'Parley отправит пример шаблона «hello_world» из канала {channel} на номер, который вы введёте: WhatsApp позволяет бизнесу писать первым только шаблоном.',
+  'channels.test.phone': 'Ваш номер телефона с кодом страны',
+  'channels.test.badPhone': 'Ваш номер телефона: введите его с кодом страны, например +7 912 345-67-89.',
+  'channels.test.sent': 'Отправлено на {phone}: сообщение придёт в WhatsApp через несколько секунд.',
+  'channels.test.writeFirst':
+    'Канал {channel} позволяет бизнесу писать только тем, кто написал первым: чтобы проверить его, напишите ему со своего аккаунта; сообщение появится во «Входящих».',
   'channels.reconnect': 'Проверить подключение',
   'channels.disconnect': 'Отключить',
   'channels.status.active': 'Работает',

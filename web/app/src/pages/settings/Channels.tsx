@@ -9,6 +9,7 @@ import { t } from '../../i18n';
 import type { MessageKey } from '../../i18n/en';
 import { useLocation } from '../../router';
 import { ConnectForm, CredentialsForm, useIntegrationTypes, WidgetSnippet } from './ChannelConnect';
+import { ChannelTest } from './ChannelTest';
 import { confirmDelete, ErrorLine, useAction } from './common';
 import { MetaWebhook } from './MetaWebhook';
 import { BridgeLogin, isPersonal } from './PersonalAccounts';
@@ -168,6 +169,7 @@ function ConnectedChannel({ integration: i, onChange, wanted }: { integration: I
           }}
         />
       )}
+      {isOwner && kind === 'official' && i.status === 'active' && <ChannelTest integration={i} />}
       {snippet && <WidgetSnippet info={snippet} />}
       {i.webhook && <MetaWebhook webhook={i.webhook} />}
       {isPersonal(i.type) && <BridgeLogin integrationId={i.id} isOwner={isOwner} status={i.status} onStatus={onChange} />}
