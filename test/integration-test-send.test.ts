@@ -128,6 +128,36 @@ describe('send a test message', () => {
   });
 });
 
+describe('connecting to a Graph API that does not answer', () => {
+  it('keeps the integration in "auth failure" saying Meta did not answer in N s, never a 500', async () => {
+    const owner = await h.signUp();
+    const n = ++seq;
+    const number = {
+      token: `EAAG-slow-${n}`,
+      phoneNumberId: `50${n}6543210987`,
+      wabaId: `60${n}1234567890`,
+      display: '+1 555 0100',
+      name: 'Slow',
+    };
+    graph.addNumber(number);
+    graph.failNext(new RegExp(`^${number.phoneNumberId}$`), 'hang');
+    const res = await h.request({
+      method: 'POST',
+      url: '/v1.3/integrations',
+      token: owner.access,
+      payload: {
+        type: 'msgra_business_api',
+        credentials: { accessToken: number.token, phoneNumberId: number.phoneNumberId, appSecret: 's', wabaId: number.wabaId },
+      },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({
+      status: 'auth failure',
+      health: { lastError: { code: 'provider_timeout', message: 'WhatsApp did not answer in 1 s: try again later.' } },
+    });
+  });
+});
+
 describe('integration.changed on the live stream', () => {
   type Msg = { type: string; event?: { type: string; integrationId?: number } };
 

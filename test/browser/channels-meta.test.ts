@@ -114,12 +114,21 @@ describe('WhatsApp Business API and Instagram Direct from the gallery', () => {
     expect(graph.calls.length).toBe(before);
 
     await form.getByLabel('Phone number ID').fill(WA.phoneNumberId);
+    // Meta's refusal carries markup and runs long: it is kept cut, and shown as text.
+    graph.failNext(new RegExp(`^${WA.phoneNumberId}$`), {
+      status: 401,
+      error: { message: `Invalid OAuth access token: <b>expired</b> <img src=x> ${'x'.repeat(3000)}`, type: 'OAuthException', code: 190 },
+    });
     await form.getByRole('button', { name: 'Connect', exact: true }).click();
     await form.getByText('WhatsApp Business API did not accept the connection.').waitFor();
     const refusal = form.locator('[data-health-error="credentials_refused"]');
     await refusal.getByText('WhatsApp Business API refused the credentials: update them.').waitFor();
     await refusal.getByText('What Parley recorded').click();
-    expect(await refusal.locator('details p').textContent()).toMatch(/^WhatsApp refused the .+: .+\.$/);
+    const recorded = (await refusal.locator('details p').textContent()) ?? '';
+    expect(recorded).toMatch(/^WhatsApp refused the .+: .+\.$/);
+    expect(recorded).toContain('<b>expired</b> <img src=x>');
+    expect(recorded.length).toBeLessThan(600);
+    expect(await refusal.locator('details b, details img').count()).toBe(0);
     expect(await visibleText()).not.toMatch(TYPE_CODES);
     await axe('whatsapp refused');
   });
