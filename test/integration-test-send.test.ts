@@ -56,7 +56,7 @@ async function connect(owner: SignedUp) {
   return { number, id: res.json().id as number };
 }
 
-const sendTest = (who: { access: string }, id: number, payload: unknown) =>
+const sendTest = (who: { access: string }, id: number, payload: Record<string, unknown>) =>
   h.request({ method: 'POST', url: `/v1.3/integrations/${id}/test`, token: who.access, payload });
 const integration = async (owner: SignedUp, id: number) =>
   (await h.request({ method: 'GET', url: `/v1.3/integrations/${id}`, token: owner.access })).json();
