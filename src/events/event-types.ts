@@ -21,9 +21,12 @@ export type EventType = (typeof EVENT_TYPES)[number];
  * `widget.typing` (an employee typing) goes to the visitor's sockets (visitor-push/),
  * `widget.visitor.typing` (the visitor typing) to the employees' live streams (realtime/) as
  * `{type:"typing"}`. `lead.idle` `{leadId, ruleId}` is the automation's idle sweep naming a lead that
- * went quiet for one rule (docs/api/automation.md). Retention prunes them with the other events.
+ * went quiet for one rule (docs/api/automation.md). `integration.changed` `{integrationId}` says an
+ * integration's status or health changed (domain/integrations/integration-health.ts): the employees'
+ * live streams pass it on, catch-up included, so an open conversation shows its channel's trouble
+ * (docs/api/webhooks.md "The realtime stream"). Retention prunes them with the other events.
  */
-export const INTERNAL_EVENT_TYPES = ['widget.typing', 'widget.visitor.typing', 'lead.idle'] as const;
+export const INTERNAL_EVENT_TYPES = ['widget.typing', 'widget.visitor.typing', 'lead.idle', 'integration.changed'] as const;
 export type InternalEventType = (typeof INTERNAL_EVENT_TYPES)[number];
 
 export function isInternalEvent(type: string): boolean {

@@ -188,13 +188,15 @@ export class RealtimeHub implements BackgroundWorker {
   /**
    * Sends the rows the subscriber may see. Internal events are skipped, except a visitor's typing,
    * which becomes `{type:"typing", leadId, typing, from:"visitor"}` when it comes live (`live`):
-   * an indicator is worth nothing later, so a catch-up never replays one.
+   * an indicator is worth nothing later, so a catch-up never replays one; and `integration.changed`,
+   * a state the app reloads, sent live and in a catch-up alike.
    */
   private async deliver(sub: Subscriber, rows: EventRow[], live = true): Promise<void> {
     const leads = await this.leadsOf(rows);
     for (const row of rows) {
       const typing = row.type === 'widget.visitor.typing';
-      if ((isInternalEvent(row.type) && !(typing && live)) || !(await this.visible(sub.scope, row, leads))) continue;
+      const passed = !isInternalEvent(row.type) || (typing && live) || row.type === 'integration.changed';
+      if (!passed || !(await this.visible(sub.scope, row, leads))) continue;
       try {
         sub.send(JSON.stringify(typing ? typingMessage(row) : { type: 'event', id: row.id, event: JSON.parse(row.payload) }));
       } catch (err) {

@@ -118,5 +118,24 @@ export function integrationHealthRoutes(IntegrationOut: TSchema, webhookFor: Web
       handler: async (req, _reply, { services, auth, traits }) =>
         withHealth(services, await services.integrations.reconnect(auth, req.params.id), webhookFor(services, auth, traits)),
     }),
+    defineRoute({
+      versions: V13,
+      method: 'POST',
+      url: '/integrations/:id/test',
+      ownerOnly: true,
+      schema: {
+        tags,
+        summary: 'Send a test message to the owner (types whose provider lets a business write first)',
+        description:
+          "WhatsApp Business API: Meta's sample template `hello_world` (en_US) to `to`. Other types: 400. A refusal by the provider answers 422 with its reason, a failure 502, no answer 504.",
+        params: IdParams,
+        body: Type.Object(
+          { to: Type.String({ minLength: 1, maxLength: 32, description: 'The phone number to write to, in international format' }) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ messageId: Type.String({ description: "The provider's id of the message sent" }) }) },
+      },
+      handler: async (req, _reply, { services, auth }) => services.integrations.sendTest(auth, req.params.id, req.body.to),
+    }),
   ];
 }

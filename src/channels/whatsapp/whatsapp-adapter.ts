@@ -21,6 +21,8 @@ export interface WhatsAppTemplate {
 }
 
 const GRAPH_ID = /^\d{1,30}$/;
+/** Meta's sample template, present in every WhatsApp Business Account unless its owner deleted it. */
+export const TEST_TEMPLATE = { name: 'hello_world', language: 'en_US' } as const;
 
 /**
  * `msgra_business_api`: a business phone number on Meta's WhatsApp Cloud API. Credentials:
@@ -111,6 +113,24 @@ export class WhatsAppAdapter implements ChannelAdapter {
       throw err;
     }
     return parts.length > 1 ? { externalIds: ids, texts: parts } : { externalIds: ids };
+  }
+
+  /**
+   * The owner's test: Meta's sample template `hello_world` (en_US), which every WhatsApp Business
+   * Account is given: a business may write first only with a template (docs/channels/whatsapp-cloud.md).
+   */
+  async sendTest(integration: ChannelIntegration, to: string): Promise<{ messageId: string }> {
+    requireConnected(integration);
+    const answer = await this.guard(integration, () =>
+      this.api(integration).post<{ messages?: Array<{ id?: string }> }>(`${integration.externalId}/messages`, {
+        messaging_product: 'whatsapp',
+        recipient_type: 'individual',
+        to,
+        type: 'template',
+        template: { name: TEST_TEMPLATE.name, language: { code: TEST_TEMPLATE.language } },
+      }),
+    );
+    return { messageId: String(answer.messages?.[0]?.id ?? '') };
   }
 
   /** Approved templates of the account (`GET /{wabaId}/message_templates`), page by page. */

@@ -164,11 +164,13 @@ export async function notify(db: Executor, payload: string): Promise<void> {
 }
 
 /** An active bridged integration back to `connecting` (its bridge went away). */
-export async function markOffline(db: Executor, integrationId: number): Promise<void> {
-  await db
+/** An active bridge integration goes back to `connecting`; true when it was active. */
+export async function markOffline(db: Executor, integrationId: number): Promise<boolean> {
+  const done = await db
     .updateTable('integrations')
     .set({ status: 'connecting' })
     .where('id', '=', integrationId)
     .where('status', '=', 'active')
-    .execute();
+    .executeTakeFirst();
+  return Number(done.numUpdatedRows) > 0;
 }

@@ -125,6 +125,7 @@ export class BridgeService {
   async onSession(integrationId: number, msg: Msg<'session'>): Promise<void> {
     if (msg.state === 'active') await repo.setPrompt(this.db, integrationId, null, this.deps.clock.now());
     await repo.setIntegrationStatus(this.db, integrationId, { status: msg.state === 'active' ? 'active' : 'auth failure' });
+    await this.parts.integrations.health.statusChanged(integrationId);
     const row = await this.liveIntegration(integrationId);
     if (msg.state === 'lost') {
       this.deps.log.info({ integrationId, reason: msg.reason }, 'bridge reports its session lost');
@@ -136,7 +137,7 @@ export class BridgeService {
 
   /** The bridge went away: a connected session is not usable until a bridge is back. */
   async onOffline(integrationId: number): Promise<void> {
-    await repo.markOffline(this.db, integrationId);
+    if (await repo.markOffline(this.db, integrationId)) await this.parts.integrations.health.statusChanged(integrationId);
   }
 
   async onIdentity(integrationId: number, msg: Msg<'identity'>): Promise<void> {

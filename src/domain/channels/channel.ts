@@ -105,6 +105,11 @@ export interface ChannelAdapter {
   /** Checks credentials with the provider and reads the connected account. */
   connect?(integration: ChannelIntegration): Promise<ConnectResult>;
   disconnect?(integration: ChannelIntegration): Promise<void>;
+  /**
+   * Sends a test message to an address the owner gives (their own phone), where the provider allows
+   * a business to write first; answers the provider's message id.
+   */
+  sendTest?(integration: ChannelIntegration, to: string): Promise<{ messageId: string }>;
   send(
     integration: ChannelIntegration,
     channel: { externalId: string; type: string; token: string | null },

@@ -1,4 +1,6 @@
+import type { Executor } from '../../db/database.js';
 import type { IntegrationRow } from '../../db/schema.js';
+import { recordEvent } from '../../events/outbox.js';
 import { isBridgeType } from '../bridge/bridge-types.js';
 import type { Deps } from '../context.js';
 import { credentialsRefused, type HealthCode, type HealthError } from '../channels/health-messages.js';
@@ -52,31 +54,64 @@ export class IntegrationHealth {
     await this.quietly(row.id, () => this.clear(row, this.deps.clock.now()));
   }
 
-  /** Records a failure of the integration (never throws). */
+  /** Records a failure of the integration (never throws); a new error is told to the app's live streams. */
   async failed(integrationId: number, error: HealthError): Promise<void> {
     await this.quietly(integrationId, async () => {
-      await this.db
-        .updateTable('integrations')
-        .set({ last_error_at: this.deps.clock.now(), last_error: error.message, last_error_code: error.code })
-        .where('id', '=', integrationId)
-        .execute();
+      await this.db.transaction().execute(async (trx) => {
+        const before = await trx
+          .selectFrom('integrations')
+          .select(['account_id', 'last_error', 'last_error_code'])
+          .where('id', '=', integrationId)
+          .executeTakeFirst();
+        if (!before) return;
+        await trx
+          .updateTable('integrations')
+          .set({ last_error_at: this.deps.clock.now(), last_error: error.message, last_error_code: error.code })
+          .where('id', '=', integrationId)
+          .execute();
+        // A send failing again the same way changes nothing the owner sees: no event per failed message.
+        if (before.last_error !== error.message || before.last_error_code !== error.code) {
+          await this.changed(trx, before.account_id, integrationId);
+        }
+      });
       this.failing.add(integrationId);
     });
   }
 
   /** The provider refused the credentials of a connected integration: `auth failure` with the refusal as its last error. */
   async credentialsRefused(integrationId: number, reason: string): Promise<boolean> {
-    const row = await this.db.selectFrom('integrations').select(['type']).where('id', '=', integrationId).executeTakeFirst();
+    const row = await this.db.selectFrom('integrations').select(['type', 'account_id']).where('id', '=', integrationId).executeTakeFirst();
     if (!row) return false;
     const error = credentialsRefused(row.type, reason);
-    const changed = await this.db
-      .updateTable('integrations')
-      .set({ status: 'auth failure', last_error_at: this.deps.clock.now(), last_error: error.message, last_error_code: error.code })
-      .where('id', '=', integrationId)
-      .where('deleted_at', 'is', null)
-      .executeTakeFirst();
+    const changed = await this.db.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('integrations')
+        .set({ status: 'auth failure', last_error_at: this.deps.clock.now(), last_error: error.message, last_error_code: error.code })
+        .where('id', '=', integrationId)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst();
+      const done = Number(updated.numUpdatedRows) > 0;
+      if (done) await this.changed(trx, row.account_id, integrationId);
+      return done;
+    });
     this.failing.add(integrationId);
-    return Number(changed.numUpdatedRows) > 0;
+    return changed;
+  }
+
+  /** The integration's status changed outside these methods (a bridge came or went): the live streams are told (never throws). */
+  async statusChanged(integrationId: number): Promise<void> {
+    await this.quietly(integrationId, async () => {
+      const row = await this.db.selectFrom('integrations').select('account_id').where('id', '=', integrationId).executeTakeFirst();
+      if (row) await this.db.transaction().execute((trx) => this.changed(trx, row.account_id, integrationId));
+    });
+  }
+
+  /**
+   * Tells the account's live streams (docs/api/webhooks.md "The realtime stream") that the integration's status or health
+   * changed, in the transaction of the change: employees who may use it see it without reloading.
+   */
+  async changed(trx: Executor, accountId: number, integrationId: number): Promise<void> {
+    await recordEvent(trx, { accountId, type: 'integration.changed', payload: { integrationId } }, this.deps.clock.now());
   }
 
   /** The health of each row, read in one query. */
@@ -125,21 +160,26 @@ export class IntegrationHealth {
   /** A success: the last error is gone and a refused (non-bridge) integration works again. */
   private async clear(row: IntegrationRow, now: number): Promise<void> {
     this.failing.delete(row.id);
-    await this.db
-      .updateTable('integrations')
-      .set({ last_error_at: null, last_error: null, last_error_code: null })
-      .where('id', '=', row.id)
-      .where('last_error_at', '<=', now)
-      .execute();
-    if (!isBridgeType(row.type)) {
-      await this.db
+    await this.db.transaction().execute(async (trx) => {
+      const cleared = await trx
         .updateTable('integrations')
-        .set({ status: 'active' })
+        .set({ last_error_at: null, last_error: null, last_error_code: null })
         .where('id', '=', row.id)
-        .where('status', '=', 'auth failure')
-        .where('deleted_at', 'is', null)
-        .execute();
-    }
+        .where('last_error_at', '<=', now)
+        .executeTakeFirst();
+      const revived = isBridgeType(row.type)
+        ? undefined
+        : await trx
+            .updateTable('integrations')
+            .set({ status: 'active' })
+            .where('id', '=', row.id)
+            .where('status', '=', 'auth failure')
+            .where('deleted_at', 'is', null)
+            .executeTakeFirst();
+      if (Number(cleared.numUpdatedRows) > 0 || Number(revived?.numUpdatedRows ?? 0) > 0) {
+        await this.changed(trx, row.account_id, row.id);
+      }
+    });
   }
 
   private async quietly(integrationId: number, work: () => Promise<void>): Promise<void> {

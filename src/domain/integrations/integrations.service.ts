@@ -160,7 +160,7 @@ export class IntegrationsService {
         `These credentials are of another ${networkOf(row.type).network} account (${found.login || found.externalId}): connect it as a new channel`,
       );
     }
-    const updated = await repo.updateIntegration(this.db, auth.accountId, id, {
+    const updated = await this.updateTelling(auth.accountId, id, {
       ...foundPatch(found, row.login),
       credentials: this.cipher.sealCredentials(credentials, auth.accountId),
       ...NO_ERROR,
@@ -195,7 +195,45 @@ export class IntegrationsService {
       const refused = error.code === 'credentials_refused';
       patch = { ...(refused ? { status: 'auth failure' } : {}), ...errorColumns(error, this.deps.clock.now()) };
     }
-    return repo.updateIntegration(this.db, auth.accountId, id, patch);
+    return this.updateTelling(auth.accountId, id, patch);
+  }
+
+  /** Updates an integration and tells the live streams its status or health may have changed. */
+  private updateTelling(accountId: number, id: number, patch: Updateable<IntegrationsTable>): Promise<IntegrationRow> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await repo.updateIntegration(trx, accountId, id, patch);
+      await this.health.changed(trx, accountId, id);
+      return row;
+    });
+  }
+
+  /**
+   * Sends a test message to the owner's own address (`to`, a phone number in international format)
+   * where the provider lets a business write first (docs/api/integrations.md "Send a test"); other
+   * types answer 400 naming why. A refusal answers 422 with the provider's reason.
+   */
+  async sendTest(auth: AuthContext, id: number, to: string): Promise<{ messageId: string }> {
+    requireOwner(auth);
+    const row = await this.get(auth, id);
+    const adapter = this.channels.get(row.type);
+    if (!adapter?.sendTest) {
+      throw invalid(`A ${row.type} integration cannot send a test message`, [
+        { path: 'params.id', message: 'its provider lets a business write only to a customer who wrote first: send it a message instead' },
+      ]);
+    }
+    const phone = to.replace(/[\s().-]/g, '').replace(/^\+/, '');
+    if (!/^[1-9]\d{5,14}$/.test(phone)) {
+      throw invalid('The test address is not a phone number', [
+        { path: 'body.to', message: 'must be a phone number in international format, e.g. +44 7700 900123' },
+      ]);
+    }
+    try {
+      const sent = await adapter.sendTest(this.channelIntegration(row), phone);
+      await this.health.outbound(row);
+      return sent;
+    } catch (err) {
+      throw channelAppError(err);
+    }
   }
 
   /**

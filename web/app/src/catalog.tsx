@@ -1,5 +1,6 @@
 import { createContext, useCallback, useContext, useEffect, useState, type ReactNode } from 'react';
 import { api } from './api/client';
+import { realtime } from './api/realtime';
 import type { Employee, Integration, Me, PaymentType, Status, Tariff, TemplateGroup } from './api/types';
 import { forgetPick, isLocale, pendingPick, setCurrency, setLocale } from './i18n';
 import { errorText } from './i18n/errors';
@@ -94,6 +95,16 @@ export function CatalogProvider({
       return next as unknown as Data;
     });
   }, []);
+
+  // An integration connected, removed, or whose status or health changed (docs/api/webhooks.md
+  // "The realtime stream"): the cards and the open conversation show it without a reload.
+  useEffect(
+    () =>
+      realtime.subscribe((m) => {
+        if (m.kind === 'event' && m.event.type.startsWith('integration.')) void reload(['integrations']).catch(() => undefined);
+      }),
+    [reload],
+  );
 
   if (!data) return <>{fallback(error, loadAll)}</>;
   const value: Catalog = {

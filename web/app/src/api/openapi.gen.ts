@@ -637,6 +637,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1.3/integrations/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test message to the owner (types whose provider lets a business write first)
+         * @description WhatsApp Business API: Meta's sample template `hello_world` (en_US) to `to`. Other types: 400. A refusal by the provider answers 422 with its reason, a failure 502, no answer 504.
+         */
+        post: operations["postIntegrationsByIdTest_v1_3"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1.3/integrations/{id}/templates": {
         parameters: {
             query?: never;
@@ -4469,6 +4489,56 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Integration"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postIntegrationsByIdTest_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The phone number to write to, in international format */
+                    to: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The provider's id of the message sent */
+                        messageId: string;
+                    };
                 };
             };
             /** @description Error (v1.2, v1.3) */

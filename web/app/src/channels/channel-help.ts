@@ -53,7 +53,7 @@ export const CHANNEL_HELP: Record<ChannelHelpPage, ChannelHelp> = {
 };
 
 /** The label of each credential field. */
-export const FIELD_LABELS: Record<string, MessageKey> = {
+const FIELD_LABELS: Record<string, MessageKey> = {
   token: 'channels.field.token',
   groupId: 'integrations.groupId',
   accessToken: 'wa.accessToken',
@@ -63,5 +63,16 @@ export const FIELD_LABELS: Record<string, MessageKey> = {
   pageAccessToken: 'wa.pageAccessToken',
   pageId: 'wa.pageId',
 };
+/** Labels that differ by type: Instagram's token is the account's own, not a system user's. */
+const TYPE_FIELD_LABELS: Record<string, MessageKey> = {
+  'photonetV3.accessToken': 'channels.field.instagramToken',
+  'photonetVOff.accessToken': 'channels.field.instagramToken',
+};
+
+/** The label of a credential field of a type. */
+export function fieldLabel(type: string, field: string): MessageKey {
+  return TYPE_FIELD_LABELS[`${type}.${field}`] ?? FIELD_LABELS[field] ?? 'channels.field.token';
+}
+
 /** Fields that are secrets (typed as passwords). */
 export const SECRET_FIELDS = new Set(['token', 'accessToken', 'appSecret', 'pageAccessToken']);

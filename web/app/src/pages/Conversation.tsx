@@ -27,6 +27,7 @@ import { LeadPanel } from './LeadPanel';
 import { LeadHeaderTools } from '../components/LeadHeaderTools';
 import { ChannelName } from '../channels/ChannelName';
 import { healthProblem } from '../channels/ChannelHealth';
+import { linkProps } from '../router';
 import { errorText } from '../i18n/errors';
 import { integrationStatusName, sourceName } from '../i18n/channels';
 
@@ -310,17 +311,10 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
                 {replyWindow.open ? t('wa.windowOpen', { left: formatLeft(replyWindow.msLeft) }) : t('wa.windowClosed')}
               </span>
             )}
-            {channelProblem ? (
-              <span className="tag danger small" data-integration-status role="status">
-                {channelProblem}
+            {!channelProblem && integrationStatus && integrationStatus !== 'active' && (
+              <span className="tag danger small" data-integration-status>
+                {t('integrations.notActive', { status: integrationStatusName(integrationStatus) })}
               </span>
-            ) : (
-              integrationStatus &&
-              integrationStatus !== 'active' && (
-                <span className="tag danger small" data-integration-status>
-                  {t('integrations.notActive', { status: integrationStatusName(integrationStatus) })}
-                </span>
-              )
             )}
           </div>
           {lead && <LeadHeaderTools lead={lead} onChange={setLead} />}
@@ -340,6 +334,15 @@ export function Conversation({ leadId, listLead, onBack }: { leadId: number; lis
             {t('conv.details')}
           </button>
         </header>
+        {/* The channel's last error (its health, kept live by the catalogue), with the way to its card. */}
+        <div aria-live="polite">
+          {channelProblem && integration && (
+            <div className="channel-banner error small row wrap" data-channel-problem={integration.id}>
+              <span>{channelProblem}</span>
+              <a {...linkProps(`/settings/integrations?channel=${integration.id}`)}>{t('conv.channelSettings')}</a>
+            </div>
+          )}
+        </div>
         {error && (
           <p className="error" role="alert">
             {t('app.error', { message: error })}

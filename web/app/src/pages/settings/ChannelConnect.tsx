@@ -1,12 +1,13 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, ApiError } from '../../api/client';
 import type { BridgeConnectInfo, Integration, WidgetInfo } from '../../api/types';
-import { CHANNEL_HELP, FIELD_LABELS, SECRET_FIELDS } from '../../channels/channel-help';
+import { CHANNEL_HELP, fieldLabel, SECRET_FIELDS } from '../../channels/channel-help';
 import { channelType, type ChannelTypeCode } from '../../channels/channel-types';
 import { ChannelGlyph, channelName } from '../../channels/ChannelName';
 import { ChannelHealth } from '../../channels/ChannelHealth';
 import { t } from '../../i18n';
 import { linkProps } from '../../router';
+import { ChannelTest } from './ChannelTest';
 import { CopyButton, ErrorLine } from './common';
 import { HUMAN_AGENT_TYPES, MetaWebhook } from './MetaWebhook';
 import { BridgeStart } from './PersonalAccounts';
@@ -42,11 +43,13 @@ function badFields(fields: TypeInfo['fields'], values: Record<string, string>): 
 }
 
 function CredentialFields({
+  type,
   fields,
   values,
   bad,
   onChange,
 }: {
+  type: string;
   fields: TypeInfo['fields'];
   values: Record<string, string>;
   bad: string[];
@@ -55,7 +58,7 @@ function CredentialFields({
   return (
     <>
       {fields.map((f) => {
-        const label = t(FIELD_LABELS[f.name] ?? 'channels.field.token');
+        const label = t(fieldLabel(type, f.name));
         const invalid = bad.includes(f.name);
         return (
           <label key={f.name} className="stack">
@@ -150,7 +153,7 @@ export function ConnectForm({
       ) : (
         <form className="stack" onSubmit={(e) => void submit(e)} noValidate>
           <ErrorLine error={error} />
-          <CredentialFields fields={fields} values={values} bad={bad} onChange={setValues} />
+          <CredentialFields type={type} fields={fields} values={values} bad={bad} onChange={setValues} />
           {HUMAN_AGENT_TYPES.includes(type) && (
             <label className="row">
               <input type="checkbox" checked={humanAgent} onChange={(e) => setHumanAgent(e.target.checked)} />
@@ -189,6 +192,7 @@ function Connected({ integration }: { integration: Integration & { bridge?: Brid
       <ChannelHealth integration={integration} />
       {ok && <p className="small">{t(help.after)}</p>}
       {integration.webhook && <MetaWebhook webhook={integration.webhook} />}
+      {ok && channelType(integration.type).kind === 'official' && <ChannelTest integration={integration} />}
       {integration.widget && <WidgetSnippet info={integration.widget} />}
       {/* The bridge's login panel is on the channel's card in the list above. */}
       {integration.bridge && <BridgeStart info={integration.bridge} />}
@@ -219,7 +223,7 @@ export function CredentialsForm({ integration, onSaved }: { integration: Integra
   return (
     <form className="stack" onSubmit={(e) => void submit(e)} noValidate data-credentials-form>
       <ErrorLine error={error} />
-      <CredentialFields fields={fields} values={values} bad={bad} onChange={setValues} />
+      <CredentialFields type={integration.type} fields={fields} values={values} bad={bad} onChange={setValues} />
       <button type="submit">{t('channels.updateSave')}</button>
     </form>
   );

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api } from '../../api/client';
 import type { Integration, WidgetInfo } from '../../api/types';
 import { useCatalog } from '../../catalog';
@@ -7,7 +7,9 @@ import { ChannelGlyph, channelName } from '../../channels/ChannelName';
 import { ChannelHealth } from '../../channels/ChannelHealth';
 import { t } from '../../i18n';
 import type { MessageKey } from '../../i18n/en';
+import { useLocation } from '../../router';
 import { ConnectForm, CredentialsForm, useIntegrationTypes, WidgetSnippet } from './ChannelConnect';
+import { ChannelTest } from './ChannelTest';
 import { WidgetSettingsForm } from './WidgetSettings';
 import { confirmDelete, ErrorLine, useAction } from './common';
 import { MetaWebhook } from './MetaWebhook';
@@ -36,6 +38,8 @@ export function ChannelSettings() {
   const { integrations, reload } = useCatalog();
   const [connecting, setConnecting] = useState<ChannelTypeCode | null>(null);
   const types = useIntegrationTypes();
+  // `?channel=<id>` (the conversation's link to a channel in trouble): that card is brought into view.
+  const wanted = Number(useLocation().query.get('channel')) || null;
   const refresh = () => void reload(['integrations']);
   // Health changes with every message: read it fresh whenever the section opens.
   // biome-ignore lint/correctness/useExhaustiveDependencies: once per opening
@@ -47,7 +51,7 @@ export function ChannelSettings() {
         {integrations.length === 0 && <p className="muted">{t('channels.none')}</p>}
         <ul className="plain stack">
           {integrations.map((i) => (
-            <ConnectedChannel key={i.id} integration={i} onChange={refresh} />
+            <ConnectedChannel key={i.id} integration={i} onChange={refresh} wanted={i.id === wanted} />
           ))}
         </ul>
       </section>
@@ -99,15 +103,21 @@ export function ChannelSettings() {
 }
 
 /** One connected channel: name, account, status and health, and what the owner can do with it. */
-function ConnectedChannel({ integration: i, onChange }: { integration: Integration; onChange: () => void }) {
+function ConnectedChannel({ integration: i, onChange, wanted }: { integration: Integration; onChange: () => void; wanted: boolean }) {
   const { isOwner } = useCatalog();
+  const card = useRef<HTMLLIElement>(null);
+  useEffect(() => {
+    if (!wanted) return;
+    card.current?.scrollIntoView({ block: 'center' });
+    card.current?.focus();
+  }, [wanted]);
   const [snippet, setSnippet] = useState<WidgetInfo | null>(null);
   const [widget, setWidget] = useState<WidgetInfo | null>(null);
   const [updating, setUpdating] = useState(false);
   const { run, error } = useAction();
   const kind = channelType(i.type).kind;
   return (
-    <li className="card-form stack" data-integration={i.id}>
+    <li ref={card} className={`card-form stack${wanted ? ' wanted' : ''}`} data-integration={i.id} tabIndex={wanted ? -1 : undefined}>
       <ErrorLine error={error} />
       <div className="row wrap">
         <ChannelGlyph type={i.type} size={20} />
@@ -173,6 +183,7 @@ function ConnectedChannel({ integration: i, onChange }: { integration: Integrati
           }}
         />
       )}
+      {isOwner && kind === 'official' && i.status === 'active' && <ChannelTest integration={i} />}
       {snippet && <WidgetSnippet info={snippet} />}
       {widget && <WidgetSettingsForm info={widget} onSaved={setWidget} />}
       {i.webhook && <MetaWebhook webhook={i.webhook} />}
