@@ -46,6 +46,22 @@ export async function fillEmptyContacts(
     .executeTakeFirst();
 }
 
+/** Sets the phone of a customer that has none; answers the changed customer, or undefined when it had one. */
+export async function fillEmptyPhone(
+  db: Executor,
+  id: number,
+  phone: { phone: string; asTyped: string },
+  now: number,
+): Promise<CustomerRow | undefined> {
+  return db
+    .updateTable('customers')
+    .set({ phone: phone.phone, phone_as_typed: phone.asTyped, updated_at: now })
+    .where('id', '=', id)
+    .where('phone', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
 export async function updateCustomer(db: Executor, accountId: number, id: number, patch: Updateable<CustomersTable>): Promise<CustomerRow> {
   return db
     .updateTable('customers')
