@@ -33,14 +33,12 @@ async function withPhone(integrationId: number, phone: string, opts: Parameters<
 
 /** Everything a merge may write. */
 async function snapshot() {
-  const all = <T extends 'customers' | 'profiles' | 'sources' | 'leads' | 'events'>(t: T) =>
-    db().selectFrom(t).selectAll().orderBy('id').execute();
   return {
-    customers: await all('customers'),
-    profiles: await all('profiles'),
-    sources: await all('sources'),
-    leads: await all('leads'),
-    events: await all('events'),
+    customers: await db().selectFrom('customers').selectAll().orderBy('id').execute(),
+    profiles: await db().selectFrom('profiles').selectAll().orderBy('id').execute(),
+    sources: await db().selectFrom('sources').selectAll().orderBy('id').execute(),
+    leads: await db().selectFrom('leads').selectAll().orderBy('id').execute(),
+    events: await db().selectFrom('events').selectAll().orderBy('id').execute(),
   };
 }
 
