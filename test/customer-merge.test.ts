@@ -59,10 +59,12 @@ describe('customers with the same phone', () => {
     const lead = await createLead(h, owner.accountId, widget);
     expect((await samePhone(owner.access, lead.customerId)).json()).toEqual({ customers: [] });
     expect((await samePhone(other.access, lead.customerId)).statusCode).toBe(404);
-    expect((await h.request({ method: 'GET', url: `/v1.2/customers/${lead.customerId}/same-phone`, token: owner.access })).statusCode).toBe(404);
+    expect((await h.request({ method: 'GET', url: `/v1.2/customers/${lead.customerId}/same-phone`, token: owner.access })).statusCode).toBe(
+      404,
+    );
   });
 
-  it("a restricted manager is shown only the customers whose leads it sees", async () => {
+  it('a restricted manager is shown only the customers whose leads it sees', async () => {
     const manager = await createManager(h, owner, { sources: [widget] });
     const mine = await withPhone(widget, '+79167000003', { userId: manager.userId });
     const hidden = await withPhone(whatsapp, '89167000003');
@@ -88,12 +90,24 @@ describe('POST /v1.3/customers/<id>/merge', () => {
       .where('id', '=', from.customerId)
       .execute();
     await db().updateTable('customers').set({ name: 'Ольга Петрова', email: null }).where('id', '=', into.customerId).execute();
-    const lastEvent = (await db().selectFrom('events').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst())?.id ?? 0;
+    const lastEvent =
+      (
+        await db()
+          .selectFrom('events')
+          .select((eb) => eb.fn.max('id').as('id'))
+          .executeTakeFirst()
+      )?.id ?? 0;
 
     const res = await merge(owner.access, into.customerId, { from: from.customerId });
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body).toMatchObject({ id: into.customerId, name: 'Ольга Петрова', email: 'olga@example.com', address: 'Химки', phone: '+79167000010' });
+    expect(body).toMatchObject({
+      id: into.customerId,
+      name: 'Ольга Петрова',
+      email: 'olga@example.com',
+      address: 'Химки',
+      phone: '+79167000010',
+    });
     expect(body.profiles.map((p: { id: number }) => p.id).sort()).toEqual([into.profileId, from.profileId].sort());
 
     expect(await db().selectFrom('customers').select('id').where('id', '=', from.customerId).executeTakeFirst()).toBeUndefined();
@@ -118,7 +132,12 @@ describe('POST /v1.3/customers/<id>/merge', () => {
 
     // The lead that moved is found by the kept customer's lead filter.
     const list = await h.request({ method: 'GET', url: `/v1.3/leads?customer=${into.customerId}&ignore=true`, token: owner.access });
-    expect(list.json().map((l: { id: number }) => l.id).sort()).toEqual([into.leadId, from.leadId, second.leadId].sort());
+    expect(
+      list
+        .json()
+        .map((l: { id: number }) => l.id)
+        .sort(),
+    ).toEqual([into.leadId, from.leadId, second.leadId].sort());
   });
 
   it('keeps a phone the target has and answers the merged customer with the other gone from the same-phone list', async () => {

@@ -252,7 +252,12 @@ describe('message search in Russian and English', () => {
       if (res.statusCode === 400) expect(res.json().code, JSON.stringify(q)).toBeDefined();
       else expect(res.json().leads, JSON.stringify(q)).toEqual([]);
     }
-    const long = await h.request({ method: 'POST', url: '/v1.3/search/customers', payload: { q: 'й'.repeat(10_000) }, token: owner.access });
+    const long = await h.request({
+      method: 'POST',
+      url: '/v1.3/search/customers',
+      payload: { q: 'й'.repeat(10_000) },
+      token: owner.access,
+    });
     expect(long.statusCode).toBe(400);
     expect(long.json().code).toBeDefined();
   });

@@ -87,7 +87,12 @@ describe('Telegram contact shares', () => {
     expect(changed.map((e) => JSON.parse(e.payload).customer.phone)).toContain('+79161230001');
 
     // Found by the form Russians write it in.
-    const found = await h.request({ method: 'POST', url: '/v1.3/search/customers', token: owner.access, payload: { q: '8 916 123-00-01' } });
+    const found = await h.request({
+      method: 'POST',
+      url: '/v1.3/search/customers',
+      token: owner.access,
+      payload: { q: '8 916 123-00-01' },
+    });
     expect(found.statusCode).toBe(200);
     const knownCustomer = await customerOf(bot.id, known);
     const leadIds = (found.json() as { leads: Array<{ id: number } | number> }).leads.map((l) => (typeof l === 'number' ? l : l.id));
@@ -104,7 +109,10 @@ describe('Telegram contact shares', () => {
     expect((await customerOf(bot.id, user)).phone).toBeNull();
 
     const customer = await customerOf(bot.id, user);
-    expect((await h.request({ method: 'PUT', url: `/v1.3/customers/${customer.id}`, token: owner.access, payload: { phone: '+79161230012' } })).statusCode).toBe(200);
+    expect(
+      (await h.request({ method: 'PUT', url: `/v1.3/customers/${customer.id}`, token: owner.access, payload: { phone: '+79161230012' } }))
+        .statusCode,
+    ).toBe(200);
     tg.queueUpdate(bot.token, message(user, { contact: { phone_number: '+79161230013', first_name: 'Ada', user_id: user } }));
     expect(await poller().runOnce()).toBe(1);
     expect((await customerOf(bot.id, user)).phone).toBe('+79161230012');

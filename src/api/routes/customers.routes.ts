@@ -47,7 +47,11 @@ const CustomerPatch = Type.Object({
 const SamePhone = Type.Object(
   {
     customers: Type.Array(
-      Type.Object({ id: Id, name: Type.String(), phone: Type.String({ description: 'The shared phone as stored (E.164 when it parsed)' }) }),
+      Type.Object({
+        id: Id,
+        name: Type.String(),
+        phone: Type.String({ description: 'The shared phone as stored (E.164 when it parsed)' }),
+      }),
       { description: 'Other customers of the account with the same phone that the caller may see, oldest first (at most 20)' },
     ),
   },
