@@ -107,6 +107,26 @@ describe('one person, one customer, whatever form the phone came in', () => {
     expect((await leadsOf(id)).length).toBe(1);
   });
 
+  it("counts the daily new-contact limit by the normalized number; another country's number goes in E.164, an unparsable one as typed", async () => {
+    const { id, token } = await connectPersonal(h, owner, 'msgra');
+    const bridge = await activeBridge(h, base, id, token);
+    for (const destination of ['77051239999', '+7 705 123-99-99', '8 (705) 123 99 99']) {
+      const res = await post({ saId: id, destination, message: { text: 'Добрый день' } });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(bridge.acted.at(-1), destination).toMatchObject({ type: 'send', chatId: '+77051239999' });
+    }
+    const counted = await db().selectFrom('write_first_contacts').select('social_id').where('integration_id', '=', id).execute();
+    expect(counted.map((c) => c.social_id)).toEqual(['+77051239999']);
+    expect(await leadsOf(id)).toHaveLength(1);
+
+    expect((await post({ saId: id, destination: '+49 30 1234567', message: { text: 'Hallo' } })).statusCode).toBe(200);
+    expect(bridge.acted.at(-1)).toMatchObject({ type: 'send', chatId: '+49301234567' });
+    expect((await post({ saId: id, destination: '12345', message: { text: 'hi' } })).statusCode).toBe(200);
+    expect(bridge.acted.at(-1)).toMatchObject({ type: 'send', chatId: '12345' });
+    const all = await db().selectFrom('write_first_contacts').select('social_id').where('integration_id', '=', id).orderBy('id').execute();
+    expect(all.map((c) => c.social_id)).toEqual(['+77051239999', '+49301234567', '12345']);
+  });
+
   it('check-contact takes any form of the phone', async () => {
     const { id, token } = await connectPersonal(h, owner, 'msgra');
     const bridge = await activeBridge(h, base, id, token);

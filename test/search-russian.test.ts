@@ -244,6 +244,23 @@ describe('message search in Russian and English', () => {
     expect((await search('р'.repeat(10_000))).statusCode).toBe(400);
     expect(await customers('\u0301')).toEqual([]);
   });
+
+  it('answers bad customer-search input with 400 or nothing, never an error of the index', async () => {
+    for (const q of ['"', '***', '"unbalanced', 'NEAR(', 'NEAR', '- -', '-', '*', '\u0301\u0308', '.,;:!?', '\u0000', "йош' OR 1=1 --"]) {
+      const res = await h.request({ method: 'POST', url: '/v1.3/search/customers', payload: { q }, token: owner.access });
+      expect([200, 400], JSON.stringify(q)).toContain(res.statusCode);
+      if (res.statusCode === 400) expect(res.json().code, JSON.stringify(q)).toBeDefined();
+      else expect(res.json().leads, JSON.stringify(q)).toEqual([]);
+    }
+    const long = await h.request({
+      method: 'POST',
+      url: '/v1.3/search/customers',
+      payload: { q: 'й'.repeat(10_000) },
+      token: owner.access,
+    });
+    expect(long.statusCode).toBe(400);
+    expect(long.json().code).toBeDefined();
+  });
 });
 
 describe('customer search in Russian', () => {

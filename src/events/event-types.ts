@@ -8,6 +8,7 @@ export const EVENT_TYPES = [
   'lead.changed.status',
   'customer.created',
   'customer.changed',
+  'customer.merged',
   'integration.created',
   'integration.deleted',
   'lead.note.created',

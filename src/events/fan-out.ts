@@ -19,7 +19,7 @@ export interface FannedEvent {
  * keeps receiving exactly what it did: delivery statuses of outgoing messages, and internal notes
  * (employees' talk, not something an integration built before them should start receiving).
  */
-export const OPT_IN_EVENT_TYPES: ReadonlySet<string> = new Set<EventType>(['message.status', 'lead.note.created']);
+export const OPT_IN_EVENT_TYPES: ReadonlySet<string> = new Set<EventType>(['message.status', 'lead.note.created', 'customer.merged']);
 
 /** The `webhook-id` of an event's deliveries: one per event, the same on every retry. */
 export function messageIdOf(eventId: number): string {

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { ALL, defineRoute } from '../route.js';
+import { ALL, V13, defineRoute } from '../route.js';
 import { Id, IdParams } from '../schemas/common.js';
 import { serializeCustomer } from '../serializers/customers.serializer.js';
 
@@ -44,6 +44,28 @@ const CustomerPatch = Type.Object({
   address: Type.Optional(NullableString({ maxLength: 1000, description: 'null or "" clears it' })),
 });
 
+const SamePhone = Type.Object(
+  {
+    customers: Type.Array(
+      Type.Object({
+        id: Id,
+        name: Type.String(),
+        phone: Type.String({ description: 'The shared phone as stored (E.164 when it parsed)' }),
+      }),
+      { description: 'Other customers of the account with the same phone that the caller may see, oldest first (at most 20)' },
+    ),
+  },
+  { title: 'SamePhoneCustomers' },
+);
+
+const MergeBody = Type.Object({
+  from: Type.Integer({
+    minimum: 1,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description: 'The customer merged into this one and deleted (its profiles, channels and leads move)',
+  }),
+});
+
 const tags = ['customers'];
 
 export const customerRoutes = [
@@ -80,5 +102,31 @@ export const customerRoutes = [
       response: { 200: Customer },
     },
     handler: async (req, _reply, { services, auth }) => serializeCustomer(await services.customers.refresh(auth, req.params.id)),
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'GET',
+    url: '/customers/:id/same-phone',
+    schema: {
+      tags,
+      summary: 'Other customers with the same phone: whom the agent app offers to merge (never merged automatically)',
+      params: IdParams,
+      response: { 200: SamePhone },
+    },
+    handler: async (req, _reply, { services, auth }) => ({ customers: await services.customers.samePhone(auth, req.params.id) }),
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'POST',
+    url: '/customers/:id/merge',
+    schema: {
+      tags,
+      summary: 'Merge another customer into this one: its profiles, channels and leads move, empty fields are filled, it is deleted',
+      params: IdParams,
+      body: MergeBody,
+      response: { 200: Customer },
+    },
+    handler: async (req, _reply, { services, auth }) =>
+      serializeCustomer(await services.customers.merge(auth, req.params.id, req.body.from)),
   }),
 ];

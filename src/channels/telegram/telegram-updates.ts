@@ -124,6 +124,10 @@ export async function normalizeUpdate(
   }
 
   const sender: SenderProfile = { socialId, ...chatOf(from) };
+  // A contact the person shared of themselves (Telegram's "share my phone number" button): their
+  // phone, which fills their customer's (docs/api/search.md "Phones").
+  if (isObject(m.contact) && m.from && m.contact.user_id === from.id && str(m.contact.phone_number))
+    sender.phone = str(m.contact.phone_number);
   if (!sender.name) sender.name = str(from.title) ?? sender.login ?? socialId;
   if (m.from && (await opts.needAvatar(socialId))) {
     const avatar = await downloadAvatar(kit, api, integration.accountId, from.id).catch((err: unknown) => {

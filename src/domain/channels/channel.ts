@@ -34,6 +34,11 @@ export interface SenderProfile {
   name?: string;
   avatar?: string;
   profileUrl?: string;
+  /**
+   * The sender's own phone in international form, as the provider gave it (a Telegram user sharing
+   * their own contact): stored in E.164 on a customer that has no phone yet (docs/api/search.md "Phones").
+   */
+  phone?: string;
 }
 
 /** A provider payload normalized: what the ingest pipeline stores. */

@@ -86,15 +86,22 @@ export function newCustomerValues(integration: IntegrationRow, s: SenderProfile,
 }
 
 /**
- * The phone of a sender on a phone-addressed channel (WhatsApp: its id is the international number,
- * `79161234567` or `+79161234567`), in E.164 whatever the account's country.
+ * The phone of a sender: the one its channel reported (`phone`, a Telegram contact the person
+ * shared of themselves), or on a phone-addressed channel its id (WhatsApp and its bridge: the
+ * international number, `79161234567`, `+79161234567` or `79161234567@s.whatsapp.net`). Both are
+ * international numbers, so they are read as such (E.164) whatever the account's country.
  */
-function senderPhone(integration: IntegrationRow, s: SenderProfile): StoredPhone | undefined {
+export function senderPhone(integration: IntegrationRow, s: SenderProfile): StoredPhone | undefined {
+  if (s.phone !== undefined) return internationalPhone(s.phone, s.phone);
   if (!integrationTypeInfo(integration.type)?.phoneAddressed) return undefined;
-  const digits = /^\+?([0-9]{6,15})(@.*)?$/.exec(s.socialId)?.[1];
-  if (!digits) return undefined;
+  return internationalPhone(s.socialId, s.socialId);
+}
+
+function internationalPhone(text: string, asTyped: string): StoredPhone | undefined {
+  const digits = /^\s*\+?([0-9][0-9\s\-().]{4,24})(@.*)?$/.exec(text)?.[1]?.replace(/[^0-9]/g, '');
+  if (!digits || digits.length < 6 || digits.length > 15) return undefined;
   const p = normalizePhone(`+${digits}`, DEFAULT_COUNTRY);
-  return p.parsed ? { ...p, asTyped: s.socialId } : undefined;
+  return p.parsed ? { ...p, asTyped } : undefined;
 }
 
 /** A sender's new profile on the integration (without its id). */

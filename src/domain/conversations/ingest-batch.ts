@@ -121,6 +121,8 @@ class Store {
     const { integration, incoming } = unit;
     if (incoming.replyToExternalId) return undefined;
     if (known && Object.keys(profilePatch(known, incoming.sender)).length) return undefined;
+    // A phone the sender reported may fill its customer's (the single-message ingest does that).
+    if (known && incoming.sender.phone !== undefined) return undefined;
     if (known && !(state.lead && joinsLatestLead(state.lead) && !this.leads.has(state.lead.id))) return undefined;
     if (known && !state.source) return undefined;
     const channel = `${integration.id}\u0000${incoming.channel.type}\u0000${incoming.channel.externalId}`;

@@ -12,7 +12,7 @@ import type { Deps } from '../context.js';
 import { invalid } from '../errors.js';
 import { presentLead } from '../leads/lead-presenter.js';
 import { customerView } from '../customers/customers.types.js';
-import { findCustomerById, insertCustomer } from '../customers/customers.repo.js';
+import { fillEmptyPhone, findCustomerById, insertCustomer, listProfiles } from '../customers/customers.repo.js';
 import * as repo from './conversations.repo.js';
 import { presentHistoryMessage, replySnapshot, type HistoryMessage } from './history-message.js';
 import { afterIncoming, afterOutgoing, joinsLatestLead } from './lead-lifecycle.js';
@@ -30,6 +30,7 @@ import {
   newSourceValues,
   outgoingMessageValues,
   profilePatch,
+  senderPhone,
 } from './conversation-rows.js';
 
 const MAX_TEXT = 64 * 1024;
@@ -199,6 +200,7 @@ export class IngestService {
       isNewCustomer = true;
     } else {
       profile = await this.refreshProfile(trx, profile, incoming);
+      if (incoming.sender.phone !== undefined) await this.fillPhone(trx, integration, profile, incoming.sender, now);
     }
 
     const source = await this.findOrCreateSource(trx, integration, profile, incoming, now);
@@ -464,6 +466,26 @@ export class IngestService {
   private async createCustomer(trx: Executor, integration: IntegrationRow, s: SenderProfile, now: number): Promise<ProfileRow> {
     const customer = await insertCustomer(trx, newCustomerValues(integration, s, now));
     return repo.insertProfile(trx, newProfileValues(integration, customer.id, s, now));
+  }
+
+  /**
+   * A phone the sender reported of themselves (a Telegram contact share) becomes its customer's when
+   * the customer has none; one it already has is kept (the employee's or the customer's own word).
+   */
+  private async fillPhone(trx: Executor, integration: IntegrationRow, profile: ProfileRow, s: SenderProfile, now: number): Promise<void> {
+    const phone = senderPhone(integration, s);
+    if (!phone) return;
+    const customer = await fillEmptyPhone(trx, profile.customer_id, phone, now);
+    if (!customer) return;
+    await recordEvent(
+      trx,
+      {
+        accountId: customer.account_id,
+        type: 'customer.changed',
+        payload: { customerId: customer.id, customer: customerView(customer, await listProfiles(trx, customer.account_id, customer.id)) },
+      },
+      now,
+    );
   }
 
   /** Keeps the profile's name, login and avatar as the provider last reported them. */

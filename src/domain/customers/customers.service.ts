@@ -7,6 +7,8 @@ import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
 import { canUseIntegration, scopeOf, visibleCustomer, type Scope } from '../policy/policy.js';
 import { channelAppError } from '../integrations/channel-errors.js';
+import { invalid } from '../errors.js';
+import { recordLeadChange } from '../leads/lead-events.js';
 import { listIntegrations } from '../integrations/integrations.repo.js';
 import type { IntegrationsService } from '../integrations/integrations.service.js';
 import * as repo from './customers.repo.js';
@@ -47,6 +49,57 @@ export class CustomersService {
       const updated = await repo.updateCustomer(trx, auth.accountId, id, { ...changes, updated_at: this.deps.clock.now() });
       await this.recordChanged(trx, updated, profiles);
       return this.viewFor(scope, updated, profiles);
+    });
+  }
+
+  /**
+   * The account's other customers with this customer's phone that the caller may see: people the
+   * customer card offers to merge (docs/api/resources.md "Merging customers"). Never merged
+   * automatically: a shared family phone is not one person.
+   */
+  async samePhone(auth: AuthContext, id: number): Promise<SamePhoneCustomer[]> {
+    const scope = await scopeOf(this.db, auth);
+    const customer = await visibleCustomer(this.db, scope, id);
+    if (customer.phone === null) return [];
+    const found: SamePhoneCustomer[] = [];
+    for (const other of await repo.customersWithPhone(this.db, auth.accountId, customer.phone, id)) {
+      const seen = await visibleCustomer(this.db, scope, other.id).then(
+        () => true,
+        () => false,
+      );
+      if (seen) found.push({ id: other.id, name: other.name || other.login, phone: other.phone ?? '' });
+    }
+    return found;
+  }
+
+  /**
+   * Merges customer `from` into `id` (docs/api/resources.md "Merging customers"): the caller must
+   * see both (otherwise 404); `from`'s profiles, channels and leads move, `id` keeps its fields and
+   * takes `from`'s where its own are empty, and `from` is deleted, in one transaction. Recorded:
+   * `lead.changed` (`customerId`) for each moved lead, `customer.changed` for the kept customer and
+   * `customer.merged` naming the one that went.
+   */
+  async merge(auth: AuthContext, id: number, from: number): Promise<CustomerView> {
+    if (from === id) throw invalid('A customer cannot be merged into itself', [{ path: 'body.from', message: 'must be another customer' }]);
+    const scope = await scopeOf(this.db, auth);
+    return this.db.transaction().execute(async (trx) => {
+      await visibleCustomer(trx, scope, id);
+      await visibleCustomer(trx, scope, from);
+      const now = this.deps.clock.now();
+      const { customer, movedLeads } = await repo.mergeCustomer(trx, auth.accountId, from, id, now);
+      for (const lead of movedLeads) await recordLeadChange(trx, { ...lead, customer_id: from }, lead, ['customerId'], now);
+      const profiles = await repo.listProfiles(trx, auth.accountId, id);
+      await this.recordChanged(trx, customer, profiles);
+      await recordEvent(
+        trx,
+        {
+          accountId: auth.accountId,
+          type: 'customer.merged',
+          payload: { customerId: id, mergedCustomerId: from, customer: customerView(customer, profiles) },
+        },
+        now,
+      );
+      return this.viewFor(scope, customer, profiles);
     });
   }
 
@@ -129,6 +182,13 @@ export class CustomersService {
       profiles.filter((p) => canUseIntegration(scope, p.integration_id)),
     );
   }
+}
+
+/** Another customer with the same phone (`GET /v1.3/customers/<id>/same-phone`). */
+export interface SamePhoneCustomer {
+  id: number;
+  name: string;
+  phone: string;
 }
 
 function profilePatch(profile: ProfileRow, update: ProfileUpdate) {

@@ -1,7 +1,6 @@
 import type { Executor } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { IntegrationRow, MessageRow, ProfileRow } from '../../db/schema.js';
-import { deleteCustomer } from '../customers/customers.repo.js';
 
 /** The customer's latest comment on a comment channel of a lead: what an answer there replies to. */
 export function latestIncoming(db: Executor, leadId: number, sourceId: number): Promise<MessageRow | undefined> {
@@ -81,15 +80,4 @@ export function insertLinkedProfile(
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-}
-
-/**
- * One person known as two customers (a comment author, and the same person writing in direct
- * messages before): `from`'s profiles, channels and leads move to `into`, and `from` goes.
- */
-export async function mergeCustomer(db: Executor, accountId: number, from: number, into: number): Promise<void> {
-  for (const table of ['profiles', 'sources', 'leads'] as const) {
-    await db.updateTable(table).set({ customer_id: into }).where('account_id', '=', accountId).where('customer_id', '=', from).execute();
-  }
-  await deleteCustomer(db, accountId, from);
 }

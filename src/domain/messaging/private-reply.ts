@@ -11,6 +11,7 @@ import { lockLead } from './messaging.repo.js';
 import { withTimeout } from './outgoing.js';
 import * as repo from './private-reply.repo.js';
 import { liveIntegrationsByIdentifier } from '../integrations/integrations.repo.js';
+import { mergeCustomer } from '../customers/customers.repo.js';
 
 export interface PrivateReplyInput {
   lead: LeadRow;
@@ -135,7 +136,7 @@ export class PrivateReplyService {
       const profile = await findProfileForUpdate(trx, dm.id, sent.recipientId);
       if (!profile) await repo.insertLinkedProfile(trx, author, dm, sent.recipientId, at);
       else if (profile.customer_id !== author.customer_id)
-        await repo.mergeCustomer(trx, dm.account_id, profile.customer_id, author.customer_id);
+        await mergeCustomer(trx, dm.account_id, profile.customer_id, author.customer_id, at);
       const opened = await this.parts.ingest.openOutgoingConversation(
         trx,
         dm,

@@ -45,10 +45,28 @@ const STEMMERS: Array<{ word: RegExp; stem: (word: string) => string }> = [
   { word: /^\p{L}+$/u, stem: russianStem },
 ];
 
+/**
+ * Stems already computed: a Snowball stemmer costs ~4 µs a word, and messages repeat a small
+ * vocabulary, so the words of a message are mostly found here (docs/performance.md "Search words").
+ * Emptied when full, which bounds it at about a megabyte.
+ */
+const STEM_CACHE = new Map<string, string>();
+const STEM_CACHE_SIZE = 20_000;
+
 /** The Snowball stem of one normalized word (the word itself when no stemmer takes it). */
 export function wordStem(word: string): string {
-  for (const s of STEMMERS) if (s.word.test(word)) return s.stem(word);
-  return word;
+  const known = STEM_CACHE.get(word);
+  if (known !== undefined) return known;
+  let stem = word;
+  for (const s of STEMMERS) {
+    if (s.word.test(word)) {
+      stem = s.stem(word);
+      break;
+    }
+  }
+  if (STEM_CACHE.size >= STEM_CACHE_SIZE) STEM_CACHE.clear();
+  STEM_CACHE.set(word, stem);
+  return stem;
 }
 
 /** The stems of a text's words, space-separated: what SQLite indexes beside the words. */

@@ -730,6 +730,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1.3/customers/{id}/same-phone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Other customers with the same phone: whom the agent app offers to merge (never merged automatically) */
+        get: operations["getCustomersByIdSamePhone_v1_3"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1.3/customers/{id}/merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Merge another customer into this one: its profiles, channels and leads move, empty fields are filled, it is deleted */
+        post: operations["postCustomersByIdMerge_v1_3"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1.3/messaging/{id}/sources": {
         parameters: {
             query?: never;
@@ -2150,6 +2184,16 @@ export interface components {
                     filesize?: number;
                 }[];
             };
+        };
+        /** SamePhoneCustomers */
+        SamePhoneCustomers: {
+            /** @description Other customers of the account with the same phone that the caller may see, oldest first (at most 20) */
+            customers: {
+                id: number;
+                name: string;
+                /** @description The shared phone as stored (E.164 when it parsed) */
+                phone: string;
+            }[];
         };
         /**
          * Source
@@ -4844,6 +4888,93 @@ export interface operations {
             };
         };
     };
+    getCustomersByIdSamePhone_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SamePhoneCustomers"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postCustomersByIdMerge_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The customer merged into this one and deleted (its profiles, channels and leads move) */
+                    from: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Customer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Customer"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getMessagingByIdSources_v1_3: {
         parameters: {
             query?: never;
@@ -5177,7 +5308,7 @@ export interface operations {
                     /** @description http(s) address that receives events */
                     url: string;
                     name?: string;
-                    /** @description Event types to receive (null or absent: all but message.status, lead.note.created, which are sent only when listed): message.incoming, message.outgoing, message.status, lead.created, lead.changed, lead.changed.status, customer.created, customer.changed, integration.created, integration.deleted, lead.note.created */
+                    /** @description Event types to receive (null or absent: all but message.status, lead.note.created, customer.merged, which are sent only when listed): message.incoming, message.outgoing, message.status, lead.created, lead.changed, lead.changed.status, customer.created, customer.changed, customer.merged, integration.created, integration.deleted, lead.note.created */
                     events?: string[] | null;
                 };
             };
@@ -5228,7 +5359,7 @@ export interface operations {
                     url?: string;
                     name?: string;
                     status?: 0 | 1;
-                    /** @description Event types to receive (null or absent: all but message.status, lead.note.created, which are sent only when listed): message.incoming, message.outgoing, message.status, lead.created, lead.changed, lead.changed.status, customer.created, customer.changed, integration.created, integration.deleted, lead.note.created */
+                    /** @description Event types to receive (null or absent: all but message.status, lead.note.created, customer.merged, which are sent only when listed): message.incoming, message.outgoing, message.status, lead.created, lead.changed, lead.changed.status, customer.created, customer.changed, customer.merged, integration.created, integration.deleted, lead.note.created */
                     events?: string[] | null;
                 };
             };

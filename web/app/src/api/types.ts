@@ -35,6 +35,8 @@ export type HistoryPage = Ok<'/v1.3/messaging/{id}/history/{realId}', 'post'>;
 export type WhatsAppTemplate = Item<Ok<'/v1.3/integrations/{id}/templates', 'get'>>;
 
 export type Customer = Schemas['Customer'];
+/** Other customers with the same phone (`GET /customers/<id>/same-phone`): whom the card offers to merge. */
+export type SamePhoneCustomer = Item<Schemas['SamePhoneCustomers']['customers']>;
 export type Employee = Schemas['Employee'];
 export type Integration = Schemas['Integration'] & { widget?: WidgetInfo; bridge?: BridgeConnectInfo };
 export type WidgetInfo = Schemas['Widget'];

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { api, query } from '../api/client';
 import type { Customer, Lead } from '../api/types';
 import { statusName, useCatalog } from '../catalog';
@@ -8,6 +8,7 @@ import { Avatar } from './Avatar';
 import '../sales.css';
 import { ChannelName } from '../channels/ChannelName';
 import { errorText } from '../i18n/errors';
+import { SamePhoneNotice } from './SamePhoneNotice';
 
 function Editable({
   label,
@@ -57,11 +58,18 @@ export function CustomerCard({ customerId, leadId }: { customerId: number; leadI
   const [customer, setCustomer] = useState<Customer | null>(null);
   const [leads, setLeads] = useState<Lead[]>([]);
   const [note, setNote] = useState<string | null>(null);
+  // Loaded again when another customer is merged into this one: its leads join the list.
+  const loadLeads = useCallback(
+    () => api.get<Lead[]>(`/leads${query({ customer: customerId, ignore: true, limit: 50 })}`).then(setLeads, () => undefined),
+    [customerId],
+  );
 
   useEffect(() => {
     void api.get<Customer>(`/customers/${customerId}`).then(setCustomer, () => undefined);
-    void api.get<Lead[]>(`/leads${query({ customer: customerId, ignore: true, limit: 50 })}`).then(setLeads, () => undefined);
   }, [customerId]);
+  useEffect(() => {
+    void loadLeads();
+  }, [loadLeads]);
 
   if (!customer) return null;
   const save = async (patch: Partial<Customer>) => setCustomer(await api.put<Customer>(`/customers/${customerId}`, patch));
@@ -93,6 +101,13 @@ export function CustomerCard({ customerId, leadId }: { customerId: number; leadI
           </small>
         )}
       </div>
+      <SamePhoneNotice
+        customer={customer}
+        onMerged={(merged) => {
+          setCustomer(merged);
+          void loadLeads();
+        }}
+      />
       <Editable label={t('lead.name')} value={customer.name} onSave={(v) => save({ name: v })} />
       <Editable label={t('lead.phone')} type="tel" value={customer.phone ?? ''} onSave={(v) => save({ phone: v })} />
       <Editable label={t('lead.email')} type="email" value={customer.email ?? ''} onSave={(v) => save({ email: v })} />
