@@ -19,7 +19,7 @@ beforeAll(async () => {
     env: {
       PARLEY_META_GRAPH_URL: graph.url,
       PARLEY_PUBLIC_URL: 'https://parley.example.com',
-      PARLEY_SEND_TIMEOUT_MS: '1000',
+      PARLEY_SEND_TIMEOUT_MS: '4000',
       PARLEY_WEBHOOK_ALLOW_PRIVATE: '1',
     },
   });
@@ -128,6 +128,25 @@ describe('send a test message', () => {
   });
 });
 
+describe('the site widget', () => {
+  it('has no credentials to update nor connection to check: 400, and its key stays', async () => {
+    const owner = await h.signUp();
+    const made = await h.request({ method: 'POST', url: '/v1.3/integrations', token: owner.access, payload: { type: 'widget' } });
+    expect(made.statusCode, made.body).toBe(200);
+    const { id, externalId } = made.json() as { id: number; externalId: string };
+    const reconnect = await h.request({ method: 'POST', url: `/v1.3/integrations/${id}/reconnect`, token: owner.access });
+    expect(reconnect.statusCode).toBe(400);
+    const update = await h.request({
+      method: 'PUT',
+      url: `/v1.3/integrations/${id}/credentials`,
+      token: owner.access,
+      payload: { credentials: {} },
+    });
+    expect(update.statusCode).toBe(400);
+    expect((await integration(owner, id)).externalId).toBe(externalId);
+  });
+});
+
 describe('connecting to a Graph API that does not answer', () => {
   it('keeps the integration in "auth failure" saying Meta did not answer in N s, never a 500', async () => {
     const owner = await h.signUp();
@@ -153,7 +172,7 @@ describe('connecting to a Graph API that does not answer', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({
       status: 'auth failure',
-      health: { lastError: { code: 'provider_timeout', message: 'WhatsApp did not answer in 1 s: try again later.' } },
+      health: { lastError: { code: 'provider_timeout', message: 'WhatsApp did not answer in 4 s: try again later.' } },
     });
   });
 });

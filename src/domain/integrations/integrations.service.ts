@@ -134,7 +134,8 @@ export class IntegrationsService {
     requireOwner(auth);
     const row = await this.get(auth, id);
     const adapter = this.channels.get(row.type);
-    if (!isIntegrationType(row.type) || !adapter?.connect || isBridgeType(row.type)) {
+    // The site widget's "connect" makes its key: run again it would cut off the sites using the old one.
+    if (!isIntegrationType(row.type) || !adapter?.connect || isBridgeType(row.type) || row.type === 'widget') {
       throw invalid(`A ${row.type} integration has no credentials to update`, [
         {
           path: 'params.id',
@@ -178,7 +179,7 @@ export class IntegrationsService {
     requireOwner(auth);
     const row = await this.get(auth, id);
     const adapter = this.channels.get(row.type);
-    if (!adapter?.connect || isBridgeType(row.type)) {
+    if (!adapter?.connect || isBridgeType(row.type) || row.type === 'widget') {
       throw invalid(`A ${row.type} integration has nothing to reconnect`, [
         {
           path: 'params.id',
