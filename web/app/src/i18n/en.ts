@@ -583,7 +583,7 @@ export const en = {
   'automation.distributionHint': 'New leads of a channel can be assigned to employees at once, in turn or to the least busy one.',
   'automation.distributionOf': 'Distribution: {channel}',
   'automation.noChannels': 'No channels connected yet.',
-  'automation.mode': 'Distribution',
+  'automation.mode': 'Assign new leads',
   'automation.mode.off': 'Off',
   'automation.mode.round_robin': 'In turn (round robin)',
   'automation.mode.least_busy': 'To the least busy',

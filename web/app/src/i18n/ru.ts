@@ -561,7 +561,7 @@ export const ru: Record<MessageKey, string> = {
   'automation.distributionHint': 'Новые сделки канала можно сразу назначать сотрудникам: по очереди или наименее занятому.',
   'automation.distributionOf': 'Распределение: {channel}',
   'automation.noChannels': 'Каналы ещё не подключены.',
-  'automation.mode': 'Распределение',
+  'automation.mode': 'Назначать новые сделки',
   'automation.mode.off': 'Выключено',
   'automation.mode.round_robin': 'По очереди',
   'automation.mode.least_busy': 'Наименее занятому',

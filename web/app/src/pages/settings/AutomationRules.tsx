@@ -26,20 +26,17 @@ export function RuleList({ rules, reload }: { rules: Rule[]; reload: () => void 
             <div className="row wrap">
               <strong className="grow">{r.name}</strong>
               <span className="chip-type">{t(`automation.event.${r.event}`)}</span>
-              <label className="check">
-                <input
-                  type="checkbox"
-                  role="switch"
-                  aria-checked={r.enabled}
-                  checked={r.enabled}
-                  disabled={busy}
-                  onChange={(e) =>
-                    void run(() => api.put(`/automation/rules/${r.id}`, ruleBody(r, { enabled: e.target.checked }))).then(reload)
-                  }
-                />
-                {t('automation.enabled')}
-                <span className="sr-only"> {r.name}</span>
-              </label>
+              <EnabledSwitch
+                key={`${r.id}-${r.enabled}`}
+                rule={r}
+                disabled={busy}
+                save={(enabled) =>
+                  run(() => api.put(`/automation/rules/${r.id}`, ruleBody(r, { enabled }))).then((ok) => {
+                    reload();
+                    return ok;
+                  })
+                }
+              />
               <button
                 type="button"
                 className="ghost icon"
@@ -100,6 +97,32 @@ export function RuleList({ rules, reload }: { rules: Rule[]; reload: () => void 
         </div>
       )}
     </div>
+  );
+}
+
+/**
+ * A rule's switch: it moves at once and goes back when the server refuses the change (the list is
+ * reloaded either way, and a new answer from the server starts it afresh through its key).
+ */
+function EnabledSwitch({ rule, disabled, save }: { rule: Rule; disabled: boolean; save: (enabled: boolean) => Promise<boolean> }) {
+  const [enabled, setEnabled] = useState(rule.enabled);
+  return (
+    <label className="check">
+      <input
+        type="checkbox"
+        role="switch"
+        aria-checked={enabled}
+        checked={enabled}
+        disabled={disabled}
+        onChange={(e) => {
+          const next = e.target.checked;
+          setEnabled(next);
+          void save(next).then((ok) => ok || setEnabled(!next));
+        }}
+      />
+      {t('automation.enabled')}
+      <span className="sr-only"> {rule.name}</span>
+    </label>
   );
 }
 
