@@ -129,6 +129,8 @@ describe('Settings -> Automation', () => {
   it('the owner sets working hours with a holiday in the week grid, and the API answers them; a range ending before it starts is shown at the range', async () => {
     await openAutomation();
     await page.getByText('No working hours set yet').waitFor();
+    // Without working hours the away reply would never be sent: its card says so.
+    await page.locator('[data-preset=away]').getByText('Working hours are not set yet').waitFor();
     const now = new Date();
     const today = now.toISOString().slice(0, 10);
     // Monday-based index of today in UTC; the one open day is three days away.
@@ -166,6 +168,7 @@ describe('Settings -> Automation', () => {
     await page.reload();
     await expect.poll(() => page.getByLabel(`${dayName}: hours 1 from`).inputValue()).toBe('08:00');
     await page.locator(`[data-holiday="${today}"]`).waitFor();
+    expect(await page.locator('[data-preset=away]').getByText('Working hours are not set yet').count()).toBe(0);
   });
 
   it('the away-reply preset, its text edited before switching it on, answers a visitor who writes out of hours', async () => {

@@ -572,6 +572,8 @@ export const en = {
   'automation.preset.greetingText': 'Hello! Thank you for writing to us, we will answer shortly.',
   'automation.preset.autoClose': 'Close quiet leads',
   'automation.preset.autoCloseHint': 'A lead whose customer has been quiet for the given number of days moves to a completed status.',
+  'automation.preset.awayNoHours':
+    'Working hours are not set yet, so the account counts as always open and this reply is not sent: set them below.',
   'automation.on': 'On',
   'automation.off': 'Off',
   'automation.replyText': 'Reply text',

@@ -550,6 +550,8 @@ export const ru: Record<MessageKey, string> = {
   'automation.preset.greetingText': 'Здравствуйте! Спасибо, что написали нам, скоро ответим.',
   'automation.preset.autoClose': 'Закрытие затихших сделок',
   'automation.preset.autoCloseHint': 'Сделка, клиент которой молчит указанное число дней, переходит в завершающий статус.',
+  'automation.preset.awayNoHours':
+    'Рабочее время ещё не задано, поэтому аккаунт считается открытым всегда и этот ответ не отправляется: задайте его ниже.',
   'automation.on': 'Вкл.',
   'automation.off': 'Выкл.',
   'automation.replyText': 'Текст ответа',

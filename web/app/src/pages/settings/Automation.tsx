@@ -1,11 +1,12 @@
 import { useState } from 'react';
-import { api } from '../../api/client';
+import { ApiError, api, type ErrorDetail } from '../../api/client';
 import type { Integration } from '../../api/types';
 import { useCatalog } from '../../catalog';
 import { ChannelName, channelName } from '../../channels/ChannelName';
 import { t } from '../../i18n';
-import { type Rule, sortRules } from '../../state/automation';
-import { ErrorLine, useAction, useResource } from './common';
+import { errorText } from '../../i18n/errors';
+import { errorsAt, isUnset, type Rule, sortRules, type WorkingHours } from '../../state/automation';
+import { ErrorLine, FieldErrors, useResource } from './common';
 import { Presets } from './AutomationPresets';
 import { RuleList } from './AutomationRules';
 import { WorkingHoursSettings } from './WorkingHours';
@@ -16,6 +17,7 @@ import { WorkingHoursSettings } from './WorkingHours';
  */
 export function AutomationSettings() {
   const rules = useResource(() => api.get<Rule[]>('/automation/rules'));
+  const hours = useResource(() => api.get<WorkingHours>('/account/working-hours'));
   const list = sortRules(rules.data ?? []);
   const reload = () => void rules.reload();
   return (
@@ -23,7 +25,7 @@ export function AutomationSettings() {
       <ErrorLine error={rules.error} />
       <section aria-labelledby="automation-presets">
         <h2 id="automation-presets">{t('automation.presets')}</h2>
-        {rules.data && <Presets rules={list} reload={reload} />}
+        {rules.data && hours.data && <Presets rules={list} reload={reload} hoursSet={!isUnset(hours.data)} />}
       </section>
       <section aria-labelledby="automation-distribution">
         <h2 id="automation-distribution">{t('automation.distribution')}</h2>
@@ -32,7 +34,8 @@ export function AutomationSettings() {
       </section>
       <section aria-labelledby="automation-hours">
         <h2 id="automation-hours">{t('automation.hours')}</h2>
-        <WorkingHoursSettings />
+        <ErrorLine error={hours.error} />
+        {hours.data && <WorkingHoursSettings stored={hours.data} onSaved={hours.setData} />}
       </section>
       <section aria-labelledby="automation-rules">
         <h2 id="automation-rules">{t('automation.rules')}</h2>
@@ -67,9 +70,29 @@ function DistributionCard({ integration }: { integration: Integration }) {
   const stored = useResource(() => api.get<Distribution>(`/integrations/${integration.id}/distribution`));
   const [draft, setDraft] = useState<Distribution | null>(null);
   const [saved, setSaved] = useState(false);
-  const { run, error, busy } = useAction();
+  const [error, setError] = useState<string | null>(null);
+  const [details, setDetails] = useState<ErrorDetail[]>([]);
+  const [busy, setBusy] = useState(false);
   const value = draft ?? stored.data;
-  const confirmed = employees.filter((e) => e.confirmed);
+  // Who may take part: confirmed employees who reach the integration (the owner reaches every one).
+  const confirmed = employees.filter(
+    (e) => e.confirmed && (e.role === 'owner' || e.sources.length === 0 || e.sources.some((s) => s.saId === integration.id)),
+  );
+  const save = async (body: Distribution) => {
+    setBusy(true);
+    setError(null);
+    setDetails([]);
+    try {
+      stored.setData(await api.put<Distribution>(`/integrations/${integration.id}/distribution`, body));
+      setDraft(null);
+      setSaved(true);
+    } catch (e) {
+      setError(errorText(e));
+      if (e instanceof ApiError) setDetails(e.details);
+    } finally {
+      setBusy(false);
+    }
+  };
   const change = (patch: Partial<Distribution>) => {
     setSaved(false);
     if (value) setDraft({ ...value, ...patch });
@@ -89,14 +112,7 @@ function DistributionCard({ integration }: { integration: Integration }) {
           aria-label={t('automation.distributionOf', { channel: label || channelName(integration.type) })}
           onSubmit={(e) => {
             e.preventDefault();
-            void run(async () => stored.setData(await api.put<Distribution>(`/integrations/${integration.id}/distribution`, value))).then(
-              (ok) => {
-                if (ok) {
-                  setDraft(null);
-                  setSaved(true);
-                }
-              },
-            );
+            void save(value);
           }}
         >
           <label>
@@ -136,6 +152,8 @@ function DistributionCard({ integration }: { integration: Integration }) {
                         }
                       />
                       {emp.name || emp.login}
+                      {!emp.available && <span className="presence"> ({t('availability.away')})</span>}
+                      <FieldErrors messages={errorsAt(details, `body.employees.${value.employees?.indexOf(emp.id) ?? -1}`)} />
                     </label>
                   ))}
               </fieldset>

@@ -14,20 +14,20 @@ const TEXTS: Record<PresetKind, { title: MessageKey; hint: MessageKey; text?: Me
 };
 
 /** The ready-made rules, one switch each; their texts can be changed before switching on. */
-export function Presets({ rules, reload }: { rules: Rule[]; reload: () => void }) {
+export function Presets({ rules, reload, hoursSet }: { rules: Rule[]; reload: () => void; hoursSet: boolean }) {
   const { statuses } = useCatalog();
   const completed = new Set(statuses.filter((s) => s.type === 'completed').map((s) => s.id));
   return (
     <ul className="plain stack">
       {PRESETS.map((kind) => {
         const rule = findPreset(rules, kind, completed);
-        return <PresetCard key={`${kind}-${rule?.id ?? 'new'}`} kind={kind} rule={rule} reload={reload} />;
+        return <PresetCard key={`${kind}-${rule?.id ?? 'new'}`} kind={kind} rule={rule} reload={reload} hoursSet={hoursSet} />;
       })}
     </ul>
   );
 }
 
-function PresetCard({ kind, rule, reload }: { kind: PresetKind; rule?: Rule; reload: () => void }) {
+function PresetCard({ kind, rule, reload, hoursSet }: { kind: PresetKind; rule?: Rule; reload: () => void; hoursSet: boolean }) {
   const { statuses } = useCatalog();
   const completed = statuses.filter((s) => s.type === 'completed');
   const texts = TEXTS[kind];
@@ -83,6 +83,7 @@ function PresetCard({ kind, rule, reload }: { kind: PresetKind; rule?: Rule; rel
         </button>
       </div>
       <p className="muted small">{t(texts.hint)}</p>
+      {kind === 'away' && !hoursSet && <p className="small warn">{t('automation.preset.awayNoHours')}</p>}
       {kind !== 'autoClose' ? (
         <label>
           {t('automation.replyText')}

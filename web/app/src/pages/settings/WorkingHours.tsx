@@ -13,7 +13,7 @@ import {
   type WeekDay,
   type WorkingHours,
 } from '../../state/automation';
-import { ErrorLine, FieldErrors, useResource } from './common';
+import { ErrorLine, FieldErrors } from './common';
 
 /** A day's name in the app's language (2024-01-01 was a Monday). */
 function dayName(i: number): string {
@@ -21,12 +21,9 @@ function dayName(i: number): string {
 }
 
 /** The account's working hours: a time zone, a week of time ranges, and holidays. */
-export function WorkingHoursSettings() {
-  const stored = useResource(() => api.get<WorkingHours>('/account/working-hours'));
-  if (stored.error) return <ErrorLine error={stored.error} />;
-  if (!stored.data) return null;
-  const initial = isUnset(stored.data) ? { ...stored.data, timezone: browserTimeZone() } : stored.data;
-  return <WorkingHoursForm initial={initial} unset={isUnset(stored.data)} onSaved={stored.setData} />;
+export function WorkingHoursSettings({ stored, onSaved }: { stored: WorkingHours; onSaved: (h: WorkingHours) => void }) {
+  const unset = isUnset(stored);
+  return <WorkingHoursForm initial={unset ? { ...stored, timezone: browserTimeZone() } : stored} unset={unset} onSaved={onSaved} />;
 }
 
 function WorkingHoursForm({ initial, unset, onSaved }: { initial: WorkingHours; unset: boolean; onSaved: (h: WorkingHours) => void }) {
