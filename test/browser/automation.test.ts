@@ -306,6 +306,48 @@ describe('Settings -> Automation', () => {
     await expectNoSeriousAxe(page, 'employees with availability');
   });
 
+  it('"Greet new customers" answers a first message; "Close quiet leads" is a lead.idle rule to a completed status; a switch turns a preset off', async () => {
+    await openAutomation();
+    const greeting = page.locator('[data-preset=greeting]');
+    await greeting.getByLabel('Reply text').fill('Hello {customer.name}, welcome!');
+    await greeting.getByRole('switch', { name: 'Greet new customers' }).click();
+    await expect.poll(() => greeting.getByRole('switch').getAttribute('aria-checked')).toBe('true');
+    const v = await visitor('Eve Visitor', 'First time here');
+    await expect
+      .poll(async () => (await v.history()).filter((m) => m.from !== 'visitor').map((m) => m.text), { timeout: 15_000 })
+      .toContain('Hello Eve Visitor, welcome!');
+
+    const statuses = (await call(server.base, 'GET', '/v1.3/statuses', { token })).body as Array<{
+      id: number;
+      type: string;
+      name: string;
+    }>;
+    const done = statuses.find((st) => st.type === 'completed')!;
+    const close = page.locator('[data-preset=autoClose]');
+    await close.getByLabel('Days without a customer message').fill('2');
+    await close.getByLabel('Move to').selectOption(String(done.id));
+    await close.getByRole('switch', { name: 'Close quiet leads' }).click();
+    await expect.poll(() => close.getByRole('switch').getAttribute('aria-checked')).toBe('true');
+    const rules = (await call(server.base, 'GET', '/v1.3/automation/rules', { token })).body as any[];
+    expect(rules.find((r) => r.event === 'lead.idle')).toMatchObject({
+      enabled: true,
+      idleMinutes: 2 * 24 * 60,
+      conditions: [],
+      actions: [{ type: 'setStatus', statusId: done.id }],
+    });
+    const greetingRule = rules.find((r) => r.actions.some((a: any) => a.text === 'Hello {customer.name}, welcome!'));
+    expect(greetingRule).toMatchObject({ event: 'message.incoming', conditions: [{ field: 'customer.isNew', op: 'is', value: true }] });
+
+    // Off again: the same rule, disabled, not deleted; on again: enabled, still one rule.
+    await greeting.getByRole('switch').click();
+    await expect.poll(() => greeting.getByRole('switch').getAttribute('aria-checked')).toBe('false');
+    const after = (await call(server.base, 'GET', `/v1.3/automation/rules/${greetingRule.id}`, { token })).body;
+    expect(after.enabled).toBe(false);
+    await greeting.getByRole('switch').click();
+    await expect.poll(() => greeting.getByRole('switch').getAttribute('aria-checked')).toBe('true');
+    expect((await call(server.base, 'GET', '/v1.3/automation/rules', { token })).body).toHaveLength(rules.length);
+  });
+
   it('the section is in Russian too', async () => {
     await page.getByRole('combobox', { name: 'Language' }).selectOption('ru');
     await page.goto(`${server.base}/settings/automation`);
