@@ -50,13 +50,6 @@ export interface Rule extends RuleBody {
   order: number;
 }
 
-export interface RuleRun {
-  eventId: number;
-  leadId: number | null;
-  at: number;
-  actions: Array<{ type: string; ok: boolean; error?: string }>;
-}
-
 /** A new condition of a field: its first operator and an empty value of the right type. */
 export function newCondition(field: ConditionField): Condition {
   const op = CONDITION_FIELDS[field][0];

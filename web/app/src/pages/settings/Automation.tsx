@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { ApiError, api, type ErrorDetail } from '../../api/client';
-import type { Integration } from '../../api/types';
+import type { Distribution, Integration } from '../../api/types';
 import { useCatalog } from '../../catalog';
 import { ChannelName, channelName } from '../../channels/ChannelName';
 import { t } from '../../i18n';
@@ -45,12 +45,7 @@ export function AutomationSettings() {
   );
 }
 
-type Mode = 'off' | 'round_robin' | 'least_busy';
-interface Distribution {
-  mode: Mode;
-  employees?: number[];
-  onlyAvailable?: boolean;
-}
+type Mode = Distribution['mode'];
 const MODES: Mode[] = ['off', 'round_robin', 'least_busy'];
 
 function DistributionList() {

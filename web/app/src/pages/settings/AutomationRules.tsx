@@ -2,7 +2,8 @@ import { useState } from 'react';
 import { api } from '../../api/client';
 import { t, formatDateTime } from '../../i18n';
 import { linkProps } from '../../router';
-import { moveRule, type Rule, type RuleRun, ruleBody } from '../../state/automation';
+import type { RuleRun } from '../../api/types';
+import { moveRule, type Rule, ruleBody } from '../../state/automation';
 import { confirmDelete, ErrorLine, useAction, useResource } from './common';
 import { actionLabel, RuleEditor } from './RuleEditor';
 
