@@ -8,6 +8,7 @@ import { createTestDatabase, DIALECT, type TestDatabase } from '../helpers/datab
 import {
   call,
   decodeBody,
+  OUTPUT,
   ensureAppBuilt,
   expectNoSeriousAxe,
   launchChromium,
@@ -271,6 +272,8 @@ describe('Settings -> Automation', () => {
     expect(await runs.locator('.rule-run').count()).toBe(1);
     await runs.getByRole('link', { name: `Lead #${v.leadId}` }).waitFor();
     await expectNoSeriousAxe(page, 'automation settings with runs');
+    fs.mkdirSync(OUTPUT, { recursive: true });
+    await page.screenshot({ path: path.join(OUTPUT, 'automation-settings.png'), fullPage: true });
 
     // Switched off from the list: the server keeps it, disabled.
     await item.getByRole('switch').uncheck();

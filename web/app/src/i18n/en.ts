@@ -595,7 +595,7 @@ export const en = {
   'automation.hours': 'Working hours',
   'automation.hoursUnset': 'No working hours set yet: the account counts as open around the clock.',
   'automation.timezone': 'Time zone',
-  'automation.midnightHint': 'An end of 00:00 means midnight, the end of the day.',
+  'automation.midnightHint': 'An end of 00:00 (12:00 AM) means midnight, the end of the day.',
   'automation.week': 'Working hours by day of the week',
   'automation.closed': 'Closed',
   'automation.from': '{day}: hours {n} from',
