@@ -311,7 +311,8 @@ describe('the agent app for a sales team', () => {
       await page.locator('main h1, main h2').first().waitFor();
       await axe(`settings-${section}`);
     }
-  });
+    // Fourteen pages with axe on each: about 25 s alone, over the 30 s default on a loaded machine.
+  }, 90_000);
 
   it("column counts and totals are the server's over every lead, past the page the board loads, and follow moves and live changes", async () => {
     // Over 100 leads (the board's page) in an active column and in the Inbox.

@@ -5,6 +5,7 @@ import { registerPushDevice } from './api/push';
 import { CatalogProvider, useCatalog } from './catalog';
 import { getFormatVersion, onLocaleChange, t } from './i18n';
 import { LanguageSwitch } from './components/LanguageSwitch';
+import { AvailabilitySwitch } from './components/AvailabilitySwitch';
 import { AuthPage, InvitePage } from './pages/Auth';
 import { ConsentPage } from './pages/Consent';
 import { InboxPage } from './pages/Inbox';
@@ -146,6 +147,7 @@ function Shell({ path }: { path: string }) {
             {t('nav.notifications')}
           </button>
         )}
+        <AvailabilitySwitch />
         <LanguageSwitch userId={catalog.userId} />
         <span className="whoami" title={catalog.me.user?.login}>
           {catalog.me.user?.name}

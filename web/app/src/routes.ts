@@ -9,6 +9,7 @@ export const SETTINGS_SECTIONS = [
   'tags',
   'payment-types',
   'integrations',
+  'automation',
   'webhooks',
   'api-keys',
   'plugins',

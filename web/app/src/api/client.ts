@@ -31,13 +31,19 @@ export function setTokens(pair: TokenPair | null): void {
   for (const fn of listeners) fn();
 }
 
+/** One invalid part of a request, as a 400 names it (`body.actions.1.text`; docs/api/errors.md). */
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
     readonly code?: string,
     /** Which fields a 400 refused (`body.color`), as docs/api/errors.md describes. */
-    readonly details: ReadonlyArray<{ path: string; message: string }> = [],
+    readonly details: ErrorDetail[] = [],
   ) {
     super(message);
   }
@@ -115,7 +121,7 @@ export async function request<T>(method: string, path: string, opts: Options = {
     }
   }
   if (!res.ok) {
-    const err = data as { error?: string; code?: string; details?: Array<{ path: string; message: string }> } | undefined;
+    const err = data as { error?: string; code?: string; details?: ErrorDetail[] } | undefined;
     if (res.status === 401 && auth) setTokens(null);
     throw new ApiError(res.status, err?.error ?? res.statusText, err?.code, Array.isArray(err?.details) ? err.details : []);
   }

@@ -37,6 +37,10 @@ export type WhatsAppTemplate = Item<Ok<'/v1.3/integrations/{id}/templates', 'get
 export type Customer = Schemas['Customer'];
 /** Other customers with the same phone (`GET /customers/<id>/same-phone`): whom the card offers to merge. */
 export type SamePhoneCustomer = Item<Schemas['SamePhoneCustomers']['customers']>;
+
+/** Automation (docs/api/automation.md): a rule's run with each action's outcome, and a channel's distribution. */
+export type RuleRun = Item<Ok<'/v1.3/automation/rules/{id}/runs', 'get'>['runs']>;
+export type Distribution = Ok<'/v1.3/integrations/{id}/distribution', 'get'>;
 export type Employee = Schemas['Employee'];
 export type Integration = Schemas['Integration'] & { widget?: WidgetInfo; bridge?: BridgeConnectInfo };
 export type WidgetInfo = Schemas['Widget'];

@@ -10,6 +10,7 @@ import type { SettingsSection } from '../../routes';
 import { channelName } from '../../channels/ChannelName';
 import { confirmDelete, ErrorLine, useAction } from './common';
 import { ConnectedAppSettings, OAuthAppSettings } from './Apps';
+import { AutomationSettings } from './Automation';
 import { ChannelSettings } from './Channels';
 import {
   AccountSettings,
@@ -28,6 +29,7 @@ const SECTIONS: Array<[SettingsSection, MessageKey]> = [
   ['tags', 'settings.tags'],
   ['payment-types', 'settings.paymentTypes'],
   ['integrations', 'settings.integrations'],
+  ['automation', 'settings.automation'],
   ['webhooks', 'settings.webhooks'],
   ['api-keys', 'settings.apiKeys'],
   ['plugins', 'settings.plugins'],
@@ -51,6 +53,7 @@ export default function SettingsPage({ section }: { section: string }) {
     tags: <TagSettings />,
     'payment-types': <PaymentTypeSettings />,
     integrations: <ChannelSettings />,
+    automation: <AutomationSettings />,
     webhooks: <WebhookSettings />,
     'api-keys': <ApiKeySettings />,
     plugins: <PluginSettings />,
@@ -252,6 +255,11 @@ function EmployeeCard({ e, all }: { e: Employee; all: Employee[] }) {
         <span className="muted small">{e.login}</span>
         <span className="chip-type">{e.role === 'owner' ? t('employees.owner') : t('employees.manager')}</span>
         {!e.confirmed && <span className="tag">{t('employees.pending')}</span>}
+        {e.confirmed && (
+          <span className={`presence${e.available ? ' available' : ''}`} data-available={e.available}>
+            {e.available ? t('availability.available') : t('availability.away')}
+          </span>
+        )}
       </div>
       <ErrorLine error={error} />
       {e.role !== 'owner' && (

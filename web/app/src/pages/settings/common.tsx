@@ -49,6 +49,16 @@ export function ErrorLine({ error }: { error: string | null }) {
   ) : null;
 }
 
+/** Field errors of a 400, shown at the part they name. */
+export function FieldErrors({ id, messages }: { id?: string; messages: string[] }) {
+  if (messages.length === 0) return null;
+  return (
+    <p className="error small" id={id} role="alert">
+      {messages.map((m) => t('automation.invalid', { reason: m })).join(' ')}
+    </p>
+  );
+}
+
 export function CopyButton({ text }: { text: string }) {
   const [done, setDone] = useState(false);
   return (
