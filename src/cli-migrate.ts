@@ -14,7 +14,7 @@ export const MIGRATE_USAGE = `  migrate --from <base URL> --token <token> [--ref
 `;
 
 const DEFAULT_RATE = 100;
-const DEFAULT_CONCURRENCY = 4;
+const DEFAULT_CONCURRENCY = 8;
 
 export async function runMigrate(services: Services, args: string[], out: CliOutput): Promise<string> {
   const { values } = parseArgs({

@@ -23,7 +23,7 @@ beforeAll(async () => {
   owner = await source.signUp();
   seeded = await seedSource(source, owner, { leads: LEADS, messagesPerLead: PER_LEAD });
   sourceUrl = await source.app.listen({ port: 0, host: '127.0.0.1' });
-}, 120_000);
+}, 300_000);
 afterAll(async () => {
   for (const s of servers) await s.close();
   for (const t of targets) await t.close();

@@ -1,5 +1,5 @@
 import { insertCustomer } from '../customers/customers.repo.js';
-import { count, orSkip, pool, skip, transact, type MigrationContext } from './migration-context.js';
+import { Batcher, count, pool, present, skip, writeBatch, type MigrationContext } from './migration-context.js';
 import * as repo from './migration.repo.js';
 import { ensureTag } from './reference-copier.js';
 import { InterruptedError, SourceError } from './source-client.js';
@@ -17,17 +17,9 @@ const LISTS = ['all', 'inbox', 'active', 'completed'] as const;
 /** Every lead of the source, once each; with `since`, those whose last message is not older. */
 export async function readLeads(ctx: MigrationContext): Promise<SrcLead[]> {
   const seen = new Map<string, SrcLead>();
-  let version = 'v1.3';
+  const state = { version: 'v1.3' };
   for (const name of LISTS) {
-    for (let offset = 0; ; offset += PAGE) {
-      const path = (v: string) => `/${v}/leads/${name}?offset=${offset}&limit=${PAGE}${name === 'all' ? '&ignore=true' : ''}`;
-      let answer = await ctx.client.request('GET', path(version));
-      if (answer.status === 404 && version === 'v1.3') {
-        version = 'v1.2';
-        answer = await ctx.client.request('GET', path(version));
-      }
-      if (answer.status !== 200) throw new SourceError(`GET ${path(version)}: the source answered ${answer.status}`, answer.status);
-      const items = list(answer.body, `the ${name} list`);
+    for (const [offset, items] of await readList(ctx, name, state)) {
       items.forEach((item, i) => {
         try {
           const lead = readLead(item);
@@ -38,17 +30,64 @@ export async function readLeads(ctx: MigrationContext): Promise<SrcLead[]> {
           skip(ctx.report, 'lead', `${name} #${offset + i + 1}`, err.message);
         }
       });
-      const total = Number(answer.headers.get('x-total-count'));
-      ctx.progress(`leads: ${name} list`, offset + items.length, Number.isFinite(total) && total > 0 ? total : offset + items.length);
-      if (items.length < PAGE || ctx.signal?.aborted) break;
     }
+    if (ctx.signal?.aborted) break;
   }
   return [...seen.values()];
 }
 
+/**
+ * The pages of one list in order, as [offset, items]: the first page says how many there are
+ * (`X-Total-Count`), the rest are read side by side; pages past that count (leads that arrived
+ * meanwhile) follow one by one until one is not full.
+ */
+async function readList(
+  ctx: MigrationContext,
+  name: (typeof LISTS)[number],
+  state: { version: string },
+): Promise<Array<[number, unknown[]]>> {
+  let read = 0;
+  const page = async (offset: number) => {
+    const path = (v: string) => `/${v}/leads/${name}?offset=${offset}&limit=${PAGE}${name === 'all' ? '&ignore=true' : ''}`;
+    let answer = await ctx.client.request('GET', path(state.version));
+    if (answer.status === 404 && state.version === 'v1.3') {
+      state.version = 'v1.2';
+      answer = await ctx.client.request('GET', path(state.version));
+    }
+    if (answer.status !== 200) throw new SourceError(`GET ${path(state.version)}: the source answered ${answer.status}`, answer.status);
+    const items = list(answer.body, `the ${name} list`);
+    const total = Number(answer.headers.get('x-total-count'));
+    read += items.length;
+    ctx.progress(`leads: ${name} list`, read, Number.isFinite(total) && total > read ? total : read);
+    return { items, total: Number.isFinite(total) ? total : 0 };
+  };
+  const first = await page(0);
+  const pages: Array<[number, unknown[]]> = [[0, first.items]];
+  if (first.items.length < PAGE) return pages;
+  const offsets: number[] = [];
+  for (let offset = PAGE; offset < first.total; offset += PAGE) offsets.push(offset);
+  const got = new Map<number, unknown[]>();
+  await pool(offsets, ctx.concurrency, ctx.signal, async (offset) => void got.set(offset, (await page(offset)).items));
+  if (ctx.signal?.aborted) return pages;
+  for (const offset of offsets) pages.push([offset, got.get(offset) ?? []]);
+  for (let [offset, items] = pages[pages.length - 1] ?? [0, []]; items.length === PAGE && !ctx.signal?.aborted; ) {
+    offset += PAGE;
+    items = (await page(offset)).items;
+    pages.push([offset, items]);
+  }
+  return pages;
+}
+
+/** Customers written per transaction. */
+const CUSTOMER_BATCH = 200;
+
 export async function copyCustomers(ctx: MigrationContext, leads: SrcLead[]): Promise<void> {
   const byCustomer = new Map<string, SrcLead[]>();
-  for (const l of leads) byCustomer.set(l.customerId, [...(byCustomer.get(l.customerId) ?? []), l]);
+  for (const l of leads) {
+    const of = byCustomer.get(l.customerId);
+    if (of) of.push(l);
+    else byCustomer.set(l.customerId, [l]);
+  }
   const integrations = await ctx.db.selectFrom('integrations').select(['id', 'type']).where('account_id', '=', ctx.accountId).execute();
   const typeOf = new Map(integrations.map((i) => [i.id, i.type]));
   const todo = [...byCustomer.keys()].filter((id) => {
@@ -56,64 +95,80 @@ export async function copyCustomers(ctx: MigrationContext, leads: SrcLead[]): Pr
     if (known) count(ctx.report, 'customers', false);
     return !known;
   });
-  let done = 0;
-  await pool(todo, ctx.concurrency, ctx.signal, async (id) => {
-    const leadsOf = byCustomer.get(id) ?? [];
-    const customer = await fetchCustomer(ctx, id, leadsOf[0]);
-    ctx.progress('customers', ++done, todo.length);
-    if (!customer) return;
-    count(ctx.report, 'customers');
-    if (ctx.dryRun) return;
-    const leadIntegrations = leadsOf.map((l) => ctx.ids.num('integration', l.integrationId));
-    const stored = await orSkip(ctx, 'customer', id, () =>
-      transact(ctx, async (trx, map) => {
+  type Fetched = { customer: SrcCustomer; profiles: Array<{ p: SrcCustomer['profiles'][number]; integrationId: number }> };
+  // Read side by side; written a batch per transaction while the next ones are read.
+  const batcher = new Batcher<Fetched>(CUSTOMER_BATCH, async (batch) => {
+    const stored = await writeBatch(
+      ctx,
+      batch,
+      'customer',
+      (f) => f.customer.id,
+      async (trx, map, items) => {
         const now = ctx.now();
-        const row = await insertCustomer(trx, {
-          account_id: ctx.accountId,
-          name: customer.name,
-          login: customer.login,
-          avatar: customer.avatar,
-          email: customer.email,
-          phone: customer.phone,
-          address: customer.address,
-          created_at: now,
-          updated_at: now,
-        });
-        map('customer', id, row.id);
-        for (const p of customer.profiles) {
-          // A profile names its type only: the integration of its customer's leads with that type.
-          const integrationId =
-            leadIntegrations.find((i) => i !== undefined && typeOf.get(i) === p.type) ?? integrations.find((i) => i.type === p.type)?.id;
-          if (integrationId === undefined) {
-            skip(ctx.report, 'profile', p.id, `no copied integration of type ${p.type}`);
-            continue;
+        for (const { customer, profiles } of items) {
+          const row = await insertCustomer(trx, {
+            account_id: ctx.accountId,
+            name: customer.name,
+            login: customer.login,
+            avatar: customer.avatar,
+            email: customer.email,
+            phone: customer.phone,
+            address: customer.address,
+            created_at: now,
+            updated_at: now,
+          });
+          map('customer', customer.id, row.id);
+          for (const { p, integrationId } of profiles) {
+            const profile = await trx
+              .insertInto('profiles')
+              .values({
+                account_id: ctx.accountId,
+                customer_id: row.id,
+                integration_id: integrationId,
+                type: p.type,
+                social_id: p.socialId,
+                login: p.login,
+                profile_url: p.profileUrl,
+                avatar: customer.avatar,
+                name: customer.name,
+                created_at: now,
+              })
+              .returning('id')
+              .executeTakeFirstOrThrow();
+            map('profile', p.id, profile.id);
           }
-          const profile = await trx
-            .insertInto('profiles')
-            .values({
-              account_id: ctx.accountId,
-              customer_id: row.id,
-              integration_id: integrationId,
-              type: p.type,
-              social_id: p.socialId,
-              login: p.login,
-              profile_url: p.profileUrl,
-              avatar: customer.avatar,
-              name: customer.name,
-              created_at: now,
-            })
-            .returning('id')
-            .executeTakeFirstOrThrow();
-          map('profile', p.id, profile.id);
         }
-      }),
+      },
     );
-    if (!stored) return;
-    count(ctx.report, 'profiles', true, customer.profiles.length);
+    for (const f of stored) count(ctx.report, 'profiles', true, f.profiles.length);
   });
+  let done = 0;
+  try {
+    // Twice as many customers as requests in flight: one waiting for a write leaves the client busy.
+    await pool(todo, 2 * ctx.concurrency, ctx.signal, async (id) => {
+      const leadsOf = byCustomer.get(id) ?? [];
+      const customer = await fetchCustomer(ctx, id, present({ get: (i: number) => leadsOf[i] }, 0, `lead of customer ${id}`));
+      ctx.progress('customers', ++done, todo.length);
+      count(ctx.report, 'customers');
+      if (ctx.dryRun) return;
+      const leadIntegrations = leadsOf.map((l) => ctx.ids.num('integration', l.integrationId));
+      const profiles: Fetched['profiles'] = [];
+      for (const p of customer.profiles) {
+        // A profile names its type only: the integration of its customer's leads with that type.
+        const integrationId =
+          leadIntegrations.find((i) => i !== undefined && typeOf.get(i) === p.type) ?? integrations.find((i) => i.type === p.type)?.id;
+        if (integrationId === undefined) skip(ctx.report, 'profile', p.id, `no copied integration of type ${p.type}`);
+        else profiles.push({ p, integrationId });
+      }
+      await batcher.add({ customer, profiles });
+    });
+  } finally {
+    // What was read is written, an interrupted run included.
+    await batcher.flush();
+  }
 }
 
-async function fetchCustomer(ctx: MigrationContext, id: string, lead: SrcLead): Promise<SrcCustomer | undefined> {
+async function fetchCustomer(ctx: MigrationContext, id: string, lead: SrcLead): Promise<SrcCustomer> {
   try {
     const answer = await ctx.client.request('GET', `/v1.3/customers/${encodeURIComponent(id)}`);
     if (answer.status === 200) return readCustomer(answer.body);
@@ -127,7 +182,13 @@ async function fetchCustomer(ctx: MigrationContext, id: string, lead: SrcLead): 
   return { id, ...lead.customer, email: null, phone: null, address: null, profiles: [] };
 }
 
-/** Inserts new leads and brings copied ones up to date; answers source lead id -> our id for the history phase. */
+/** Leads written per transaction. */
+const LEAD_BATCH = 200;
+
+type LeadWrite = { l: SrcLead; known: number | undefined; integrationId: number; customerId: number; tagIds: number[]; fields: LeadFields };
+type LeadFields = ReturnType<typeof leadFields>;
+
+/** Inserts new leads and brings copied ones up to date, a batch per transaction. */
 export async function copyLeads(
   ctx: MigrationContext,
   leads: SrcLead[],
@@ -135,8 +196,9 @@ export async function copyLeads(
   tags: Map<string, number>,
 ): Promise<void> {
   let done = 0;
+  let batch: LeadWrite[] = [];
   for (const l of leads) {
-    if (ctx.signal?.aborted) return;
+    if (ctx.signal?.aborted) break;
     ctx.progress('leads', ++done, leads.length);
     const known = ctx.ids.num('lead', l.id);
     const integrationId = ctx.ids.num('integration', l.integrationId);
@@ -156,51 +218,76 @@ export async function copyLeads(
     const statusId = ctx.ids.num('status', l.statusId);
     if (l.statusId !== null && statusId === undefined)
       skip(ctx.report, 'lead status', l.id, `status ${l.statusId} was not copied: the lead is in the inbox`);
-    const fields = {
-      user_id: ctx.ids.num('employee', l.userId) ?? null,
-      status_id: statusId ?? null,
-      status_type: (statusId === undefined || l.statusId === null ? 'inbox' : (statusTypes.get(l.statusId) ?? 'active')) as 'inbox',
-      details: l.details,
-      amount: l.amount,
-      address: l.address,
-      ttn: l.ttn,
-      custom_data: l.customData,
-      custom_fields: l.customFields,
-      payment_type_id: ctx.ids.num('payment_type', l.paymentTypeId) ?? null,
-      items: l.items,
-      response_time: l.responseTime,
-    };
-    await orSkip(ctx, 'lead', l.id, () =>
-      transact(ctx, async (trx, map) => {
-        let leadId = known;
-        if (leadId === undefined) {
-          const created = l.createdAt ?? l.lastMessageAt ?? ctx.now();
-          const row = await trx
-            .insertInto('leads')
-            .values({
-              account_id: ctx.accountId,
-              integration_id: integrationId,
-              customer_id: customerId,
-              ...fields,
-              unread_count: l.unread,
-              last_message_at: l.lastMessageAt ?? created,
-              created_at: created,
-              updated_at: ctx.now(),
-            })
-            .returning('id')
-            .executeTakeFirstOrThrow();
-          leadId = row.id;
-          map('lead', l.id, leadId);
-        } else {
+    batch.push({ l, known, integrationId, customerId, tagIds, fields: leadFields(ctx, l, statusId, statusTypes) });
+    if (batch.length >= LEAD_BATCH) {
+      await writeLeads(ctx, batch);
+      batch = [];
+    }
+  }
+  await writeLeads(ctx, batch);
+}
+
+function leadFields(ctx: MigrationContext, l: SrcLead, statusId: number | undefined, statusTypes: Map<string, string>) {
+  return {
+    user_id: ctx.ids.num('employee', l.userId) ?? null,
+    status_id: statusId ?? null,
+    status_type: (statusId === undefined || l.statusId === null ? 'inbox' : (statusTypes.get(l.statusId) ?? 'active')) as 'inbox',
+    details: l.details,
+    amount: l.amount,
+    address: l.address,
+    ttn: l.ttn,
+    custom_data: l.customData,
+    custom_fields: l.customFields,
+    payment_type_id: ctx.ids.num('payment_type', l.paymentTypeId) ?? null,
+    items: l.items,
+    response_time: l.responseTime,
+  };
+}
+
+async function writeLeads(ctx: MigrationContext, batch: LeadWrite[]): Promise<void> {
+  await writeBatch(
+    ctx,
+    batch,
+    'lead',
+    (w) => w.l.id,
+    async (trx, map, items) => {
+      const now = ctx.now();
+      const leadIds = new Map<string, number>();
+      for (const { l, known, integrationId, customerId, fields } of items) {
+        if (known !== undefined) {
           await trx
             .updateTable('leads')
             .set({ ...fields, unread_count: l.unread })
-            .where('id', '=', leadId)
+            .where('id', '=', known)
             .where('account_id', '=', ctx.accountId)
             .execute();
+          continue;
         }
-        await repo.replaceLeadTags(trx, ctx.accountId, leadId, tagIds, ctx.now());
-      }),
-    );
-  }
+        const created = l.createdAt ?? l.lastMessageAt ?? now;
+        const row = await trx
+          .insertInto('leads')
+          .values({
+            account_id: ctx.accountId,
+            integration_id: integrationId,
+            customer_id: customerId,
+            ...fields,
+            unread_count: l.unread,
+            last_message_at: l.lastMessageAt ?? created,
+            created_at: created,
+            updated_at: now,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        map('lead', l.id, row.id);
+        leadIds.set(l.id, row.id);
+      }
+      // The batch's tags at once: one delete, one insert.
+      await repo.replaceLeadTags(
+        trx,
+        ctx.accountId,
+        items.map((w) => ({ leadId: w.known ?? present(leadIds, w.l.id, 'lead'), tagIds: w.tagIds })),
+        now,
+      );
+    },
+  );
 }

@@ -77,6 +77,39 @@ export async function orSkip(ctx: MigrationContext, kind: string, id: string, fn
   }
 }
 
+/**
+ * Writes `items` in one transaction; when the database refuses one of them (a value it cannot
+ * store, a clash: see {@link orSkip}), each again in a transaction of its own, so that only the
+ * refused one is skipped. `write` must leave the report alone (it may run twice for an item);
+ * answers the items stored.
+ */
+export async function writeBatch<T>(
+  ctx: MigrationContext,
+  items: T[],
+  kind: string,
+  idOf: (item: T) => string,
+  write: (trx: Executor, map: (...entry: MapEntry) => void, items: T[]) => Promise<void>,
+): Promise<T[]> {
+  if (!items.length) return items;
+  try {
+    await transact(ctx, (trx, map) => write(trx, map, items));
+    return items;
+  } catch (err) {
+    if (!isUnstorableValue(err) && !isUniqueViolation(err)) throw err;
+  }
+  const stored: T[] = [];
+  for (const item of items)
+    if (await orSkip(ctx, kind, idOf(item), () => transact(ctx, (trx, map) => write(trx, map, [item])))) stored.push(item);
+  return stored;
+}
+
+/** `map`'s value at `key`, which the caller made sure is there (an Error names a bug otherwise). */
+export function present<K, V>(map: { get(key: K): V | undefined }, key: K, what: string): V {
+  const v = map.get(key);
+  if (v === undefined) throw new Error(`parley migrate: no ${what} for ${String(key)}`);
+  return v;
+}
+
 export function count(report: MigrationReport, kind: string, copied = true, n = 1): void {
   if (n === 0) return;
   const bucket = copied ? report.copied : report.unchanged;
@@ -132,11 +165,74 @@ export class IdBook {
   }
 }
 
-/** Runs `fn` over `items` with at most `n` at a time; stops taking new items once `signal` aborts. */
+/**
+ * Collects items and writes them `size` at a time, one write after another (one transaction per
+ * batch: a commit per record was the cost of a migration). The caller whose item fills a batch
+ * waits for its write, so readers stay at most a batch or two ahead of the database; the others
+ * go on reading meanwhile. `flush` writes what is left and answers once every write is done; a
+ * failed write fails every later `add` and `flush`.
+ */
+export class Batcher<T> {
+  private items: T[] = [];
+  private weight = 0;
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly size: number,
+    private readonly write: (items: T[]) => Promise<void>,
+  ) {}
+
+  /** Adds an item of `weight` (messages of a history, say); writes the batch once it reaches `size`. */
+  async add(item: T, weight = 1): Promise<void> {
+    this.items.push(item);
+    this.weight += weight;
+    if (this.weight >= this.size) await this.flush();
+  }
+
+  flush(): Promise<void> {
+    const batch = this.items;
+    this.items = [];
+    this.weight = 0;
+    if (batch.length) this.writing = this.writing.then(() => this.write(batch));
+    return this.writing;
+  }
+}
+
+/** At most `n` callers of `run` at a time (attachment downloads of all leads together). */
+export class Limit {
+  private active = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly n: number) {}
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.active >= this.n) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.active++;
+    try {
+      return await fn();
+    } finally {
+      this.active--;
+      this.waiting.shift()?.();
+    }
+  }
+}
+
+/** Runs `fn` over `items` with at most `n` at a time; stops taking new items once `signal` aborts or one fails. */
 export async function pool<T>(items: T[], n: number, signal: AbortSignal | undefined, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
+  let failed = false;
   const worker = async () => {
-    while (next < items.length && !signal?.aborted) await fn(items[next++]);
+    while (next < items.length && !signal?.aborted && !failed) {
+      try {
+        await fn(items[next++]);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
+    }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(n, items.length)) }, worker));
+  // Every worker ends before the pool does (none is left writing after a failure or an interrupt).
+  const ends = await Promise.allSettled(Array.from({ length: Math.max(1, Math.min(n, items.length)) }, worker));
+  const first = ends.find((e) => e.status === 'rejected');
+  if (first) throw first.reason;
 }

@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { Executor } from '../../db/database.js';
+import type { MessagesTable } from '../../db/schema.js';
 
 /** SQL of `parley migrate`: the run record, the id map and the upkeep of leads after their history. No rules here. */
 
@@ -38,6 +39,26 @@ export async function insertIds(db: Executor, rows: Array<{ account_id: number; 
       .insertInto('migration_ids')
       .values(rows.slice(i, i + 2000))
       .execute();
+}
+
+/** Messages already here among `externalIds` of one integration. */
+export async function messagesByExternalId(db: Executor, integrationId: number, externalIds: string[]) {
+  if (!externalIds.length) return [];
+  return db
+    .selectFrom('messages')
+    .select(['id', 'external_id'])
+    .where('integration_id', '=', integrationId)
+    .where('external_id', 'in', externalIds)
+    .execute();
+}
+
+/** Inserts messages in one statement; answers each new row's id with its unique key (integration, external id). */
+export async function insertMessageRows(
+  db: Executor,
+  rows: Array<Insertable<MessagesTable> & { integration_id: number; external_id: string }>,
+) {
+  if (!rows.length) return [];
+  return db.insertInto('messages').values(rows).returning(['id', 'integration_id', 'external_id']).execute();
 }
 
 /**
@@ -97,12 +118,24 @@ export async function settleLead(db: Executor, leadId: number, unread: number): 
     .execute();
 }
 
-export async function replaceLeadTags(db: Executor, accountId: number, leadId: number, tagIds: number[], now: number) {
-  await db.deleteFrom('lead_tags').where('lead_id', '=', leadId).execute();
-  if (tagIds.length)
+/** Sets the tags of several leads: theirs are deleted and the given ones inserted, in few statements. */
+export async function replaceLeadTags(db: Executor, accountId: number, leads: Array<{ leadId: number; tagIds: number[] }>, now: number) {
+  if (!leads.length) return;
+  await db
+    .deleteFrom('lead_tags')
+    .where(
+      'lead_id',
+      'in',
+      leads.map((l) => l.leadId),
+    )
+    .execute();
+  const rows = leads.flatMap((l) =>
+    [...new Set(l.tagIds)].map((tag_id) => ({ account_id: accountId, lead_id: l.leadId, tag_id, created_at: now })),
+  );
+  for (let i = 0; i < rows.length; i += 1000)
     await db
       .insertInto('lead_tags')
-      .values([...new Set(tagIds)].map((tag_id) => ({ account_id: accountId, lead_id: leadId, tag_id, created_at: now })))
+      .values(rows.slice(i, i + 1000))
       .execute();
 }
 
