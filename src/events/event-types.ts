@@ -21,9 +21,12 @@ export type EventType = (typeof EVENT_TYPES)[number];
  * `widget.typing` (an employee typing) goes to the visitor's sockets (visitor-push/),
  * `widget.visitor.typing` (the visitor typing) to the employees' live streams (realtime/) as
  * `{type:"typing"}`. `lead.idle` `{leadId, ruleId}` is the automation's idle sweep naming a lead that
- * went quiet for one rule (docs/api/automation.md). Retention prunes them with the other events.
+ * went quiet for one rule (docs/api/automation.md). `lead.response.overdue` `{leadId, userId,
+ * awaitingSince, targetMinutes}` is a lead passing the first-response target, which the employee
+ * `userId` receives on the stream as a notification (realtime/). Retention prunes them with the
+ * other events.
  */
-export const INTERNAL_EVENT_TYPES = ['widget.typing', 'widget.visitor.typing', 'lead.idle'] as const;
+export const INTERNAL_EVENT_TYPES = ['widget.typing', 'widget.visitor.typing', 'lead.idle', 'lead.response.overdue'] as const;
 export type InternalEventType = (typeof INTERNAL_EVENT_TYPES)[number];
 
 export function isInternalEvent(type: string): boolean {
