@@ -25,6 +25,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { ensureBuilt, root } from '../scripts/ensure-built.mjs';
 import { generate, GENERATOR_VERSION, sizesFor } from './generate.mjs';
@@ -77,6 +78,9 @@ const SCENARIOS = [
     target: '>= 0.8 x widget-visitor',
     check: (r) => r.rps >= 0.8 * (rows.find((x) => x.scenario === 'widget-visitor')?.rps ?? Infinity),
   },
+  // widget-visitor with 20 enabled rules (10 matching each message) and round robin on, against the
+  // same without automation in the same run; each phase until the automation consumer has caught up.
+  { name: 'automation', kind: 'automation', target: 'ratio >= 0.85 (without automation)', check: (r) => r.ratio >= 0.85 },
   { name: 'webhooks', kind: 'webhooks', target: '>= 5000 deliveries/s, p99 < 100 ms', check: (r) => r.rps >= 5000 && r.p99 < 100 },
   { name: 'footprint', kind: 'footprint', target: 'idle RSS after load < 180 MB' },
   { name: 'ingest', kind: 'ingest', target: '(pipeline, no HTTP)' },
@@ -165,7 +169,7 @@ async function main() {
 
   if (selected.some((s) => s.name === 'startup')) await guarded('startup', () => startupScenario(ctx));
 
-  const needsServer = selected.some((s) => ['http', 'webhooks', 'footprint'].includes(s.kind));
+  const needsServer = selected.some((s) => ['http', 'automation', 'webhooks', 'footprint'].includes(s.kind));
   if (needsServer) {
     const profDir = path.join(benchDir, 'results', 'profiles');
     if (opts['cpu-prof'] || opts['sql-profile']) fs.mkdirSync(profDir, { recursive: true });
@@ -199,6 +203,7 @@ async function main() {
     ctx.bare = bare.url;
 
     for (const s of selected.filter((x) => x.kind === 'http')) await guarded(s.name, () => httpScenario(ctx, s));
+    if (selected.some((s) => s.name === 'automation')) await guarded('automation', () => automationScenario(ctx));
     if (selected.some((s) => s.name === 'webhooks')) await guarded('webhooks', () => webhooksScenario(ctx));
     if (selected.some((s) => s.name === 'footprint')) await guarded('footprint', () => footprintScenario(ctx));
     if (!server.alive()) throw new Error('the server process died during the run');
@@ -291,7 +296,6 @@ function withSearchPath(url, schema) {
 }
 
 async function adminQuery(sql) {
-  const { createRequire } = await import('node:module');
   const { pathToFileURL } = await import('node:url');
   const { default: pg } = await import(pathToFileURL(createRequire(path.join(root, 'package.json')).resolve('pg')).href);
   const client = new pg.Client({ connectionString: PG_BASE });
@@ -506,6 +510,99 @@ async function httpScenario(ctx, s) {
     ...(perProcess ? { perProcess, note: perProcess.note } : {}),
     runs,
   });
+}
+
+/**
+ * Widget visitors' messages with automation on (round robin on the widget, 20 enabled
+ * `message.incoming` rules of which 10 match every message, each adding a tag) against the same
+ * load without automation, in the same run and in turn. Automation runs after the commit, so a
+ * phase lasts until the automation consumer has read every event the load recorded and finished
+ * its runs: the rate is messages / (load + catch-up), and the CPU per message counts the catch-up.
+ */
+async function automationScenario(ctx) {
+  const { pathToFileURL } = await import('node:url');
+  const { openDatabase } = await import(pathToFileURL(path.join(root, 'dist', 'db', 'database.js')).href);
+  const { sql } = await import(pathToFileURL(createRequireFromRoot().resolve('kysely')).href);
+  const db = await openDatabase({ dataDir: ctx.dataDir, databaseUrl: ctx.databaseUrl, poolSize: 2 });
+  const base = ctx.bases.length > 1 ? ctx.bases : ctx.server.base;
+  const api = (method, p, body) =>
+    call(ctx.server.base, { method, path: p, headers: ctx.headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const rules = [];
+  const on = async () => {
+    await api('PUT', `/v1.3/integrations/${ctx.meta.widget.id}/distribution`, { mode: 'round_robin' });
+    for (let i = 0; i < 20; i++) {
+      const word = i % 2 ? 'hoodie' : 'refund';
+      const text = await api('POST', '/v1.3/automation/rules', {
+        name: `bench ${i}`,
+        event: 'message.incoming',
+        conditions: [{ field: 'message.text', op: 'contains', value: word }],
+        actions: [{ type: 'addTag', tag: `bench-${i}` }],
+      });
+      rules.push(JSON.parse(text).id);
+    }
+  };
+  const off = async () => {
+    await api('PUT', `/v1.3/integrations/${ctx.meta.widget.id}/distribution`, { mode: 'off' });
+    for (const id of rules.splice(0)) await api('DELETE', `/v1.3/automation/rules/${id}`);
+  };
+  const k = db.kysely;
+  const newest = async () => Number((await k.selectFrom('events').select(sql`max(id)`.as('id')).executeTakeFirst())?.id ?? 0);
+  const caughtUp = async (upto) => {
+    const cursor = await k.selectFrom('automation_cursors').select('event_id').where('name', '=', 'automation').executeTakeFirst();
+    if (!cursor || Number(cursor.event_id) < upto) return false;
+    const open = await k.selectFrom('automation_runs').select(sql`count(*)`.as('n')).where('done', '=', 0).executeTakeFirst();
+    return Number(open?.n ?? 0) === 0;
+  };
+  const phase = async (prefix) => {
+    const next = await widgetVisitorRequests(ctx, prefix);
+    await runLoad({ base, next, duration: WARMUP, connections: CONNECTIONS });
+    const watch = cpuWatch({ serverPids: ctx.serverPids, postgres: POSTGRES });
+    const t0 = performance.now();
+    const load = await runLoad({ base, next, duration: DURATION, connections: CONNECTIONS });
+    const upto = await newest();
+    while (!(await caughtUp(upto))) await new Promise((r) => setTimeout(r, 100));
+    const seconds = (performance.now() - t0) / 1000;
+    const cpu = watch.measure(load.requests);
+    return { ...load, rate: load.requests / seconds, catchUpS: seconds - DURATION, ...(cpu ? { cpu } : {}) };
+  };
+  const runs = [];
+  try {
+    for (let i = 0; i < RUNS; i++) {
+      const plain = await phase(`p${i}`);
+      await on();
+      const auto = await phase(`a${i}`);
+      await off();
+      const ratio = auto.rate / plain.rate;
+      runs.push({ plain, auto, ratio, rps: auto.rate });
+      console.log(
+        `  automation: with ${auto.rate.toFixed(0)} msg/s (load ${auto.rps.toFixed(0)} req/s, catch-up ${auto.catchUpS.toFixed(1)} s), ` +
+          `without ${plain.rate.toFixed(0)} msg/s (load ${plain.rps.toFixed(0)} req/s, catch-up ${plain.catchUpS.toFixed(1)} s), ratio ${ratio.toFixed(2)}` +
+          (auto.cpu && plain.cpu ? `\n    with: ${describeCpu(auto.cpu)}\n    without: ${describeCpu(plain.cpu)}` : ''),
+      );
+    }
+  } finally {
+    if (rules.length) await off().catch(() => {});
+    await db.close();
+  }
+  const m = median(runs, 'ratio');
+  const ratios = runs.map((r) => r.ratio);
+  rows.push({
+    scenario: 'automation',
+    rps: m.auto.rate,
+    p50: m.auto.p50,
+    p95: m.auto.p95,
+    p99: m.auto.p99,
+    errors: runs.reduce((a, r) => a + r.auto.errors + r.plain.errors, 0),
+    ceiling: m.plain.rate,
+    ratio: m.ratio,
+    spread: { min: Math.min(...ratios), max: Math.max(...ratios) },
+    connections: CONNECTIONS,
+    runs,
+  });
+}
+
+function createRequireFromRoot() {
+  return createRequire(path.join(root, 'package.json'));
 }
 
 /**

@@ -208,7 +208,10 @@ describe('the OpenAPI document as a product', () => {
       expect(doc.components.schemas[ref[1]!], ref[1]).toBeDefined();
     }
     const list = doc.paths['/v1.3/leads/inbox']?.get?.responses?.['200']?.content?.['application/json']?.schema;
-    expect(list?.items).toEqual({ $ref: '#/components/schemas/LeadListItem' });
+    expect(list?.items).toEqual({ $ref: '#/components/schemas/LeadListItemV13' });
+    expect(doc.components.schemas.LeadListItemV13?.properties).toHaveProperty('awaitingSince');
+    const older = doc.paths['/v1.2/leads/inbox']?.get?.responses?.['200']?.content?.['application/json']?.schema;
+    expect(older?.items).toEqual({ $ref: '#/components/schemas/LeadListItem' });
     expect(doc.components.schemas.LeadListItem?.properties).toHaveProperty('responseTime');
     // The error body is written once per format, not once per operation.
     for (const { path, method, op } of operations()) {

@@ -10,6 +10,7 @@ import type { ReplySender } from './rule-actions.js';
 import { RuleRunner } from './rule-runner.js';
 import { causedEvents } from './rule-runs.repo.js';
 import { sweepIdleLeads } from './idle-sweep.js';
+import { sweepOverdueLeads } from './first-response-sweep.js';
 
 /** The events rules react to (lead.idle is recorded by the idle sweep for its rule). */
 /** How often stopped runs are looked for and idle leads swept. */
@@ -63,9 +64,13 @@ export class AutomationWorker implements BackgroundWorker {
     await this.resume();
   }
 
-  /** Stopped runs, and the idle sweep (idle-sweep.ts), whose events the next read runs. */
+  /**
+   * Stopped runs, the first-response sweep (first-response-sweep.ts), and the idle sweep
+   * (idle-sweep.ts), whose events the next read runs.
+   */
   private async resume(): Promise<void> {
     await this.rules.resumeStale().catch((err: unknown) => this.deps.log.warn({ err }, 'resuming automation runs failed'));
+    await sweepOverdueLeads(this.deps).catch((err: unknown) => this.deps.log.warn({ err }, 'first-response sweep failed'));
     const idle = await sweepIdleLeads(this.deps).catch((err: unknown) => {
       this.deps.log.warn({ err }, 'idle sweep failed');
       return 0;

@@ -109,7 +109,10 @@ export class RuleRunner {
     if (!actions.length) await runs.saveResults(this.db, run.id, results, true);
   }
 
-  /** The reply goes out as the account owner's answer; its customId makes a resumed run send nothing twice. */
+  /**
+   * The reply goes out with the account owner's reach but is stored as sent by automation (no
+   * employee: docs/api/automation.md); its customId makes a resumed run send nothing twice.
+   */
   private async reply(
     rule: AutomationRuleRow,
     run: AutomationRunRow,

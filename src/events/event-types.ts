@@ -25,9 +25,12 @@ export type EventType = (typeof EVENT_TYPES)[number];
  * went quiet for one rule (docs/api/automation.md). `integration.changed` `{integrationId}` says an
  * integration's status or health changed (domain/integrations/integration-health.ts): the employees'
  * live streams pass it on, catch-up included, so an open conversation shows its channel's trouble
- * (docs/api/webhooks.md "The realtime stream"). Retention prunes them with the other events.
+ * (docs/api/webhooks.md "The realtime stream"). `lead.response.overdue` `{leadId, userId,
+ * awaitingSince, targetMinutes}` is a lead passing the first-response target, which the employee
+ * `userId` receives on the stream as a notification (realtime/). Retention prunes them with the
+ * other events.
  */
-export const INTERNAL_EVENT_TYPES = ['widget.typing', 'widget.visitor.typing', 'lead.idle', 'integration.changed'] as const;
+export const INTERNAL_EVENT_TYPES = ['widget.typing', 'widget.visitor.typing', 'lead.idle', 'integration.changed', 'lead.response.overdue'] as const;
 export type InternalEventType = (typeof INTERNAL_EVENT_TYPES)[number];
 
 export function isInternalEvent(type: string): boolean {

@@ -188,17 +188,25 @@ export class RealtimeHub implements BackgroundWorker {
   /**
    * Sends the rows the subscriber may see. Internal events are skipped, except a visitor's typing,
    * which becomes `{type:"typing", leadId, typing, from:"visitor"}` when it comes live (`live`):
-   * an indicator is worth nothing later, so a catch-up never replays one; and `integration.changed`,
-   * a state the app reloads, sent live and in a catch-up alike.
+   * an indicator is worth nothing later, so a catch-up never replays one; `integration.changed`,
+   * a state the app reloads, sent live and in a catch-up alike; and a lead passing the
+   * first-response target, which becomes `{type:"notification", ...}` for the employee it names,
+   * live and on catch-up.
    */
   private async deliver(sub: Subscriber, rows: EventRow[], live = true): Promise<void> {
     const leads = await this.leadsOf(rows);
     for (const row of rows) {
       const typing = row.type === 'widget.visitor.typing';
-      const passed = !isInternalEvent(row.type) || (typing && live) || row.type === 'integration.changed';
+      const overdue = row.type === 'lead.response.overdue' && overdueFor(row) === sub.userId;
+      const passed = !isInternalEvent(row.type) || (typing && live) || row.type === 'integration.changed' || overdue;
       if (!passed || !(await this.visible(sub.scope, row, leads))) continue;
       try {
-        sub.send(JSON.stringify(typing ? typingMessage(row) : { type: 'event', id: row.id, event: JSON.parse(row.payload) }));
+        const message = typing
+          ? typingMessage(row)
+          : overdue
+            ? overdueMessage(row)
+            : { type: 'event', id: row.id, event: JSON.parse(row.payload) as unknown };
+        sub.send(JSON.stringify(message));
       } catch (err) {
         this.deps.log.debug({ err }, 'realtime send failed');
       }
@@ -243,6 +251,22 @@ export class RealtimeHub implements BackgroundWorker {
       .executeTakeFirst();
     return hit !== undefined;
   }
+}
+
+/** The employee a `lead.response.overdue` names. */
+function overdueFor(row: EventRow): number | undefined {
+  const { userId } = JSON.parse(row.payload) as { userId?: unknown };
+  return typeof userId === 'number' ? userId : undefined;
+}
+
+/** A lead passing the first-response target (`lead.response.overdue`) as its employee's stream shows it. */
+function overdueMessage(row: EventRow) {
+  const p = JSON.parse(row.payload) as { leadId: number; awaitingSince: number; targetMinutes: number };
+  return {
+    type: 'notification',
+    id: row.id,
+    notification: { kind: 'firstResponseOverdue', leadId: p.leadId, awaitingSince: p.awaitingSince, targetMinutes: p.targetMinutes },
+  };
 }
 
 /** A visitor's typing (`widget.visitor.typing`) as the employees' stream shows it. */

@@ -69,6 +69,21 @@ afterAll(async () => {
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
+/** Moves the start of a lead's wait for an answer back to `at`, in the server's database. */
+async function backdateWait(leadId: number, at: number): Promise<void> {
+  if (database) {
+    await database.db.kysely.updateTable('leads').set({ awaiting_since: at }).where('id', '=', leadId).execute();
+    return;
+  }
+  const { default: Sqlite } = await import('better-sqlite3');
+  const db = new Sqlite(path.join(dataDir, 'parley.db'));
+  try {
+    db.prepare('update leads set awaiting_since = ? where id = ?').run(at, leadId);
+  } finally {
+    db.close();
+  }
+}
+
 async function visitor(name: string, text: string) {
   const session = await call(server.base, 'POST', '/widget/v1/sessions', { body: { key: widgetKey, name } });
   const write = async (t: string) =>
@@ -146,6 +161,26 @@ describe('everyday work in the agent app', () => {
     await expect.poll(() => page.locator('.lead-row').count()).toBe(1);
     await page.getByRole('button', { name: 'Clear filters' }).click();
     await page.locator(`.lead-row[data-lead-id="${other.leadId}"]`).waitFor();
+  });
+
+  it('the filter "waiting longer than the response target" shows only such leads, each with the time it has waited', async () => {
+    const late = await visitor('Vera Waiting', 'Hello? Still waiting');
+    const fresh = await visitor('Fred Fresh', 'Just wrote');
+    // The customer of `late` wrote two hours ago: the stored start of their wait is moved back.
+    await backdateWait(late.leadId, Date.now() - 2 * 3_600_000);
+    expect((await call(server.base, 'PUT', '/v1.3/account/first-response-target', { token, body: { minutes: 60 } })).status).toBe(200);
+    await page.goto(`${server.base}/inbox`);
+    await page.locator(`.lead-row[data-lead-id="${fresh.leadId}"]`).waitFor();
+    await page.getByRole('button', { name: 'Filters' }).click();
+    await page.getByLabel('Waiting longer than the response target').check();
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.locator(`.lead-row[data-lead-id="${fresh.leadId}"]`).waitFor({ state: 'detached' });
+    const row = page.locator(`.lead-row[data-lead-id="${late.leadId}"]`);
+    await row.waitFor();
+    await expect.poll(() => row.getByTestId('waiting').textContent()).toContain('2');
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+    await page.locator(`.lead-row[data-lead-id="${fresh.leadId}"]`).waitFor();
+    await call(server.base, 'PUT', '/v1.3/account/first-response-target', { token, body: { minutes: null } });
   });
 
   it('employees: access rules set in the settings are what the API answers', async () => {

@@ -31,6 +31,16 @@ const WorkingHours = Type.Object(
   { additionalProperties: false },
 );
 
+const FirstResponseTarget = Type.Object(
+  {
+    minutes: Type.Union([Type.Integer({ minimum: 1, maximum: 43_200 }), Type.Null()], {
+      description: 'minutes a customer may wait for an answer (1 to 43200, 30 days); null: no target',
+    }),
+  },
+  // An unknown key is refused by name: `additionalProperties: false` alone would drop it silently (api/validation.ts).
+  { additionalProperties: false, propertyNames: { enum: ['minutes'] } },
+);
+
 const Rule = Type.Object({
   id: Id,
   name: Type.String(),
@@ -126,6 +136,33 @@ export const automationRoutes = [
       response: { 200: WorkingHours },
     },
     handler: async (req, _reply, { services, auth }) => services.accountAutomation.setWorkingHours(auth, req.body),
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'GET',
+    url: '/account/first-response-target',
+    schema: {
+      tags,
+      summary: "The account's first-response target (every employee may read it)",
+      response: { 200: FirstResponseTarget },
+    },
+    handler: async (_req, _reply, { services, auth }) => services.accountAutomation.firstResponseTarget(auth),
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'PUT',
+    url: '/account/first-response-target',
+    ownerOnly: true,
+    schema: {
+      tags,
+      summary: "Set the account's first-response target in minutes, or null for none (owner only)",
+      description:
+        'A lead whose customer has waited longer for an answer is overdue: the `overdue` filter of the v1.3 lead lists finds it, and its ' +
+        'responsible employee (the owner when unassigned) is notified once on the realtime stream.',
+      body: FirstResponseTarget,
+      response: { 200: FirstResponseTarget },
+    },
+    handler: async (req, _reply, { services, auth }) => services.accountAutomation.setFirstResponseTarget(auth, req.body),
   }),
   defineRoute({
     versions: V13,

@@ -5,6 +5,7 @@ import { VERSION_TRAITS, type ApiVersion } from '../versions.js';
 import {
   FunnelColumnObject,
   LeadListItemObject,
+  LeadListItemV13Object,
   LeadObject,
   LeadStatisticsObject,
   serializeFunnelColumn,
@@ -56,6 +57,13 @@ export const extendedQuery = {
     }),
   ),
   lastMessageFrom: Type.Optional(Type.Integer({ minimum: 0, description: 'Last message at or after this instant (Unix ms)' })),
+  overdue: Type.Optional(
+    Type.Boolean({
+      description:
+        "`true`: open leads (inbox and active) whose customer has waited for an answer longer than the account's first-response target " +
+        '(docs/api/automation.md; none without a target); `false`: the others.',
+    }),
+  ),
   lastMessageTo: Type.Optional(Type.Integer({ minimum: 0, description: 'Last message at or before this instant (Unix ms)' })),
   createdFrom: Type.Optional(Type.Integer({ minimum: 0, description: 'Created at or after this instant (Unix ms)' })),
   createdTo: Type.Optional(Type.Integer({ minimum: 0, description: 'Created at or before this instant (Unix ms)' })),
@@ -92,7 +100,12 @@ function listRoutes(versions: readonly ApiVersion[], extended: boolean): RouteDe
           summary,
           description: LIST_NOTE,
           querystring: query(version, list !== 'inbox'),
-          response: { 200: withTotalCount(Type.Array(LeadListItemObject), 'Leads matching the list and filters, all pages') },
+          response: {
+            200: withTotalCount(
+              Type.Array(extended ? LeadListItemV13Object : LeadListItemObject),
+              'Leads matching the list and filters, all pages',
+            ),
+          },
         }),
         handler: async (req, reply, { services, auth, traits }) => {
           const q = parseLeadQuery(req.query as Record<string, unknown>, { list, extended, clampLimit: traits.clampLimit });
@@ -181,7 +194,7 @@ export const leadsRoutes: RouteDef[] = [
         `${LIST_NOTE} Covers every list like \`all\`; leads in ignore statuses are included with \`ignore=true\`, ` +
         'and when asked for by `id` (unless `ignore=false`).',
       querystring: Type.Object({ ...baseQuery(version, true), ...extendedQuery }),
-      response: { 200: withTotalCount(Type.Array(LeadListItemObject), 'Leads matching the list and filters, all pages') },
+      response: { 200: withTotalCount(Type.Array(LeadListItemV13Object), 'Leads matching the list and filters, all pages') },
     }),
     handler: async (req, reply, { services, auth, traits }) => {
       const q = parseLeadQuery(req.query as Record<string, unknown>, { list: 'leads', extended: true, clampLimit: traits.clampLimit });

@@ -38,8 +38,11 @@ const Sender = Type.Object(
     socialId: Type.Optional(Type.String()),
     profileUrl: Type.Optional(Type.String()),
     userId: Type.Optional(Type.Integer({ description: 'Employee who sent an outgoing message' })),
+    automation: Type.Optional(
+      Type.Literal(true, { description: 'An outgoing message an automation rule sent (no `userId` then; docs/api/automation.md)' }),
+    ),
   },
-  { title: 'MessageSender', description: 'For outgoing messages only `id` (and `userId`)' },
+  { title: 'MessageSender', description: 'For outgoing messages only `id` (and `userId`, or `automation`)' },
 );
 const Preview = Nullable(
   Type.Object(

@@ -92,6 +92,23 @@ export const LeadListItemObject = Type.Object(
   { title: 'LeadListItem', description: 'Lead (list item)' },
 );
 
+/**
+ * The v1.3 lists' item: also `awaitingSince`. The item is presented once for every version; the
+ * older versions' schema leaves the field out of their answers.
+ */
+export const LeadListItemV13Object = Type.Object(
+  {
+    ...LeadListItemObject.properties,
+    awaitingSince: Nullable(
+      Type.Integer({
+        description:
+          "Since when the customer waits for an answer (Unix ms): the first incoming message after the last answer; null when nothing awaits one. Compare it with the account's first-response target (docs/api/automation.md)",
+      }),
+    ),
+  },
+  { title: 'LeadListItemV13', description: 'Lead (list item), v1.3' },
+);
+
 export const LeadObject = Type.Object(
   {
     ...common,
@@ -170,6 +187,12 @@ export const LeadStatisticsObject = Type.Object(
       {
         median: Nullable(Type.Number({ description: 'Median responseTime in ms (mean of the two middle ones for an even count)' })),
         count: Type.Integer({ description: 'Leads with a known responseTime' }),
+        withinTarget: Type.Optional(
+          Type.Integer({
+            description:
+              "Of `count`, the leads answered within the account's first-response target (docs/api/automation.md); only when the account has a target",
+          }),
+        ),
       },
       { description: 'Over the leads with a known responseTime' },
     ),
@@ -238,6 +261,7 @@ function presentListItem(entry: LeadListEntry) {
     paymentTypeId: lead.payment_type_id,
     items: JSON.parse(lead.items) as unknown[],
     createdAt: isoTime(lead.created_at),
+    awaitingSince: lead.awaiting_since,
   };
 }
 

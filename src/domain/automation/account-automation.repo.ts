@@ -12,6 +12,11 @@ export async function workingHoursOf(db: Executor, accountId: number): Promise<W
   return row?.working_hours ? (JSON.parse(row.working_hours) as WorkingHours) : ALWAYS_OPEN;
 }
 
+/** The account's first-response target in minutes; null when it has none. */
+export async function firstResponseTargetOf(db: Executor, accountId: number): Promise<number | null> {
+  return (await findAccountAutomation(db, accountId))?.first_response_minutes ?? null;
+}
+
 /** Sets the given columns, creating the account's row on first use. */
 export async function saveAccountAutomation(
   db: Executor,

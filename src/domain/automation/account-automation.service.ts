@@ -12,7 +12,16 @@ export interface WorkingHoursInput {
   holidays?: string[];
 }
 
-/** The account's working hours (docs/api/automation.md), owner only. */
+/** The first-response target as the API answers it. */
+export interface FirstResponseTarget {
+  minutes: number | null;
+}
+
+/**
+ * The account's working hours and first-response target (docs/api/automation.md). Working hours
+ * are the owner's; the target is read by every employee (the lead list and reports use it) and
+ * set by the owner.
+ */
 export class AccountAutomationService {
   constructor(private readonly deps: Deps) {}
 
@@ -31,5 +40,16 @@ export class AccountAutomationService {
     if (problems.length) throw invalid('Invalid working hours', problems);
     await repo.saveAccountAutomation(this.deps.db.kysely, auth.accountId, { working_hours: JSON.stringify(hours) }, this.deps.clock.now());
     return hours;
+  }
+
+  async firstResponseTarget(auth: AuthContext): Promise<FirstResponseTarget> {
+    return { minutes: await repo.firstResponseTargetOf(this.deps.db.kysely, auth.accountId) };
+  }
+
+  /** Sets the target (minutes) or removes it (null). */
+  async setFirstResponseTarget(auth: AuthContext, input: FirstResponseTarget): Promise<FirstResponseTarget> {
+    requireOwner(auth);
+    await repo.saveAccountAutomation(this.deps.db.kysely, auth.accountId, { first_response_minutes: input.minutes }, this.deps.clock.now());
+    return { minutes: input.minutes };
   }
 }

@@ -24,6 +24,9 @@ export interface SaObject {
   avatar: string;
 }
 
+/** How an automation rule's reply's customId starts (automation/rule-runner.ts). */
+export const AUTOMATION_CUSTOM_ID = 'automation-';
+
 export interface SenderObject {
   /** The customer profile (incoming), or the integration's `externalId` when it is an integer (outgoing). */
   id?: number;
@@ -34,6 +37,8 @@ export interface SenderObject {
   socialId?: string;
   profileUrl?: string;
   userId?: number;
+  /** An outgoing message an automation rule sent (docs/api/automation.md); absent otherwise. */
+  automation?: true;
 }
 
 export interface ReplyToObject {
@@ -110,7 +115,7 @@ export function presentSa(integration: IntegrationPart): SaObject {
 }
 
 export function presentSender(
-  message: Pick<MessageRow, 'incoming' | 'user_id'>,
+  message: Pick<MessageRow, 'incoming' | 'user_id' | 'custom_id'>,
   integration: IntegrationPart,
   profile: ProfilePart | undefined,
 ): SenderObject {
@@ -128,6 +133,7 @@ export function presentSender(
   const id = integerExternalId(integration.external_id);
   const out: SenderObject = id === undefined ? {} : { id };
   if (message.user_id !== null) out.userId = message.user_id;
+  else if (message.custom_id?.startsWith(AUTOMATION_CUSTOM_ID)) out.automation = true;
   return out;
 }
 

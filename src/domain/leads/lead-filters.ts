@@ -76,7 +76,7 @@ function vocabulary<T extends string>(query: RawQuery, name: string, allowed: re
 
 export interface ParseOptions {
   list: LeadList | 'funnel' | 'statistics';
-  /** The v1.3 filters (customer, source_types, unread, dates, ignore, id) are read. */
+  /** The v1.3 filters (customer, source_types, unread, dates, ignore, id, overdue) are read. */
   extended: boolean;
   /** `limit` above the maximum is clamped (v1.1) rather than refused. */
   clampLimit: boolean;
@@ -125,6 +125,10 @@ export function parseLeadFilters(query: RawQuery, opts: Omit<ParseOptions, 'clam
       filters.ignore = query.ignore;
     }
     assign('ids', ids(query, 'id'));
+    if (query.overdue !== undefined) {
+      if (typeof query.overdue !== 'boolean') throw bad('overdue', 'must be boolean');
+      filters.overdue = query.overdue;
+    }
   }
   return filters;
 }

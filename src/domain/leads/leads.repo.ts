@@ -66,6 +66,13 @@ export function leadConditions(scope: Scope, types: StatusTypeSet, f: LeadFilter
   if (f.lastMessageTo !== undefined) parts.push(sql`${col('last_message_at')} <= ${f.lastMessageTo}`);
   if (f.createdFrom !== undefined) parts.push(sql`${col('created_at')} >= ${f.createdFrom}`);
   if (f.createdTo !== undefined) parts.push(sql`${col('created_at')} <= ${f.createdTo}`);
+  if (f.overdue !== undefined) {
+    const overdue =
+      f.awaitingCutoff === undefined || f.awaitingCutoff === null
+        ? sql<SqlBool>`1 = 0`
+        : sql<SqlBool>`(${col('status_type')} in ('inbox', 'active') and ${col('awaiting_since')} is not null and ${col('awaiting_since')} <= ${f.awaitingCutoff})`;
+    parts.push(f.overdue ? overdue : sql`not ${overdue}`);
+  }
   return sql<SqlBool>`(${sql.join(parts, sql` and `)})`;
 }
 
@@ -350,6 +357,11 @@ export async function responseTimeMedian(db: Executor, where: RawBuilder<SqlBool
     .execute();
   const middle = rows.map((r) => Number(r.response_time));
   return { median: Math.round(middle.reduce((a, b) => a + b, 0) / middle.length), count };
+}
+
+/** Of the leads with a known response time, those answered within `ms`. */
+export async function answeredWithin(db: Executor, where: RawBuilder<SqlBool>, ms: number): Promise<number> {
+  return countLeads(db, sql<SqlBool>`${where} and ${col('response_time')} is not null and ${col('response_time')} <= ${ms}`);
 }
 
 /** Tag values per lead, in tag order (case-free, then exact). */

@@ -6,6 +6,7 @@ import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
 import { customerView, normalizeCustomerPatch } from '../customers/customers.types.js';
 import { defaultCountryOf } from '../accounts/account-settings.js';
+import { firstResponseTargetOf } from '../automation/account-automation.repo.js';
 import { insertCustomer } from '../customers/customers.repo.js';
 import { AppError, invalid } from '../errors.js';
 import { findIntegration } from '../integrations/integrations.repo.js';
@@ -57,7 +58,19 @@ export class LeadsService {
     return this.deps.db.kysely;
   }
 
-  async list(auth: AuthContext, list: LeadList, { filters, page }: LeadQuery): Promise<LeadListResult> {
+  /**
+   * `overdue` compares each lead's wait with the account's first-response target at this moment
+   * (docs/api/automation.md): the cut-off is resolved here, so the query stays pure SQL.
+   */
+  private async resolved(auth: AuthContext, filters: LeadFilters): Promise<LeadFilters> {
+    if (filters.overdue === undefined) return filters;
+    const minutes = await firstResponseTargetOf(this.db, auth.accountId);
+    return { ...filters, awaitingCutoff: minutes === null ? null : this.deps.clock.now() - minutes * 60_000 };
+  }
+
+  async list(auth: AuthContext, list: LeadList, query: LeadQuery): Promise<LeadListResult> {
+    const { page } = query;
+    const filters = await this.resolved(auth, query.filters);
     const scope = await scopeOf(this.db, auth);
     const where = repo.leadConditions(scope, statusTypesOf(list, filters), filters);
     const compiled = repo.countQuery(this.db, where).compile();
@@ -74,7 +87,8 @@ export class LeadsService {
    * Every lead of a list's filters the caller may see, in list order, a page at a time: the CSV
    * export (docs/api/data-ownership.md). Each page is its own query, so the export streams.
    */
-  async *pages(auth: AuthContext, list: LeadList, filters: LeadQuery['filters'], size = 500): AsyncGenerator<LeadListEntry[]> {
+  async *pages(auth: AuthContext, list: LeadList, query: LeadQuery['filters'], size = 500): AsyncGenerator<LeadListEntry[]> {
+    const filters = await this.resolved(auth, query);
     const scope = await scopeOf(this.db, auth);
     const where = repo.leadConditions(scope, statusTypesOf(list, filters), filters);
     for (let offset = 0; ; offset += size) {
@@ -88,7 +102,9 @@ export class LeadsService {
    * Every status except `ignore` ones (or those of `statuses`), in status order, each with its own
    * page of leads: `offset` and `limit` apply per status. `total` counts the leads of all of them.
    */
-  async funnel(auth: AuthContext, { filters, page }: LeadQuery): Promise<FunnelResult> {
+  async funnel(auth: AuthContext, query: LeadQuery): Promise<FunnelResult> {
+    const { page } = query;
+    const filters = await this.resolved(auth, query.filters);
     const scope = await scopeOf(this.db, auth);
     const statuses = (await listStatuses(this.db, auth.accountId))
       .filter((s) => s.type !== 'ignore' && (!filters.statuses || filters.statuses.includes(s.id)))
@@ -117,19 +133,18 @@ export class LeadsService {
    * `amounts`: also the exact sum of the leads' amounts per list and per status (the funnel
    * board's column totals), from the same grouped query as the counts.
    */
-  async statistics(
-    auth: AuthContext,
-    filters: LeadFilters,
-    opts: { breakdowns?: boolean; amounts?: boolean } = {},
-  ): Promise<LeadStatistics> {
+  async statistics(auth: AuthContext, query: LeadFilters, opts: { breakdowns?: boolean; amounts?: boolean } = {}): Promise<LeadStatistics> {
+    const filters = await this.resolved(auth, query);
     const scope = await scopeOf(this.db, auth);
     const everything = repo.leadConditions(scope, 'any', filters);
     const allList = repo.leadConditions(scope, statusTypesOf('all', filters), filters);
-    const [groups, statuses, days, responseTime, employees, channels] = await Promise.all([
+    const target = await firstResponseTargetOf(this.db, auth.accountId);
+    const [groups, statuses, days, responseTime, withinTarget, employees, channels] = await Promise.all([
       repo.countByStatus(this.db, everything, { amounts: opts.amounts }),
       listStatuses(this.db, auth.accountId),
       repo.newLeadsPerDay(this.db, allList),
       repo.responseTimeMedian(this.db, allList),
+      target === null ? undefined : repo.answeredWithin(this.db, allList, target * 60_000),
       opts.breakdowns ? breakdown(this.db, allList, 'employee') : undefined,
       opts.breakdowns ? breakdown(this.db, allList, 'channel') : undefined,
     ]);
@@ -152,7 +167,7 @@ export class LeadsService {
         ...(opts.amounts ? { amount: amountOf(ofStatus(status.id)) } : {}),
       })),
       newLeads: days.map((d) => ({ date: new Date(d.day * DAY_MS).toISOString().slice(0, 10), count: d.n })),
-      responseTime,
+      responseTime: withinTarget === undefined ? responseTime : { ...responseTime, withinTarget },
       ...(employees && channels
         ? {
             employees: employees.map(({ key, ...rest }) => ({ userId: key === null ? null : Number(key), ...rest })),

@@ -36,6 +36,14 @@ export interface LeadFilters {
   createdTo?: number;
   ignore?: boolean;
   ids?: number[];
+  /**
+   * v1.3 `overdue`: open (inbox or active) leads whose customer has waited longer than the
+   * account's first-response target (true), or the others (false). The service resolves it into
+   * `awaitingCutoff` before the query is built.
+   */
+  overdue?: boolean;
+  /** The resolved `overdue`: waiting since at or before this instant (Unix ms); null: no target, nothing is overdue. */
+  awaitingCutoff?: number | null;
 }
 
 export interface LeadPage {
@@ -100,7 +108,8 @@ export interface LeadStatistics {
   statuses: Array<{ status: StatusRow; count: number; amount?: bigint }>;
   /** UTC day (YYYY-MM-DD) of creation, ascending; days without new leads are left out. */
   newLeads: Array<{ date: string; count: number }>;
-  responseTime: { median: number | null; count: number };
+  /** `withinTarget`: of `count`, the leads answered within the first-response target; only when the account has one. */
+  responseTime: { median: number | null; count: number; withinTarget?: number };
   /** Per responsible employee (userId null: unassigned) and per channel type, most leads first; only when asked for. */
   employees?: Array<{ userId: number | null; count: number; responseTime: { median: number | null; count: number } }>;
   channels?: Array<{ type: string; count: number; responseTime: { median: number | null; count: number } }>;

@@ -122,7 +122,7 @@ export class MessagingService {
     if (!target) throw notFound('Lead not found');
     const { lead } = target;
     const content = checkContent(input.message, input.template);
-    const userId = await this.sender(auth, input.userId);
+    const userId = opts.byAutomation ? null : await this.sender(auth, input.userId);
     const source = await this.resolveSource(lead, target.sources, input.source);
     if (opts.honourSaId && input.saId !== undefined && input.saId !== null) {
       if (requireId(input.saId, 'body.saId') !== source.integration_id) {
@@ -148,7 +148,8 @@ export class MessagingService {
         lead,
         source,
         integration,
-        userId,
+        // Automation never answers privately (rule replies carry no `private`).
+        userId: userId ?? auth.userId,
         text: content.text,
         replyTo,
         customId,

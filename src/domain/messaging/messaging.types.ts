@@ -45,6 +45,11 @@ export interface SendOptions {
   honourSaId: boolean;
   /** Whether `private` is read (v1.3) or ignored (older versions). */
   privateReplies?: boolean;
+  /**
+   * An automation rule's reply (docs/api/automation.md): stored without an employee, so its
+   * sender carries no `userId` but `automation: true`. Its customId starts with `automation-`.
+   */
+  byAutomation?: boolean;
 }
 
 export interface PostInput {

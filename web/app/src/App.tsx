@@ -11,6 +11,7 @@ import { ConsentPage } from './pages/Consent';
 import { InboxPage } from './pages/Inbox';
 import { SearchPage } from './pages/Search';
 import { MentionToasts } from './components/MentionToasts';
+import { OverdueToasts } from './components/OverdueToasts';
 import { ShortcutsHelp } from './components/ShortcutsHelp';
 import { linkProps, navigate, useLocation } from './router';
 import { channelName } from './channels/ChannelName';
@@ -168,6 +169,7 @@ function Shell({ path }: { path: string }) {
         <Suspense fallback={<div className="center-screen">{t('app.loading')}</div>}>{page}</Suspense>
       </main>
       <MentionToasts />
+      <OverdueToasts />
       <ShortcutsHelp />
     </div>
   );

@@ -1634,6 +1634,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1.3/account/first-response-target": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's first-response target (every employee may read it) */
+        get: operations["getAccountFirstResponseTarget_v1_3"];
+        /**
+         * Set the account's first-response target in minutes, or null for none (owner only)
+         * @description A lead whose customer has waited longer for an answer is overdue: the `overdue` filter of the v1.3 lead lists finds it, and its responsible employee (the owner when unassigned) is notified once on the realtime stream.
+         */
+        put: operations["putAccountFirstResponseTarget_v1_3"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1.3/automation/rules": {
         parameters: {
             query?: never;
@@ -2095,6 +2116,51 @@ export interface components {
             createdAt: string;
         };
         /**
+         * LeadListItemV13
+         * @description Lead (list item), v1.3
+         */
+        LeadListItemV13: {
+            id: number;
+            userId: number | null;
+            statusId: number | null;
+            /** @description No unread incoming message */
+            read: boolean;
+            /** @description Comment */
+            details: string;
+            /** @description Lead value */
+            amount: number;
+            responseTime: number | null;
+            /** @description Tag values, sorted without case */
+            tags: string[];
+            /** @description Integration that received the lead */
+            socialAccount: {
+                id: number;
+                login: string;
+                type: string;
+            };
+            customer: {
+                id: number;
+                login: string;
+                name: string;
+                avatar: string;
+                email: string | null;
+                phone: string | null;
+            };
+            message: components["schemas"]["LeadLastMessage"] | null;
+            address: string;
+            /** @description Consignment note number */
+            ttn: string;
+            /** @description Free data of the integrator */
+            customData: string;
+            /** @description JSON text of the customFields object as written (`{}` when never written) */
+            customFields: string;
+            paymentTypeId: number | null;
+            items: components["schemas"]["GoodsItem"][];
+            /** @description ISO 8601 UTC with milliseconds */
+            createdAt: string;
+            awaitingSince: number | null;
+        };
+        /**
          * LeadStatus
          * @description Lead status
          */
@@ -2131,7 +2197,7 @@ export interface components {
         };
         /**
          * MessageSender
-         * @description For outgoing messages only `id` (and `userId`)
+         * @description For outgoing messages only `id` (and `userId`, or `automation`)
          */
         MessageSender: {
             /** @description Customer profile id; on outgoing messages the integration's externalId when it is an integer (absent otherwise) */
@@ -2144,6 +2210,11 @@ export interface components {
             profileUrl?: string;
             /** @description Employee who sent an outgoing message */
             userId?: number;
+            /**
+             * @description An outgoing message an automation rule sent (no `userId` then; docs/api/automation.md)
+             * @enum {boolean}
+             */
+            automation?: true;
         };
         /**
          * PaymentType
@@ -5658,6 +5729,8 @@ export interface operations {
                 unread?: "unread" | "read" | "unanswered" | "answered";
                 /** @description Last message at or after this instant (Unix ms) */
                 lastMessageFrom?: number;
+                /** @description `true`: open leads (inbox and active) whose customer has waited for an answer longer than the account's first-response target (docs/api/automation.md; none without a target); `false`: the others. */
+                overdue?: boolean;
                 /** @description Last message at or before this instant (Unix ms) */
                 lastMessageTo?: number;
                 /** @description Created at or after this instant (Unix ms) */
@@ -5683,7 +5756,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["LeadListItem"][];
+                    "application/json": components["schemas"]["LeadListItemV13"][];
                 };
             };
             /** @description Error (v1.2, v1.3) */
@@ -5731,6 +5804,8 @@ export interface operations {
                 unread?: "unread" | "read" | "unanswered" | "answered";
                 /** @description Last message at or after this instant (Unix ms) */
                 lastMessageFrom?: number;
+                /** @description `true`: open leads (inbox and active) whose customer has waited for an answer longer than the account's first-response target (docs/api/automation.md; none without a target); `false`: the others. */
+                overdue?: boolean;
                 /** @description Last message at or before this instant (Unix ms) */
                 lastMessageTo?: number;
                 /** @description Created at or after this instant (Unix ms) */
@@ -5756,7 +5831,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["LeadListItem"][];
+                    "application/json": components["schemas"]["LeadListItemV13"][];
                 };
             };
             /** @description Error (v1.2, v1.3) */
@@ -5804,6 +5879,8 @@ export interface operations {
                 unread?: "unread" | "read" | "unanswered" | "answered";
                 /** @description Last message at or after this instant (Unix ms) */
                 lastMessageFrom?: number;
+                /** @description `true`: open leads (inbox and active) whose customer has waited for an answer longer than the account's first-response target (docs/api/automation.md; none without a target); `false`: the others. */
+                overdue?: boolean;
                 /** @description Last message at or before this instant (Unix ms) */
                 lastMessageTo?: number;
                 /** @description Created at or after this instant (Unix ms) */
@@ -5829,7 +5906,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["LeadListItem"][];
+                    "application/json": components["schemas"]["LeadListItemV13"][];
                 };
             };
             /** @description Error (v1.2, v1.3) */
@@ -5877,6 +5954,8 @@ export interface operations {
                 unread?: "unread" | "read" | "unanswered" | "answered";
                 /** @description Last message at or after this instant (Unix ms) */
                 lastMessageFrom?: number;
+                /** @description `true`: open leads (inbox and active) whose customer has waited for an answer longer than the account's first-response target (docs/api/automation.md; none without a target); `false`: the others. */
+                overdue?: boolean;
                 /** @description Last message at or before this instant (Unix ms) */
                 lastMessageTo?: number;
                 /** @description Created at or after this instant (Unix ms) */
@@ -5902,7 +5981,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["LeadListItem"][];
+                    "application/json": components["schemas"]["LeadListItemV13"][];
                 };
             };
             /** @description Error (v1.2, v1.3) */
@@ -5950,6 +6029,8 @@ export interface operations {
                 unread?: "unread" | "read" | "unanswered" | "answered";
                 /** @description Last message at or after this instant (Unix ms) */
                 lastMessageFrom?: number;
+                /** @description `true`: open leads (inbox and active) whose customer has waited for an answer longer than the account's first-response target (docs/api/automation.md; none without a target); `false`: the others. */
+                overdue?: boolean;
                 /** @description Last message at or before this instant (Unix ms) */
                 lastMessageTo?: number;
                 /** @description Created at or after this instant (Unix ms) */
@@ -6023,6 +6104,8 @@ export interface operations {
                 unread?: "unread" | "read" | "unanswered" | "answered";
                 /** @description Last message at or after this instant (Unix ms) */
                 lastMessageFrom?: number;
+                /** @description `true`: open leads (inbox and active) whose customer has waited for an answer longer than the account's first-response target (docs/api/automation.md; none without a target); `false`: the others. */
+                overdue?: boolean;
                 /** @description Last message at or before this instant (Unix ms) */
                 lastMessageTo?: number;
                 /** @description Created at or after this instant (Unix ms) */
@@ -6048,7 +6131,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["LeadListItem"][];
+                    "application/json": components["schemas"]["LeadListItemV13"][];
                 };
             };
             /** @description Error (v1.2, v1.3) */
@@ -6165,6 +6248,8 @@ export interface operations {
                 unread?: "unread" | "read" | "unanswered" | "answered";
                 /** @description Last message at or after this instant (Unix ms) */
                 lastMessageFrom?: number;
+                /** @description `true`: open leads (inbox and active) whose customer has waited for an answer longer than the account's first-response target (docs/api/automation.md; none without a target); `false`: the others. */
+                overdue?: boolean;
                 /** @description Last message at or before this instant (Unix ms) */
                 lastMessageTo?: number;
                 /** @description Created at or after this instant (Unix ms) */
@@ -6238,6 +6323,8 @@ export interface operations {
                             median: number | null;
                             /** @description Leads with a known responseTime */
                             count: number;
+                            /** @description Of `count`, the leads answered within the account's first-response target (docs/api/automation.md); only when the account has a target */
+                            withinTarget?: number;
                         };
                         /** @description Per responsible employee, most leads first; with `breakdowns=true` (v1.3 extension) */
                         employees?: {
@@ -7635,6 +7722,8 @@ export interface operations {
                 unread?: "unread" | "read" | "unanswered" | "answered";
                 /** @description Last message at or after this instant (Unix ms) */
                 lastMessageFrom?: number;
+                /** @description `true`: open leads (inbox and active) whose customer has waited for an answer longer than the account's first-response target (docs/api/automation.md; none without a target); `false`: the others. */
+                overdue?: boolean;
                 /** @description Last message at or before this instant (Unix ms) */
                 lastMessageTo?: number;
                 /** @description Created at or after this instant (Unix ms) */
@@ -8185,6 +8274,95 @@ export interface operations {
                             sun?: string[][];
                         };
                         holidays?: string[];
+                    };
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAccountFirstResponseTarget_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description minutes a customer may wait for an answer (1 to 43200, 30 days); null: no target */
+                        minutes: number | null;
+                    };
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putAccountFirstResponseTarget_v1_3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description minutes a customer may wait for an answer (1 to 43200, 30 days); null: no target */
+                    minutes: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description minutes a customer may wait for an answer (1 to 43200, 30 days); null: no target */
+                        minutes: number | null;
                     };
                 };
             };

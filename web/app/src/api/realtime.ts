@@ -6,7 +6,9 @@ export type RealtimeMessage =
   | { kind: 'reset' }
   | { kind: 'ready' }
   /** A site widget visitor typing (live only, never replayed). */
-  | { kind: 'typing'; leadId: number; typing: boolean };
+  | { kind: 'typing'; leadId: number; typing: boolean }
+  /** For this employee: a lead passed the first-response target (docs/api/automation.md). */
+  | { kind: 'overdue'; id: number; leadId: number; awaitingSince: number; targetMinutes: number };
 type Listener = (m: RealtimeMessage) => void;
 
 import { backoff } from './realtime-backoff';
@@ -76,7 +78,14 @@ export class Realtime {
     this.ws = ws;
     let authFailed = false;
     ws.onmessage = (e) => {
-      let msg: { type?: string; id?: number; event?: RealtimeEvent; leadId?: number; typing?: boolean };
+      let msg: {
+        type?: string;
+        id?: number;
+        event?: RealtimeEvent;
+        leadId?: number;
+        typing?: boolean;
+        notification?: { kind?: string; leadId?: number; awaitingSince?: number; targetMinutes?: number };
+      };
       try {
         msg = JSON.parse(String(e.data));
       } catch {
@@ -94,6 +103,13 @@ export class Realtime {
         this.emit({ kind: 'reset' });
       } else if (msg.type === 'typing' && typeof msg.leadId === 'number') {
         this.emit({ kind: 'typing', leadId: msg.leadId, typing: msg.typing !== false });
+      } else if (msg.type === 'notification' && typeof msg.id === 'number' && msg.notification?.kind === 'firstResponseOverdue') {
+        // Notifications are events of the outbox: a reconnect resumes after them, never replaying one.
+        this.lastEventId = msg.id;
+        const n = msg.notification;
+        if (typeof n.leadId === 'number' && typeof n.awaitingSince === 'number' && typeof n.targetMinutes === 'number') {
+          this.emit({ kind: 'overdue', id: msg.id, leadId: n.leadId, awaitingSince: n.awaitingSince, targetMinutes: n.targetMinutes });
+        }
       }
     };
     ws.onclose = (e) => {

@@ -24,7 +24,8 @@ export type StatusType = Status['type'];
 
 export type LeadItem = Schemas['GoodsItem'];
 /** A lead as the lists answer it. */
-export type Lead = Schemas['LeadListItem'];
+/** A lead list item; `awaitingSince` is on the v1.3 lists' items, not on the funnel's. */
+export type Lead = Schemas['LeadListItem'] & Partial<Pick<Schemas['LeadListItemV13'], 'awaitingSince'>>;
 /** A lead as GET /leads/<id> answers it. */
 export type SingleLead = Schemas['Lead'];
 
@@ -95,6 +96,8 @@ export interface Note {
 export interface ResponseTimeStat {
   median: number | null;
   count: number;
+  /** Of `count`, answered within the first-response target; only on the whole, when the account has one. */
+  withinTarget?: number;
 }
 /** GET /v1.3/leads/statistics as the reports page reads it. */
 export interface ReportStatistics extends Statistics {

@@ -6,8 +6,8 @@ import '../sales.css';
 import { ChannelName } from '../channels/ChannelName';
 
 /**
- * The columns of a lead row, as sales teams read a list: channel, status, response time, amount,
- * responsible employee and tags. Each value carries its column name for screen readers.
+ * The columns of a lead row, as sales teams read a list: channel, status, time waiting for an
+ * answer, response time, amount, responsible employee and tags. Each value carries its column name for screen readers.
  */
 export function LeadColumns({ lead, status }: { lead: Lead; status?: Status }) {
   const { employees } = useCatalog();
@@ -20,6 +20,11 @@ export function LeadColumns({ lead, status }: { lead: Lead; status?: Status }) {
       {status && (
         <span className="status-dot" style={{ color: status.color }}>
           ● <span className="muted">{status.name}</span>
+        </span>
+      )}
+      {lead.awaitingSince !== null && lead.awaitingSince !== undefined && (
+        <span title={t('cols.waiting')} data-testid="waiting">
+          <span className="sr-only">{t('cols.waiting')}: </span>⌛ {formatDuration(Math.max(0, Date.now() - lead.awaitingSince))}
         </span>
       )}
       {lead.responseTime !== null && (

@@ -7,7 +7,7 @@ import { channelName } from '../channels/ChannelName';
 
 const num = (v: string) => (v ? [Number(v)] : []);
 
-/** The list filters: integration, channel type, tags, employee, status, reading state. */
+/** The list filters: integration, channel type, tags, employee, status, reading state, waiting past the response target. */
 export function FilterBar({
   list,
   value,
@@ -91,6 +91,10 @@ export function FilterBar({
             </option>
           ))}
         </select>
+      </label>
+      <label className="row">
+        <input type="checkbox" checked={draft.overdue} onChange={(e) => setDraft({ ...draft, overdue: e.target.checked })} />
+        {t('filters.overdue')}
       </label>
       <label>
         {t('filters.tags')}

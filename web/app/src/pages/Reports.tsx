@@ -108,6 +108,7 @@ export default function ReportsPage() {
   const [draft, setDraft] = useState(range);
   const [showFilters, setShowFilters] = useState(false);
   const [stats, setStats] = useState<ReportStatistics | null>(null);
+  const [target, setTarget] = useState<number | null>(null);
   const [error, setError] = useState<string | null>(null);
 
   const load = useCallback(async () => {
@@ -125,6 +126,12 @@ export default function ReportsPage() {
     }
   }, [filters, range]);
   useEffect(() => void load(), [load]);
+  useEffect(() => {
+    api
+      .get<{ minutes: number | null }>('/account/first-response-target')
+      .then((r) => setTarget(r.minutes))
+      .catch(() => setTarget(null));
+  }, []);
 
   const nameOf = (id: number | null) => (id === null ? t('reports.unassigned') : (employeeName(employees, id) ?? `#${id}`));
   const download = () => {
@@ -179,6 +186,17 @@ export default function ReportsPage() {
             </p>
             <p className="muted small">{t('reports.responseCount', { count: stats.responseTime.count })}</p>
           </section>
+          {target !== null && stats.responseTime.withinTarget !== undefined && (
+            <section className="report-card">
+              <h2>{t('reports.withinTarget', { minutes: target })}</h2>
+              <p className="big-number" data-testid="within-target">
+                {stats.responseTime.count ? `${Math.round((100 * stats.responseTime.withinTarget) / stats.responseTime.count)}%` : '—'}
+              </p>
+              <p className="muted small">
+                {t('reports.withinTargetCount', { within: stats.responseTime.withinTarget, count: stats.responseTime.count })}
+              </p>
+            </section>
+          )}
           <section className="report-card">
             <h2>{t('reports.lists')}</h2>
             <dl className="stat-list">

@@ -96,9 +96,11 @@ export interface Filters {
   users: number[];
   statuses: number[];
   unread: '' | 'unread' | 'read' | 'unanswered' | 'answered';
+  /** Only leads waiting longer than the account's first-response target. */
+  overdue: boolean;
 }
 
-export const noFilters: Filters = { sa: [], types: [], tags: [], users: [], statuses: [], unread: '' };
+export const noFilters: Filters = { sa: [], types: [], tags: [], users: [], statuses: [], unread: '', overdue: false };
 
 /** The query parameters of a list call; statuses are not accepted by the inbox list. */
 export function filterParams(list: ListName, f: Filters): Record<string, Array<string | number> | string | undefined> {
@@ -109,9 +111,10 @@ export function filterParams(list: ListName, f: Filters): Record<string, Array<s
     users: f.users,
     statuses: list === 'inbox' ? undefined : f.statuses,
     unread: f.unread || undefined,
+    overdue: f.overdue ? 'true' : undefined,
   };
 }
 
 export function activeFilterCount(f: Filters): number {
-  return f.sa.length + f.types.length + f.tags.length + f.users.length + f.statuses.length + (f.unread ? 1 : 0);
+  return f.sa.length + f.types.length + f.tags.length + f.users.length + f.statuses.length + (f.unread ? 1 : 0) + (f.overdue ? 1 : 0);
 }
