@@ -84,8 +84,10 @@ interface Finished {
  *   was busy are recorded, and the free slots claimed again, in one round (delivery-queue.ts
  *   `recordOutcomes`: one transaction on SQLite, two statements on PostgreSQL): under load the
  *   batches grow by themselves, and an idle worker records and claims at once. A send's
- *   slot and lease are held until its outcome is committed. New deliveries wake an idle worker at
- *   once; a busy one claims them with its next round (at most NUDGE_DELAY_MS later).
+ *   slot and lease are held until its outcome is committed, so on PostgreSQL a started worker
+ *   runs its rounds on a connection of its own rather than waiting for the pool behind requests.
+ *   New deliveries wake an idle worker at once; a busy one claims them with its next round (at
+ *   most NUDGE_DELAY_MS later).
  * - Time: scheduling reads `deps.clock`; tests call `runOnce()`/`drain()` instead of `start()`.
  */
 export class DeliveryWorker implements BackgroundWorker {
