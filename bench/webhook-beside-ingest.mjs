@@ -2,7 +2,8 @@
 // messages/s for 20 s) to one account whose one webhook (message.incoming) points at
 // bench/lib/receiver.mjs (its own process). Prints the ingest rate reached, the message -> webhook
 // delay (from the visitor's send, stamped in the text, to the receiver's arrival: p50/p99), the
-// backlog when the load stops and how long it took to drain. Targets: p99 < 500 ms, no backlog.
+// backlog when the load stops and how long it took to drain, and the CPU per message (ingest and its
+// delivery) of the server and of PostgreSQL. Targets: p99 < 500 ms, no backlog.
 // Not a test: on a machine shared with other work the figures move with the load.
 //
 //   node bench/webhook-beside-ingest.mjs [--db postgres] [--rate 500] [--duration 20] [--visitors 200] [--no-build]
@@ -10,6 +11,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureBuilt, root } from '../scripts/ensure-built.mjs';
+import { cpuWatch, describeCpu } from './lib/cpu.mjs';
 import { percentile, runPaced } from './lib/load.mjs';
 import { startHelper } from './lib/processes.mjs';
 import { scratchServer } from './lib/scratch-server.mjs';
@@ -61,11 +63,13 @@ try {
     headers: { authorization: `Bearer ${visitors[i++ % visitors.length]}`, 'content-type': 'application/json' },
     body: JSON.stringify({ clientId: `m${i}`, text: `t${Date.now()}` }),
   });
+  const watch = cpuWatch({ serverPids: [server.pid], postgres: opts.db === 'postgres' });
   const ingest = await runPaced({ base: server.base, next, duration: DURATION, rate: RATE, connections: 64 });
   const stoppedAt = Date.now();
   const backlog = ingest.requests - (await stats());
   while ((await stats()) < ingest.requests && Date.now() - stoppedAt < 120_000) await new Promise((r) => setTimeout(r, 50));
   const drainedMs = Date.now() - stoppedAt;
+  const cpu = watch.measure(ingest.requests);
   const arrivals = await (await fetch(`${receiver.url}/__dump`)).json();
   const delays = arrivals
     .filter((a) => a[2] !== undefined)
@@ -79,6 +83,7 @@ try {
     `  message -> webhook: p50 ${percentile(delays, 50).toFixed(0)} ms, p99 ${percentile(delays, 99).toFixed(0)} ms (target < 500)`,
   );
   console.log(`  backlog when the load stopped: ${backlog}; all ${arrivals.length} delivered ${drainedMs} ms after it`);
+  if (cpu) console.log(`  ${describeCpu(cpu).replace('per request', 'per message')}`);
 } finally {
   await drop();
   await receiver.stop();

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { Webhook } from 'standardwebhooks';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { DIALECT } from './helpers/database.js';
+import { openDatabase } from '../src/db/database.js';
 import { webhookFixture } from './helpers/webhook-fixture.js';
 import { DeliveryWorker, RETRY_DELAYS_MS } from '../src/webhooks/delivery-worker.js';
 import type { KyselyPlugin } from 'kysely';
@@ -310,6 +311,40 @@ describe('webhook delivery', () => {
         .execute();
       expect(rows).toHaveLength(3);
       for (const row of rows) expect(row).toMatchObject({ status: 'delivered', attempts: 1 });
+    });
+  }
+
+  if (DIALECT === 'postgres') {
+    it('a started worker claims and records on its own connection: it delivers while the pool is exhausted', async () => {
+      const { owner, integration } = await account();
+      const r = await receiver();
+      const hook = await register(owner, `${r.url}/hook`, 'v1.3', ['message.incoming']);
+      for (const who of ['nia', 'oli', 'pat']) await h.services.ingest.ingest(integration, message(who));
+      // The worker's pool has one connection, held by a "request" for the whole test.
+      const url = h.database.url as string;
+      const pool = await openDatabase({ databaseUrl: url, dataDir: '', poolSize: 1 });
+      let release = () => {};
+      let holding = () => {};
+      const isHeld = new Promise<void>((resolve) => (holding = resolve));
+      const hold = pool.kysely.connection().execute(async () => {
+        holding();
+        await new Promise<void>((resolve) => (release = resolve));
+      });
+      await isHeld;
+      const w = new DeliveryWorker({ ...h.services.deps, db: pool }, { id: 'own-connection', pgListenUrl: url });
+      try {
+        w.start();
+        await r.waitFor(3);
+        const delivered = async () =>
+          (await db().selectFrom('deliveries').select('id').where('webhook_id', '=', hook.id).where('status', '=', 'delivered').execute())
+            .length;
+        await vi.waitFor(async () => expect(await delivered()).toBe(3));
+      } finally {
+        release();
+        await hold;
+        await w.stop();
+        await pool.close();
+      }
     });
   }
 

@@ -263,6 +263,8 @@ export interface DatabaseOptions {
    * own, not a pooler's in transaction mode.
    */
   rowChanges?: boolean;
+  /** PostgreSQL: idle connections stay open (their named statements with them) instead of closing after 10 s. */
+  keepIdle?: boolean;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Db> {
@@ -458,7 +460,7 @@ async function openPostgres(url: string, max: number, options: DatabaseOptions):
   const pg = (await import('pg')).default;
   // int8 (counts, bigint ids and millisecond instants) as numbers; they stay below 2^53.
   pg.types.setTypeParser(20, (v: string) => Number(v));
-  const pool = new pg.Pool({ connectionString: url, max });
+  const pool = new pg.Pool({ connectionString: url, max, ...(options.keepIdle ? { idleTimeoutMillis: 0 } : {}) });
   // An idle connection that fails (PostgreSQL restarted, the network cut) leaves the pool and the
   // next query opens a new one; unheard, the pool's 'error' event would end the process.
   pool.on('error', () => {});
@@ -478,6 +480,16 @@ async function openPostgres(url: string, max: number, options: DatabaseOptions):
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     changes,
   };
+}
+
+/**
+ * PostgreSQL: one connection of its own (opened again if it fails, kept while idle) for a
+ * background loop whose statements run one after another, so that they neither wait for a pooled
+ * connection behind the requests nor hold one from them. (Forcing generic plans for its whole
+ * session instead of per claim transaction made the webhook worker slower: docs/performance.md.)
+ */
+export function openLoopConnection(url: string): Promise<Db> {
+  return openPostgres(url, 1, { dataDir: '', rowChanges: false, namedStatements: true, keepIdle: true });
 }
 
 /**

@@ -3,6 +3,7 @@ import { metrics } from '../metrics/metrics.js';
 import { eventBodyFor } from '../events/event-versions.js';
 import { systemClock, type Clock } from '../domain/clock.js';
 import type { Deps } from '../domain/context.js';
+import { openLoopConnection, type Db } from '../db/database.js';
 import type { BackgroundWorker } from '../domain/workers.js';
 import {
   ClaimAfterRecordFailed,
@@ -48,7 +49,10 @@ export interface DeliveryWorkerOptions {
   id?: string;
   /** Real time for the `webhook-timestamp` header (receivers compare it with their own clock). */
   wallClock?: Clock;
-  /** A PostgreSQL URL to LISTEN on for wake-ups from other processes. */
+  /**
+   * PostgreSQL (default: the configured database): the URL of the worker's own connections, which
+   * LISTEN for wake-ups from other processes, hold its liveness lock and run its claims and records.
+   */
   pgListenUrl?: string;
 }
 
@@ -80,8 +84,10 @@ interface Finished {
  *   was busy are recorded, and the free slots claimed again, in one round (delivery-queue.ts
  *   `recordOutcomes`: one transaction on SQLite, two statements on PostgreSQL): under load the
  *   batches grow by themselves, and an idle worker records and claims at once. A send's
- *   slot and lease are held until its outcome is committed. New deliveries wake an idle worker at
- *   once; a busy one claims them with its next round (at most NUDGE_DELAY_MS later).
+ *   slot and lease are held until its outcome is committed, so on PostgreSQL a started worker
+ *   runs its rounds on a connection of its own rather than waiting for the pool behind requests.
+ *   New deliveries wake an idle worker at once; a busy one claims them with its next round (at
+ *   most NUDGE_DELAY_MS later).
  * - Time: scheduling reads `deps.clock`; tests call `runOnce()`/`drain()` instead of `start()`.
  */
 export class DeliveryWorker implements BackgroundWorker {
@@ -111,6 +117,11 @@ export class DeliveryWorker implements BackgroundWorker {
   /** PostgreSQL: the lock proving this worker alive, and the look for dead workers' leases. */
   private liveness: LivenessLock | undefined;
   private livenessTimer: NodeJS.Timeout | undefined;
+  /**
+   * PostgreSQL, once started: the loop's own connection for its claims and records (one round trip
+   * each, never waiting for the pool behind requests). Until then, and on SQLite, `deps.db`.
+   */
+  private loopDb: Db | undefined;
 
   constructor(
     private readonly deps: Deps,
@@ -159,12 +170,24 @@ export class DeliveryWorker implements BackgroundWorker {
     });
   }
 
+  /** The database of claims and records: the loop's own connection when there is one. */
+  private get queue(): Db {
+    return this.loopDb ?? this.deps.db;
+  }
+
   private async startLiveness(): Promise<void> {
-    const { db, log } = this.deps;
+    const { db, log, config } = this.deps;
     if (db.dialect !== 'postgres') {
       const freed = await releaseEarlierRunsLeases(db, this.id);
       if (freed) log.info({ freed }, 'webhook deliveries leased by an earlier run given back');
       return;
+    }
+    // Not behind a pooler in transaction mode (named statements off): session settings would not
+    // stay with the connection there.
+    if (config.pgNamedStatements !== false && this.opts.pgListenUrl) {
+      const loopDb = await openLoopConnection(this.opts.pgListenUrl);
+      if (this.stopped) await loopDb.close();
+      else this.loopDb = loopDb;
     }
     if (!this.liveness) return;
     await this.liveness.acquire();
@@ -218,6 +241,9 @@ export class DeliveryWorker implements BackgroundWorker {
     while (this.pumping || this.inFlight.size) await Promise.allSettled([this.pumpRun, ...this.inFlight]);
     // Alive until its leases are recorded or given back: then others may take what is left.
     await this.liveness?.release();
+    const loopDb = this.loopDb;
+    this.loopDb = undefined;
+    await loopDb?.close().catch(() => {});
     this.sender.close();
   }
 
@@ -241,7 +267,7 @@ export class DeliveryWorker implements BackgroundWorker {
 
   /** Claims up to `limit` due deliveries for this worker; the rows are leased until `lease_until`. */
   claim(limit: number): Promise<Job[]> {
-    return claimDeliveries(this.deps.db, this.claimRequest(limit));
+    return claimDeliveries(this.queue, this.claimRequest(limit));
   }
 
   private claimRequest(limit: number): ClaimRequest {
@@ -310,7 +336,7 @@ export class DeliveryWorker implements BackgroundWorker {
     const record = (items: Finished[], claim?: ClaimRequest) => {
       const p = policy();
       return recordOutcomes(
-        this.deps.db,
+        this.queue,
         items.map((f) => this.outcome(f.job, f.result, p.now)),
         p,
         claim,
@@ -463,7 +489,7 @@ export class DeliveryWorker implements BackgroundWorker {
 
   private async scheduleNext(): Promise<void> {
     const poll = this.deps.config.eventsPollMs;
-    const due = await nextDueAt(this.deps.db);
+    const due = await nextDueAt(this.queue);
     // Rows due already were just passed over (held behind an earlier delivery of their lead, or
     // by an endpoint at capacity): a completion wakes us for those, the poll is the safety net.
     const now = this.deps.clock.now();
