@@ -70,8 +70,10 @@ const send = (token: string | undefined, leadId: number, payload: object, versio
 
 const messagesOf = (leadId: number) => db().selectFrom('messages').selectAll().where('lead_id', '=', leadId).orderBy('id').execute();
 const leadRow = (leadId: number) => db().selectFrom('leads').selectAll().where('id', '=', leadId).executeTakeFirstOrThrow();
+/** Events a refusal must not add; the channel's health records the refusal itself (docs/api/integrations.md "Health"). */
 const eventCount = async (accountId: number) =>
-  (await db().selectFrom('events').select('id').where('account_id', '=', accountId).execute()).length;
+  (await db().selectFrom('events').select('id').where('account_id', '=', accountId).where('type', '!=', 'integration.changed').execute())
+    .length;
 
 /** A refused request must store nothing: same messages, same lead, no new events. */
 async function expectNothingStored(c: Conversation, accountId: number, run: () => Promise<void>) {

@@ -44,7 +44,14 @@ async function snapshot(accountId: number) {
     sources: await db().selectFrom('sources').selectAll().where('account_id', '=', accountId).orderBy('id').execute(),
     leads: await db().selectFrom('leads').selectAll().where('account_id', '=', accountId).orderBy('id').execute(),
     messages: await db().selectFrom('messages').selectAll().where('account_id', '=', accountId).orderBy('id').execute(),
-    events: await db().selectFrom('events').selectAll().where('account_id', '=', accountId).orderBy('id').execute(),
+    // The channel's health records a refusal (docs/api/integrations.md "Health"): not part of what a refusal must leave unchanged.
+    events: await db()
+      .selectFrom('events')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('type', '!=', 'integration.changed')
+      .orderBy('id')
+      .execute(),
     counted: await db().selectFrom('write_first_contacts').selectAll().where('account_id', '=', accountId).orderBy('id').execute(),
   };
 }

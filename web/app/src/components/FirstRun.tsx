@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { api } from '../api/client';
 import type { Integration } from '../api/types';
 import { useCatalog } from '../catalog';
@@ -9,13 +9,18 @@ import { errorText } from '../i18n/errors';
 
 /**
  * Shown while the account has no channel: how to connect one, the site widget first (one click,
- * then its snippet to paste). Managers are told to ask the owner.
+ * then its snippet to paste). Managers are told to ask the owner. The snippet stays until closed,
+ * though the new channel reaches the catalogue at once; a channel connected elsewhere ends it
+ * (`onDone`).
  */
-export function FirstRun() {
-  const { isOwner, reload } = useCatalog();
+export function FirstRun({ onDone }: { onDone: () => void }) {
+  const { isOwner, reload, integrations } = useCatalog();
   const [widget, setWidget] = useState<Integration | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    if (integrations.length > 0 && !widget && !busy) onDone();
+  }, [integrations.length, widget, busy, onDone]);
 
   const connect = async () => {
     setBusy(true);
@@ -44,7 +49,14 @@ export function FirstRun() {
             <button type="button" className="small" onClick={() => void navigator.clipboard?.writeText(snippet)}>
               {t('app.copy')}
             </button>
-            <button type="button" className="small primary" onClick={() => void reload(['integrations'])}>
+            <button
+              type="button"
+              className="small primary"
+              onClick={() => {
+                onDone();
+                void reload(['integrations']);
+              }}
+            >
               {t('app.close')}
             </button>
           </div>

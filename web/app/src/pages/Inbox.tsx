@@ -87,6 +87,12 @@ export function InboxPage({ leadId }: { leadId: number | null }) {
   const [picking, setPicking] = useState(false);
   const [selection, setSelection] = useState<Selection>(noSelection);
   const { integrations } = useCatalog();
+  // The first-run panel: shown once the account has no channel, until it ends itself (FirstRun).
+  const [welcoming, setWelcoming] = useState(() => integrations.length === 0);
+  const endWelcome = useCallback(() => setWelcoming(false), []);
+  useEffect(() => {
+    if (integrations.length === 0) setWelcoming(true);
+  }, [integrations.length]);
   const loading = useRef(false);
   const generation = useRef(0);
   const ctx = useRef({ list, filters, leadId, state });
@@ -260,7 +266,7 @@ export function InboxPage({ leadId }: { leadId: number | null }) {
             }}
           />
         )}
-        {integrations.length === 0 && <FirstRun />}
+        {welcoming && <FirstRun onDone={endWelcome} />}
         {showFilters && <FilterBar list={list} value={filters} onChange={setFilters} statuses={statuses} />}
         {error && (
           <p className="error" role="alert">
