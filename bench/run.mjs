@@ -560,7 +560,13 @@ async function automationScenario(ctx) {
     const t0 = performance.now();
     const load = await runLoad({ base, next, duration: DURATION, connections: CONNECTIONS });
     const upto = await newest();
-    while (!(await caughtUp(upto))) await new Promise((r) => setTimeout(r, 100));
+    // A consumer that never catches up fails the scenario rather than hanging the suite.
+    const deadline = performance.now() + 120_000;
+    while (!(await caughtUp(upto))) {
+      if (performance.now() > deadline)
+        throw new Error(`automation: the consumer did not reach event ${upto} within 120 s of the load's end`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
     const seconds = (performance.now() - t0) / 1000;
     const cpu = watch.measure(load.requests);
     return { ...load, rate: load.requests / seconds, catchUpS: seconds - DURATION, ...(cpu ? { cpu } : {}) };
