@@ -1,7 +1,7 @@
 // Server CPU time per request of the read scenarios: user + system time of the server process
 // (/proc/<pid>/stat) divided by the 2xx answers it gave under load. On a machine shared with other
 // work, requests/s move by 2-3x between runs; CPU per request moves far less, so it is the figure
-// to compare two builds with (issue 9). Linux only; SQLite, on the cached bench data set.
+// to compare two builds with. Linux only; SQLite, on the cached bench data set.
 //
 //   node bench/cpu-per-request.mjs [--duration S] [--ceiling] [--cpu-prof] [scenario...]
 //

@@ -529,7 +529,7 @@ async function pgWriter(url) {
       // What autovacuum would do shortly after a load this size (the development machines run with
       // autovacuum off): statistics, and the visibility map, without which an index-only scan
       // (list pages, totals) reads the table row of every entry too, and the planner prefers
-      // scanning the whole table for a list total (issue 9). Only this schema's tables: a bare
+      // scanning the whole table for a list total. Only this schema's tables: a bare
       // `analyze` walks every schema of the database.
       const { rows } = await client.query('select tablename from pg_tables where schemaname = current_schema()');
       await client.query(`vacuum (analyze) ${rows.map((r) => `"${r.tablename}"`).join(', ')}`);

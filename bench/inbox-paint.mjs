@@ -1,4 +1,4 @@
-// The agent app's inbox with a large account, in Debian's chromium (issue 23): time to the first
+// The agent app's inbox with a large account, in Debian's chromium: time to the first
 // painted lead row after opening /inbox, and scrolling the `All` list down to its 10,000th lead
 // (pages of 50 loaded as the list nears its end) with the frames it took. Figures are printed,
 // never judged: the machine is shared and the browser runs beside the server.

@@ -1,4 +1,4 @@
-// Lead lists beside ingest (issue 19, item 11): one account's inbox list read under load while
+// Lead lists beside ingest: one account's inbox list read under load while
 // widget visitors write at a steady pace, to another account or to the same one. The lead read
 // cache should keep the first close to the quiet figure (its answers depend on their account only)
 // and only the second should fall. Prints requests/s of the list for each case. Not a test.

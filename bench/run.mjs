@@ -1,4 +1,4 @@
-// Parley's benchmark suite (issue 9): one account of realistic size, the real server process, and
+// Parley's benchmark suite: one account of realistic size, the real server process, and
 // every figure next to the machine's own ceiling: a bare fastify route answering a body of the same
 // size to the same requests, measured in the same run, just before the scenario.
 //
@@ -64,7 +64,7 @@ const SCENARIOS = [
   { name: 'leads-filtered', kind: 'http', target: 'ratio >= 0.6, p99 < 25 ms', check: (r) => r.ratio >= 0.6 && r.p99 < 25 },
   { name: 'lead', kind: 'http' },
   { name: 'history', kind: 'http', target: 'ratio >= 0.7', check: (r) => r.ratio >= 0.7 },
-  // Latency targets (issue 19: p95 < 20 ms at 1M messages): measured with a few searchers at once,
+  // Latency targets (p95 < 20 ms at 1M messages): measured with a few searchers at once,
   // not 50 (queueing would be the figure).
   { name: 'customer-search', kind: 'http', connections: 4, target: 'p95 < 20 ms (4 connections)', check: (r) => r.p95 < 20 },
   { name: 'message-search', kind: 'http', connections: 4, target: 'p95 < 20 ms (4 connections)', check: (r) => r.p95 < 20 },

@@ -1,4 +1,4 @@
-// Webhook delivery capacity without ingest (issue 9): a backlog of N events x 5 endpoints written
+// Webhook delivery capacity without ingest: a backlog of N events x 5 endpoints written
 // straight into a fresh SQLite database (or, with --database-url, a fresh schema of that PostgreSQL
 // database, dropped afterwards), then one DeliveryWorker of this tree's dist/ started in
 // this process sends it to bench/lib/receiver.mjs (its own process), as the server's worker would.

@@ -8,7 +8,7 @@ import { exportAccount } from './domain/portability/account-exporter.js';
 import { importAccount } from './domain/portability/account-importer.js';
 import { backupName, pruneBackups, runBackup } from './domain/portability/backup.js';
 
-/** The CLI's data commands (issue 24): export, import, backup, account deletion. */
+/** The CLI's data commands: export, import, backup, account deletion. */
 export const DATA_USAGE = `  export --account <id> --out <file>
                               write the account's archive (docs/export-format.md) to a new file
   import <file>               import an archive into a new account (all or nothing; a re-run of an

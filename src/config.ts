@@ -82,7 +82,7 @@ export interface Config {
   eventsPollMs: number;
   /** How long sending waits for a channel's provider before answering 504, in milliseconds. */
   sendTimeoutMs: number;
-  /** Site widget (issue 8): new visitor sessions per IP per 10 minutes; messages per visitor per
+  /** Site widget: new visitor sessions per IP per 10 minutes; messages per visitor per
    *  minute (per IP: 3 times that); largest visitor attachment in bytes; whether /demo/widget is served. */
   widgetSessionsPerIp: number;
   widgetMessagesPerMinute: number;

@@ -78,33 +78,33 @@ export interface Services {
   /** Fan-out of committed events to realtime subscribers (this process). */
   realtime: RealtimeHub;
   leads: LeadsService;
-  /** Internal notes on leads, with @mentions (issue 23). */
+  /** Internal notes on leads, with @mentions. */
   notes: NotesService;
   /** Uploaded files: storage, media objects, public download. */
   files: FilesService;
-  /** The site widget: owners' settings and the visitors' protocol (issue 8). */
+  /** The site widget: owners' settings and the visitors' protocol. */
   widget: WidgetService;
-  /** Messenger bots (Telegram msgrb_bot, Viber msgrc_bot): adapters, provider webhooks, polling offsets (issue 11). */
+  /** Messenger bots (Telegram msgrb_bot, Viber msgrc_bot): adapters, provider webhooks, polling offsets. */
   bots: BotChannels;
-  /** Account bridges: the requests routed to them across processes (issue 18). */
+  /** Account bridges: the requests routed to them across processes. */
   hub: BridgeHub;
-  /** Account bridges: tokens, login prompts, session state, inbound messages (issue 18). */
+  /** Account bridges: tokens, login prompts, session state, inbound messages. */
   bridge: BridgeService;
-  /** Social networks (VK social2_group, OK social3): adapters, provider callbacks, polling cursors (issue 17). */
+  /** Social networks (VK social2_group, OK social3): adapters, provider callbacks, polling cursors. */
   social: SocialChannels;
-  /** Meta's products (WhatsApp Cloud API msgra_business_api): adapters, the Meta webhook, templates (issue 15). */
+  /** Meta's products (WhatsApp Cloud API msgra_business_api): adapters, the Meta webhook, templates. */
   meta: MetaChannels;
-  /** OAuth 2 apps and grants (issue 21). */
+  /** OAuth 2 apps and grants. */
   oauth: OAuthService;
-  /** OAuth 2 authorization server protocol (issue 21). */
+  /** OAuth 2 authorization server protocol. */
   oauthProtocol: OAuthProtocol;
-  /** Employees' push devices (issue 21). */
+  /** Employees' push devices. */
   devices: DevicesService;
   /** Who has a realtime connection open, across processes (push goes to the others). */
   presence: PresenceTracker;
-  /** Retention limits, their sweep, and account deletion (issue 24). */
+  /** Retention limits, their sweep, and account deletion. */
   retention: RetentionService;
-  /** Account export jobs of the API (issue 24). */
+  /** Account export jobs of the API. */
   exports: ExportsService;
   /** Named leases in the shared database: work one process at a time does (bot long polls). */
   leases: Leases;

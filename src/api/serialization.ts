@@ -42,7 +42,7 @@ const isPlainType = (s: Schema, type?: string) =>
  * The schema as fast-json-stringify is given it. It serializes `anyOf` by running a JSON Schema
  * validator on the value for each option, at every value: each nullable field (TypeBox
  * `Union([T, Null()])`) cost Ajv calls per field and item, ~300 per history page and ~350 per
- * 50-lead list (issue 9). Unions are rewritten into forms it serializes with type checks, which
+ * 50-lead list. Unions are rewritten into forms it serializes with type checks, which
  * produce the same JSON:
  * - `anyOf: [T, {type: 'null'}]` (either order) becomes T with `nullable: true`;
  * - `anyOf` of plain scalar types (`Union([Integer(), String()])`) becomes `type: [...]`.

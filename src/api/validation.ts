@@ -73,7 +73,7 @@ export const validatorCompiler: FastifySchemaCompiler<FastifySchema> = ({ schema
 
 /**
  * A validator compiled when it first validates: compiling every route's schemas for three versions
- * at start-up cost ~150 ms of the first second (issue 9), and most of them a process never uses.
+ * at start-up cost ~150 ms of the first second, and most of them a process never uses.
  * It behaves as the Ajv function: Fastify reads `schemaEnv` (then passes the parent data, so root
  * values can be coerced) and, after a failed call, `errors`.
  */

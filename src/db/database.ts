@@ -426,7 +426,7 @@ const SCHEMA_CHANGE = /^\s*(create|alter|drop)\b/i;
 /**
  * Rows as objects made by a function compiled from the statement's column names: better-sqlite3
  * builds each row object key by key, which was half the CPU time of a 50-row history page
- * (select * of messages: 108 us, 57 us as arrays made into objects this way; issue 9). Same keys
+ * (select * of messages: 108 us, 57 us as arrays made into objects this way). Same keys
  * and values as better-sqlite3's objects (of duplicate names, the last column wins).
  */
 function objectRows(stmt: BetterSqlite3.Statement): (parameters: readonly unknown[]) => unknown[] {

@@ -30,7 +30,13 @@ export type EventType = (typeof EVENT_TYPES)[number];
  * `userId` receives on the stream as a notification (realtime/). Retention prunes them with the
  * other events.
  */
-export const INTERNAL_EVENT_TYPES = ['widget.typing', 'widget.visitor.typing', 'lead.idle', 'integration.changed', 'lead.response.overdue'] as const;
+export const INTERNAL_EVENT_TYPES = [
+  'widget.typing',
+  'widget.visitor.typing',
+  'lead.idle',
+  'integration.changed',
+  'lead.response.overdue',
+] as const;
 export type InternalEventType = (typeof INTERNAL_EVENT_TYPES)[number];
 
 export function isInternalEvent(type: string): boolean {

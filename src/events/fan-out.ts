@@ -57,7 +57,7 @@ export type ActiveWebhook = { id: number; events: string | null; api_version: st
  * Writes the deliveries of several events (a batch's, with their accounts' active webhooks read
  * already) as {@link fanOutEvent} does, in one statement: on PostgreSQL a named one whose array
  * parameters take any number of rows (a statement per event was a round trip and a parse each:
- * docs/performance.md, issue 19 fifteenth pass). Ids follow the events' order, which the worker's
+ * docs/performance.md). Ids follow the events' order, which the worker's
  * per-lead ordering reads. Answers how many deliveries each event got.
  */
 export async function fanOutAll(trx: Executor, events: { event: FannedEvent; hooks: ActiveWebhook[] }[], now: number): Promise<number[]> {

@@ -111,7 +111,7 @@ export async function eventsInserted(
  * worker sleep through events no endpoint wants: most, often all). Every listener only wakes a
  * reader, which then reads whatever is committed; a nudge per event woke each reader and armed its
  * follow-up timer (events/wakeup.ts) once per message of a send or ingest batch
- * (docs/performance.md, issue 19 twenty-ninth pass).
+ * (docs/performance.md).
  */
 export function eventsRecorded(ids: number[], deliveries: number[]): void {
   if (!ids.length) return;

@@ -47,13 +47,13 @@ async function claimIn(executor: Executor, postgres: boolean, r: ClaimRequest): 
   if (r.limit <= 0) return [];
   // A fixed text (values only): on PostgreSQL a named statement, parsed and planned once per
   // connection instead of at every claim (0.36 ms parsing and 1.2 ms planning against 1.3 ms of run
-  // under the bench's webhooks load; docs/performance.md, issue 19 eighth pass). Every plan of it
+  // under the bench's webhooks load; docs/performance.md). Every plan of it
   // reads the pending rows through the partial indexes whatever the instant: the claimable rows
   // are in deliveries_pending_idx (webhook_id, next_attempt_at), the leased ones in
   // deliveries_leased_idx (test/webhooks-delivery-queue.test.ts checks the kept plan).
   // PostgreSQL: in a keyed transaction (db/database.ts), whose generic plan the statement keeps.
   // Left to choose, PostgreSQL planned it again at most claims under load (0.54 ms of bind, more
-  // than its run; docs/performance.md, issue 19 fifteenth pass): two round trips more, no planning.
+  // than its run; docs/performance.md): two round trips more, no planning.
   const run = (e: Executor) => executeNamed(e, claimStatement(postgres, r).compile(e));
   const rows = postgres && !executor.isTransaction ? await keyedTransaction(executor, run) : await run(executor);
   // A row whose webhook or event vanished meanwhile has nothing to send (cascades delete it too).
@@ -155,7 +155,7 @@ export interface RecordPolicy {
  * travel as one JSON parameter), and then claims `claim.limit` deliveries. SQLite: both in one
  * transaction (one commit: a commit was the most expensive statement of a delivery). PostgreSQL,
  * where each statement is a round trip: the record in one statement, then the claim (two round
- * trips instead of seven; docs/performance.md, issue 19 fifth pass).
+ * trips instead of seven; docs/performance.md).
  *
  * Recorded: every attempt in `delivery_attempts`; each delivery's new state, only while the lease
  * it was sent under holds (if it expired and another worker took the row over, that worker

@@ -105,7 +105,7 @@ const UploadForm = Type.Object({ file: Type.Optional(Type.String({ format: 'bina
 const errors = { 400: CurrentErrorBody, 401: CurrentErrorBody, 403: CurrentErrorBody, 404: CurrentErrorBody, 429: CurrentErrorBody };
 
 /**
- * The site widget's public protocol under `/widget/v1` (issue 8): no employee token; a widget key
+ * The site widget's public protocol under `/widget/v1`: no employee token; a widget key
  * to start, then the visitor token. Cross-origin by design: CORS headers echo the caller's origin,
  * and the service refuses origins a widget does not allow (403). Rate limits answer 429 with
  * Retry-After.

@@ -1,7 +1,7 @@
 import type { ParleyMigration } from './helpers.js';
 
 /**
- * Lead lists (issue 5): the two list indexes of 0002 widened so that the page's ids and the total
+ * Lead lists: the two list indexes of 0002 widened so that the page's ids and the total
  * are read from the index alone for the usual filters. After the order columns come those that
  * visibility (integration, employee, status type) and the cheap filters (unread, answered) test:
  * the database checks them on index entries instead of fetching every lead row it passes.

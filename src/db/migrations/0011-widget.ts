@@ -1,7 +1,7 @@
 import type { ParleyMigration } from './helpers.js';
 
 /**
- * The site widget (issue 8): its visitors (one per anonymous browser, or per verified identifier)
+ * The site widget: its visitors (one per anonymous browser, or per verified identifier)
  * and their sessions (a random token kept by the browser, stored here only as its SHA-256), plus a
  * lookup of widget integrations by their public key (`integrations.external_id`).
  */

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { ParleyMigration } from './helpers.js';
 
 /**
- * Webhook delivery queue (issue 9, performance). The worker's indexes hold pending rows only
+ * Webhook delivery queue (performance). The worker's indexes hold pending rows only
  * (partial indexes, `where status = 'pending'` written literally in the queries that use them), so
  * they stay the size of the queue, not of the delivery history, and a delivery leaves them once
  * delivered or dead instead of moving to another part of each one (three random index pages

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { ParleyMigration } from './helpers.js';
 
 /**
- * Prefix indexes for the SQLite search tables (issue 9, performance). Every query word is a prefix
+ * Prefix indexes for the SQLite search tables (performance). Every query word is a prefix
  * term (`"order"*`); without an index of that prefix length FTS5 reads and merges the whole doclist
  * of every word that starts with it before it can return a row, so a common word cost the whole of
  * its matches: `order` (in 31% of 1M messages) 9-16 ms, a one-letter word up to 190 ms, on the one

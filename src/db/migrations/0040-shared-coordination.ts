@@ -1,7 +1,7 @@
 import type { ParleyMigration } from './helpers.js';
 
 /**
- * What several processes on one PostgreSQL database must agree on (issue 19):
+ * What several processes on one PostgreSQL database must agree on:
  * - `rate_limits`: fixed-window counters by key, so a limit holds across processes;
  * - `send_keys`: one row per (lead, customId) of a send under way or done — the unique key is
  *   what stops two processes from sending the same idempotent message twice;

@@ -1,7 +1,7 @@
 import type { ParleyMigration } from './helpers.js';
 
 /**
- * Files kept in the database (issue 19): with several processes on one PostgreSQL database, a file
+ * Files kept in the database: with several processes on one PostgreSQL database, a file
  * uploaded through one process must be readable through every other. Bytes are stored in chunks
  * (storage/database-storage.ts), so a read streams one chunk at a time and a range reads only the
  * chunks it covers.

@@ -1,7 +1,7 @@
 import type { ParleyMigration } from './helpers.js';
 
 /**
- * Pruning old events (issue 19): an event is deleted once it is past the retention period and no
+ * Pruning old events: an event is deleted once it is past the retention period and no
  * delivery of it is pending; deleting it cascades to its deliveries. Both the "no delivery left"
  * check and the cascade look deliveries up by event, which without this index read the whole
  * table once per event.

@@ -5,7 +5,7 @@ import type { ParleyMigration } from './helpers.js';
 export const LEAD_READ_TABLES = ['leads', 'customers', 'integrations', 'messages', 'lead_tags', 'tags', 'sources'] as const;
 
 /**
- * Per-account versions of what lead lists read (issue 19, item 11). The database bumps them in
+ * Per-account versions of what lead lists read. The database bumps them in
  * the transaction of every write to those tables, whichever process or tool writes, so the lead
  * read cache (read-cache.ts) can tell by one cheap read whether an account's answers still hold,
  * and writes to other accounts no longer empty it.

@@ -1,7 +1,7 @@
 import type { ParleyMigration } from './helpers.js';
 
 /**
- * A per-user token generation (issue 20). `tokens_valid_after` compared whole seconds of `iat`, so a
+ * A per-user token generation. `tokens_valid_after` compared whole seconds of `iat`, so a
  * login in the second of a password reset, or one that checked the old password just before the
  * reset committed, kept a valid token. Tokens now carry the generation of the user row they were
  * issued from; ending the sessions moves it on. Tokens issued before this column (no claim) count

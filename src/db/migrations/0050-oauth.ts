@@ -1,7 +1,7 @@
 import type { ParleyMigration } from './helpers.js';
 
 /**
- * OAuth 2 for third-party apps (issue 21). An app belongs to an account; a grant is one consent of
+ * OAuth 2 for third-party apps. An app belongs to an account; a grant is one consent of
  * one employee to one app (the family of the tokens issued from it); codes and refresh tokens are
  * stored only as SHA-256 hashes. Deleting an app or an employee deletes its grants, codes and
  * refresh tokens (cascades), and access tokens name their grant, so they end too.

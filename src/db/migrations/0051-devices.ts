@@ -1,7 +1,7 @@
 import type { ParleyMigration } from './helpers.js';
 
 /**
- * Device push (issue 21): employees' devices (a Web Push subscription or an FCM token), the last
+ * Device push: employees' devices (a Web Push subscription or an FCM token), the last
  * push per employee and lead (one per minute, claimed across processes by a conditional upsert),
  * which processes hold an employee's realtime connections (so push goes only to the absent), and
  * the owner's switch for message previews.

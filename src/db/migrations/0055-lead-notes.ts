@@ -1,7 +1,7 @@
 import type { ParleyMigration } from './helpers.js';
 
 /**
- * Internal notes on leads (issue 23): written by employees, read by employees who see the lead,
+ * Internal notes on leads: written by employees, read by employees who see the lead,
  * never sent to the customer. `mentions` holds the JSON array of the employee ids the text names.
  * A note goes with its lead; its author may be removed later (the note stays, author unknown).
  */

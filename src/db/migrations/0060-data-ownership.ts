@@ -1,7 +1,7 @@
 import type { ParleyMigration } from './helpers.js';
 
 /**
- * Owning one's data (issue 24):
+ * Owning one's data:
  * - account_imports: the archives an installation imported, by export id, so re-running an import
  *   answers "already imported" instead of importing twice (docs/export-format.md);
  * - account_exports: export jobs of `POST /account/me/exports`, run by a background worker, with

@@ -1,7 +1,7 @@
 import type { ParleyMigration } from './helpers.js';
 
 /**
- * Private replies to comments (issue 16, Meta's private replies): Meta takes one per comment, so
+ * Private replies to comments (Meta's private replies): Meta takes one per comment, so
  * Parley claims the comment here (unique per comment integration and comment id) before it asks
  * Meta, and a second private reply is refused without a provider call. `message_id` is the direct
  * message the reply became, once stored.

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { ParleyMigration } from './helpers.js';
 
 /**
- * PostgreSQL: `rate_limits` becomes an unlogged table (issue 19). Every limited request (each
+ * PostgreSQL: `rate_limits` becomes an unlogged table. Every limited request (each
  * widget visitor message counts two limits, each sign-in one) upserts a counter there, and as a
  * logged write each upsert was a commit of its own waiting for the write-ahead log to reach the
  * disk. An unlogged table writes no WAL, so the counter's commit does not wait. What it gives up:

@@ -4,7 +4,7 @@ import type { ParleyMigration } from './helpers.js';
 /**
  * PostgreSQL: the indexes of the first steps of message and customer search, which walk an
  * integration's newest messages and an account's newest leads (src/domain/search/search.repo.ts
- * `messagePageWalking`, `customerLeadsWalking`; issue 19): `messages (integration_id, id)` and
+ * `messagePageWalking`, `customerLeadsWalking`): `messages (integration_id, id)` and
  * `leads (account_id, id)`. Without them each walk went through every integration's or account's
  * rows by id. SQLite searches through its FTS5 tables instead and does not need them.
  */

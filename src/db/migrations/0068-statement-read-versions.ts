@@ -4,7 +4,7 @@ import { LEAD_READ_TABLES } from './0043-lead-read-versions.js';
 
 /**
  * PostgreSQL: the lead read versions (migration 0043) are bumped once per statement instead of once
- * per row (issue 19, fourth pass). The ingest batch writes many messages and leads per statement;
+ * per row. The ingest batch writes many messages and leads per statement;
  * a row trigger upserted the account's version row once for each of them, where once per account
  * and statement says the same (the version only needs to change when a write committed; its value
  * counts nothing). Statement triggers read the statement's rows from transition tables, one

@@ -71,7 +71,7 @@ export class TokenSigner {
   }
 
   /**
-   * Claims of tokens verified before, by token text, until they expire (issue 9: the HMAC check
+   * Claims of tokens verified before, by token text, until they expire (the HMAC check
    * was ~30% of a small API request). Only verification is skipped: revocation (user, API key,
    * plugin) is still checked by the caller on every request. Bounded; oldest entries go first.
    */

@@ -76,7 +76,7 @@ export interface DeliveryError {
   message: string;
 }
 
-/** The columns each presenter reads: history pages select only these (issue 9). */
+/** The columns each presenter reads: history pages select only these. */
 export type IntegrationPart = Pick<IntegrationRow, 'id' | 'type' | 'login' | 'avatar' | 'identifier' | 'external_id'>;
 export type SourcePart = Pick<SourceRow, 'id' | 'external_id' | 'name' | 'type' | 'integration_id' | 'sender' | 'token' | 'expires_at'>;
 export type ProfilePart = Pick<ProfileRow, 'id' | 'customer_id' | 'login' | 'avatar' | 'type' | 'social_id' | 'profile_url'>;

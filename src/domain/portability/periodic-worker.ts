@@ -63,7 +63,7 @@ export class PeriodicWorker implements BackgroundWorker {
   }
 }
 
-/** Export jobs and their expiry; retention sweeps (issue 24). */
+/** Export jobs and their expiry; retention sweeps. */
 export function dataWorkers(services: {
   exports: { runPending(): Promise<number>; expire(): Promise<number>; onQueued: () => void };
   retention: { sweep(): Promise<unknown> };

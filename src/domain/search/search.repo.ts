@@ -119,7 +119,7 @@ export function messagePage(db: Executor, index: SearchIndex, q: MessagePageQuer
  * test database's kept plan for an account of 5,001 leads). PostgreSQL estimates a row comparison
  * from its first column alone: kept, as a third of the table; planned for the values, as the
  * owners up to and including `ownerId` (`<=`; with `<` and the cursor itself, only those made
- * before it). docs/performance.md, issue 19.
+ * before it). docs/performance.md.
  */
 // biome-ignore lint/suspicious/noExplicitAny: a select over either walk's table
 function walkWindow<QB extends SelectQueryBuilder<any, any, any>>(
@@ -206,7 +206,7 @@ function walkEntries(db: Executor, v: WalkStart, limit: number, offset?: number)
  * when that leaves the page short, the matches older than the window from `message_words`' GIN
  * index, which are then few. Both steps are one statement ({@link messageWalk}); as three (the
  * first step, the window's last entry, the older matches) a rare word paid two round trips more.
- * docs/performance.md, issue 19.
+ * docs/performance.md.
  */
 export async function messagePageWalking(db: Executor, index: SearchIndex, q: MessagePageQuery, window = WALK_WINDOW) {
   const values = {
@@ -429,7 +429,7 @@ export const CUSTOMER_WALK_WINDOW = 2000;
  * second step runs only when the first left the page short, which PostgreSQL decides once per run
  * (a one-time filter). As four statements (the first step, the window's last entry, the older
  * matches, the entries), a search whose page the newest leads do not fill paid three round trips
- * more, each worth more than its query under load. docs/performance.md, issue 19.
+ * more, each worth more than its query under load. docs/performance.md.
  */
 export async function customerLeadsWalking(
   db: Executor,

@@ -19,7 +19,7 @@ const TEN_MINUTES = 10 * 60_000;
 const MINUTE = 60_000;
 
 /**
- * The site widget (issue 8), by concern: `admin` for owners (connect input, settings, snippet,
+ * The site widget, by concern: `admin` for owners (connect input, settings, snippet,
  * secret); for visitors (the public protocol) `sessions` (origins, sessions, identity
  * verification, tokens), `conversation` (messages through the ingest pipeline, attachments,
  * history) and `typing` (indicators both ways, through the outbox); `hub`, the visitors' open
