@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECT, type TestDatabase } from '../helpers/database.js';
 import { FakeTelegram } from '../helpers/fake-telegram.js';
 import {
+  call,
   ensureAppBuilt,
   expectNoSeriousAxe,
   launchChromium,
@@ -123,6 +124,38 @@ describe('channels as a new owner meets them', () => {
     await box.press('Enter');
     await page.locator('.msg.out:not(.pending)', { hasText: 'Yes, until 6 pm.' }).waitFor();
     expect(tg.callsOf('sendMessage').at(-1)?.params).toMatchObject({ chat_id: '555001', text: 'Yes, until 6 pm.' });
+    expect(await visibleText()).not.toMatch(TYPE_CODES);
+  });
+
+  it('the site chat: connected from the gallery, its first visitor message arrives under its name and is answered', async () => {
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('link', { name: 'Integrations' }).click();
+    await page.getByRole('button', { name: 'Connect: Site chat' }).click();
+    await page.locator('[data-connect-form="widget"]').getByRole('button', { name: 'Connect', exact: true }).click();
+    const snippet = await page.locator('[data-snippet]').textContent();
+    const key = /data-parley-key="([^"]+)"/.exec(snippet ?? '')?.[1];
+    expect(key).toMatch(/^wk_/);
+    expect(await visibleText()).not.toMatch(TYPE_CODES);
+
+    const session = await call(server.base, 'POST', '/widget/v1/sessions', { body: { key, name: 'Lily' } });
+    expect(session.status).toBe(200);
+    const sent = await fetch(`${server.base}/widget/v1/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${session.body.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ clientId: 'lily-1', text: 'Can I pick up tulips at noon?' }),
+    });
+    expect(sent.status).toBe(200);
+    await page.getByRole('link', { name: 'Inbox' }).click();
+    const row = page.locator('.lead-row', { hasText: 'Can I pick up tulips at noon?' });
+    await row.waitFor({ timeout: 15_000 });
+    expect(await row.textContent()).toContain('Site chat');
+    await row.click();
+    const box = page.locator('textarea.composer-input');
+    await box.fill('Yes, they will be ready.');
+    await box.press('Enter');
+    await page.locator('.msg.out:not(.pending)', { hasText: 'Yes, they will be ready.' }).waitFor();
+    const history = await fetch(`${server.base}/widget/v1/messages`, { headers: { authorization: `Bearer ${session.body.token}` } });
+    expect(JSON.stringify(await history.json())).toContain('Yes, they will be ready.');
     expect(await visibleText()).not.toMatch(TYPE_CODES);
   });
 
