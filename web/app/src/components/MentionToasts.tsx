@@ -5,6 +5,7 @@ import { employeeName, useCatalog } from '../catalog';
 import { t } from '../i18n';
 import { navigate } from '../router';
 import '../sales.css';
+import { LeadToast } from './LeadToast';
 
 /**
  * Tells the employee that a colleague mentioned them in a note: a message in the app (announced
@@ -39,27 +40,14 @@ export function MentionToasts() {
   return (
     <div className="toasts" role="status" aria-live="polite">
       {toasts.map((n) => (
-        <div key={n.id} className="toast" data-note-id={n.id}>
-          <p>
-            <strong>{t('notes.mentioned', { name: employeeName(employees, n.userId) ?? '?', id: n.leadId })}</strong>
-          </p>
-          <p className="small">{n.text.length > 160 ? `${n.text.slice(0, 160)}…` : n.text}</p>
-          <div className="row">
-            <button
-              type="button"
-              className="small primary"
-              onClick={() => {
-                dismiss(n.id);
-                navigate(`/leads/${n.leadId}`);
-              }}
-            >
-              {t('notes.open')}
-            </button>
-            <button type="button" className="small ghost" onClick={() => dismiss(n.id)}>
-              {t('notes.dismiss')}
-            </button>
-          </div>
-        </div>
+        <LeadToast
+          key={n.id}
+          data={{ 'data-note-id': n.id }}
+          leadId={n.leadId}
+          title={t('notes.mentioned', { name: employeeName(employees, n.userId) ?? '?', id: n.leadId })}
+          line={n.text.length > 160 ? `${n.text.slice(0, 160)}…` : n.text}
+          onDismiss={() => dismiss(n.id)}
+        />
       ))}
     </div>
   );

@@ -4,6 +4,7 @@ import { t } from '../i18n';
 import { navigate } from '../router';
 import { formatDuration } from '../state/reports';
 import '../sales.css';
+import { LeadToast } from './LeadToast';
 
 type Overdue = Extract<RealtimeMessage, { kind: 'overdue' }>;
 
@@ -36,27 +37,14 @@ export function OverdueToasts() {
   return (
     <div className="toasts" role="status" aria-live="polite">
       {toasts.map((n) => (
-        <div key={n.id} className="toast" data-overdue-lead={n.leadId}>
-          <p>
-            <strong>{t('overdue.title', { id: n.leadId, minutes: n.targetMinutes })}</strong>
-          </p>
-          <p className="small">{t('overdue.waiting', { duration: formatDuration(Math.max(0, Date.now() - n.awaitingSince)) })}</p>
-          <div className="row">
-            <button
-              type="button"
-              className="small primary"
-              onClick={() => {
-                dismiss(n.id);
-                navigate(`/leads/${n.leadId}`);
-              }}
-            >
-              {t('notes.open')}
-            </button>
-            <button type="button" className="small ghost" onClick={() => dismiss(n.id)}>
-              {t('notes.dismiss')}
-            </button>
-          </div>
-        </div>
+        <LeadToast
+          key={n.id}
+          data={{ 'data-overdue-lead': n.leadId }}
+          leadId={n.leadId}
+          title={t('overdue.title', { id: n.leadId, minutes: n.targetMinutes })}
+          line={t('overdue.waiting', { duration: formatDuration(Math.max(0, Date.now() - n.awaitingSince)) })}
+          onDismiss={() => dismiss(n.id)}
+        />
       ))}
     </div>
   );
