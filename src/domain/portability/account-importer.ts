@@ -48,9 +48,14 @@ export async function importAccount(
   const extract = tar.extract();
   // Listening before any byte flows: tar-stream drops entries emitted while nobody iterates.
   const entries = extract[Symbol.asyncIterator]();
+  const gunzip = createGunzip();
+  // Set the moment the archive's bytes fail to decompress or unpack, before the entry being read
+  // (or the file being stored) fails with them: such a failure is the archive's, whichever step met it.
+  let brokenArchive: Error | undefined;
+  for (const stream of [gunzip, extract]) stream.once('error', (err: Error) => (brokenArchive ??= err));
   // Never rejects: a broken stream surfaces as the failure of the entry being read.
   let readError: Error | undefined;
-  const reading = pipeline(source, createGunzip(), extract).catch((err: Error) => {
+  const reading = pipeline(source, gunzip, extract).catch((err: Error) => {
     readError = err;
   });
   const stored: string[] = [];
@@ -124,10 +129,12 @@ export async function importAccount(
       return result;
     });
   } catch (err) {
+    const broken = brokenArchive;
     source.destroy();
     extract.destroy();
     // The transaction rolled back; the bytes stored for it go too.
     await Promise.all(stored.map((key) => storage.delete(key).catch(() => {})));
+    if (broken && !(err instanceof AppError)) throw new ImportError(`The archive is corrupt or truncated (${broken.message})`);
     throw err;
   }
   if (report.alreadyImported) {
