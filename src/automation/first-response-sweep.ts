@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
+import { claimEvent } from '../domain/automation/distribution.repo.js';
 import type { Deps } from '../domain/context.js';
+import { findOwner } from '../domain/users/users.repo.js';
 import { recordEvent } from '../events/outbox.js';
 
 const PER_ACCOUNT = 200;
@@ -53,25 +55,13 @@ export async function sweepOverdueLeads(deps: Deps): Promise<number> {
       .limit(PER_ACCOUNT)
       .execute();
     if (!leads.length) continue;
-    const owner = await db
-      .selectFrom('users')
-      .select('id')
-      .where('account_id', '=', accountId)
-      .where('role', '=', 'owner')
-      .orderBy('id')
-      .executeTakeFirst();
+    const owner = await findOwner(db, accountId);
     for (const lead of leads) {
       const userId = lead.user_id ?? owner?.id;
       if (lead.awaiting_since === null || userId === undefined) continue;
       const awaitingSince = lead.awaiting_since;
       await db.transaction().execute(async (trx) => {
-        const claimed = await trx
-          .insertInto('automation_claims')
-          .values({ consumer: `first-response-${lead.id}`, event_id: awaitingSince, created_at: now })
-          .onConflict((oc) => oc.columns(['consumer', 'event_id']).doNothing())
-          .returning('event_id')
-          .execute();
-        if (!claimed.length) return;
+        if (!(await claimEvent(trx, `first-response-${lead.id}`, awaitingSince, now))) return;
         const payload: OverduePayload = { leadId: lead.id, userId, awaitingSince, targetMinutes: minutes };
         await recordEvent(trx, { accountId, type: 'lead.response.overdue', leadId: lead.id, payload }, now);
         recorded++;
