@@ -4,6 +4,7 @@ import type { Employee } from '../api/types';
 import { useCatalog } from '../catalog';
 import { t } from '../i18n';
 import { errorText } from '../i18n/errors';
+import { ErrorToast } from './ErrorToast';
 
 /**
  * "Available / Away" for the signed-in employee (`available`, docs/api/automation.md): distribution
@@ -44,16 +45,7 @@ export function AvailabilitySwitch() {
         <span className="presence-dot" aria-hidden="true" />
         {available ? t('availability.available') : t('availability.away')}
       </button>
-      {failure && (
-        <div className="toasts toasts-top" role="alert">
-          <div className="toast toast-error">
-            <p>{t('availability.failed', { reason: failure })}</p>
-            <button type="button" className="small ghost" onClick={() => setFailure(null)}>
-              {t('notes.dismiss')}
-            </button>
-          </div>
-        </div>
-      )}
+      {failure && <ErrorToast text={t('availability.failed', { reason: failure })} onDismiss={() => setFailure(null)} />}
     </>
   );
 }

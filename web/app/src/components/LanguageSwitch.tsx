@@ -3,6 +3,7 @@ import { api } from '../api/client';
 import { catalogues, forgetPick, getLocale, isLocale, LOCALES, onLocaleChange, rememberPick, setLocale, t } from '../i18n';
 import { errorText } from '../i18n/errors';
 import '../sales.css';
+import { ErrorToast } from './ErrorToast';
 
 /**
  * The app's language, switched at once (no reload) and kept on the server as the employee's
@@ -47,14 +48,11 @@ export function LanguageSwitch({ userId }: { userId: number | null }) {
         ))}
       </select>
       {failure && (
-        <div className="toasts" role="alert">
-          <div className="toast" data-language-error>
-            <p>{t('language.saveFailed', { message: failure })}</p>
-            <button type="button" className="small ghost" onClick={() => setFailure(null)}>
-              {t('notes.dismiss')}
-            </button>
-          </div>
-        </div>
+        <ErrorToast
+          text={t('language.saveFailed', { message: failure })}
+          onDismiss={() => setFailure(null)}
+          data={{ 'data-language-error': '' }}
+        />
       )}
     </>
   );
