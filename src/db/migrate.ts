@@ -47,6 +47,7 @@ import { leadReadVersions } from './migrations/0043-lead-read-versions.js';
 import { accountTypeNames } from './migrations/0100-account-type-names.js';
 import { searchText } from './migrations/0105-search-text.js';
 import { phones } from './migrations/0106-phones.js';
+import { stemAsWord } from './migrations/0125-stem-as-word.js';
 import { integrationHealth } from './migrations/0085-integration-health.js';
 import { accountMigrations } from './migrations/0115-account-migrations.js';
 import { installation } from './migrations/0120-installation.js';
@@ -113,6 +114,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0092-automation-rules': automationRules,
   '0115-account-migrations': accountMigrations,
   '0120-installation': installation,
+  '0125-stem-as-word': stemAsWord,
 };
 
 /** The migration names in the order they run. */

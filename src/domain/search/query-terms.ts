@@ -27,7 +27,14 @@ const fts5Exact = (terms: string[]) => terms.map((t) => `words : "${t}"*`).join(
 /** FTS5 query of a message search over `messages_fts (words, stems)` (migration 0105). */
 export function fts5MessageQuery(q: WordQuery): string {
   if (q.tier === 'exact') return fts5Exact(q.terms);
-  const forms = q.terms.map((t) => `(words : "${t}"* OR stems : "${wordStem(t)}")`).join(' AND ');
+  // The stems column holds a word's stem only where it differs from the word (searchStems), so a
+  // word that is its own stem is found in `words`.
+  const forms = q.terms
+    .map((t) => {
+      const stem = wordStem(t);
+      return `(words : "${t}"* OR stems : "${stem}" OR words : "${stem}")`;
+    })
+    .join(' AND ');
   return `(${forms}) NOT (${fts5Exact(q.terms)})`;
 }
 

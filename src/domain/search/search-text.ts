@@ -14,6 +14,18 @@ import englishStem from 'wink-porter2-stemmer';
  * 5. anything that is not a letter or a digit separates words.
  */
 export function searchText(text: string): string {
+  // SQLite's insert trigger asks for a message's words and then its stems (searchStems): the same
+  // text twice in a row, normalized once.
+  if (text === lastText) return lastNormalized;
+  lastNormalized = normalize(text);
+  lastText = text;
+  return lastNormalized;
+}
+
+let lastText = '';
+let lastNormalized = '';
+
+function normalize(text: string): string {
   return text
     .normalize('NFKD')
     .replace(/и\u0306/g, 'й')
@@ -69,9 +81,19 @@ export function wordStem(word: string): string {
   return stem;
 }
 
-/** The stems of a text's words, space-separated: what SQLite indexes beside the words. */
+/**
+ * The stems of a text's words that differ from their word, each once, space-separated: what
+ * SQLite indexes beside the words. A word that is its own stem is already in the words column, and
+ * every stem indexed again there cost as much as the words (with their 1-8 character prefixes);
+ * the query asks the words column for the stem too (query-terms.ts `fts5MessageQuery`).
+ */
 export function searchStems(text: string): string {
-  return searchWords(text).map(wordStem).join(' ');
+  const stems = new Set<string>();
+  for (const word of searchWords(text)) {
+    const stem = wordStem(word);
+    if (stem !== word) stems.add(stem);
+  }
+  return [...stems].join(' ');
 }
 
 /** Shortest and longest phone endings a customer is found by (docs/api/search.md). */
