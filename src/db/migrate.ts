@@ -50,6 +50,7 @@ import { phones } from './migrations/0106-phones.js';
 import { integrationHealth } from './migrations/0085-integration-health.js';
 import { accountMigrations } from './migrations/0115-account-migrations.js';
 import { installation } from './migrations/0120-installation.js';
+import { respondedAt } from './migrations/0135-responded-at.js';
 import { employeeLocale } from './migrations/0080-employee-locale.js';
 import { distribution } from './migrations/0090-distribution.js';
 import { accountAutomation } from './migrations/0091-account-automation.js';
@@ -113,6 +114,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0092-automation-rules': automationRules,
   '0115-account-migrations': accountMigrations,
   '0120-installation': installation,
+  '0135-responded-at': respondedAt,
 };
 
 /** The migration names in the order they run. */

@@ -126,6 +126,7 @@ function toEntry(r: EntryRow, tags: string[]): LeadListEntry {
     last_message_incoming: r.last_message_incoming,
     awaiting_since: r.awaiting_since,
     response_time: r.response_time,
+    responded_at: r.responded_at,
     created_at: r.created_at,
     updated_at: r.updated_at,
   };
