@@ -360,6 +360,16 @@ export async function responseTimeMedian(db: Executor, where: RawBuilder<SqlBool
   return { median: Math.round(middle.reduce((a, b) => a + b, 0) / middle.length), count };
 }
 
+/** Every known response time of `where`'s leads with when the answer came (null when unknown). */
+export async function knownResponseTimes(db: Executor, where: RawBuilder<SqlBool>): Promise<Array<{ rt: number; at: number | null }>> {
+  const rows = await db
+    .selectFrom('leads')
+    .select(['leads.response_time', 'leads.responded_at'])
+    .where(sql<SqlBool>`${where} and ${col('response_time')} is not null`)
+    .execute();
+  return rows.map((r) => ({ rt: Number(r.response_time), at: r.responded_at === null ? null : Number(r.responded_at) }));
+}
+
 /** Of the leads with a known response time, those answered within `ms`. */
 export async function answeredWithin(db: Executor, where: RawBuilder<SqlBool>, ms: number): Promise<number> {
   return countLeads(db, sql<SqlBool>`${where} and ${col('response_time')} is not null and ${col('response_time')} <= ${ms}`);
