@@ -716,6 +716,7 @@ export const en = {
   'availability.label': 'Available for new leads',
   'availability.available': 'Available',
   'availability.away': 'Away',
+  'availability.of': 'Availability of {name}',
   'availability.failed': 'Availability was not changed: {reason}',
 } as const;
 

@@ -694,5 +694,6 @@ export const ru: Record<MessageKey, string> = {
   'availability.label': 'На месте для новых сделок',
   'availability.available': 'На месте',
   'availability.away': 'Нет на месте',
+  'availability.of': 'Присутствие: {name}',
   'availability.failed': 'Статус присутствия не изменён: {reason}',
 };
