@@ -1,4 +1,4 @@
-import { localTime, type WeekDay, type WorkingHours } from './working-hours.js';
+import { localTime, WEEK_DAYS, type WeekDay, type WorkingHours } from './working-hours.js';
 
 /**
  * Time counted in working hours (docs/api/automation.md "First-response target"): the response time
@@ -21,10 +21,39 @@ function rangesOf(hours: WorkingHours, local: { date: string; day: WeekDay }): A
   return (hours.week[local.day] ?? []).map(([from, to]) => [minutesOf(from), minutesOf(to)]);
 }
 
+/**
+ * Offsets seen, per time zone and whole minute: the walks of many leads meet at the same openings
+ * and closings, and reading the zone through Intl is most of a walk's cost.
+ */
+const offsets = new Map<string, Map<number, number>>();
+const OFFSETS_KEPT = 50_000;
+
 /** How far the zone's wall clock is ahead of UTC at `at` (time zones move by whole minutes). */
 function offsetOf(at: number, timezone: string): number {
-  const local = localTime(at, timezone);
-  return Date.parse(`${local.date}T00:00:00Z`) + local.minute * MINUTE - (at - mod(at, MINUTE));
+  const minute = at - mod(at, MINUTE);
+  let seen = offsets.get(timezone);
+  if (!seen) {
+    seen = new Map();
+    offsets.set(timezone, seen);
+  }
+  let offset = seen.get(minute);
+  if (offset === undefined) {
+    const local = localTime(minute, timezone);
+    offset = Date.parse(`${local.date}T00:00:00Z`) + local.minute * MINUTE - minute;
+    if (seen.size >= OFFSETS_KEPT) seen.clear();
+    seen.set(minute, offset);
+  }
+  return offset;
+}
+
+/** `localTime` from the offset: the wall clock read as if it were UTC. */
+function wallTime(at: number, timezone: string): { date: string; day: WeekDay; minute: number } {
+  const wall = new Date(at + offsetOf(at, timezone));
+  return {
+    date: wall.toISOString().slice(0, 10),
+    day: WEEK_DAYS[(wall.getUTCDay() + 6) % 7],
+    minute: wall.getUTCHours() * 60 + wall.getUTCMinutes(),
+  };
 }
 
 /** The first whole minute after `lo` whose offset differs from `lo`'s, knowing `hi`'s does. */
@@ -61,7 +90,7 @@ export function workingMsBetween(hours: WorkingHours, from: number, to: number):
   let total = 0;
   let t = from;
   while (t < to) {
-    const local = localTime(t, hours.timezone);
+    const local = wallTime(t, hours.timezone);
     const ranges = rangesOf(hours, local);
     const open = ranges.find(([a, b]) => local.minute >= a && local.minute < b);
     // The next change: the end of the open range, or the next opening today, or midnight.
@@ -86,7 +115,7 @@ export function workingCutoff(hours: WorkingHours, now: number, ms: number): num
   while (t > now - LOOK_BACK_MS) {
     // The minute just before `t` decides whether the stretch ending at `t` is working time.
     const p = t - 1;
-    const local = localTime(p, hours.timezone);
+    const local = wallTime(p, hours.timezone);
     const ranges = rangesOf(hours, local);
     const open = ranges.find(([a, b]) => local.minute >= a && local.minute < b);
     // The stretch's start: the open range's start, or the end of the previous range today, or midnight.
