@@ -1158,8 +1158,8 @@ describe('message-fed lead fields', () => {
     );
   });
 
-  it('follow the rules for any sequence of messages (property)', () => {
-    const step = fc.record({ incoming: fc.boolean(), gap: fc.integer({ min: 0, max: 100_000 }) });
+  it('follow the rules for any sequence of messages, automation replies answering nothing (property)', () => {
+    const step = fc.record({ kind: fc.constantFrom('in', 'out', 'automation'), gap: fc.integer({ min: 0, max: 100_000 }) });
     fc.assert(
       fc.property(fc.array(step, { minLength: 1, maxLength: 30 }), (steps) => {
         let fields = {
@@ -1169,28 +1169,36 @@ describe('message-fed lead fields', () => {
           last_message_incoming: null as number | null,
           awaiting_since: null as number | null,
           response_time: null as number | null,
+          responded_at: null as number | null,
         };
         let t = 1_000;
         let firstUnanswered: number | null = null;
         let expectedResponse: number | null = null;
+        let expectedAnswerAt: number | null = null;
         let unread = 0;
         steps.forEach((s, i) => {
           t += s.gap;
-          if (s.incoming) {
+          if (s.kind === 'in') {
             fields = afterIncoming(fields, i + 1, t);
             unread += 1;
             firstUnanswered ??= t;
           } else {
-            fields = afterOutgoing(fields, i + 1, t);
-            if (firstUnanswered !== null) expectedResponse = t - firstUnanswered;
-            firstUnanswered = null;
+            fields = afterOutgoing(fields, i + 1, t, s.kind === 'automation');
+            if (s.kind === 'out') {
+              if (firstUnanswered !== null) {
+                expectedResponse = t - firstUnanswered;
+                expectedAnswerAt = t;
+              }
+              firstUnanswered = null;
+            }
           }
         });
         const last = steps[steps.length - 1];
         expect(fields.unread_count).toBe(unread);
         expect(fields.last_message_id).toBe(steps.length);
-        expect(fields.last_message_incoming).toBe(last.incoming ? 1 : 0);
-        expect(fields.response_time).toBe(last.incoming ? null : expectedResponse);
+        expect(fields.last_message_incoming).toBe(last.kind === 'in' ? 1 : 0);
+        expect(fields.response_time).toBe(firstUnanswered === null ? expectedResponse : null);
+        expect(fields.responded_at).toBe(expectedAnswerAt);
         expect(fields.awaiting_since).toBe(firstUnanswered);
       }),
     );

@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
 import { claimEvent } from '../domain/automation/distribution.repo.js';
+import type { WorkingHours } from '../domain/automation/working-hours.js';
+import { overdueCutoff } from '../domain/automation/working-time.js';
 import type { Deps } from '../domain/context.js';
 import { findOwner } from '../domain/users/users.repo.js';
 import { recordEvent } from '../events/outbox.js';
@@ -17,7 +19,8 @@ export type OverduePayload = {
 
 /**
  * The first-response target (docs/api/automation.md): finds the open leads (inbox and active
- * statuses) whose customer has waited longer than the account's target, and records an internal
+ * statuses) whose customer has waited longer than the account's target (in working time when the
+ * account has working hours), and records an internal
  * `lead.response.overdue` event once per lead and wait (claimed in `automation_claims` by the
  * lead's `awaiting_since`, in the event's transaction, so one process records it however many
  * sweep and whatever restarts meanwhile). An answer ends the wait; the next customer message
@@ -28,19 +31,20 @@ export async function sweepOverdueLeads(deps: Deps): Promise<number> {
   const now = deps.clock.now();
   const accounts = await db
     .selectFrom('account_automation')
-    .select(['account_id', 'first_response_minutes'])
+    .select(['account_id', 'first_response_minutes', 'working_hours'])
     .where('first_response_minutes', 'is not', null)
     .execute();
   let recorded = 0;
-  for (const { account_id: accountId, first_response_minutes: minutes } of accounts) {
-    if (minutes === null) continue;
+  for (const { account_id: accountId, first_response_minutes: minutes, working_hours: hours } of accounts) {
+    const cutoff = overdueCutoff({ targetMinutes: minutes, hours: hours ? (JSON.parse(hours) as WorkingHours) : null }, now);
+    if (minutes === null || cutoff === null) continue;
     const leads = await db
       .selectFrom('leads')
       .select(['id', 'user_id', 'awaiting_since'])
       .where('account_id', '=', accountId)
       .where('status_type', 'in', ['inbox', 'active'])
       .where('awaiting_since', 'is not', null)
-      .where('awaiting_since', '<=', now - minutes * 60_000)
+      .where('awaiting_since', '<=', cutoff)
       .where(({ not, exists, selectFrom }) =>
         not(
           exists(

@@ -51,6 +51,7 @@ import { stemAsWord } from './migrations/0125-stem-as-word.js';
 import { integrationHealth } from './migrations/0085-integration-health.js';
 import { accountMigrations } from './migrations/0115-account-migrations.js';
 import { installation } from './migrations/0120-installation.js';
+import { respondedAt } from './migrations/0135-responded-at.js';
 import { employeeLocale } from './migrations/0080-employee-locale.js';
 import { distribution } from './migrations/0090-distribution.js';
 import { accountAutomation } from './migrations/0091-account-automation.js';
@@ -115,6 +116,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0115-account-migrations': accountMigrations,
   '0120-installation': installation,
   '0125-stem-as-word': stemAsWord,
+  '0135-responded-at': respondedAt,
 };
 
 /** The migration names in the order they run. */

@@ -375,6 +375,8 @@ export interface LeadsTable {
   last_message_incoming: Bool | null;
   awaiting_since: number | null;
   response_time: number | null;
+  /** When the answer that ended the latest wait came: the wait was `response_time` long before it. */
+  responded_at: number | null;
   created_at: number;
   updated_at: number;
 }

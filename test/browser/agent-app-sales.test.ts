@@ -283,6 +283,26 @@ describe('the agent app for a sales team', () => {
     const csv = fs.readFileSync((await download.path())!, 'utf8');
     expect(csv).toContain('channel,Site chat,4,');
     expect(csv).toContain(`employee,${MANAGER.name},3,`);
+    // Working time: with the account closed all week no wait counts, so every response took none.
+    expect((await call(server.base, 'PUT', '/v1.3/account/working-hours', { token, body: { timezone: 'UTC', week: {} } })).status).toBe(
+      200,
+    );
+    const [working] = await Promise.all([
+      page.waitForResponse((r) => r.url().includes('/leads/statistics') && r.url().includes('responseTimeIn=working')),
+      page.getByRole('radio', { name: 'Working time' }).check(),
+    ]);
+    expect((await working.json()).responseTime.median).toBe(0);
+    await expect.poll(() => page.getByTestId('median').textContent()).toBe('0 s');
+    await axe('reports-working-time');
+    await Promise.all([
+      page.waitForResponse((r) => r.url().includes('/leads/statistics') && r.url().includes('responseTimeIn=calendar')),
+      page.getByRole('radio', { name: 'Calendar time' }).check(),
+    ]);
+    const open = {
+      timezone: 'UTC',
+      week: Object.fromEntries(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, [['00:00', '24:00']]])),
+    };
+    expect((await call(server.base, 'PUT', '/v1.3/account/working-hours', { token, body: open })).status).toBe(200);
     // A date range before any lead: nothing.
     await page.getByLabel('Created from').fill('2020-01-01');
     await page.getByLabel('Created to').fill('2020-01-31');

@@ -309,6 +309,43 @@ describe('Settings -> Automation', () => {
     await expectNoSeriousAxe(page, 'employees with availability');
   });
 
+  it('the owner switches another employee Away and back in the team list; a refused change is a toast', async () => {
+    await page.goto(`${server.base}/settings/employees`);
+    const [mark] = MANAGERS;
+    const toggle = page.locator(`[data-employee="${mark!.login}"]`).getByRole('switch', { name: `Availability of ${mark!.name}` });
+    const available = async () =>
+      ((await call(server.base, 'GET', '/v1.3/managers', { token })).body as any[]).find((m) => m.id === managerIds[0]).available;
+    await expect.poll(() => toggle.getAttribute('aria-checked')).toBe('true');
+    await toggle.click();
+    await expect.poll(() => toggle.getAttribute('aria-checked')).toBe('false');
+    expect(await toggle.textContent()).toBe('Away');
+    expect(await available()).toBe(false);
+    // The owner's own switch in the header is a different one and did not move.
+    expect(await page.getByRole('switch', { name: 'Available for new leads' }).getAttribute('aria-checked')).toBe('true');
+
+    // The server refuses: the toast says so and the row keeps what the server has.
+    await page.route('**/v1.3/managers/*', (route) =>
+      route.request().method() === 'PUT'
+        ? route.fulfill({
+            status: 500,
+            contentType: 'application/json',
+            body: JSON.stringify({ error: 'internal', message: 'Internal error' }),
+          })
+        : route.continue(),
+    );
+    await toggle.click();
+    const toast = page.getByRole('alert').filter({ hasText: /Availability was not changed/ });
+    await toast.waitFor();
+    expect(await toggle.getAttribute('aria-checked')).toBe('false');
+    expect(await available()).toBe(false);
+    await expectNoSeriousAxe(page, 'team list with a refused availability change');
+    await toast.getByRole('button', { name: 'Dismiss' }).click();
+    await page.unroute('**/v1.3/managers/*');
+    await toggle.click();
+    await expect.poll(available).toBe(true);
+    await expect.poll(() => toggle.getAttribute('aria-checked')).toBe('true');
+  });
+
   it('"Greet new customers" answers a first message; "Close quiet leads" is a lead.idle rule to a completed status; a switch turns a preset off', async () => {
     await openAutomation();
     const greeting = page.locator('[data-preset=greeting]');

@@ -231,15 +231,30 @@ export const leadsRoutes: RouteDef[] = [
                 "Also answer `amounts` (per list) and `amount` on each status: the exact sums of the leads' amounts as decimal strings, as the funnel board totals its columns (v1.3 extension); default false",
             }),
           ),
+          responseTimeIn: Type.Optional(
+            Type.Union([Type.Literal('calendar'), Type.Literal('working')], {
+              description:
+                "How `responseTime` (median, `withinTarget`, the breakdowns' medians) counts each lead's wait: `calendar` (the default) all of it, " +
+                "`working` only the part within the account's working hours (the same figure when the account has none; docs/api/automation.md)",
+            }),
+          ),
         }),
         response: { 200: LeadStatisticsObject },
       };
     },
     handler: async (req, _reply, { services, auth }) => {
       const filters = parseLeadFilters(req.query as Record<string, unknown>, { list: 'statistics', extended: true });
-      const { breakdowns, amounts } = req.query as { breakdowns?: boolean; amounts?: boolean };
+      const { breakdowns, amounts, responseTimeIn } = req.query as {
+        breakdowns?: boolean;
+        amounts?: boolean;
+        responseTimeIn?: 'calendar' | 'working';
+      };
       return serializeStatistics(
-        await services.leads.statistics(auth, filters, { breakdowns: breakdowns === true, amounts: amounts === true }),
+        await services.leads.statistics(auth, filters, {
+          breakdowns: breakdowns === true,
+          amounts: amounts === true,
+          workingTime: responseTimeIn === 'working',
+        }),
       );
     },
   }),

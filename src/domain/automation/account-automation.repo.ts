@@ -12,6 +12,21 @@ export async function workingHoursOf(db: Executor, accountId: number): Promise<W
   return row?.working_hours ? (JSON.parse(row.working_hours) as WorkingHours) : ALWAYS_OPEN;
 }
 
+/**
+ * What the first-response target and the reports read (docs/api/automation.md): the target in
+ * minutes and the working hours, each null when the account has none.
+ */
+export async function responseSettingsOf(
+  db: Executor,
+  accountId: number,
+): Promise<{ targetMinutes: number | null; hours: WorkingHours | null }> {
+  const row = await findAccountAutomation(db, accountId);
+  return {
+    targetMinutes: row?.first_response_minutes ?? null,
+    hours: row?.working_hours ? (JSON.parse(row.working_hours) as WorkingHours) : null,
+  };
+}
+
 /** The account's first-response target in minutes; null when it has none. */
 export async function firstResponseTargetOf(db: Executor, accountId: number): Promise<number | null> {
   return (await findAccountAutomation(db, accountId))?.first_response_minutes ?? null;

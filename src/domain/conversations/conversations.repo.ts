@@ -140,6 +140,7 @@ const MESSAGE_FED_COLUMNS = [
   'last_message_incoming',
   'awaiting_since',
   'response_time',
+  'responded_at',
   'updated_at',
 ] as const satisfies readonly (keyof LeadRow)[];
 
@@ -473,11 +474,12 @@ export async function storeIncomingBatch(
     parts.push(sql`l as (
       update leads set unread_count = v.unread_count, last_message_id = v.last_message_id, last_message_at = v.last_message_at,
         last_message_incoming = v.last_message_incoming, awaiting_since = v.awaiting_since, response_time = v.response_time,
-        updated_at = v.updated_at
+        responded_at = v.responded_at, updated_at = v.updated_at
       from unnest(${bigint(l.map((x) => x.id))}, ${int(l.map((x) => x.unread_count))}, ${bigint(l.map((x) => x.last_message_id))},
           ${bigint(l.map((x) => x.last_message_at))}, ${int(l.map((x) => x.last_message_incoming))},
-          ${bigint(l.map((x) => x.awaiting_since))}, ${bigint(l.map((x) => x.response_time))}, ${bigint(l.map((x) => x.updated_at))})
-        as v(id, unread_count, last_message_id, last_message_at, last_message_incoming, awaiting_since, response_time, updated_at)
+          ${bigint(l.map((x) => x.awaiting_since))}, ${bigint(l.map((x) => x.response_time))}, ${bigint(l.map((x) => x.responded_at))},
+          ${bigint(l.map((x) => x.updated_at))})
+        as v(id, unread_count, last_message_id, last_message_at, last_message_incoming, awaiting_since, response_time, responded_at, updated_at)
       where leads.id = v.id
       returning leads.id
     )`);

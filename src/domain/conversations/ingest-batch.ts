@@ -221,8 +221,28 @@ class Store {
 
 /** A lead's message-fed fields and `updated_at`, as a batch write (`storeIncomingBatch`) updates them. */
 export function leadUpdate(lead: LeadRow): repo.IncomingBatch['leadUpdates'][number] {
-  const { id, unread_count, last_message_id, last_message_at, last_message_incoming, awaiting_since, response_time, updated_at } = lead;
-  return { id, unread_count, last_message_id, last_message_at, last_message_incoming, awaiting_since, response_time, updated_at };
+  const {
+    id,
+    unread_count,
+    last_message_id,
+    last_message_at,
+    last_message_incoming,
+    awaiting_since,
+    response_time,
+    responded_at,
+    updated_at,
+  } = lead;
+  return {
+    id,
+    unread_count,
+    last_message_id,
+    last_message_at,
+    last_message_incoming,
+    awaiting_since,
+    response_time,
+    responded_at,
+    updated_at,
+  };
 }
 
 /** A new inbox lead with the columns' defaults, as the single-message ingest creates it. */
@@ -249,6 +269,7 @@ function newLead(unit: IngestUnit, profile: ProfileRow, id: number, now: number)
     last_message_incoming: null,
     awaiting_since: null,
     response_time: null,
+    responded_at: null,
     created_at: now,
     updated_at: now,
   };

@@ -15,7 +15,7 @@ import { customerView } from '../customers/customers.types.js';
 import { fillEmptyPhone, findCustomerById, insertCustomer, listProfiles } from '../customers/customers.repo.js';
 import * as repo from './conversations.repo.js';
 import { presentHistoryMessage, replySnapshot, type HistoryMessage } from './history-message.js';
-import { afterIncoming, afterOutgoing, joinsLatestLead } from './lead-lifecycle.js';
+import { afterIncoming, afterOutgoing, isAutomationReply, joinsLatestLead } from './lead-lifecycle.js';
 import { applyHeldStatuses, recordStatusEvent } from '../messaging/delivery-status.service.js';
 import { lockLead } from '../messaging/messaging.repo.js';
 import { releaseSendKey } from '../messaging/send-keys.repo.js';
@@ -306,7 +306,7 @@ export class IngestService {
           replyTo ? JSON.stringify(replyTo) : null,
         ),
         before,
-        (messageId) => ({ ...afterOutgoing(before, messageId, record.at), updated_at: now }),
+        (messageId) => ({ ...afterOutgoing(before, messageId, record.at, isAutomationReply(userId, record.customId)), updated_at: now }),
       );
       const message = stored.message;
       lead = stored.lead;

@@ -6,7 +6,7 @@ import * as repo from './conversations.repo.js';
 import { outgoingMessageValues } from './conversation-rows.js';
 import { presentHistoryMessage, type HistoryMessage } from './history-message.js';
 import { releaseSendKey } from '../messaging/send-keys.repo.js';
-import { afterOutgoing } from './lead-lifecycle.js';
+import { afterOutgoing, isAutomationReply } from './lead-lifecycle.js';
 import { leadUpdate } from './ingest-batch.js';
 import type { OutgoingRecord } from './conversations.types.js';
 
@@ -103,7 +103,7 @@ export async function outgoingBatchIn(
         delivery_status: null,
         delivery_error: null,
       };
-      lead = { ...lead, ...afterOutgoing(lead, message.id, record.at), updated_at: now };
+      lead = { ...lead, ...afterOutgoing(lead, message.id, record.at, isAutomationReply(userId, record.customId)), updated_at: now };
       const history = presentHistoryMessage(message, source, integration, undefined);
       messages.push(message);
       events.push(outgoingEvent(integration, lead.id, history, {}));

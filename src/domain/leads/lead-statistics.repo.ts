@@ -1,6 +1,9 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/database.js';
 
+/** How a lead's response time is measured from its calendar figure and when the answer came. */
+export type ResponseMeasure = (responseTime: number, respondedAt: number | null) => number;
+
 /** How the statistics break the leads down: by responsible employee or by channel (integration) type. */
 export type Breakdown = 'employee' | 'channel';
 
@@ -14,12 +17,18 @@ export interface BreakdownRow {
 const keyOf = (by: Breakdown) => (by === 'employee' ? sql.ref('leads.user_id') : sql.ref('integrations.type'));
 
 /**
- * Lead counts and median response times per employee or per channel type, over `where`. The
+ * Lead counts and median response times per employee or per channel type, over `where`, each
+ * response time measured by `measure` when given (working time). The
  * counts are one grouped query. The medians read the known response times of the group in order
  * (one indexed-free pass over the matching leads' two columns): neither SQLite nor every SQL
  * dialect has a median aggregate, and a reports page asks for this rarely.
  */
-export async function breakdown(db: Executor, where: RawBuilder<SqlBool>, by: Breakdown): Promise<BreakdownRow[]> {
+export async function breakdown(
+  db: Executor,
+  where: RawBuilder<SqlBool>,
+  by: Breakdown,
+  measure?: ResponseMeasure,
+): Promise<BreakdownRow[]> {
   const key = keyOf(by);
   const base = () => db.selectFrom('leads').innerJoin('integrations', 'integrations.id', 'leads.integration_id').where(where);
   const [counts, times] = await Promise.all([
@@ -28,7 +37,7 @@ export async function breakdown(db: Executor, where: RawBuilder<SqlBool>, by: Br
       .groupBy(key)
       .execute(),
     base()
-      .select([key.as('key'), 'leads.response_time as rt'])
+      .select([key.as('key'), 'leads.response_time as rt', 'leads.responded_at as at'])
       .where('leads.response_time', 'is not', null)
       .orderBy('leads.response_time')
       .execute(),
@@ -37,9 +46,11 @@ export async function breakdown(db: Executor, where: RawBuilder<SqlBool>, by: Br
   for (const t of times) {
     const k = JSON.stringify(normalize(t.key));
     const list = values.get(k) ?? [];
-    list.push(Number(t.rt));
+    list.push(measure ? measure(Number(t.rt), t.at === null ? null : Number(t.at)) : Number(t.rt));
     values.set(k, list);
   }
+  // Measured in working time, the calendar order no longer holds.
+  if (measure) for (const list of values.values()) list.sort((a, b) => a - b);
   return counts
     .map((c) => {
       const k = normalize(c.key);

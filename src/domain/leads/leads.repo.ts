@@ -126,6 +126,7 @@ function toEntry(r: EntryRow, tags: string[]): LeadListEntry {
     last_message_incoming: r.last_message_incoming,
     awaiting_since: r.awaiting_since,
     response_time: r.response_time,
+    responded_at: r.responded_at,
     created_at: r.created_at,
     updated_at: r.updated_at,
   };
@@ -357,6 +358,16 @@ export async function responseTimeMedian(db: Executor, where: RawBuilder<SqlBool
     .execute();
   const middle = rows.map((r) => Number(r.response_time));
   return { median: Math.round(middle.reduce((a, b) => a + b, 0) / middle.length), count };
+}
+
+/** Every known response time of `where`'s leads with when the answer came (null when unknown). */
+export async function knownResponseTimes(db: Executor, where: RawBuilder<SqlBool>): Promise<Array<{ rt: number; at: number | null }>> {
+  const rows = await db
+    .selectFrom('leads')
+    .select(['leads.response_time', 'leads.responded_at'])
+    .where(sql<SqlBool>`${where} and ${col('response_time')} is not null`)
+    .execute();
+  return rows.map((r) => ({ rt: Number(r.response_time), at: r.responded_at === null ? null : Number(r.responded_at) }));
 }
 
 /** Of the leads with a known response time, those answered within `ms`. */

@@ -6,7 +6,8 @@ import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
 import { customerView, normalizeCustomerPatch } from '../customers/customers.types.js';
 import { defaultCountryOf } from '../accounts/account-settings.js';
-import { firstResponseTargetOf } from '../automation/account-automation.repo.js';
+import { responseSettingsOf } from '../automation/account-automation.repo.js';
+import { overdueCutoff } from '../automation/working-time.js';
 import { insertCustomer } from '../customers/customers.repo.js';
 import { AppError, invalid } from '../errors.js';
 import { findIntegration } from '../integrations/integrations.repo.js';
@@ -22,6 +23,7 @@ import { recordLeadChange } from './lead-events.js';
 import { presentLead } from './lead-presenter.js';
 import * as repo from './leads.repo.js';
 import { breakdown } from './lead-statistics.repo.js';
+import { responseTimes, workingMeasure } from './response-times.js';
 import { LeadReadCache, queryKey } from './read-cache.js';
 import type {
   AcceptInput,
@@ -59,13 +61,14 @@ export class LeadsService {
   }
 
   /**
-   * `overdue` compares each lead's wait with the account's first-response target at this moment
-   * (docs/api/automation.md): the cut-off is resolved here, so the query stays pure SQL.
+   * `overdue` compares each lead's wait with the account's first-response target at this moment,
+   * in working time when the account has working hours (docs/api/automation.md): the cut-off is
+   * resolved here, so the query stays pure SQL.
    */
   private async resolved(auth: AuthContext, filters: LeadFilters): Promise<LeadFilters> {
     if (filters.overdue === undefined) return filters;
-    const minutes = await firstResponseTargetOf(this.db, auth.accountId);
-    return { ...filters, awaitingCutoff: minutes === null ? null : this.deps.clock.now() - minutes * 60_000 };
+    const settings = await responseSettingsOf(this.db, auth.accountId);
+    return { ...filters, awaitingCutoff: overdueCutoff(settings, this.deps.clock.now()) };
   }
 
   async list(auth: AuthContext, list: LeadList, query: LeadQuery): Promise<LeadListResult> {
@@ -132,21 +135,27 @@ export class LeadsService {
    * matching lead (for the medians), so list counts leave them out.
    * `amounts`: also the exact sum of the leads' amounts per list and per status (the funnel
    * board's column totals), from the same grouped query as the counts.
+   * `workingTime`: each lead's response time counted within the account's working hours (when it
+   * has them), which reads every matching lead's response time as the breakdowns do.
    */
-  async statistics(auth: AuthContext, query: LeadFilters, opts: { breakdowns?: boolean; amounts?: boolean } = {}): Promise<LeadStatistics> {
+  async statistics(
+    auth: AuthContext,
+    query: LeadFilters,
+    opts: { breakdowns?: boolean; amounts?: boolean; workingTime?: boolean } = {},
+  ): Promise<LeadStatistics> {
     const filters = await this.resolved(auth, query);
     const scope = await scopeOf(this.db, auth);
     const everything = repo.leadConditions(scope, 'any', filters);
     const allList = repo.leadConditions(scope, statusTypesOf('all', filters), filters);
-    const target = await firstResponseTargetOf(this.db, auth.accountId);
-    const [groups, statuses, days, responseTime, withinTarget, employees, channels] = await Promise.all([
+    const { targetMinutes: target, hours } = await responseSettingsOf(this.db, auth.accountId);
+    const measure = opts.workingTime && hours ? workingMeasure(hours) : undefined;
+    const [groups, statuses, days, times, employees, channels] = await Promise.all([
       repo.countByStatus(this.db, everything, { amounts: opts.amounts }),
       listStatuses(this.db, auth.accountId),
       repo.newLeadsPerDay(this.db, allList),
-      repo.responseTimeMedian(this.db, allList),
-      target === null ? undefined : repo.answeredWithin(this.db, allList, target * 60_000),
-      opts.breakdowns ? breakdown(this.db, allList, 'employee') : undefined,
-      opts.breakdowns ? breakdown(this.db, allList, 'channel') : undefined,
+      responseTimes(this.db, allList, target, measure),
+      opts.breakdowns ? breakdown(this.db, allList, 'employee', measure) : undefined,
+      opts.breakdowns ? breakdown(this.db, allList, 'channel', measure) : undefined,
     ]);
     const perList = <T>(byType: (types: string[]) => T) => ({
       inbox: byType(['inbox']),
@@ -167,7 +176,7 @@ export class LeadsService {
         ...(opts.amounts ? { amount: amountOf(ofStatus(status.id)) } : {}),
       })),
       newLeads: days.map((d) => ({ date: new Date(d.day * DAY_MS).toISOString().slice(0, 10), count: d.n })),
-      responseTime: withinTarget === undefined ? responseTime : { ...responseTime, withinTarget },
+      responseTime: times,
       ...(employees && channels
         ? {
             employees: employees.map(({ key, ...rest }) => ({ userId: key === null ? null : Number(key), ...rest })),

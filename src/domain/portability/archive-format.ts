@@ -99,6 +99,7 @@ export const SECTIONS: SectionSpec[] = [
       'last_message_incoming',
       'awaiting_since',
       'response_time',
+      'responded_at',
       'created_at',
       'updated_at',
     ],

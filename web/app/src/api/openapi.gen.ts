@@ -6264,6 +6264,8 @@ export interface operations {
                 breakdowns?: boolean;
                 /** @description Also answer `amounts` (per list) and `amount` on each status: the exact sums of the leads' amounts as decimal strings, as the funnel board totals its columns (v1.3 extension); default false */
                 amounts?: boolean;
+                /** @description How `responseTime` (median, `withinTarget`, the breakdowns' medians) counts each lead's wait: `calendar` (the default) all of it, `working` only the part within the account's working hours (the same figure when the account has none; docs/api/automation.md) */
+                responseTimeIn?: "calendar" | "working";
             };
             header?: never;
             path?: never;

@@ -7,22 +7,24 @@ import { errorText } from '../i18n/errors';
 import { ErrorToast } from './ErrorToast';
 
 /**
- * "Available / Away" for the signed-in employee (`available`, docs/api/automation.md): distribution
- * passes over employees who are away. A failed change is shown as a toast and the switch stays as
- * the server has it.
+ * "Available / Away" (`available`, docs/api/automation.md): distribution passes over employees who
+ * are away. Without `employee`, the signed-in employee's own switch; with it, that employee's, as
+ * the owner changes it in the team list. A failed change is shown as a toast and the switch stays
+ * as the server has it.
  */
-export function AvailabilitySwitch() {
+export function AvailabilitySwitch({ employee }: { employee?: Employee }) {
   const { employees, userId, reload } = useCatalog();
-  const me = employees.find((e) => e.id === userId);
+  const who = employee ?? employees.find((e) => e.id === userId);
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<string | null>(null);
-  if (!me || userId === null) return null;
-  const available = me.available;
+  if (!who) return null;
+  const available = who.available;
+  const label = employee ? t('availability.of', { name: employee.name || employee.login }) : t('availability.label');
   const change = async () => {
     setBusy(true);
     setFailure(null);
     try {
-      await api.put<Employee>(`/managers/${userId}`, { available: !available });
+      await api.put<Employee>(`/managers/${who.id}`, { available: !available });
       await reload(['employees']);
     } catch (e) {
       setFailure(errorText(e));
@@ -36,8 +38,9 @@ export function AvailabilitySwitch() {
         type="button"
         role="switch"
         aria-checked={available}
-        aria-label={t('availability.label')}
-        title={t('availability.label')}
+        aria-label={label}
+        title={label}
+        data-available={available}
         className={`availability small${available ? ' available' : ''}`}
         disabled={busy}
         onClick={() => void change()}

@@ -341,6 +341,9 @@ export const en = {
   'reports.median': 'Median response',
   'reports.withinTarget': 'Answered within {minutes} min',
   'reports.withinTargetCount': '{within} of {count} answered leads',
+  'reports.timeIn': 'Response time counted in',
+  'reports.calendarTime': 'Calendar time',
+  'reports.workingTime': 'Working time',
   'reports.unassigned': 'Unassigned',
   'reports.chartLabel': 'New leads per day, {count} in total',
   'reports.none': '—',
@@ -716,6 +719,7 @@ export const en = {
   'availability.label': 'Available for new leads',
   'availability.available': 'Available',
   'availability.away': 'Away',
+  'availability.of': 'Availability of {name}',
   'availability.failed': 'Availability was not changed: {reason}',
 } as const;
 

@@ -315,6 +315,9 @@ export const ru: Record<MessageKey, string> = {
   'reports.median': 'Медиана ответа',
   'reports.withinTarget': 'Ответ в пределах {minutes} мин',
   'reports.withinTargetCount': '{within} из {count} отвеченных лидов',
+  'reports.timeIn': 'Время ответа считать',
+  'reports.calendarTime': 'В календарном времени',
+  'reports.workingTime': 'В рабочем времени',
   'reports.unassigned': 'Не назначен',
   'reports.chartLabel': 'Новые лиды по дням, всего {count}',
   'reports.none': '—',
@@ -694,5 +697,6 @@ export const ru: Record<MessageKey, string> = {
   'availability.label': 'На месте для новых сделок',
   'availability.available': 'На месте',
   'availability.away': 'Нет на месте',
+  'availability.of': 'Присутствие: {name}',
   'availability.failed': 'Статус присутствия не изменён: {reason}',
 };

@@ -109,6 +109,7 @@ export default function ReportsPage() {
   const [showFilters, setShowFilters] = useState(false);
   const [stats, setStats] = useState<ReportStatistics | null>(null);
   const [target, setTarget] = useState<number | null>(null);
+  const [timeIn, setTimeIn] = useState<'calendar' | 'working'>('calendar');
   const [error, setError] = useState<string | null>(null);
 
   const load = useCallback(async () => {
@@ -119,12 +120,13 @@ export default function ReportsPage() {
         createdFrom: dayBound(range.from, false),
         createdTo: dayBound(range.to, true),
         breakdowns: true,
+        responseTimeIn: timeIn,
       };
       setStats(await api.get<ReportStatistics>(`/leads/statistics${query(params)}`));
     } catch (e) {
       setError(errorText(e));
     }
-  }, [filters, range]);
+  }, [filters, range, timeIn]);
   useEffect(() => void load(), [load]);
   useEffect(() => {
     api
@@ -171,6 +173,16 @@ export default function ReportsPage() {
           {t('reports.csv')}
         </button>
       </form>
+      {/* Response times counted in calendar or working time (docs/api/automation.md "First-response target"). */}
+      <fieldset className="row wrap time-in">
+        <legend className="small">{t('reports.timeIn')}</legend>
+        {(['calendar', 'working'] as const).map((v) => (
+          <label key={v} className="check">
+            <input type="radio" name="response-time-in" value={v} checked={timeIn === v} onChange={() => setTimeIn(v)} />
+            {v === 'calendar' ? t('reports.calendarTime') : t('reports.workingTime')}
+          </label>
+        ))}
+      </fieldset>
       {showFilters && <FilterBar list="all" value={filters} onChange={setFilters} statuses={statuses} />}
       {error && (
         <p className="error" role="alert">

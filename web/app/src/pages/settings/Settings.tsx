@@ -8,6 +8,7 @@ import { linkProps } from '../../router';
 import { reorder } from '../../state/funnel';
 import type { SettingsSection } from '../../routes';
 import { channelName } from '../../channels/ChannelName';
+import { AvailabilitySwitch } from '../../components/AvailabilitySwitch';
 import { confirmDelete, ErrorLine, useAction } from './common';
 import { ConnectedAppSettings, OAuthAppSettings } from './Apps';
 import { AutomationSettings } from './Automation';
@@ -255,11 +256,7 @@ function EmployeeCard({ e, all }: { e: Employee; all: Employee[] }) {
         <span className="muted small">{e.login}</span>
         <span className="chip-type">{e.role === 'owner' ? t('employees.owner') : t('employees.manager')}</span>
         {!e.confirmed && <span className="tag">{t('employees.pending')}</span>}
-        {e.confirmed && (
-          <span className={`presence${e.available ? ' available' : ''}`} data-available={e.available}>
-            {e.available ? t('availability.available') : t('availability.away')}
-          </span>
-        )}
+        {e.confirmed && <AvailabilitySwitch employee={e} />}
       </div>
       <ErrorLine error={error} />
       {e.role !== 'owner' && (
