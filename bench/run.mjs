@@ -640,10 +640,12 @@ function progressLine(name, r) {
 /** Start-up to the first 200 of GET /health: on the data set, and on an empty data folder / schema. */
 async function startupScenario(ctx) {
   const times = { data: [], empty: [] };
+  const cpu = { data: [], empty: [] };
   const n = SMOKE ? 1 : Math.max(3, RUNS);
   for (let i = 0; i < n; i++) {
     const s = await startServer({ dataDir: runDir, databaseUrl: ctx.databaseUrl, nodeFlags: NODE_FLAGS });
     times.data.push(s.startupMs);
+    cpu.data.push(s.startupCpuMs);
     await s.stop();
     const emptyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-empty-'));
     let url;
@@ -655,6 +657,7 @@ async function startupScenario(ctx) {
     try {
       const e = await startServer({ dataDir: emptyDir, databaseUrl: url, nodeFlags: NODE_FLAGS });
       times.empty.push(e.startupMs);
+      cpu.empty.push(e.startupCpuMs);
       await e.stop();
     } finally {
       fs.rmSync(emptyDir, { recursive: true, force: true });
@@ -664,15 +667,18 @@ async function startupScenario(ctx) {
   const sorted = (l) => [...l].sort((a, b) => a - b);
   const data = sorted(times.data);
   const empty = sorted(times.empty);
+  const cpuData = percentile(sorted(cpu.data), 50);
+  const cpuEmpty = percentile(sorted(cpu.empty), 50);
   const row = {
     scenario: 'startup',
     p50: percentile(data, 50),
     p99: data.at(-1),
     errors: 0,
-    note: `data set: median ${percentile(data, 50).toFixed(0)} ms (max ${data.at(-1).toFixed(0)}); empty: median ${percentile(empty, 50).toFixed(0)} ms; ${n} runs`,
+    note: `data set: median ${percentile(data, 50).toFixed(0)} ms (max ${data.at(-1).toFixed(0)}); empty: median ${percentile(empty, 50).toFixed(0)} ms; ${n} runs; server CPU to the first answer (median): data set ${cpuData.toFixed(0)} ms, empty ${cpuEmpty.toFixed(0)} ms`,
     value: percentile(data, 50),
     emptyMedian: percentile(empty, 50),
     runs: times,
+    cpu,
   };
   console.log(`  startup: ${row.note}`);
   rows.push(row);

@@ -23,6 +23,14 @@ describe('GET /health', () => {
     expect(res.json()).toEqual({ status: 'ok', version: PACKAGE_VERSION });
   });
 
+  it('answers HEAD too, which the versioned API routes do not (their HEAD routes cost start-up time)', async () => {
+    const head = await h.request({ method: 'HEAD', url: '/health' });
+    expect(head.statusCode).toBe(200);
+    expect(head.body).toBe('');
+    const api = await h.request({ method: 'HEAD', url: '/v1.3/statuses' });
+    expect(api.statusCode).toBe(404);
+  });
+
   it("names this installation in a header: the id its database keeps, another installation's differs", async () => {
     const id = await installationId(h.database.db.kysely);
     expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);

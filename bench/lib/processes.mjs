@@ -5,6 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { root } from '../../scripts/ensure-built.mjs';
+import { processUs } from './cpu.mjs';
 
 /** A free TCP port on 127.0.0.1 (the server logs at warn level, so it cannot tell us its own). */
 export async function freePort() {
@@ -49,7 +50,7 @@ async function stop(child, exited) {
 
 /**
  * Starts `node dist/main.js` with the suite's environment; resolves once GET /health answers 200,
- * with the time that took from spawn (start-up to first answer).
+ * with the time that took from spawn (start-up to first answer) and the server's CPU time until then.
  */
 /**
  * The Node.js flags `npm start` runs Parley with (package.json scripts.start: the `--` options
@@ -109,7 +110,10 @@ export async function startServer({ dataDir, databaseUrl, nodeArgs = [], nodeFla
     await new Promise((r) => setTimeout(r, 2));
   }
   const startupMs = performance.now() - t0;
-  return { base, pid: child.pid, startupMs, alive: () => !dead, stop: () => stop(child, exited) };
+  // CPU of the server until its first answer (user + system, Linux /proc): steadier than wall time
+  // on a shared machine.
+  const startupCpuMs = (processUs(child.pid) ?? Number.NaN) / 1000;
+  return { base, pid: child.pid, startupMs, startupCpuMs, alive: () => !dead, stop: () => stop(child, exited) };
 }
 
 /** Resident memory of a process, in MB (Linux /proc). */

@@ -102,6 +102,9 @@ export async function registerApi(app: FastifyInstance, routes: RouteDef[], serv
           scope.route({
             method: def.method,
             url: def.url,
+            // No HEAD twin of each GET: it doubled the router's work at start-up (~100 ms of CPU,
+            // docs/performance.md, "Start-up"), and the API documents none.
+            exposeHeadRoute: false,
             ...(def.bodyLimit ? { bodyLimit: Math.min(def.bodyLimit, app.initialConfig.bodyLimit ?? def.bodyLimit) } : {}),
             schema: {
               ...schema,

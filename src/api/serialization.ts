@@ -10,8 +10,12 @@ import type { FastifySchema, FastifySerializerCompiler } from 'fastify';
  * a process uses few of them.
  */
 const cache = new Map<string, (data: unknown) => string>();
+/** The same, by schema object: the versions of a route and the error answers of every route share theirs. */
+const byObject = new WeakMap<object, (data: unknown) => string>();
 
 export const serializerCompiler: FastifySerializerCompiler<FastifySchema> = ({ schema }) => {
+  const known = byObject.get(schema);
+  if (known) return known;
   const key = JSON.stringify(schema);
   let serialize = cache.get(key);
   if (!serialize) {
@@ -24,6 +28,7 @@ export const serializerCompiler: FastifySerializerCompiler<FastifySchema> = ({ s
     };
     cache.set(key, serialize);
   }
+  byObject.set(schema, serialize);
   return serialize;
 };
 

@@ -56,18 +56,25 @@ export function hardenSchema(schema: unknown): unknown {
 
 const coercing = makeAjv(true);
 const strict = makeAjv(false);
-// The same schema serves three version prefixes: compile it once.
+// The same schema serves three version prefixes: compile it once. Found by the schema object first
+// (the versions of a route share it), by its JSON text otherwise: writing the text of every route's
+// schemas was a share of the start-up (docs/performance.md, "Start-up").
 const cache = new Map<string, ValidateFunction>();
+const byObject = { c: new WeakMap<object, ValidateFunction>(), s: new WeakMap<object, ValidateFunction>() };
 
 export const validatorCompiler: FastifySchemaCompiler<FastifySchema> = ({ schema, httpPart, url }) => {
   const version = versionOfUrl(url);
   const coerce = httpPart !== 'body' || (version !== undefined && VERSION_TRAITS[version].formBodies);
+  const seen = byObject[coerce ? 'c' : 's'];
+  let validate = seen.get(schema);
+  if (validate) return validate;
   const key = `${coerce ? 'c' : 's'}:${JSON.stringify(schema)}`;
-  let validate = cache.get(key);
+  validate = cache.get(key);
   if (!validate) {
     validate = compiledOnFirstUse(() => (coerce ? coercing : strict).compile(hardenSchema(schema) as object));
     cache.set(key, validate);
   }
+  seen.set(schema, validate);
   return validate;
 };
 

@@ -32,6 +32,11 @@ export interface Db {
   poolStats?(): { total: number; idle: number; waiting: number };
   /** PostgreSQL with named statements on: changes to the rows processes keep in memory, as `RowChangeFeed` says. */
   changes?: RowChangeFeed;
+  /**
+   * SQLite: runs a script of several statements on the one connection, in the transaction under
+   * way if any (the schema snapshot, db/schema-snapshot.ts).
+   */
+  runScript?(text: string): void;
 }
 
 /**
@@ -290,13 +295,21 @@ async function openSqlite(dataDir: string, file: string, options: DatabaseOption
   // 16 MiB of page cache (the default is 2 MiB): list and search pages stay in memory.
   native.pragma('cache_size = -16000');
   const profile = options.sqlProfile ? new StatementProfile(options.sqlProfile) : undefined;
+  const database = withStatementCache(native, profile);
   const kysely = new Kysely<Database>({
-    dialect: new ParleySqliteDialect({ database: withStatementCache(native, profile) }),
+    dialect: new ParleySqliteDialect({ database }),
     log: queryLog(options.onQuery),
   });
   return {
     kysely,
     dialect: 'sqlite',
+    runScript: (text) => {
+      try {
+        native.exec(text);
+      } finally {
+        database.forget();
+      }
+    },
     close: async () => {
       await kysely.destroy();
       profile?.write();
@@ -373,7 +386,7 @@ const STATEMENT_CACHE_SIZE = 500;
  * below follow it. Streaming queries get a statement of their own: an iterating statement is busy
  * until the iteration ends.
  */
-function withStatementCache(native: BetterSqlite3.Database, profile?: StatementProfile): SqliteDatabase {
+function withStatementCache(native: BetterSqlite3.Database, profile?: StatementProfile): SqliteDatabase & { forget(): void } {
   type Prepared = ReturnType<SqliteDatabase['prepare']>;
   const cache = new Map<string, Prepared>();
   const counted = cacheTotals('sqlite_statements');
@@ -405,6 +418,8 @@ function withStatementCache(native: BetterSqlite3.Database, profile?: StatementP
   };
   return {
     close: () => native.close(),
+    /** After a schema change made around the cache (`runScript`). */
+    forget: () => cache.clear(),
     prepare(text: string) {
       let prepared = cache.get(text);
       if (prepared) {

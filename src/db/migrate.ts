@@ -1,6 +1,7 @@
 import { sql, Migrator, type Migration, type MigrationProvider } from 'kysely';
 import { renameStatements, type Db } from './database.js';
 import { migrationKit, type ParleyMigration } from './migrations/helpers.js';
+import { applySnapshot } from './schema-snapshot.js';
 import { foundation } from './migrations/0001-foundation.js';
 import { coreModel } from './migrations/0002-core-model.js';
 import { files } from './migrations/0006-files.js';
@@ -122,17 +123,22 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
 /** The migration names in the order they run. */
 export const MIGRATION_NAMES = Object.keys(MIGRATIONS).sort();
 
-class StaticProvider implements MigrationProvider {
-  constructor(private readonly db: Db) {}
+/** The migrations for Kysely's migrator (also what test/schema-snapshot.test.ts records). */
+export class StaticProvider implements MigrationProvider {
+  constructor(private readonly dialect: Db['dialect']) {}
   async getMigrations(): Promise<Record<string, Migration>> {
-    const kit = migrationKit(this.db.dialect);
+    const kit = migrationKit(this.dialect);
     return Object.fromEntries(Object.entries(MIGRATIONS).map(([name, m]) => [name, { up: (db) => m.up(db, kit) }]));
   }
 }
 
-/** Brings the schema up to date. Safe with several processes on PostgreSQL (Kysely takes a lock). */
+/**
+ * Brings the schema up to date. Safe with several processes on PostgreSQL (Kysely takes a lock).
+ * A new database gets the schema snapshot (src/db/schema-snapshot.ts) instead of ~50 migrations.
+ */
 export async function migrateToLatest(db: Db): Promise<void> {
   if (await upToDate(db)) return;
+  if (await applySnapshot(db, MIGRATION_NAMES)) return;
   await migrate(db);
 }
 
@@ -171,7 +177,7 @@ async function migrate(db: Db, upTo?: string): Promise<void> {
     const { rows } = await sql<{ s: string }>`select current_schema() as s`.execute(db.kysely);
     migrationTableSchema = rows[0]?.s;
   }
-  const migrator = new Migrator({ db: db.kysely, provider: new StaticProvider(db), migrationTableSchema });
+  const migrator = new Migrator({ db: db.kysely, provider: new StaticProvider(db.dialect), migrationTableSchema });
   const { error, results } = upTo === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(upTo);
   // Tables may have changed shape under the named statements of this process's connections.
   if (db.dialect === 'postgres' && results?.some((r) => r.status === 'Success')) renameStatements();

@@ -15,13 +15,23 @@ export interface TestDatabase {
 /**
  * A clean, migrated database for one test file: SQLite in memory by default; with DATABASE_URL set
  * to PostgreSQL, a schema of its own that is dropped afterwards. `migrateTo`: only up to that
- * migration.
+ * migration, through Kysely's migrator; `empty`: no migration at all; `onQuery`: called after each
+ * statement.
  */
-export async function createTestDatabase(opts: { dataDir?: string; migrateTo?: string } = {}): Promise<TestDatabase> {
+export async function createTestDatabase(
+  opts: { dataDir?: string; migrateTo?: string; empty?: boolean; onQuery?: () => void } = {},
+): Promise<TestDatabase> {
   const base = process.env.DATABASE_URL;
-  const migrate = (db: Db) => (opts.migrateTo ? migrateTo(db, opts.migrateTo) : migrateToLatest(db));
+  const migrate = async (db: Db) => {
+    if (opts.empty) return;
+    await (opts.migrateTo ? migrateTo(db, opts.migrateTo) : migrateToLatest(db));
+  };
   if (!isPostgresUrl(base)) {
-    const db = await openDatabase({ dataDir: opts.dataDir ?? '', sqliteFile: opts.dataDir ? 'parley.db' : ':memory:' });
+    const db = await openDatabase({
+      dataDir: opts.dataDir ?? '',
+      sqliteFile: opts.dataDir ? 'parley.db' : ':memory:',
+      onQuery: opts.onQuery,
+    });
     await migrate(db);
     return { db, url: undefined, drop: () => db.close() };
   }
@@ -30,7 +40,7 @@ export async function createTestDatabase(opts: { dataDir?: string; migrateTo?: s
   const { sql } = await import('kysely');
   await sql.raw(`create schema ${schema}`).execute(admin.kysely);
   const url = withSearchPath(base, schema);
-  const db = await openDatabase({ databaseUrl: url, dataDir: '', poolSize: 5 });
+  const db = await openDatabase({ databaseUrl: url, dataDir: '', poolSize: 5, onQuery: opts.onQuery });
   await migrate(db);
   return {
     db,

@@ -1,0 +1,75 @@
+import crypto from 'node:crypto';
+import { sql } from 'kysely';
+import { renameStatements, type Db } from './database.js';
+import { snapshot as postgresSnapshot } from './snapshots/postgres.gen.js';
+import { snapshot as sqliteSnapshot } from './snapshots/sqlite.gen.js';
+
+/**
+ * What every migration leaves in a new database, recorded per dialect from a run of the migrations
+ * themselves (test/schema-snapshot.test.ts writes src/db/snapshots/*.gen.ts and fails while they
+ * differ from a new recording): the statements in the order they ran, parameters written in,
+ * without the migrator's reads and bookkeeping.
+ */
+export interface SchemaSnapshot {
+  /** The migrations the statements come from, in the order they ran. */
+  migrations: string[];
+  statements: string[];
+}
+
+/**
+ * Rows a migration makes with a value of its own installation: the recording leaves their inserts
+ * out and a snapshot makes them anew. 0120-installation: the installation's random id.
+ */
+export const MADE_AT_APPLY: Record<string, () => Record<string, string>> = {
+  installation: () => ({ id: crypto.randomUUID() }),
+};
+
+/** Kysely's migration lock (its PostgreSQL adapter's key), so a migrator elsewhere waits for us. */
+const KYSELY_MIGRATION_LOCK = '3853314791062309107';
+
+/**
+ * A new database (no migration ever ran: no `kysely_migration` table) gets the snapshot in one
+ * transaction instead of each migration on its own, as one script (docs/performance.md, "Start-up"). False, having changed nothing,
+ * when the database is not new or the snapshot is not of this build's migrations (`names`): then
+ * the migrator does the work.
+ */
+export async function applySnapshot(db: Db, names: readonly string[]): Promise<boolean> {
+  const snapshot = db.dialect === 'postgres' ? postgresSnapshot : sqliteSnapshot;
+  if (snapshot.migrations.length !== names.length || snapshot.migrations.some((n, i) => n !== names[i])) return false;
+  const applied = await db.kysely
+    .transaction()
+    .execute(async (trx) => {
+      if (db.dialect === 'postgres') {
+        await sql`select pg_advisory_xact_lock(${sql.lit(KYSELY_MIGRATION_LOCK)}::bigint)`.execute(trx);
+        const { rows } = await sql<{ absent: boolean }>`select to_regclass('kysely_migration') is null as absent`.execute(trx);
+        if (!rows[0]?.absent) return false;
+        await sql.raw(snapshot.statements.join(';\n')).execute(trx);
+      } else {
+        const { rows } = await sql<{ n: number }>`select count(*) as n from sqlite_master where name = 'kysely_migration'`.execute(trx);
+        if (rows[0]?.n) return false;
+        if (!db.runScript) return false;
+        db.runScript(snapshot.statements.join(';\n'));
+      }
+      const timestamp = new Date().toISOString();
+      await trx
+        .insertInto('kysely_migration' as never)
+        .values(names.map((name) => ({ name, timestamp })) as never)
+        .execute();
+      for (const [table, row] of Object.entries(MADE_AT_APPLY)) {
+        await trx
+          .insertInto(table as never)
+          .values(row() as never)
+          .execute();
+      }
+      return true;
+    })
+    // SQLite: another process made the database meanwhile (its commit came between our read and our
+    // first write). The migrator then finds every migration done, or reports what is wrong.
+    .catch((err: unknown) => {
+      if (db.dialect === 'postgres') throw err;
+      return false;
+    });
+  // Tables may have changed shape under the named statements of this process's connections.
+  if (applied && db.dialect === 'postgres') renameStatements();
+  return applied;
+}
