@@ -56,7 +56,9 @@ export const snapshot: SchemaSnapshot = {
     "0105-search-text",
     "0106-phones",
     "0115-account-migrations",
-    "0120-installation"
+    "0120-installation",
+    "0125-stem-as-word",
+    "0135-responded-at"
   ],
   "statements": [
     "create table if not exists \"kysely_migration\" (\"name\" varchar(255) not null primary key, \"timestamp\" varchar(255) not null)",
@@ -280,6 +282,8 @@ export const snapshot: SchemaSnapshot = {
     "create trigger customers_fts_au after update of name, login, email, phone on customers begin\n          delete from customers_fts where rowid = old.id;\n          insert into customers_fts(rowid, doc) values (new.id, parley_search_text(coalesce(new.name,'') || ' ' || coalesce(new.login,'') || ' ' || coalesce(new.email,'') || ' ' || parley_phone_words(new.phone))); end",
     "create table \"account_migrations\" (\"source\" text not null, \"source_account_id\" text not null, \"account_id\" integer not null references \"accounts\" (\"id\") on delete cascade, \"created_at\" integer not null, \"finished_at\" integer, constraint \"account_migrations_pk\" primary key (\"source\", \"source_account_id\"))",
     "create table \"migration_ids\" (\"account_id\" integer not null references \"accounts\" (\"id\") on delete cascade, \"kind\" text not null, \"source_id\" text not null, \"target_id\" text not null, constraint \"migration_ids_pk\" primary key (\"account_id\", \"kind\", \"source_id\"))",
-    "create table \"installation\" (\"id\" text primary key)"
+    "create table \"installation\" (\"id\" text primary key)",
+    "alter table \"leads\" add column \"responded_at\" integer",
+    "update leads set responded_at = (\n      select min(o.created_at) from messages o\n      where o.lead_id = leads.id and o.incoming = 0\n        and o.created_at >= coalesce((select max(i.created_at) from messages i where i.lead_id = leads.id and i.incoming = 1), 0))\n    where response_time is not null"
   ]
 };
