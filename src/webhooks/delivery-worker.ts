@@ -1,6 +1,5 @@
 import { isPostgresUrl } from '../config.js';
 import { metrics } from '../metrics/metrics.js';
-import { eventBodyFor } from '../events/event-versions.js';
 import { systemClock, type Clock } from '../domain/clock.js';
 import type { Deps } from '../domain/context.js';
 import { openLoopConnection, type Db } from '../db/database.js';
@@ -18,7 +17,7 @@ import {
 import { HttpSender, type SendResult } from './http-sender.js';
 import { signatureHeaders } from './signing.js';
 import { onOutbox } from '../events/wakeup.js';
-import { withHostedTypeNames } from '../domain/accounts/type-names.js';
+import { EventBodies } from './event-bodies.js';
 import {
   LIVENESS_CHECK_MS,
   LivenessLock,
@@ -94,6 +93,7 @@ export class DeliveryWorker implements BackgroundWorker {
   readonly name = 'webhooks';
   readonly id: string;
   private readonly sender: HttpSender;
+  private readonly bodies = new EventBodies();
   private readonly wallClock: Clock;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly finished: Finished[] = [];
@@ -282,8 +282,7 @@ export class DeliveryWorker implements BackgroundWorker {
 
   private async sendAndRecord(job: Job, slot: boolean): Promise<SendResult> {
     // The account's `typeNames` setting (docs/api/integrations.md) applies to webhook bodies too.
-    const versioned = eventBodyFor(job.api_version, job.payload);
-    const body = job.type_names === 'hosted' ? withHostedTypeNames(versioned) : versioned;
+    const body = this.bodies.of(job.event_id, job.api_version, job.type_names, job.payload);
     const timestamp = Math.floor(this.wallClock.now() / 1000);
     const result: SendResult = this.abandoning
       ? { statusCode: null, error: 'abandoned at shutdown', durationMs: 0, abandoned: true }
