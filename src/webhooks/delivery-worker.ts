@@ -57,6 +57,12 @@ export interface DeliveryWorkerOptions {
 
 type Job = ClaimedDelivery;
 
+/** What a send's result makes of its delivery: delivered, retried later, or dead after the last retry. */
+function outcomeState(job: Job, result: SendResult): DeliveryOutcome['state'] {
+  if (result.error === null) return 'delivered';
+  return RETRY_DELAYS_MS[job.attempts] === undefined ? 'dead' : 'retry';
+}
+
 /** A finished send waiting to be recorded; `settle` answers whoever awaits the record. */
 interface Finished {
   job: Job;
@@ -302,21 +308,18 @@ export class DeliveryWorker implements BackgroundWorker {
   }
 
   private outcome(job: Job, result: SendResult, now: number): DeliveryOutcome {
-    const attempts = job.attempts + 1;
-    const delay = RETRY_DELAYS_MS[attempts - 1];
-    const base = {
+    const state = outcomeState(job, result);
+    return {
       id: job.id,
       webhookId: job.webhook_id,
       leaseUntil: job.lease_until,
-      attempts,
+      attempts: job.attempts + 1,
       statusCode: result.statusCode,
       durationMs: result.durationMs,
-      error: result.error?.slice(0, 2000) ?? null,
-      nextAttemptAt: null,
+      error: result.error === null ? null : result.error.slice(0, 2000),
+      state,
+      nextAttemptAt: state === 'retry' ? now + Math.round(RETRY_DELAYS_MS[job.attempts] * this.deps.config.webhookRetryScale) : null,
     };
-    if (result.error === null) return { ...base, state: 'delivered' };
-    if (delay === undefined) return { ...base, state: 'dead' };
-    return { ...base, state: 'retry', nextAttemptAt: now + Math.round(delay * this.deps.config.webhookRetryScale) };
   }
 
   /**
@@ -343,7 +346,7 @@ export class DeliveryWorker implements BackgroundWorker {
     };
     const settle = (f: Finished, error?: unknown) => {
       if (f.slot) this.slots--;
-      if (error === undefined) metrics.webhookDeliveries.inc({ outcome: this.outcome(f.job, f.result, 0).state });
+      if (error === undefined) metrics.webhookDeliveries.inc({ outcome: outcomeState(f.job, f.result) });
       f.settle(error);
     };
     const freed = batch.filter((f) => f.slot).length;
