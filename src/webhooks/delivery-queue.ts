@@ -312,7 +312,9 @@ function outcomeRows(postgres: boolean, outcomes: DeliveryOutcome[]): RawBuilder
   }
   // Rows as arrays: SQLite reads an array element faster than an object member (a record of 30
   // outcomes: 121 against 172 us for the deliveries' update, docs/performance.md).
-  const json = JSON.stringify(outcomes.map((o) => [o.id, o.leaseUntil, o.attempts, o.statusCode, o.durationMs, o.error, status(o), next(o)]));
+  const json = JSON.stringify(
+    outcomes.map((o) => [o.id, o.leaseUntil, o.attempts, o.statusCode, o.durationMs, o.error, status(o), next(o)]),
+  );
   return sql`(select value ->> 0 as id, value ->> 1 as lease, value ->> 2 as attempts, value ->> 3 as code, value ->> 4 as ms,
       value ->> 5 as error, value ->> 6 as status, value ->> 7 as next_at
     from json_each(${json})) as v`;
