@@ -717,11 +717,15 @@ async function webhooksScenario(ctx) {
       const firstEvent = ((await probe.all('select coalesce(max(id), 0) as id from events'))[0].id ?? 0) + 1;
       await call(receiver.url, { method: 'GET', path: '/__reset', headers: {} });
       const started = Date.now();
+      // CPU per delivery of the servers (ingest, fan-out and sends together) and of PostgreSQL:
+      // steadier than deliveries/s on a machine shared with other work.
+      const watch = cpuWatch({ serverPids: ctx.serverPids, postgres: POSTGRES });
       const ingest = await load();
       // Requests still in flight when the load generator stopped are answered (and make events) after.
       await new Promise((r) => setTimeout(r, 500));
       const loadOver = Date.now();
       const pending = await drain(probe, firstEvent);
+      const used = watch.measure(1);
       const arrivals = JSON.parse(await call(receiver.url, { method: 'GET', path: '/__dump', headers: {} }));
       const events = await probe.all(`select id, created_at from events where id >= ${firstEvent}`);
       const createdAt = new Map(events.map((e) => [`msg_${e.id}`, e.created_at]));
@@ -747,12 +751,19 @@ async function webhooksScenario(ctx) {
         errors: ingest.errors + pending + dead,
         ingest,
         afterLoad: { deliveries: tail, seconds: tailSeconds, deliveriesPerSecond: tail >= 1000 ? tail / tailSeconds : undefined },
+        cpuPerDelivery: used && {
+          serverUs: Math.round(used.serverUs / Math.max(1, latencies.length)),
+          ...(used.postgresUs === undefined ? {} : { postgresUs: Math.round(used.postgresUs / Math.max(1, latencies.length)) }),
+        },
       };
       const afterLoad = r.afterLoad.deliveriesPerSecond
         ? ` (the last ${tail} after the load: ${r.afterLoad.deliveriesPerSecond.toFixed(0)}/s)`
         : '';
+      const cpu = r.cpuPerDelivery
+        ? `; CPU per delivery: server ${r.cpuPerDelivery.serverUs} µs${r.cpuPerDelivery.postgresUs === undefined ? '' : `, PostgreSQL ${r.cpuPerDelivery.postgresUs} µs`}`
+        : '';
       console.log(
-        `  webhooks ${label}: ${r.events} events (${ingest.requests} visitor messages, ${ingest.rps.toFixed(0)}/s) -> ${r.deliveries} deliveries in ${seconds.toFixed(1)} s = ${r.deliveriesPerSecond.toFixed(0)}/s${afterLoad}; event -> delivery p50 ${r.p50} ms, p99 ${r.p99} ms`,
+        `  webhooks ${label}: ${r.events} events (${ingest.requests} visitor messages, ${ingest.rps.toFixed(0)}/s) -> ${r.deliveries} deliveries in ${seconds.toFixed(1)} s = ${r.deliveriesPerSecond.toFixed(0)}/s${afterLoad}; event -> delivery p50 ${r.p50} ms, p99 ${r.p99} ms${cpu}`,
       );
       return r;
     };

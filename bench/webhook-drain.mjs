@@ -6,9 +6,11 @@
 // machine shared with other work the CPU figures move far less than the rate.
 //
 //   node bench/webhook-drain.mjs [--events N] [--runs N] [--per-endpoint N] [--per-process N]
-//                                [--database-url postgres://…]
+//                                [--database-url postgres://…] [--cpu-prof file.cpuprofile]
 //
 // --per-endpoint / --per-process: the worker's concurrency (default 16 / 128, the server's defaults).
+// --cpu-prof: a V8 profile of this process during the drain only (not the backlog's writing), for
+// bench/profile-summary.mjs; with --runs above 1, of the last run.
 //
 // Build first (npx tsc -p tsconfig.build.json). To compare with another build, run this script
 // from a copy of that tree (it imports its own dist/).
@@ -28,6 +30,7 @@ const { values: opts } = parseArgs({
     'per-endpoint': { type: 'string', default: '16' },
     'per-process': { type: 'string', default: '128' },
     'database-url': { type: 'string' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const EVENTS = Number(opts.events);
@@ -56,6 +59,22 @@ async function adminQuery(text) {
   } finally {
     await client.end();
   }
+}
+
+/** The inspector's CPU profiler in this process; `stop()` returns the profile. */
+async function startProfiler() {
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return {
+    async stop() {
+      const { profile } = await session.post('Profiler.stop');
+      session.disconnect();
+      return profile;
+    },
+  };
 }
 
 async function run() {
@@ -131,6 +150,7 @@ async function run() {
     };
     const log = { info() {}, warn() {}, debug() {}, error: (...args) => console.error(...args) };
     const worker = new DeliveryWorker({ db, clock: { now: () => Date.now() }, config, log }, { id: 'drain' });
+    const profiler = opts['cpu-prof'] ? await startProfiler() : undefined;
     const cpu0 = process.cpuUsage();
     const receiverCpu0 = cpuOf(receiver.pid);
     const t0 = performance.now();
@@ -140,6 +160,7 @@ async function run() {
     const ms = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
     const receiverCpu = cpuOf(receiver.pid) - receiverCpu0;
+    if (profiler) fs.writeFileSync(opts['cpu-prof'], JSON.stringify(await profiler.stop()));
     await worker.stop();
     const pending = await k
       .selectFrom('deliveries')

@@ -105,7 +105,7 @@ describe('webhook delivery', () => {
     const sender = new HttpSender({ timeoutMs: 1000, allowPrivate: false });
     try {
       for (const host of ['[2002:7f00:1::]', '[2001:0:4136:e378:8000:63bf:80ff:fffe]', '[::ffff:0:7f00:1]']) {
-        const result = await sender.send(`http://${host}/hook`, {}, '{}');
+        const result = await sender.send(`http://${host}/hook`, [], '{}');
         expect(result.statusCode).toBeNull();
         expect(result.error).toMatch(/^refused address/);
       }

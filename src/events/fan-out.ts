@@ -77,10 +77,11 @@ export async function fanOutAll(trx: Executor, events: { event: FannedEvent; hoo
       order by d.ord`.compile(trx);
     await executeNamed(trx, query);
   } else {
-    await trx
-      .insertInto('deliveries')
-      .values(rows.map((r) => ({ ...r, next_attempt_at: now, created_at: now })))
-      .execute();
+    // One statement text whatever the number of rows (the rows travel as one JSON parameter): a
+    // multi-row VALUES was a new text, compiled by Kysely and prepared by SQLite, for every batch size.
+    const json = JSON.stringify(rows.map((r) => [r.webhook_id, r.event_id, r.message_id, r.lead_id]));
+    await sql`insert into deliveries (webhook_id, event_id, message_id, lead_id, next_attempt_at, created_at)
+      select value ->> 0, value ->> 1, value ->> 2, value ->> 3, ${now}, ${now} from json_each(${json}) order by key`.execute(trx);
   }
   return perEvent.map((r) => r.length);
 }

@@ -1,6 +1,5 @@
 import { isPostgresUrl } from '../config.js';
 import { metrics } from '../metrics/metrics.js';
-import { eventBodyFor } from '../events/event-versions.js';
 import { systemClock, type Clock } from '../domain/clock.js';
 import type { Deps } from '../domain/context.js';
 import { openLoopConnection, type Db } from '../db/database.js';
@@ -18,7 +17,7 @@ import {
 import { HttpSender, type SendResult } from './http-sender.js';
 import { signatureHeaders } from './signing.js';
 import { onOutbox } from '../events/wakeup.js';
-import { withHostedTypeNames } from '../domain/accounts/type-names.js';
+import { EventBodies } from './event-bodies.js';
 import {
   LIVENESS_CHECK_MS,
   LivenessLock,
@@ -40,6 +39,8 @@ const RECORD_BATCH = 256;
  * claims of one per event cost more than the sends).
  */
 const NUDGE_DELAY_MS = 5;
+/** How long a round waits for more finished sends while few have finished (see `kick`). */
+const GATHER_MS = 2;
 
 export interface DeliveryWorkerOptions {
   /**
@@ -57,6 +58,12 @@ export interface DeliveryWorkerOptions {
 }
 
 type Job = ClaimedDelivery;
+
+/** What a send's result makes of its delivery: delivered, retried later, or dead after the last retry. */
+function outcomeState(job: Job, result: SendResult): DeliveryOutcome['state'] {
+  if (result.error === null) return 'delivered';
+  return RETRY_DELAYS_MS[job.attempts] === undefined ? 'dead' : 'retry';
+}
 
 /** A finished send waiting to be recorded; `settle` answers whoever awaits the record. */
 interface Finished {
@@ -94,6 +101,7 @@ export class DeliveryWorker implements BackgroundWorker {
   readonly name = 'webhooks';
   readonly id: string;
   private readonly sender: HttpSender;
+  private readonly bodies = new EventBodies();
   private readonly wallClock: Clock;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly finished: Finished[] = [];
@@ -107,6 +115,7 @@ export class DeliveryWorker implements BackgroundWorker {
   private pumpRun: Promise<void> = Promise.resolve();
   private pumpAgain = false;
   private kickQueued = false;
+  private gatherTimer: NodeJS.Timeout | undefined;
   /** Outbox nudges received, and how many of them a claim issued since covers. */
   private nudges = 0;
   private nudgesClaimed = 0;
@@ -282,8 +291,7 @@ export class DeliveryWorker implements BackgroundWorker {
 
   private async sendAndRecord(job: Job, slot: boolean): Promise<SendResult> {
     // The account's `typeNames` setting (docs/api/integrations.md) applies to webhook bodies too.
-    const versioned = eventBodyFor(job.api_version, job.payload);
-    const body = job.type_names === 'hosted' ? withHostedTypeNames(versioned) : versioned;
+    const body = this.bodies.of(job.event_id, job.api_version, job.type_names, job.payload);
     const timestamp = Math.floor(this.wallClock.now() / 1000);
     const result: SendResult = this.abandoning
       ? { statusCode: null, error: 'abandoned at shutdown', durationMs: 0, abandoned: true }
@@ -303,21 +311,18 @@ export class DeliveryWorker implements BackgroundWorker {
   }
 
   private outcome(job: Job, result: SendResult, now: number): DeliveryOutcome {
-    const attempts = job.attempts + 1;
-    const delay = RETRY_DELAYS_MS[attempts - 1];
-    const base = {
+    const state = outcomeState(job, result);
+    return {
       id: job.id,
       webhookId: job.webhook_id,
       leaseUntil: job.lease_until,
-      attempts,
+      attempts: job.attempts + 1,
       statusCode: result.statusCode,
       durationMs: result.durationMs,
-      error: result.error?.slice(0, 2000) ?? null,
-      nextAttemptAt: null,
+      error: result.error === null ? null : result.error.slice(0, 2000),
+      state,
+      nextAttemptAt: state === 'retry' ? now + Math.round(RETRY_DELAYS_MS[job.attempts] * this.deps.config.webhookRetryScale) : null,
     };
-    if (result.error === null) return { ...base, state: 'delivered' };
-    if (delay === undefined) return { ...base, state: 'dead' };
-    return { ...base, state: 'retry', nextAttemptAt: now + Math.round(delay * this.deps.config.webhookRetryScale) };
   }
 
   /**
@@ -344,7 +349,7 @@ export class DeliveryWorker implements BackgroundWorker {
     };
     const settle = (f: Finished, error?: unknown) => {
       if (f.slot) this.slots--;
-      if (error === undefined) metrics.webhookDeliveries.inc({ outcome: this.outcome(f.job, f.result, 0).state });
+      if (error === undefined) metrics.webhookDeliveries.inc({ outcome: outcomeState(f.job, f.result) });
       f.settle(error);
     };
     const freed = batch.filter((f) => f.slot).length;
@@ -396,19 +401,33 @@ export class DeliveryWorker implements BackgroundWorker {
   /**
    * A send finished: the loop records it. Sends finishing in the same turn of the event loop are
    * gathered (setImmediate), and while the loop is busy every finished send waits for its next
-   * round: one transaction for all of them.
+   * round: one transaction for all of them. While fewer than a quarter of the sends out have
+   * finished, the round waits up to GATHER_MS for more: under ingest a round recorded ~13 sends,
+   * and its commit and claim, paid per round, cost more than the sends (docs/performance.md).
    */
   private kick(): void {
     if (this.pumping) {
       this.pumpAgain = true;
       return;
     }
-    if (this.kickQueued) return;
+    const few = this.finished.length * 4 < this.slots;
+    if (this.kickQueued) {
+      // Enough gathered: the round need not wait for the rest of GATHER_MS.
+      if (!few && this.gatherTimer) {
+        clearTimeout(this.gatherTimer);
+        this.gatherTimer = undefined;
+        this.kickQueued = false;
+      } else return;
+    }
     this.kickQueued = true;
-    setImmediate(() => {
+    const go = () => {
+      this.gatherTimer = undefined;
+      if (!this.kickQueued) return;
       this.kickQueued = false;
       this.wake();
-    });
+    };
+    if (few && this.started && !this.stopped) this.gatherTimer = setTimeout(go, GATHER_MS);
+    else setImmediate(go);
   }
 
   /** New deliveries may exist: an idle worker claims at once, a busy one within NUDGE_DELAY_MS. */
