@@ -15,7 +15,7 @@ const fx = webhookFixture(() => h);
 const { receiver, worker, account } = fx;
 beforeAll(async () => {
   h = await createHarness({
-    env: { PARLEY_WEBHOOK_ALLOW_PRIVATE: '1', PARLEY_WEBHOOK_RETRY_SCALE: '0.001', PARLEY_WEBHOOK_TIMEOUT_MS: '300' },
+    env: { PARLEY_WEBHOOK_ALLOW_PRIVATE: '1', PARLEY_WEBHOOK_RETRY_SCALE: '0.001', PARLEY_WEBHOOK_TIMEOUT_MS: '2000' },
   });
 });
 afterEach(async () => {
@@ -456,6 +456,6 @@ describe('webhook delivery', () => {
     await h.services.ingest.ingest(integration, message('zed'));
     await worker().drain();
     const row = await db().selectFrom('deliveries').selectAll().where('webhook_id', '=', hook.id).executeTakeFirstOrThrow();
-    expect(row.last_error).toBe('timeout after 300 ms');
+    expect(row.last_error).toBe('timeout after 2000 ms');
   });
 });
