@@ -342,6 +342,7 @@ function copyFile(ctx: MigrationContext, lead: SrcLead, url: string, name: strin
 }
 
 async function download(ctx: MigrationContext, lead: SrcLead, url: string, name: string | undefined): Promise<string> {
+  ctx.report.downloads++;
   try {
     const file = await fetchAttachment(ctx.files, ctx.accountId, ctx.fileSource, url, name);
     await transact(ctx, async (_trx, map) => map('file', url, file.url));

@@ -65,8 +65,8 @@ export class SourceClient {
   private active = 0;
   private readonly queue: Array<() => void> = [];
   private readonly sleep: (ms: number) => Promise<void>;
-  /** Counts for the summary. */
-  readonly stats = { requests: 0, retries: 0, rateLimited: 0, refreshed: 0 };
+  /** Counts for the summary; `byKind`: requests the source answered (tries included), per {@link requestKind}. */
+  readonly stats = { requests: 0, retries: 0, rateLimited: 0, refreshed: 0, byKind: {} as Record<string, number> };
 
   constructor(private readonly opts: SourceClientOptions) {
     this.base = opts.base.replace(/\/+$/, '');
@@ -152,6 +152,8 @@ export class SourceClient {
 
   private async once(method: string, path: string, body: unknown): Promise<SourceAnswer> {
     this.stats.requests++;
+    const kind = requestKind(path);
+    this.stats.byKind[kind] = (this.stats.byKind[kind] ?? 0) + 1;
     const signals = [AbortSignal.timeout(this.opts.timeoutMs), ...(this.opts.signal ? [this.opts.signal] : [])];
     const res = await fetch(this.base + path, {
       method,
@@ -204,6 +206,21 @@ export class SourceClient {
     });
     return this.refreshing;
   }
+}
+
+/**
+ * What a request reads, for the summary's request counts (docs/migrate.md "How long it takes"):
+ * the cost of a run is its request count over `--rate`.
+ */
+function requestKind(path: string): string {
+  const [route = '', query] = path.split('?');
+  if (/\/history\//.test(route)) return 'history pages';
+  if (/\/messaging\/[^/]+\/sources\/?$/.test(route)) return 'channel lists';
+  if (/\/messaging\/sources\/?$/.test(route)) return 'channel lists in bulk';
+  if (/\/customers\/[^/]+\/?$/.test(route)) return 'customers';
+  if (/\/customers\/?$/.test(route) && query) return 'customers in bulk';
+  if (/\/leads\//.test(route)) return 'lead lists';
+  return 'other';
 }
 
 /** `Retry-After` in ms: delay-seconds or an HTTP date; undefined when absent or unreadable. */
