@@ -62,6 +62,8 @@ export class SourceClient {
   private refreshToken: string | undefined;
   private refreshing: Promise<void> | undefined;
   private nextSlot = 0;
+  /** Until when a 429 asked every request to wait (Unix ms). */
+  private pausedUntil = 0;
   private active = 0;
   private readonly queue: Array<() => void> = [];
   private readonly sleep: (ms: number) => Promise<void>;
@@ -123,7 +125,8 @@ export class SourceClient {
         const asked = retryAfterMs(answer.headers.get('retry-after'), Date.now());
         if (asked !== undefined) wait = Math.min(MAX_RETRY_AFTER_MS, asked);
         // Every request waits, not only this one: the source asked the client to slow down.
-        this.nextSlot = Math.max(this.nextSlot, Date.now() + wait);
+        this.pausedUntil = Math.max(this.pausedUntil, Date.now() + wait);
+        this.nextSlot = Math.max(this.nextSlot, this.pausedUntil);
       }
       await this.sleep(wait);
     }
@@ -138,16 +141,31 @@ export class SourceClient {
     if (this.active >= this.opts.concurrency) await new Promise<void>((resolve) => this.queue.push(resolve));
     this.active++;
     try {
-      const now = Date.now();
-      const at = Math.max(now, this.nextSlot);
-      this.nextSlot = at + 1000 / this.opts.rate;
-      if (at > now) await this.sleep(at - now);
+      await this.turn();
       this.checkInterrupted();
       return await fn();
     } finally {
       this.active--;
       this.queue.shift()?.();
     }
+  }
+
+  /**
+   * Waits for this request's turn: turns are `1000 / rate` ms apart, never earlier than asked and
+   * never made up for later (a source counting requests per fixed window sees at most `rate` a
+   * second). A request whose turn came during a 429's pause goes after it, in a turn of its own:
+   * otherwise the requests already waiting for their turns would meet the same 429.
+   */
+  private async turn(): Promise<void> {
+    const interval = 1000 / this.opts.rate;
+    const now = Date.now();
+    const at = Math.max(now, this.nextSlot);
+    this.nextSlot = at + interval;
+    if (at > now) await this.sleep(at - now);
+    if (this.pausedUntil <= at) return;
+    const resume = Math.max(this.nextSlot, this.pausedUntil);
+    this.nextSlot = resume + interval;
+    await this.sleep(Math.max(0, resume - Date.now()));
   }
 
   private async once(method: string, path: string, body: unknown): Promise<SourceAnswer> {
