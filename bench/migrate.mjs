@@ -70,7 +70,9 @@ try {
     `data set: ${sizes.leads} leads, ${sizes.messages} messages; target on ${opts.pg ? 'PostgreSQL' : 'SQLite'}; ` +
       `${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}, Node ${process.version}`,
   );
-  server = await startServer({ dataDir: sourceDir });
+  // The source keeps Parley's default per-token limit (6,000 a minute), as a real one does: a run
+  // paced past it meets 429s (the summary counts them).
+  server = await startServer({ dataDir: sourceDir, extraEnv: { PARLEY_API_RATE_LIMIT: '6000' } });
   const results = new Map(builds.map((b) => [b.name, []]));
   let last;
   for (let i = 0; i < runs; i++) {
