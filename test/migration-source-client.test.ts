@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { AttachmentError, fetchAttachment } from '../src/domain/migration/attachment-fetcher.js';
 import { SourceClient } from '../src/domain/migration/source-client.js';
+import type { FilesService } from '../src/domain/files/files.service.js';
 import { serve } from './helpers/migration-source.js';
 
 // The pacing of `parley migrate`'s client (docs/migrate.md "A good client of someone else's
@@ -64,5 +66,30 @@ describe('the source client', () => {
     expect((await first).status).toBe(200);
     expect(seen).toEqual(['/a', '/b', '/a']);
     expect(client.stats).toMatchObject({ rateLimited: 1, requests: 3 });
+  });
+});
+
+describe('attachment downloads', () => {
+  it('a host whose name did not resolve earlier in the run is not asked again: its other files fail at once', async () => {
+    let asked = 0;
+    const cdn = await serve((_req, res) => {
+      asked++;
+      res.writeHead(200, { 'content-type': 'image/png' });
+      res.end('png');
+    });
+    servers.push(cdn);
+    const source = {
+      origin: 'https://inbox.example.com',
+      token: () => 't',
+      allowPrivate: true,
+      timeoutMs: 5000,
+      unresolved: new Set(['127.0.0.1']),
+    };
+    // The file storage is never reached: nothing is downloaded.
+    const files = {} as FilesService;
+    await expect(fetchAttachment(files, 1, source, `${cdn.url}/photo.png`, undefined)).rejects.toThrow(
+      new AttachmentError('host 127.0.0.1 not found'),
+    );
+    expect(asked).toBe(0);
   });
 });

@@ -124,6 +124,7 @@ export async function migrateAccount(services: Services, opts: MigrateOptions, p
       token: () => client.currentToken(),
       allowPrivate: config.webhookAllowPrivate,
       timeoutMs: 60_000,
+      unresolved: new Set(),
     },
     report,
     progress,
