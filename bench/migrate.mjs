@@ -70,7 +70,9 @@ try {
     `data set: ${sizes.leads} leads, ${sizes.messages} messages; target on ${opts.pg ? 'PostgreSQL' : 'SQLite'}; ` +
       `${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}, Node ${process.version}`,
   );
-  server = await startServer({ dataDir: sourceDir });
+  // The source keeps Parley's default per-token limit (6,000 a minute), as a real one does: a run
+  // paced past it meets 429s (the summary counts them).
+  server = await startServer({ dataDir: sourceDir, extraEnv: { PARLEY_API_RATE_LIMIT: '6000' } });
   const results = new Map(builds.map((b) => [b.name, []]));
   let last;
   for (let i = 0; i < runs; i++) {
@@ -80,12 +82,14 @@ try {
       results.get(build.name).push(run);
       console.log(`${build.name}, run ${i + 1}: ${run.out.split('\n')[0]}`);
       console.log(`  ${describe(run)}`);
+      console.log(`  ${requestFigures(run)}`);
       if (build.root === root) last = target;
     }
   }
   for (const [name, list] of results) if (list.length > 1) console.log(`${name}: ${spread(list)}`);
   const again = await migrate(builds[0], last);
   console.log(`second run into the same target: ${again.seconds.toFixed(1)} s, CPU ${again.cpu.toFixed(1)} s; ${again.out.split('\n')[0]}`);
+  console.log(`  ${requestFigures(again)}`);
 } finally {
   await server?.stop();
   for (const s of schemas) await adminQuery(`drop schema if exists ${s} cascade`).catch(() => {});
@@ -126,6 +130,20 @@ function describe(r) {
   return (
     `${r.seconds.toFixed(1)} s (target 300 s); migrating process CPU ${r.cpu.toFixed(1)} s = ${((1000 * r.cpu) / sizes.messages).toFixed(2)} s per 1k messages; ` +
     `source server CPU ${r.sourceCpu.toFixed(1)} s (${((100 * r.sourceCpu) / r.seconds).toFixed(0)}% of one core); peak RSS ${r.maxRssMb} MB`
+  );
+}
+
+/**
+ * The run's request count (the summary's `requests:` line), per lead and per 1k messages, and the
+ * floor it sets: requests over the rate, the least wall time a run can take (docs/migrate.md).
+ */
+function requestFigures(r) {
+  const line = r.out.split('\n').find((l) => l.startsWith('requests: ')) ?? 'requests: ?';
+  const total = Number(/^requests: (\d+)/.exec(line)?.[1]);
+  const rate = Number(opts.rate ?? 100);
+  return (
+    `${line}\n  = ${(total / sizes.leads).toFixed(3)} per lead, ${((1000 * total) / sizes.messages).toFixed(1)} per 1k messages; ` +
+    `floor at ${rate}/s ${(total / rate).toFixed(1)} s, the run took ${(r.seconds / (total / rate)).toFixed(2)}x that`
   );
 }
 

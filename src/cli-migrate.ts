@@ -81,6 +81,17 @@ function positive(name: string, v: string, max: number): number {
   return n;
 }
 
+/** The run's cost (docs/migrate.md "How long it takes"): requests per kind, over `--rate`. */
+function requestLine(r: MigrationReport): string {
+  const { byKind, retries, rateLimited } = r.requests;
+  const total = Object.values(byKind).reduce((a, b) => a + b, 0);
+  const kinds = Object.entries(byKind)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+  return `requests: ${total} (${kinds || 'none'}; ${retries} retried, ${rateLimited} answered 429); attachment downloads ${r.downloads}`;
+}
+
 function summary(r: MigrationReport, dryRun: boolean, seconds: number): string {
   const counts = (c: Record<string, number>) =>
     Object.entries(c)
@@ -91,6 +102,7 @@ function summary(r: MigrationReport, dryRun: boolean, seconds: number): string {
       ? `dry run: nothing was written; would copy ${counts(r.copied)}`
       : `${r.interrupted ? 'interrupted' : 'migrated'} into account ${r.accountId} in ${seconds.toFixed(1)} s: copied ${counts(r.copied)}`,
     `already here: ${counts(r.unchanged)}`,
+    requestLine(r),
   ];
   if (r.skipped.length) {
     lines.push(`not copied (${r.skipped.length}):`);

@@ -197,6 +197,12 @@ describe('parley migrate from a second Parley', () => {
       expect.arrayContaining([expect.stringMatching(/answered 404/), expect.stringMatching(/refused address 10\.0\.0\.1/)]),
     );
     expect(first.webhooks).toEqual(['https://hooks.example.com/parley']);
+    // Customers and channel lists 200 to a request (docs/migrate.md "How long it takes"): about one
+    // request per lead, its history page (10 messages each, one channel each).
+    const pages = Math.ceil(LEADS / 200);
+    expect(first.requests.byKind).toMatchObject({ 'customers in bulk': pages, 'channel lists in bulk': pages, 'history pages': LEADS });
+    expect(first.requests.byKind).not.toHaveProperty('customers');
+    expect(first.requests.byKind).not.toHaveProperty('channel lists');
 
     const accountId = first.accountId!;
     const db = h.database.db.kysely;
@@ -227,6 +233,9 @@ describe('parley migrate from a second Parley', () => {
     expect(second.accountId).toBe(accountId);
     expect(second.copied).toEqual({});
     expect(second.unchanged.leads).toBe(LEADS);
+    // Nothing new: the channel lists in bulk and each channel's newest page.
+    expect(second.requests.byKind).toMatchObject({ 'channel lists in bulk': Math.ceil(LEADS / 200), 'history pages': LEADS });
+    expect(Object.keys(second.requests.byKind).sort()).toEqual(['channel lists in bulk', 'history pages', 'lead lists', 'other']);
     const n = await db
       .selectFrom('messages')
       .select(db.fn.countAll().as('n'))

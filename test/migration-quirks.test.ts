@@ -161,6 +161,10 @@ describe('parley migrate against a hosted server with quirks', () => {
       ]),
     );
     expect(report.webhooks).toEqual(['https://crm.example.com/hook']);
+    // No bulk form here (404): asked once each, then one request per customer and per channel list.
+    expect(seen.filter((s) => s.startsWith('GET /v1.3/customers '))).toHaveLength(1);
+    expect(seen.filter((s) => s.startsWith('GET /v1.3/messaging/sources '))).toHaveLength(1);
+    expect(report.requests.byKind).toMatchObject({ 'customers in bulk': 1, customers: 2, 'channel lists in bulk': 1, 'channel lists': 3 });
 
     const db = h.database.db.kysely;
     const accountId = report.accountId!;

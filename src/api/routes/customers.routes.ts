@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { ALL, V13, defineRoute } from '../route.js';
 import { Id, IdParams } from '../schemas/common.js';
 import { serializeCustomer } from '../serializers/customers.serializer.js';
+import { MAX_VALUES, requiredIds } from '../../domain/leads/lead-filters.js';
 
 const NullableString = (options: { maxLength: number; description?: string }) =>
   Type.Unsafe<string | null>({ type: ['string', 'null'], ...options });
@@ -75,6 +76,25 @@ export const customerRoutes = [
     url: '/customers/:id',
     schema: { tags, summary: 'A customer with its profiles', params: IdParams, response: { 200: Customer } },
     handler: async (req, _reply, { services, auth }) => serializeCustomer(await services.customers.get(auth, req.params.id)),
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'GET',
+    url: '/customers',
+    schema: {
+      tags,
+      summary: `Several customers by id: GET /v1.3/customers?id=1&id=2 (at most ${MAX_VALUES})`,
+      description:
+        'Each customer the caller can see, as `GET /v1.3/customers/<id>` answers it, in the order asked; ids of customers it cannot see, ' +
+        `or of none, are left out. \`id\` is required: without it, with more than ${MAX_VALUES} values or with a value that is not an integer, 400. ` +
+        'Repeat the parameter, separate values with commas, or write `id[]=1&id[]=2`.',
+      querystring: Type.Object({
+        id: Type.Optional(Type.Array(Type.String({ maxLength: 4000 }), { maxItems: MAX_VALUES, description: 'Customer ids' })),
+      }),
+      response: { 200: Type.Array(Customer) },
+    },
+    handler: async (req, _reply, { services, auth }) =>
+      (await services.customers.getMany(auth, requiredIds(req.query as Record<string, unknown>, 'id'))).map(serializeCustomer),
   }),
   defineRoute({
     versions: ALL,

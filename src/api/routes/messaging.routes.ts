@@ -1,5 +1,6 @@
 import { Type, type TSchema } from 'typebox';
-import { ALL, defineRoute } from '../route.js';
+import { ALL, V13, defineRoute } from '../route.js';
+import { MAX_VALUES, requiredIds } from '../../domain/leads/lead-filters.js';
 import { Id, IdParams } from '../schemas/common.js';
 import { VERSION_TRAITS, type ApiVersion } from '../versions.js';
 import { serializeHistoryMessages, serializeHistoryPage, serializePosted, serializeSources } from '../serializers/messaging.serializer.js';
@@ -229,6 +230,35 @@ export const messagingRoutes = [
     }),
     handler: async (req, _reply, { services, auth, traits }) =>
       serializeSources(await services.messaging.sources(auth, req.params.id), traits),
+  }),
+  defineRoute({
+    versions: V13,
+    method: 'GET',
+    url: '/messaging/sources',
+    schema: (version: ApiVersion) => ({
+      tags,
+      summary: `Several leads' channels: GET /v1.3/messaging/sources?lead=1&lead=2 (at most ${MAX_VALUES})`,
+      description:
+        'For each lead the caller can see, in the order asked, what `GET /v1.3/messaging/<id>/sources` answers; ids of leads it cannot see, ' +
+        `or of none, are left out. \`lead\` is required: without it, with more than ${MAX_VALUES} values or with a value that is not an integer, 400. ` +
+        'Repeat the parameter, separate values with commas, or write `lead[]=1&lead[]=2`.',
+      querystring: Type.Object({
+        lead: Type.Optional(Type.Array(Type.String({ maxLength: 4000 }), { maxItems: MAX_VALUES, description: 'Lead ids' })),
+      }),
+      response: {
+        200: Type.Array(
+          Type.Object(
+            { leadId: Type.Integer(), sources: Type.Array(sourceSchema(withIdentifier(version))) },
+            { title: 'LeadSources', description: "A lead's channels" },
+          ),
+        ),
+      },
+    }),
+    handler: async (req, _reply, { services, auth, traits }) =>
+      (await services.messaging.sourcesOfLeads(auth, requiredIds(req.query as Record<string, unknown>, 'lead'))).map((l) => ({
+        leadId: l.leadId,
+        sources: serializeSources(l.sources, traits),
+      })),
   }),
   defineRoute({
     versions: ALL,

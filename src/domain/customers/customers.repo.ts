@@ -13,6 +13,18 @@ export async function listProfiles(db: Executor, accountId: number, customerId: 
     .execute();
 }
 
+/** The profiles of several customers of one account, oldest first. */
+export async function listProfilesOf(db: Executor, accountId: number, customerIds: number[]): Promise<ProfileRow[]> {
+  if (!customerIds.length) return [];
+  return db
+    .selectFrom('profiles')
+    .selectAll()
+    .where('customer_id', 'in', customerIds)
+    .where('account_id', '=', accountId)
+    .orderBy('id')
+    .execute();
+}
+
 /**
  * The one writer of `customers` (test/architecture.test.ts keeps it so): every module that makes or
  * changes a customer goes through these functions, inside its own transaction when it records an

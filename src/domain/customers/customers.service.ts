@@ -5,7 +5,7 @@ import type { ChannelRegistry } from '../channels/registry.js';
 import { recordEvent } from '../../events/outbox.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { Deps } from '../context.js';
-import { canUseIntegration, scopeOf, visibleCustomer, type Scope } from '../policy/policy.js';
+import { canUseIntegration, scopeOf, visibleCustomer, visibleCustomers, type Scope } from '../policy/policy.js';
 import { channelAppError } from '../integrations/channel-errors.js';
 import { invalid } from '../errors.js';
 import { recordLeadChange } from '../leads/lead-events.js';
@@ -35,6 +35,26 @@ export class CustomersService {
     const scope = await scopeOf(this.db, auth);
     const customer = await visibleCustomer(this.db, scope, id);
     return this.viewFor(scope, customer, await repo.listProfiles(this.db, auth.accountId, id));
+  }
+
+  /**
+   * Several customers at once (`GET /v1.3/customers?id=`): those of `ids` the caller sees, in the
+   * order asked, each as {@link get} answers it; the others are left out. Two queries whatever the
+   * count: a client reading a whole account asks for 200 customers in one request.
+   */
+  async getMany(auth: AuthContext, ids: number[]): Promise<CustomerView[]> {
+    const scope = await scopeOf(this.db, auth);
+    const customers = new Map((await visibleCustomers(this.db, scope, ids)).map((c) => [c.id, c]));
+    const profiles = new Map<number, ProfileRow[]>();
+    for (const p of await repo.listProfilesOf(this.db, auth.accountId, [...customers.keys()])) {
+      const of = profiles.get(p.customer_id);
+      if (of) of.push(p);
+      else profiles.set(p.customer_id, [p]);
+    }
+    return ids.flatMap((id) => {
+      const customer = customers.get(id);
+      return customer ? [this.viewFor(scope, customer, profiles.get(id) ?? [])] : [];
+    });
   }
 
   /** Changes the given fields; `customer.changed` is recorded only when a value really changed. */

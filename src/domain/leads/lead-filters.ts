@@ -65,6 +65,13 @@ function ids(query: RawQuery, name: string): number[] | undefined {
   });
 }
 
+/** A required repeated id parameter (`id=1&id=2`, `id=1,2`, `id[]=1`): 1 to {@link MAX_VALUES} integers, else 400. */
+export function requiredIds(query: RawQuery, name: string): number[] {
+  const list = ids(query, name);
+  if (!list) throw bad(name, 'is required: one id or more');
+  return list;
+}
+
 function vocabulary<T extends string>(query: RawQuery, name: string, allowed: readonly T[]): T[] | undefined {
   const list = values(query, name);
   if (!list) return undefined;

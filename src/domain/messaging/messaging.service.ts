@@ -39,6 +39,7 @@ import {
 } from './messaging.types.js';
 import { outgoingRecords, parseId, requireId, withTimeout, type OutgoingContent } from './outgoing.js';
 import { WriteFirst } from './write-first.js';
+import { sourcesOfLeads, type LeadSources } from './lead-sources.js';
 import { normalizePhone } from '../customers/phone.js';
 import { defaultCountryOf } from '../accounts/account-settings.js';
 import { PrivateReplyService } from './private-reply.js';
@@ -85,6 +86,11 @@ export class MessagingService {
     const lead = await visibleLead(this.db, await scopeOf(this.db, auth), leadId);
     const integration = await repo.integrationOfLead(this.db, lead);
     return (await repo.leadSources(this.db, lead)).map((s) => presentSource(s, integration));
+  }
+
+  /** The channels of several leads in one answer (lead-sources.ts). */
+  async sourcesOfLeads(auth: AuthContext, leadIds: number[]): Promise<LeadSources[]> {
+    return sourcesOfLeads(this.db, await scopeOf(this.db, auth), leadIds);
   }
 
   /**

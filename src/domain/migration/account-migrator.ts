@@ -124,6 +124,7 @@ export async function migrateAccount(services: Services, opts: MigrateOptions, p
       token: () => client.currentToken(),
       allowPrivate: config.webhookAllowPrivate,
       timeoutMs: 60_000,
+      unresolved: new Set(),
     },
     report,
     progress,
@@ -146,6 +147,8 @@ export async function migrateAccount(services: Services, opts: MigrateOptions, p
     // SIGINT: what committed stays mapped; the report says the run stopped.
     if (!(err instanceof InterruptedError)) throw err;
   }
+  const { byKind, retries, rateLimited } = client.stats;
+  report.requests = { byKind: { ...byKind }, retries, rateLimited };
   report.interrupted = Boolean(ctx.signal?.aborted);
   if (!opts.dryRun && !report.interrupted) await repo.finishRun(kysely, base, sourceAccountId, clock.now());
   return report;

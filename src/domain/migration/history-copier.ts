@@ -1,5 +1,6 @@
 import type { Executor } from '../../db/database.js';
 import { AttachmentError, fetchAttachment } from './attachment-fetcher.js';
+import { bulkChannelLists } from './bulk-reads.js';
 import {
   Batcher,
   Limit,
@@ -55,21 +56,28 @@ interface LeadRead {
 }
 
 export async function copyHistories(ctx: MigrationContext, leads: SrcLead[]): Promise<void> {
+  // Only copied leads are read (a dry run reads them all).
+  const toRead = leads.filter((l) => ctx.dryRun || ctx.ids.num('lead', l.id) !== undefined);
+  const channels = await bulkChannelLists(
+    ctx,
+    toRead.map((l) => l.id),
+  );
+  if (ctx.signal?.aborted) return;
   let done = 0;
   const batcher = new Batcher<LeadRead>(MESSAGE_BATCH, (batch) => writeHistories(ctx, batch));
   try {
     // Twice as many leads as requests in flight (the client's bound): one waiting for a write or a
     // download leaves the client busy.
-    await pool(leads, 2 * ctx.concurrency, ctx.signal, async (lead) => {
+    await pool(toRead, 2 * ctx.concurrency, ctx.signal, async (lead) => {
       let read: LeadRead | undefined;
       try {
-        read = await readLeadHistory(ctx, lead);
+        read = await readLeadHistory(ctx, lead, channels.get(lead.id));
       } catch (err) {
         if (err instanceof InterruptedError) return;
         if (!(err instanceof SourceError || err instanceof SchemaError)) throw err;
         skip(ctx.report, 'history', lead.id, err.message);
       }
-      ctx.progress('histories', ++done, leads.length);
+      ctx.progress('histories', ++done, toRead.length);
       if (read) await batcher.add(read, 1 + read.sources.reduce((n, r) => n + r.messages.length, 0));
     });
   } finally {
@@ -78,14 +86,16 @@ export async function copyHistories(ctx: MigrationContext, leads: SrcLead[]): Pr
   }
 }
 
-/** A lead's channels and what is new in their histories; undefined for a dry run, or when the run was interrupted meanwhile. */
-async function readLeadHistory(ctx: MigrationContext, lead: SrcLead): Promise<LeadRead | undefined> {
+/**
+ * A lead's channels (`listed`: as the bulk read answered them; read alone otherwise) and what is new
+ * in their histories; undefined for a dry run, or when the run was interrupted meanwhile.
+ */
+async function readLeadHistory(ctx: MigrationContext, lead: SrcLead, listed: unknown): Promise<LeadRead | undefined> {
   // A dry run has no lead here: 0 stands for it, and nothing is written.
   const leadId = ctx.ids.num('lead', lead.id) ?? 0;
-  if (leadId === 0 && !ctx.dryRun) return undefined;
-  const answer = await ctx.client.json('GET', `/v1.3/messaging/${encodeURIComponent(lead.id)}/sources`);
+  const channels = listed ?? (await ctx.client.json('GET', `/v1.3/messaging/${encodeURIComponent(lead.id)}/sources`)).body;
   const sources: SourceRead[] = [];
-  for (const item of list(answer.body, `the sources of lead ${lead.id}`)) {
+  for (const item of list(channels, `the sources of lead ${lead.id}`)) {
     let source: SrcSource;
     try {
       source = readSource(item);
@@ -342,6 +352,7 @@ function copyFile(ctx: MigrationContext, lead: SrcLead, url: string, name: strin
 }
 
 async function download(ctx: MigrationContext, lead: SrcLead, url: string, name: string | undefined): Promise<string> {
+  ctx.report.downloads++;
   try {
     const file = await fetchAttachment(ctx.files, ctx.accountId, ctx.fileSource, url, name);
     await transact(ctx, async (_trx, map) => map('file', url, file.url));

@@ -1,4 +1,5 @@
 import { insertCustomer } from '../customers/customers.repo.js';
+import { BULK, bulkRead, chunks, type BulkState } from './bulk-reads.js';
 import { Batcher, count, pool, present, skip, writeBatch, type MigrationContext } from './migration-context.js';
 import * as repo from './migration.repo.js';
 import { ensureTag } from './reference-copier.js';
@@ -143,28 +144,47 @@ export async function copyCustomers(ctx: MigrationContext, leads: SrcLead[]): Pr
     for (const f of stored) count(ctx.report, 'profiles', true, f.profiles.length);
   });
   let done = 0;
+  const bulk: BulkState = { on: true };
   try {
-    // Twice as many customers as requests in flight: one waiting for a write leaves the client busy.
-    await pool(todo, 2 * ctx.concurrency, ctx.signal, async (id) => {
-      const leadsOf = byCustomer.get(id) ?? [];
-      const customer = await fetchCustomer(ctx, id, present({ get: (i: number) => leadsOf[i] }, 0, `lead of customer ${id}`));
-      ctx.progress('customers', ++done, todo.length);
-      count(ctx.report, 'customers');
-      if (ctx.dryRun) return;
-      const leadIntegrations = leadsOf.map((l) => ctx.ids.num('integration', l.integrationId));
-      const profiles: Fetched['profiles'] = [];
-      for (const p of customer.profiles) {
-        // A profile names its type only: the integration of its customer's leads with that type.
-        const integrationId =
-          leadIntegrations.find((i) => i !== undefined && typeOf.get(i) === p.type) ?? integrations.find((i) => i.type === p.type)?.id;
-        if (integrationId === undefined) skip(ctx.report, 'profile', p.id, `no copied integration of type ${p.type}`);
-        else profiles.push({ p, integrationId });
-      }
-      await batcher.add({ customer, profiles });
+    // A page of customers at a time, the next read while this one is written (bulk-reads.ts).
+    await pool(chunks(todo, BULK), 2, ctx.signal, async (ids) => {
+      const got = await bulkRead(ctx, bulk, '/v1.3/customers', 'id', ids, (item) => item.id);
+      // Those the bulk answer lacks are read alone, twice as many as requests in flight: one waiting
+      // for a write leaves the client busy.
+      await pool(ids, 2 * ctx.concurrency, ctx.signal, (id) => copyCustomer(id, got.get(id)));
     });
   } finally {
     // What was read is written, an interrupted run included.
     await batcher.flush();
+  }
+
+  async function copyCustomer(id: string, listed: unknown): Promise<void> {
+    const leadsOf = byCustomer.get(id) ?? [];
+    const lead = present({ get: (i: number) => leadsOf[i] }, 0, `lead of customer ${id}`);
+    const customer = (listed !== undefined ? readOrUndefined(listed) : undefined) ?? (await fetchCustomer(ctx, id, lead));
+    ctx.progress('customers', ++done, todo.length);
+    count(ctx.report, 'customers');
+    if (ctx.dryRun) return;
+    const leadIntegrations = leadsOf.map((l) => ctx.ids.num('integration', l.integrationId));
+    const profiles: Fetched['profiles'] = [];
+    for (const p of customer.profiles) {
+      // A profile names its type only: the integration of its customer's leads with that type.
+      const integrationId =
+        leadIntegrations.find((i) => i !== undefined && typeOf.get(i) === p.type) ?? integrations.find((i) => i.type === p.type)?.id;
+      if (integrationId === undefined) skip(ctx.report, 'profile', p.id, `no copied integration of type ${p.type}`);
+      else profiles.push({ p, integrationId });
+    }
+    await batcher.add({ customer, profiles });
+  }
+}
+
+/** A customer of a bulk answer; undefined when it breaks its schema (it is then read alone). */
+function readOrUndefined(item: unknown): SrcCustomer | undefined {
+  try {
+    return readCustomer(item);
+  } catch (err) {
+    if (err instanceof SchemaError) return undefined;
+    throw err;
   }
 }
 

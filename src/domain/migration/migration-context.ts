@@ -18,11 +18,25 @@ export interface MigrationReport {
   webhooks: string[];
   /** Invitations that could not be e-mailed. */
   invitationsNotSent: string[];
+  /** Requests to the source's API per kind (tries included), and the retries and 429s among them. */
+  requests: { byKind: Record<string, number>; retries: number; rateLimited: number };
+  /** Attachment downloads tried (file URLs: not API requests, not spaced by `--rate`). */
+  downloads: number;
   interrupted: boolean;
 }
 
 export function emptyReport(): MigrationReport {
-  return { accountId: undefined, copied: {}, unchanged: {}, skipped: [], webhooks: [], invitationsNotSent: [], interrupted: false };
+  return {
+    accountId: undefined,
+    copied: {},
+    unchanged: {},
+    skipped: [],
+    webhooks: [],
+    invitationsNotSent: [],
+    requests: { byKind: {}, retries: 0, rateLimited: 0 },
+    downloads: 0,
+    interrupted: false,
+  };
 }
 
 export type PhaseProgress = (phase: string, done: number, total: number) => void;

@@ -62,11 +62,13 @@ export class SourceClient {
   private refreshToken: string | undefined;
   private refreshing: Promise<void> | undefined;
   private nextSlot = 0;
+  /** Until when a 429 asked every request to wait (Unix ms). */
+  private pausedUntil = 0;
   private active = 0;
   private readonly queue: Array<() => void> = [];
   private readonly sleep: (ms: number) => Promise<void>;
-  /** Counts for the summary. */
-  readonly stats = { requests: 0, retries: 0, rateLimited: 0, refreshed: 0 };
+  /** Counts for the summary; `byKind`: requests the source answered (tries included), per {@link requestKind}. */
+  readonly stats = { requests: 0, retries: 0, rateLimited: 0, refreshed: 0, byKind: {} as Record<string, number> };
 
   constructor(private readonly opts: SourceClientOptions) {
     this.base = opts.base.replace(/\/+$/, '');
@@ -123,7 +125,8 @@ export class SourceClient {
         const asked = retryAfterMs(answer.headers.get('retry-after'), Date.now());
         if (asked !== undefined) wait = Math.min(MAX_RETRY_AFTER_MS, asked);
         // Every request waits, not only this one: the source asked the client to slow down.
-        this.nextSlot = Math.max(this.nextSlot, Date.now() + wait);
+        this.pausedUntil = Math.max(this.pausedUntil, Date.now() + wait);
+        this.nextSlot = Math.max(this.nextSlot, this.pausedUntil);
       }
       await this.sleep(wait);
     }
@@ -138,10 +141,7 @@ export class SourceClient {
     if (this.active >= this.opts.concurrency) await new Promise<void>((resolve) => this.queue.push(resolve));
     this.active++;
     try {
-      const now = Date.now();
-      const at = Math.max(now, this.nextSlot);
-      this.nextSlot = at + 1000 / this.opts.rate;
-      if (at > now) await this.sleep(at - now);
+      await this.turn();
       this.checkInterrupted();
       return await fn();
     } finally {
@@ -150,8 +150,28 @@ export class SourceClient {
     }
   }
 
+  /**
+   * Waits for this request's turn: turns are `1000 / rate` ms apart, never earlier than asked and
+   * never made up for later (a source counting requests per fixed window sees at most `rate` a
+   * second). A request whose turn came during a 429's pause goes after it, in a turn of its own:
+   * otherwise the requests already waiting for their turns would meet the same 429.
+   */
+  private async turn(): Promise<void> {
+    const interval = 1000 / this.opts.rate;
+    const now = Date.now();
+    const at = Math.max(now, this.nextSlot);
+    this.nextSlot = at + interval;
+    if (at > now) await this.sleep(at - now);
+    if (this.pausedUntil <= at) return;
+    const resume = Math.max(this.nextSlot, this.pausedUntil);
+    this.nextSlot = resume + interval;
+    await this.sleep(Math.max(0, resume - Date.now()));
+  }
+
   private async once(method: string, path: string, body: unknown): Promise<SourceAnswer> {
     this.stats.requests++;
+    const kind = requestKind(path);
+    this.stats.byKind[kind] = (this.stats.byKind[kind] ?? 0) + 1;
     const signals = [AbortSignal.timeout(this.opts.timeoutMs), ...(this.opts.signal ? [this.opts.signal] : [])];
     const res = await fetch(this.base + path, {
       method,
@@ -204,6 +224,21 @@ export class SourceClient {
     });
     return this.refreshing;
   }
+}
+
+/**
+ * What a request reads, for the summary's request counts (docs/migrate.md "How long it takes"):
+ * the cost of a run is its request count over `--rate`.
+ */
+function requestKind(path: string): string {
+  const [route = '', query] = path.split('?');
+  if (/\/history\//.test(route)) return 'history pages';
+  if (/\/messaging\/[^/]+\/sources\/?$/.test(route)) return 'channel lists';
+  if (/\/messaging\/sources\/?$/.test(route)) return 'channel lists in bulk';
+  if (/\/customers\/[^/]+\/?$/.test(route)) return 'customers';
+  if (/\/customers\/?$/.test(route) && query) return 'customers in bulk';
+  if (/\/leads\//.test(route)) return 'lead lists';
+  return 'other';
 }
 
 /** `Retry-After` in ms: delay-seconds or an HTTP date; undefined when absent or unreadable. */

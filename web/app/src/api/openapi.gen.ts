@@ -713,6 +713,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1.3/customers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Several customers by id: GET /v1.3/customers?id=1&id=2 (at most 200)
+         * @description Each customer the caller can see, as `GET /v1.3/customers/<id>` answers it, in the order asked; ids of customers it cannot see, or of none, are left out. `id` is required: without it, with more than 200 values or with a value that is not an integer, 400. Repeat the parameter, separate values with commas, or write `id[]=1&id[]=2`.
+         */
+        get: operations["getCustomers_v1_3"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1.3/customers/{id}/update": {
         parameters: {
             query?: never;
@@ -773,6 +793,26 @@ export interface paths {
         };
         /** A lead's channels (sources) */
         get: operations["getMessagingByIdSources_v1_3"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1.3/messaging/sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Several leads' channels: GET /v1.3/messaging/sources?lead=1&lead=2 (at most 200)
+         * @description For each lead the caller can see, in the order asked, what `GET /v1.3/messaging/<id>/sources` answers; ids of leads it cannot see, or of none, are left out. `lead` is required: without it, with more than 200 values or with a value that is not an integer, 400. Repeat the parameter, separate values with commas, or write `lead[]=1&lead[]=2`.
+         */
+        get: operations["getMessagingSources_v1_3"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2159,6 +2199,14 @@ export interface components {
             /** @description ISO 8601 UTC with milliseconds */
             createdAt: string;
             awaitingSince: number | null;
+        };
+        /**
+         * LeadSources
+         * @description A lead's channels
+         */
+        LeadSources: {
+            leadId: number;
+            sources: components["schemas"]["Source"][];
         };
         /**
          * LeadStatus
@@ -4915,6 +4963,47 @@ export interface operations {
             };
         };
     };
+    getCustomers_v1_3: {
+        parameters: {
+            query?: {
+                /** @description Customer ids */
+                id?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Customer"][];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     postCustomersByIdUpdate_v1_3: {
         parameters: {
             query?: never;
@@ -5064,6 +5153,47 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Source"][];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error (v1.2, v1.3) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMessagingSources_v1_3: {
+        parameters: {
+            query?: {
+                /** @description Lead ids */
+                lead?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeadSources"][];
                 };
             };
             /** @description Error (v1.2, v1.3) */
