@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
+import { withLaterColumns } from './helpers/database.js';
 import { createIntegration } from './helpers/fixtures.js';
 import { MIGRATION_NAMES, migrateToLatest } from '../src/db/migrate.js';
 import type { IntegrationRow } from '../src/db/schema.js';
@@ -27,17 +28,19 @@ describe('search across migration 0105 (one normalization, stems)', () => {
       ['Сергей Йошкин', 'Какой у вас адрес? ёлка нужна'],
       ['Андрей', 'Розы с доставкой в Химки'],
     ];
-    for (const [i, [name, text]] of texts.entries()) {
-      h.clock.advance(1000);
-      const r = await h.services.ingest.ingest(integration, {
-        externalId: `old-${i}`,
-        datetime: h.clock.now(),
-        sender: { socialId: `old-${i}`, name },
-        channel: { externalId: `old-chat-${i}`, type: 'message' },
-        text,
-      });
-      ids.push(r.messageId);
-    }
+    await withLaterColumns(h.database.db.kysely, async () => {
+      for (const [i, [name, text]] of texts.entries()) {
+        h.clock.advance(1000);
+        const r = await h.services.ingest.ingest(integration, {
+          externalId: `old-${i}`,
+          datetime: h.clock.now(),
+          sender: { socialId: `old-${i}`, name },
+          channel: { externalId: `old-chat-${i}`, type: 'message' },
+          text,
+        });
+        ids.push(r.messageId);
+      }
+    });
     await migrateToLatest(h.database.db);
     const res = await h.request({ method: 'POST', url: '/v1.3/auth/login', payload: { login, pass } });
     access = res.json().accessToken.token;

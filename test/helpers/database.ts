@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
 import { isPostgresUrl } from '../../src/config.js';
 import { openDatabase, type Db } from '../../src/db/database.js';
+import type { Database } from '../../src/db/schema.js';
 import { migrateTo, migrateToLatest } from '../../src/db/migrate.js';
 
 export const DIALECT: 'sqlite' | 'postgres' = isPostgresUrl(process.env.DATABASE_URL) ? 'postgres' : 'sqlite';
@@ -57,4 +59,25 @@ function withSearchPath(url: string, schema: string): string {
   const u = new URL(url);
   u.searchParams.set('options', `-c search_path=${schema}`);
   return u.toString();
+}
+
+/**
+ * Columns that today's code writes when it stores a message, added by migrations later than a
+ * test's old schema: a test that stores messages with today's code into a database migrated only
+ * part of the way (to check a later migration on what an earlier build stored) adds them for the
+ * writes and drops them again, so that their migration adds them as it would on a real upgrade.
+ */
+const LATER_WRITTEN_COLUMNS: Array<{ table: string; column: string }> = [
+  // migration 0135-responded-at
+  { table: 'leads', column: 'responded_at' },
+];
+
+/** Runs `write` on a database migrated up to before `LATER_WRITTEN_COLUMNS`' migrations, with their columns there meanwhile. */
+export async function withLaterColumns<T>(db: Kysely<Database>, write: () => Promise<T>): Promise<T> {
+  for (const c of LATER_WRITTEN_COLUMNS) await sql.raw(`alter table ${c.table} add column ${c.column} bigint`).execute(db);
+  try {
+    return await write();
+  } finally {
+    for (const c of LATER_WRITTEN_COLUMNS) await sql.raw(`alter table ${c.table} drop column ${c.column}`).execute(db);
+  }
 }
