@@ -18,6 +18,9 @@ import { sweepOverdueLeads } from './first-response-sweep.js';
  */
 const IDLE_SWEEP_MS = 60_000;
 
+/** How long after a nudge the consumer reads: rules act this much later, on batches of what came meanwhile. */
+const SETTLE_MS = 50;
+
 /** The events rules react to (lead.idle is recorded by the idle sweep for its rule). */
 const RULE_EVENTS = ['message.incoming', 'lead.created', 'lead.changed.status', 'lead.idle'];
 
@@ -49,7 +52,11 @@ export class AutomationWorker implements BackgroundWorker {
     this.tail = new OutboxTail(
       deps,
       { name: 'automation', active: () => true, handle: (rows) => this.handle(rows) },
-      { resumeFrom: () => repo.resumeCursor(deps.db.kysely, () => this.tail.maxId()) },
+      {
+        resumeFrom: () => repo.resumeCursor(deps.db.kysely, () => this.tail.maxId()),
+        // A read costs a transaction and the batch's context: events a moment apart share one.
+        settleMs: SETTLE_MS,
+      },
     );
   }
 

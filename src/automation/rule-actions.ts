@@ -35,14 +35,6 @@ export async function lockedLead(trx: Executor, leadId: number): Promise<LeadRow
   return query.executeTakeFirst();
 }
 
-/** {@link lockedLead} for several leads in one statement, locked in id order (as every other locker of several leads does). */
-export async function lockedLeads(trx: Executor, leadIds: number[]): Promise<LeadRow[]> {
-  if (!leadIds.length) return [];
-  let query = trx.selectFrom('leads').selectAll().where('id', 'in', leadIds).orderBy('id');
-  if (dialectOf(trx) === 'postgres') query = query.forUpdate();
-  return query.execute();
-}
-
 /**
  * One database action of a rule on `lead` (read with {@link lockedLead} in this transaction), in
  * the caller's transaction (with the run's progress, so it happens exactly once). Each records the

@@ -1,4 +1,4 @@
-import type { Executor } from '../db/database.js';
+import { dialectOf, type Executor } from '../db/database.js';
 import type { EventRow, LeadRow } from '../db/schema.js';
 import { ALWAYS_OPEN, type WorkingHours } from '../domain/automation/working-hours.js';
 import { tagsOfLeads } from '../domain/leads/leads.repo.js';
@@ -10,67 +10,82 @@ interface EventPayload {
   message?: { message?: { text?: string } };
 }
 
-/** What rules read of an event apart from the lead, which changes as rules act on it. */
-type EventFacts = Omit<RuleContext, 'lead' | 'tags'>;
+/** A lead as rules read it: the row, its tags, its integration's type and its customer's name. */
+export interface LeadFacts {
+  lead: LeadRow;
+  tags: string[];
+  integrationType: string;
+  customerName: string;
+}
 
-/** What rules read of a batch of events, loaded in a few statements for the lot. */
-export interface BatchContext {
-  /** By event id; events whose lead no longer exists are missing. */
-  facts: Map<number, EventFacts>;
-  /** The leads and their tags as they were when the batch was read, by lead id. */
-  leads: Map<number, { lead: LeadRow; tags: string[] }>;
+/** What rules read of an event apart from its lead, which changes as rules act on it. */
+export type EventFacts = Omit<RuleContext, 'lead' | 'tags' | 'integrationType' | 'customerName'>;
+
+/** The accounts' working hours (open around the clock for an account that set none), in one statement. */
+export async function workingHoursOf(db: Executor, accountIds: number[]): Promise<Map<number, WorkingHours>> {
+  const hours = new Map<number, WorkingHours>();
+  if (!accountIds.length) return hours;
+  const rows = await db
+    .selectFrom('account_automation')
+    .select(['account_id', 'working_hours'])
+    .where('account_id', 'in', accountIds)
+    .execute();
+  for (const r of rows) if (r.working_hours) hours.set(r.account_id, JSON.parse(r.working_hours) as WorkingHours);
+  return hours;
 }
 
 /**
- * The context of every event in `events` (each with a lead): the leads with their integration's
- * type and customer's name in one statement, their tags in one, the accounts' working hours in
- * one, and, for events that do not say whether the customer is new, the customers' first leads
- * in one.
+ * The leads with what rules read of them, in two statements: the leads (locked for the
+ * transaction with `lock` on PostgreSQL, in id order as every other locker of several leads) with
+ * their integration's type and customer's name, and their tags. A lead deleted is missing.
  */
-export async function loadBatchContext(db: Executor, events: EventRow[]): Promise<BatchContext> {
-  const leadIds = [...new Set(events.flatMap((e) => (e.lead_id === null ? [] : [e.lead_id])))];
-  const facts = new Map<number, EventFacts>();
-  const leads = new Map<number, { lead: LeadRow; tags: string[] }>();
-  if (!leadIds.length) return { facts, leads };
-  const rows = await db
+export async function readLeads(db: Executor, leadIds: number[], lock: boolean): Promise<Map<number, LeadFacts>> {
+  const out = new Map<number, LeadFacts>();
+  if (!leadIds.length) return out;
+  let query = db
     .selectFrom('leads as l')
     .innerJoin('integrations as i', 'i.id', 'l.integration_id')
     .innerJoin('customers as c', 'c.id', 'l.customer_id')
     .selectAll('l')
     .select(['i.type as integration_type', 'c.name as customer_name'])
     .where('l.id', 'in', leadIds)
-    .execute();
-  const found = new Map(rows.map((r) => [r.id, r]));
-  const tags = await tagsOfLeads(db, [...found.keys()]);
-  const accounts = [...new Set(rows.map((r) => r.account_id))];
-  const hours = new Map<number, WorkingHours>();
-  if (accounts.length) {
-    const settings = await db
-      .selectFrom('account_automation')
-      .select(['account_id', 'working_hours'])
-      .where('account_id', 'in', accounts)
-      .execute();
-    for (const s of settings) if (s.working_hours) hours.set(s.account_id, JSON.parse(s.working_hours) as WorkingHours);
+    .orderBy('l.id');
+  if (lock && dialectOf(db) === 'postgres') query = query.forUpdate('l');
+  const rows = await query.execute();
+  const tags = await tagsOfLeads(
+    db,
+    rows.map((r) => r.id),
+  );
+  for (const { integration_type, customer_name, ...lead } of rows) {
+    out.set(lead.id, { lead, tags: tags.get(lead.id) ?? [], integrationType: integration_type, customerName: customer_name ?? '' });
   }
+  return out;
+}
+
+/**
+ * What rules read of each event whose lead is in `leads`: the message's text, the time and its
+ * account's working hours, and whether the customer is new (said by the event, or else whether the
+ * lead is the customer's first: one statement for the events that do not say).
+ */
+export async function eventFacts(
+  db: Executor,
+  events: EventRow[],
+  leads: Map<number, LeadFacts>,
+  hours: Map<number, WorkingHours>,
+): Promise<Map<number, EventFacts>> {
   const payloads = new Map(events.map((e) => [e.id, (e.payload ? JSON.parse(e.payload) : {}) as EventPayload]));
-  const customersOf = events.flatMap((e) => {
-    const row = e.lead_id === null ? undefined : found.get(e.lead_id);
-    return row && typeof payloads.get(e.id)?.isNewCustomer !== 'boolean' ? [row.customer_id] : [];
+  const leadOf = (e: EventRow) => (e.lead_id === null ? undefined : leads.get(e.lead_id)?.lead);
+  const unsaid = events.flatMap((e) => {
+    const lead = leadOf(e);
+    return lead && typeof payloads.get(e.id)?.isNewCustomer !== 'boolean' ? [lead.customer_id] : [];
   });
-  const firstLeads = await firstLeadOfCustomers(db, [...new Set(customersOf)]);
-  const joined = new Map<number, { integrationType: string; customerName: string }>();
-  for (const row of rows) {
-    const { integration_type, customer_name, ...lead } = row;
-    leads.set(lead.id, { lead, tags: tags.get(lead.id) ?? [] });
-    joined.set(lead.id, { integrationType: integration_type, customerName: customer_name ?? '' });
-  }
+  const firstLeads = await firstLeadOfCustomers(db, [...new Set(unsaid)]);
+  const facts = new Map<number, EventFacts>();
   for (const event of events) {
-    const lead = event.lead_id === null ? undefined : leads.get(event.lead_id)?.lead;
-    const more = lead && joined.get(lead.id);
-    if (!lead || !more) continue;
+    const lead = leadOf(event);
+    if (!lead) continue;
     const payload = payloads.get(event.id) ?? {};
     facts.set(event.id, {
-      ...more,
       text: event.type === 'message.incoming' ? (payload.message?.message?.text ?? '') : undefined,
       customerIsNew:
         typeof payload.isNewCustomer === 'boolean' ? payload.isNewCustomer : (firstLeads.get(lead.customer_id) ?? lead.id) >= lead.id,
@@ -78,5 +93,5 @@ export async function loadBatchContext(db: Executor, events: EventRow[]): Promis
       hours: hours.get(lead.account_id) ?? ALWAYS_OPEN,
     });
   }
-  return { facts, leads };
+  return facts;
 }

@@ -1,14 +1,14 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
-import type { AutomationRuleRow, AutomationRunRow, EventRow, LeadRow } from '../db/schema.js';
+import type { AutomationRuleRow, AutomationRunRow, EventRow } from '../db/schema.js';
 import type { Action } from '../domain/automation/rules.types.js';
 import type { Deps } from '../domain/context.js';
-import { tagsOfLeads } from '../domain/leads/leads.repo.js';
 import { findOwner } from '../domain/users/users.repo.js';
 import { maxEventId } from '../events/outbox-tail.js';
-import { applyLeadAction, lockedLead, lockedLeads, type DatabaseAction, type ReplySender, type TagCache } from './rule-actions.js';
+import { applyLeadAction, lockedLead, type DatabaseAction, type ReplySender, type TagCache } from './rule-actions.js';
 import { fillTemplate, ruleMatches, type RuleContext } from './rule-conditions.js';
-import { loadBatchContext, type BatchContext } from './rule-context.js';
+import type { WorkingHours } from '../domain/automation/working-hours.js';
+import { eventFacts, readLeads, workingHoursOf, type EventFacts, type LeadFacts } from './rule-context.js';
 import * as runs from './rule-runs.repo.js';
 
 /**
@@ -28,9 +28,7 @@ interface ActionResult {
  * A lead the transaction acts on: locked, as it is now with its tags, and the newest event id
  * before the first action that may record events (undefined while none did).
  */
-interface LeadState {
-  lead: LeadRow;
-  tags: string[];
+interface LeadState extends LeadFacts {
   before: number | undefined;
 }
 
@@ -69,20 +67,17 @@ export class RuleRunner {
   async runEvents(work: Array<{ event: EventRow; rules: AutomationRuleRow[] }>): Promise<void> {
     const items = work.filter((w) => w.event.lead_id !== null && w.rules.length);
     if (!items.length) return;
-    const context = await loadBatchContext(
-      this.db,
-      items.map((i) => i.event),
-    );
+    const hours = await workingHoursOf(this.db, [...new Set(items.map((i) => i.event.account_id))]);
     for (let i = 0; i < items.length; i += CHUNK_EVENTS) {
       const chunk = items.slice(i, i + CHUNK_EVENTS);
       let outcome: { pending: Pending[] };
       try {
         // Actions rarely fail: first without a savepoint each (two statements fewer per action);
         // when one does, the chunk is rolled back whole and done again with them.
-        outcome = await this.applyChunk(chunk, context, false);
+        outcome = await this.applyChunk(chunk, hours, false);
       } catch {
         try {
-          outcome = await this.applyChunk(chunk, context, true);
+          outcome = await this.applyChunk(chunk, hours, true);
         } catch (err) {
           this.deps.log.warn({ err, eventIds: chunk.map((c) => c.event.id) }, 'automation rules failed');
           continue;
@@ -96,24 +91,44 @@ export class RuleRunner {
 
   private applyChunk(
     chunk: Array<{ event: EventRow; rules: AutomationRuleRow[] }>,
-    context: BatchContext,
+    hours: Map<number, WorkingHours>,
     guarded: boolean,
   ): Promise<{ pending: Pending[] }> {
     return this.db.transaction().execute(async (trx) => {
       const now = this.deps.clock.now();
-      const leads = await this.lockLeads(trx, chunk);
+      // The chunk's leads, locked (PostgreSQL) and read with their tags in two statements: what
+      // the conditions read and the actions change, as it is under the lock.
+      const read = await readLeads(trx, [...new Set(chunk.flatMap((c) => (c.event.lead_id === null ? [] : [c.event.lead_id])))], true);
+      const facts = await eventFacts(
+        trx,
+        chunk.map((c) => c.event),
+        read,
+        hours,
+      );
+      const leads = new Map<number, LeadState>([...read].map(([id, lead]) => [id, { ...lead, before: undefined }]));
       const tags: TagCache = new Map();
       const saved: Array<{ id: number; results: ActionResult[]; done: boolean }> = [];
       const pending: Pending[] = [];
       for (const { event, rules } of chunk) {
         const leadId = event.lead_id;
-        const facts = context.facts.get(event.id);
+        const known = facts.get(event.id);
         const state = leadId === null ? undefined : leads.get(leadId);
-        if (leadId === null || !facts || !state) continue;
-        const ctx: RuleContext = { ...facts, lead: state.lead, tags: state.tags };
+        if (leadId === null || !known || !state) continue;
+        const ctx = contextOf(known, state);
         const matching = rules.filter((rule) => ruleMatches(rule, ctx));
+        // A run whose every action adds a tag the lead has (read under the lock) changes nothing:
+        // it is taken done, its results known, in the claim's insert (no update after).
+        const foreseen = new Map<number, ActionResult[]>();
+        for (const rule of matching) {
+          const actions = actionsOf(rule);
+          if (actions.length && actions.every((a) => a.type === 'addTag' && state.tags.includes(a.tag)))
+            foreseen.set(
+              rule.id,
+              actions.map((a) => ({ type: a.type, ok: true })),
+            );
+        }
         const claimed = await runs.claimRuns(trx, {
-          ruleIds: matching.map((r) => r.id),
+          runs: matching.map((r) => ({ ruleId: r.id, results: foreseen.get(r.id) })),
           eventId: event.id,
           leadId,
           now,
@@ -122,8 +137,8 @@ export class RuleRunner {
         const byRule = new Map(claimed.map((r) => [r.rule_id, r]));
         for (const rule of matching) {
           const run = byRule.get(rule.id);
-          if (!run) continue;
-          const actions = JSON.parse(rule.actions) as Action[];
+          if (!run || run.done) continue;
+          const actions = actionsOf(rule);
           const results = JSON.parse(run.results) as ActionResult[];
           const started = results.length;
           while (results.length < actions.length) {
@@ -142,23 +157,6 @@ export class RuleRunner {
       await runs.saveManyResults(trx, saved);
       return { pending };
     });
-  }
-
-  /**
-   * The chunk's leads, locked for the transaction (PostgreSQL) in one statement, with their tags
-   * as they are under the lock in another: what the rules' conditions read and the actions change.
-   * A lead deleted since its event is null.
-   */
-  private async lockLeads(trx: Executor, chunk: Array<{ event: EventRow }>): Promise<Map<number, LeadState | null>> {
-    const ids = [...new Set(chunk.flatMap((c) => (c.event.lead_id === null ? [] : [c.event.lead_id])))];
-    const rows = await lockedLeads(trx, ids);
-    const tags = await tagsOfLeads(
-      trx,
-      rows.map((r) => r.id),
-    );
-    const leads = new Map<number, LeadState | null>(ids.map((id) => [id, null]));
-    for (const lead of rows) leads.set(lead.id, { lead, tags: tags.get(lead.id) ?? [], before: undefined });
-    return leads;
   }
 
   private async apply(
@@ -224,14 +222,17 @@ export class RuleRunner {
         leaseMs: this.leaseMs,
       });
       if (!run) continue;
-      const context = event ? await loadBatchContext(this.db, [event]) : undefined;
-      const facts = event && context?.facts.get(event.id);
-      const lead = event?.lead_id != null ? context?.leads.get(event.lead_id) : undefined;
-      if (!rule || !facts || !lead) {
+      const leads = event?.lead_id != null ? await readLeads(this.db, [event.lead_id], false) : new Map<number, LeadFacts>();
+      const lead = event?.lead_id != null ? leads.get(event.lead_id) : undefined;
+      const known =
+        event && lead
+          ? (await eventFacts(this.db, [event], leads, await workingHoursOf(this.db, [event.account_id]))).get(event.id)
+          : undefined;
+      if (!rule || !known || !lead) {
         await runs.saveResults(this.db, run.id, JSON.parse(run.results) as unknown[], true);
         continue;
       }
-      await this.finish({ rule, run, ctx: { ...facts, ...lead } });
+      await this.finish({ rule, run, ctx: contextOf(known, lead) });
     }
   }
 
@@ -291,6 +292,22 @@ export class RuleRunner {
       return { type: 'reply', ok: false, error: errorText(err) };
     }
   }
+}
+
+/** Actions parsed once per rule row read (a batch runs each rule for many events). */
+const parsedActions = new WeakMap<AutomationRuleRow, Action[]>();
+
+function actionsOf(rule: AutomationRuleRow): Action[] {
+  let actions = parsedActions.get(rule);
+  if (!actions) {
+    actions = JSON.parse(rule.actions) as Action[];
+    parsedActions.set(rule, actions);
+  }
+  return actions;
+}
+
+function contextOf(facts: EventFacts, lead: LeadFacts): RuleContext {
+  return { ...facts, lead: lead.lead, tags: lead.tags, integrationType: lead.integrationType, customerName: lead.customerName };
 }
 
 function errorText(err: unknown): string {

@@ -37,34 +37,35 @@ export async function claimRun(
 }
 
 /**
- * Takes the runs of `ruleIds` for one event, in the caller's transaction, in one statement (and a
+ * Takes the runs of rules for one event, in the caller's transaction, in one statement (and a
  * second only when some rows existed already): new rows, and rows left unfinished by a process
- * that stopped (their lease passed). Runs done, or held by another process, are left out. On
- * PostgreSQL an insert meeting another transaction's uncommitted row waits for its end, so two
+ * that stopped (their lease passed). A new run given its `results` is stored done with them (the
+ * caller knows its actions change nothing). Runs done, or held by another process, are left out.
+ * On PostgreSQL an insert meeting another transaction's uncommitted row waits for its end, so two
  * processes reading the same event never both take a run.
  */
 export async function claimRuns(
   db: Executor,
-  p: { ruleIds: number[]; eventId: number; leadId: number | null; now: number; leaseMs: number },
+  p: { runs: Array<{ ruleId: number; results?: unknown[] }>; eventId: number; leadId: number | null; now: number; leaseMs: number },
 ): Promise<AutomationRunRow[]> {
-  if (!p.ruleIds.length) return [];
+  if (!p.runs.length) return [];
   const fresh = await db
     .insertInto('automation_runs')
     .values(
-      p.ruleIds.map((ruleId) => ({
-        rule_id: ruleId,
+      p.runs.map((r) => ({
+        rule_id: r.ruleId,
         event_id: p.eventId,
         lead_id: p.leadId,
         at: p.now,
-        results: '[]',
-        done: 0,
+        results: r.results ? JSON.stringify(r.results) : '[]',
+        done: r.results ? 1 : 0,
         claimed_until: p.now + p.leaseMs,
       })),
     )
     .onConflict((oc) => oc.columns(['rule_id', 'event_id']).doNothing())
     .returningAll()
     .execute();
-  if (fresh.length === p.ruleIds.length) return fresh;
+  if (fresh.length === p.runs.length) return fresh;
   const taken = new Set(fresh.map((r) => r.rule_id));
   const stale = await db
     .updateTable('automation_runs')
@@ -72,7 +73,7 @@ export async function claimRuns(
     .where(
       'rule_id',
       'in',
-      p.ruleIds.filter((id) => !taken.has(id)),
+      p.runs.map((r) => r.ruleId).filter((id) => !taken.has(id)),
     )
     .where('event_id', '=', p.eventId)
     .where('done', '=', 0)
