@@ -109,35 +109,59 @@ export class RuleRunner {
       const tags: TagCache = new Map();
       const saved: Array<{ id: number; results: ActionResult[]; done: boolean }> = [];
       const pending: Pending[] = [];
+      // Each event's matching runs, taken for the whole chunk in one statement with the leads as
+      // read; checked again before each event's actions, which earlier events' actions may change.
+      const plans: Array<{
+        event: EventRow;
+        rules: AutomationRuleRow[];
+        known: EventFacts;
+        state: LeadState;
+        matching: AutomationRuleRow[];
+      }> = [];
       for (const { event, rules } of chunk) {
-        const leadId = event.lead_id;
         const known = facts.get(event.id);
-        const state = leadId === null ? undefined : leads.get(leadId);
-        if (leadId === null || !known || !state) continue;
-        const ctx = contextOf(known, state);
-        const matching = rules.filter((rule) => ruleMatches(rule, ctx));
-        // A run whose every action adds a tag the lead has (read under the lock) changes nothing:
-        // it is taken done, its results known, in the claim's insert (no update after).
-        const foreseen = new Map<number, ActionResult[]>();
-        for (const rule of matching) {
-          const actions = actionsOf(rule);
-          if (actions.length && actions.every((a) => a.type === 'addTag' && state.tags.includes(a.tag)))
-            foreseen.set(
-              rule.id,
-              actions.map((a) => ({ type: a.type, ok: true })),
-            );
+        const state = event.lead_id === null ? undefined : leads.get(event.lead_id);
+        if (!known || !state) continue;
+        plans.push({ event, rules, known, state, matching: rules.filter((rule) => ruleMatches(rule, contextOf(known, state))) });
+      }
+      const wanted = (plan: (typeof plans)[number], rules: AutomationRuleRow[]) =>
+        rules.map((rule) => ({
+          ruleId: rule.id,
+          eventId: plan.event.id,
+          leadId: plan.event.lead_id,
+          results: foreseen(rule, plan.state.tags),
+        }));
+      const claimed = await runs.claimRuns(
+        trx,
+        plans.flatMap((plan) => wanted(plan, plan.matching)),
+        now,
+        this.leaseMs,
+      );
+      const fresh = new Set(claimed.fresh.map((r) => r.id));
+      const byKey = new Map([...claimed.fresh, ...claimed.resumed].map((r) => [`${r.rule_id}:${r.event_id}`, r]));
+      const unwanted: number[] = [];
+      for (const plan of plans) {
+        const { event, state } = plan;
+        const ctx = contextOf(plan.known, state);
+        const matching = plan.rules.filter((rule) => ruleMatches(rule, ctx));
+        for (const rule of plan.matching) {
+          const run = byKey.get(`${rule.id}:${event.id}`);
+          if (run && fresh.has(run.id) && !matching.includes(rule)) unwanted.push(run.id);
         }
-        const claimed = await runs.claimRuns(trx, {
-          runs: matching.map((r) => ({ ruleId: r.id, results: foreseen.get(r.id) })),
-          eventId: event.id,
-          leadId,
-          now,
-          leaseMs: this.leaseMs,
-        });
-        const byRule = new Map(claimed.map((r) => [r.rule_id, r]));
+        const late = matching.filter((rule) => !plan.matching.includes(rule));
+        if (late.length) {
+          const more = await runs.claimRuns(trx, wanted(plan, late), now, this.leaseMs);
+          for (const r of more.fresh) fresh.add(r.id);
+          for (const r of [...more.fresh, ...more.resumed]) byKey.set(`${r.rule_id}:${r.event_id}`, r);
+        }
         for (const rule of matching) {
-          const run = byRule.get(rule.id);
-          if (!run || run.done) continue;
+          let run = byKey.get(`${rule.id}:${event.id}`);
+          if (!run) continue;
+          if (run.done) {
+            // Taken done as changing nothing: still so unless an earlier action removed one of its tags.
+            if (foreseen(rule, state.tags)) continue;
+            run = { ...run, results: '[]', done: 0 };
+          }
           const actions = actionsOf(rule);
           const results = JSON.parse(run.results) as ActionResult[];
           const started = results.length;
@@ -149,10 +173,10 @@ export class RuleRunner {
           }
           const done = results.length === actions.length;
           if (done || results.length > started) saved.push({ id: run.id, results, done });
-          if (!done)
-            pending.push({ rule, run: { ...run, results: JSON.stringify(results) }, ctx: { ...ctx, lead: state.lead, tags: state.tags } });
+          if (!done) pending.push({ rule, run: { ...run, results: JSON.stringify(results) }, ctx: contextOf(plan.known, state) });
         }
       }
+      await runs.deleteRuns(trx, unwanted);
       for (const [leadId, state] of leads) if (state?.before !== undefined) await runs.markCaused(trx, leadId, state.before, now);
       await runs.saveManyResults(trx, saved);
       return { pending };
@@ -304,6 +328,16 @@ function actionsOf(rule: AutomationRuleRow): Action[] {
     parsedActions.set(rule, actions);
   }
   return actions;
+}
+
+/**
+ * The results of a run whose every action adds a tag the lead has (read under the lock): it
+ * changes nothing, so it is taken done with them, in the claim's insert.
+ */
+function foreseen(rule: AutomationRuleRow, tags: string[]): ActionResult[] | undefined {
+  const actions = actionsOf(rule);
+  if (!actions.length || !actions.every((a) => a.type === 'addTag' && tags.includes(a.tag))) return undefined;
+  return actions.map((a) => ({ type: a.type, ok: true }));
 }
 
 function contextOf(facts: EventFacts, lead: LeadFacts): RuleContext {

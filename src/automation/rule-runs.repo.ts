@@ -37,50 +37,53 @@ export async function claimRun(
 }
 
 /**
- * Takes the runs of rules for one event, in the caller's transaction, in one statement (and a
- * second only when some rows existed already): new rows, and rows left unfinished by a process
- * that stopped (their lease passed). A new run given its `results` is stored done with them (the
- * caller knows its actions change nothing). Runs done, or held by another process, are left out.
- * On PostgreSQL an insert meeting another transaction's uncommitted row waits for its end, so two
- * processes reading the same event never both take a run.
+ * Takes runs (a rule for an event each), in the caller's transaction, in one statement (and a
+ * second only when some rows existed already): `fresh`, new rows, and `resumed`, rows left
+ * unfinished by a process that stopped (their lease passed). A new run given its `results` is
+ * stored done with them (the caller knows its actions change nothing). Runs done, or held by
+ * another process, are left out. On PostgreSQL an insert meeting another transaction's
+ * uncommitted row waits for its end, so two processes reading the same events never both take a run.
  */
 export async function claimRuns(
   db: Executor,
-  p: { runs: Array<{ ruleId: number; results?: unknown[] }>; eventId: number; leadId: number | null; now: number; leaseMs: number },
-): Promise<AutomationRunRow[]> {
-  if (!p.runs.length) return [];
+  wanted: Array<{ ruleId: number; eventId: number; leadId: number | null; results?: unknown[] }>,
+  now: number,
+  leaseMs: number,
+): Promise<{ fresh: AutomationRunRow[]; resumed: AutomationRunRow[] }> {
+  if (!wanted.length) return { fresh: [], resumed: [] };
   const fresh = await db
     .insertInto('automation_runs')
     .values(
-      p.runs.map((r) => ({
+      wanted.map((r) => ({
         rule_id: r.ruleId,
-        event_id: p.eventId,
-        lead_id: p.leadId,
-        at: p.now,
+        event_id: r.eventId,
+        lead_id: r.leadId,
+        at: now,
         results: r.results ? JSON.stringify(r.results) : '[]',
         done: r.results ? 1 : 0,
-        claimed_until: p.now + p.leaseMs,
+        claimed_until: now + leaseMs,
       })),
     )
     .onConflict((oc) => oc.columns(['rule_id', 'event_id']).doNothing())
     .returningAll()
     .execute();
-  if (fresh.length === p.runs.length) return fresh;
-  const taken = new Set(fresh.map((r) => r.rule_id));
-  const stale = await db
+  if (fresh.length === wanted.length) return { fresh, resumed: [] };
+  const taken = new Set(fresh.map((r) => `${r.rule_id}:${r.event_id}`));
+  const others = wanted.filter((r) => !taken.has(`${r.ruleId}:${r.eventId}`));
+  const resumed = await db
     .updateTable('automation_runs')
-    .set({ claimed_until: p.now + p.leaseMs })
-    .where(
-      'rule_id',
-      'in',
-      p.runs.map((r) => r.ruleId).filter((id) => !taken.has(id)),
-    )
-    .where('event_id', '=', p.eventId)
+    .set({ claimed_until: now + leaseMs })
+    .where(sql<boolean>`(rule_id, event_id) in (${sql.join(others.map((r) => sql`(${r.ruleId}, ${r.eventId})`))})`)
     .where('done', '=', 0)
-    .where('claimed_until', '<', p.now)
+    .where('claimed_until', '<', now)
     .returningAll()
     .execute();
-  return [...fresh, ...stale];
+  return { fresh, resumed };
+}
+
+/** Runs this transaction took and no longer wants (their rule no longer matches): as if never taken. */
+export async function deleteRuns(db: Executor, ids: number[]): Promise<void> {
+  if (ids.length) await db.deleteFrom('automation_runs').where('id', 'in', ids).execute();
 }
 
 /** Unfinished runs whose process stopped: resumed by whoever looks next. */
