@@ -82,6 +82,13 @@ export interface Config {
   eventsPollMs: number;
   /** How long sending waits for a channel's provider before answering 504, in milliseconds. */
   sendTimeoutMs: number;
+  /**
+   * An automation rule's run is leased to its process for this long (PARLEY_AUTOMATION_RUN_LEASE_MS,
+   * default 60 s); a run a stopped process left unfinished is resumed after it. Longer than a
+   * reply's send can take (PARLEY_SEND_TIMEOUT_MS and its 30 s margin), or a slow send's run could
+   * be resumed by another process meanwhile (docs/operations.md).
+   */
+  automationRunLeaseMs: number;
   /** Site widget: new visitor sessions per IP per 10 minutes; messages per visitor per
    *  minute (per IP: 3 times that); largest visitor attachment in bytes; whether /demo/widget is served. */
   widgetSessionsPerIp: number;
@@ -294,6 +301,7 @@ export function loadConfig(env: Env = process.env): Config {
     eventRetentionDays: int(env, 'PARLEY_EVENT_RETENTION_DAYS', 30, 0),
     eventsPollMs: int(env, 'PARLEY_EVENTS_POLL_MS', 1000, 10),
     sendTimeoutMs: int(env, 'PARLEY_SEND_TIMEOUT_MS', 15_000, 1),
+    automationRunLeaseMs: int(env, 'PARLEY_AUTOMATION_RUN_LEASE_MS', 60_000, 100),
     widgetSessionsPerIp: int(env, 'PARLEY_WIDGET_SESSIONS_PER_IP', 20, 1),
     widgetMessagesPerMinute: int(env, 'PARLEY_WIDGET_MESSAGES_PER_MINUTE', 20, 1),
     widgetUploadLimit: int(env, 'PARLEY_WIDGET_UPLOAD_LIMIT', 10 * 1024 * 1024, 1),

@@ -12,10 +12,16 @@ import { causedEvents } from './rule-runs.repo.js';
 import { sweepIdleLeads } from './idle-sweep.js';
 import { sweepOverdueLeads } from './first-response-sweep.js';
 
-/** The events rules react to (lead.idle is recorded by the idle sweep for its rule). */
-/** How often stopped runs are looked for and idle leads swept. */
+/**
+ * How often stopped runs are looked for and idle leads swept; more often when the run lease
+ * (PARLEY_AUTOMATION_RUN_LEASE_MS) is shorter, so that a stopped run waits about its lease.
+ */
 const IDLE_SWEEP_MS = 60_000;
 
+/** How long after a nudge the consumer reads: rules act this much later, on batches of what came meanwhile. */
+const SETTLE_MS = 50;
+
+/** The events rules react to (lead.idle is recorded by the idle sweep for its rule). */
 const RULE_EVENTS = ['message.incoming', 'lead.created', 'lead.changed.status', 'lead.idle'];
 
 /**
@@ -42,18 +48,22 @@ export class AutomationWorker implements BackgroundWorker {
     private readonly deps: Deps,
     sendReply: ReplySender,
   ) {
-    this.rules = new RuleRunner(deps, sendReply);
+    this.rules = new RuleRunner(deps, sendReply, deps.config.automationRunLeaseMs);
     this.tail = new OutboxTail(
       deps,
       { name: 'automation', active: () => true, handle: (rows) => this.handle(rows) },
-      { resumeFrom: () => repo.resumeCursor(deps.db.kysely, () => this.tail.maxId()) },
+      {
+        resumeFrom: () => repo.resumeCursor(deps.db.kysely, () => this.tail.maxId()),
+        // A read costs a transaction and the batch's context: events a moment apart share one.
+        settleMs: SETTLE_MS,
+      },
     );
   }
 
   async start(): Promise<void> {
     await this.tail.ensureStarted();
     // Runs left unfinished by a process that stopped are taken up once their lease has passed.
-    this.timer ??= setInterval(() => void this.resume(), IDLE_SWEEP_MS);
+    this.timer ??= setInterval(() => void this.resume(), Math.min(IDLE_SWEEP_MS, this.deps.config.automationRunLeaseMs));
     this.timer.unref();
   }
 
@@ -118,20 +128,22 @@ export class AutomationWorker implements BackgroundWorker {
         db,
         relevant.map((r) => r.id),
       );
-      for (const event of relevant) {
-        if (caused.has(event.id)) continue;
-        try {
+      const work = relevant
+        .filter((event) => !caused.has(event.id))
+        .map((event) => {
           const idleRule = event.type === 'lead.idle' ? (JSON.parse(event.payload ?? '{}') as { ruleId?: number }).ruleId : undefined;
-          await this.rules.runEvent(
+          return {
             event,
-            rules.filter(
+            rules: rules.filter(
               (rule) =>
                 rule.account_id === event.account_id && rule.event === event.type && (idleRule === undefined || rule.id === idleRule),
             ),
-          );
-        } catch (err) {
-          this.deps.log.warn({ err, eventId: event.id }, 'automation rules failed');
-        }
+          };
+        });
+      try {
+        await this.rules.runEvents(work);
+      } catch (err) {
+        this.deps.log.warn({ err, eventIds: work.map((w) => w.event.id) }, 'automation rules failed');
       }
     }
   }

@@ -6,66 +6,80 @@ import type { Action } from '../domain/automation/rules.types.js';
 import { recordEvent } from '../events/outbox.js';
 import { recordLeadChange } from '../domain/leads/lead-events.js';
 import { changedLeadFields } from '../domain/leads/lead-fields.js';
-import { attachTag, detachTag, lockLead, updateLead } from '../domain/leads/leads.repo.js';
+import { attachTag, detachTag, updateLead } from '../domain/leads/leads.repo.js';
 import { insertNote } from '../domain/notes/notes.repo.js';
 import { presentNote } from '../domain/notes/notes.service.js';
 import { findStatus } from '../domain/statuses/statuses.repo.js';
 import { ensureTag, findTag } from '../domain/tags/tags.repo.js';
+import type { TagRow } from '../domain/tags/tags.types.js';
 import { findUser } from '../domain/users/users.repo.js';
 
 /** Sends a reply to the lead's channel as an employee's answer would go (messaging's send). */
 export type ReplySender = (auth: AuthContext, leadId: number, input: { message: { text: string }; customId: string }) => Promise<unknown>;
 
+export type DatabaseAction = Exclude<Action, { type: 'reply' }>;
+
 /**
- * One database action of a rule on a lead, in the caller's transaction (with the run's progress,
- * so it happens exactly once). Each records the ordinary events of the change it makes.
+ * The account's tags a transaction found or created, by `<accountId>:<tag>`: ten rules tagging
+ * each message look each tag up once per transaction. Valid only inside that transaction.
+ */
+export type TagCache = Map<string, TagRow>;
+
+/**
+ * The lead as it is, locked for the rest of the transaction on PostgreSQL (SQLite runs one writer
+ * at a time already); undefined when it no longer exists.
+ */
+export async function lockedLead(trx: Executor, leadId: number): Promise<LeadRow | undefined> {
+  let query = trx.selectFrom('leads').selectAll().where('id', '=', leadId);
+  if (dialectOf(trx) === 'postgres') query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+/**
+ * One database action of a rule on `lead` (read with {@link lockedLead} in this transaction), in
+ * the caller's transaction (with the run's progress, so it happens exactly once). Each records the
+ * ordinary events of the change it makes. Answers the lead as it is afterwards.
  */
 export async function applyLeadAction(
   trx: Executor,
-  action: Exclude<Action, { type: 'reply' }>,
-  leadId: number,
+  action: DatabaseAction,
+  lead: LeadRow,
   text: string,
   now: number,
-) {
-  const dialect = dialectOf(trx);
-  const lead = await trx.selectFrom('leads').selectAll().where('id', '=', leadId).executeTakeFirst();
-  if (!lead) throw new Error('the lead no longer exists');
-  await lockLead(trx, dialect, lead.account_id, lead.id);
+  tags: TagCache = new Map(),
+): Promise<LeadRow> {
   const change = async (cols: Partial<LeadRow>) => {
     const after = await updateLead(trx, lead.account_id, lead.id, { ...cols, updated_at: now });
     await recordLeadChange(trx, lead, after, changedLeadFields(lead, after), now);
+    return after;
+  };
+  const tagsChanged = async () => {
+    const after = await updateLead(trx, lead.account_id, lead.id, { updated_at: now });
+    await recordLeadChange(trx, lead, after, ['tags'], now);
+    return after;
   };
   switch (action.type) {
     case 'assign': {
       const user = await findUser(trx, lead.account_id, action.userId);
       if (!user?.confirmed) throw new Error('the employee is no longer a confirmed employee');
-      if (lead.user_id !== user.id) await change({ user_id: user.id });
-      return;
+      return lead.user_id !== user.id ? change({ user_id: user.id }) : lead;
     }
     case 'distribute':
-      await distributeLead(trx, lead, now, action.mode);
-      return;
+      return distributeLead(trx, lead, now, action.mode);
     case 'setStatus': {
       const status = await findStatus(trx, lead.account_id, action.statusId);
       if (!status) throw new Error('the status no longer exists');
-      if (lead.status_id !== status.id) await change({ status_id: status.id, status_type: status.type });
-      return;
+      return lead.status_id !== status.id ? change({ status_id: status.id, status_type: status.type }) : lead;
     }
     case 'addTag': {
-      const tag = await ensureTag(trx, lead.account_id, action.tag, now);
-      if (await attachTag(trx, lead.account_id, lead.id, tag.id, now)) {
-        const after = await updateLead(trx, lead.account_id, lead.id, { updated_at: now });
-        await recordLeadChange(trx, lead, after, ['tags'], now);
-      }
-      return;
+      const key = `${lead.account_id}:${action.tag}`;
+      const tag = tags.get(key) ?? (await ensureTag(trx, lead.account_id, action.tag, now));
+      tags.set(key, tag);
+      return (await attachTag(trx, lead.account_id, lead.id, tag.id, now)) ? tagsChanged() : lead;
     }
     case 'removeTag': {
       const tag = await findTag(trx, lead.account_id, action.tag);
-      if (tag && (await detachTag(trx, lead.id, tag.id))) {
-        const after = await updateLead(trx, lead.account_id, lead.id, { updated_at: now });
-        await recordLeadChange(trx, lead, after, ['tags'], now);
-      }
-      return;
+      return tag && (await detachTag(trx, lead.id, tag.id)) ? tagsChanged() : lead;
     }
     case 'note': {
       const note = await insertNote(trx, { accountId: lead.account_id, leadId: lead.id, userId: null, text, mentions: [], now });
@@ -74,7 +88,8 @@ export async function applyLeadAction(
         { accountId: lead.account_id, leadId: lead.id, type: 'lead.note.created', payload: { leadId: lead.id, note: presentNote(note) } },
         now,
       );
-      return;
+      return lead;
     }
   }
+  throw new Error(`${action.type} is not a database action`);
 }

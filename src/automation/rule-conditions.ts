@@ -48,8 +48,16 @@ export function conditionHolds(c: Condition, ctx: RuleContext): boolean {
   }
 }
 
+/** Conditions parsed once per rule row read: a batch tests each rule against every event. */
+const parsed = new WeakMap<AutomationRuleRow, Condition[]>();
+
 export function ruleMatches(rule: AutomationRuleRow, ctx: RuleContext): boolean {
-  return (JSON.parse(rule.conditions) as Condition[]).every((c) => conditionHolds(c, ctx));
+  let conditions = parsed.get(rule);
+  if (!conditions) {
+    conditions = JSON.parse(rule.conditions) as Condition[];
+    parsed.set(rule, conditions);
+  }
+  return conditions.every((c) => conditionHolds(c, ctx));
 }
 
 /** `{customer.name}` and `{lead.id}` in a reply's or note's text. */

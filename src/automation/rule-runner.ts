@@ -1,16 +1,22 @@
+import { sql } from 'kysely';
+import type { Executor } from '../db/database.js';
 import type { AutomationRuleRow, AutomationRunRow, EventRow } from '../db/schema.js';
-import { workingHoursOf } from '../domain/automation/account-automation.repo.js';
 import type { Action } from '../domain/automation/rules.types.js';
 import type { Deps } from '../domain/context.js';
-import { tagsOfLeads } from '../domain/leads/leads.repo.js';
 import { findOwner } from '../domain/users/users.repo.js';
-import { applyLeadAction, type ReplySender } from './rule-actions.js';
-import { fillTemplate, ruleMatches, type RuleContext } from './rule-conditions.js';
-import * as runs from './rule-runs.repo.js';
 import { maxEventId } from '../events/outbox-tail.js';
+import { applyLeadAction, lockedLead, type DatabaseAction, type ReplySender, type TagCache } from './rule-actions.js';
+import { fillTemplate, ruleMatches, type RuleContext } from './rule-conditions.js';
+import type { WorkingHours } from '../domain/automation/working-hours.js';
+import { eventFacts, readLeads, workingHoursOf, type EventFacts, type LeadFacts } from './rule-context.js';
+import * as runs from './rule-runs.repo.js';
 
-/** A run cut short is resumed by another process after this. */
-export const RUN_LEASE_MS = 60_000;
+/**
+ * Events whose runs share one transaction: enough that a message's ten runs cost a fraction of a
+ * commit each, few enough that the transaction holds SQLite's writer (and, on PostgreSQL, the
+ * leads' row locks) only briefly.
+ */
+const CHUNK_EVENTS = 50;
 
 interface ActionResult {
   type: string;
@@ -18,47 +24,218 @@ interface ActionResult {
   error?: string;
 }
 
-interface EventPayload {
-  isNewCustomer?: boolean;
-  message?: { message?: { text?: string } };
+/**
+ * A lead the transaction acts on: locked, as it is now with its tags, and the newest event id
+ * before the first action that may record events (undefined while none did).
+ */
+interface LeadState extends LeadFacts {
+  before: number | undefined;
+}
+
+/** A run stopped at a `reply`, which goes out after the transaction that took the run committed. */
+interface Pending {
+  rule: AutomationRuleRow;
+  run: AutomationRunRow;
+  ctx: RuleContext;
 }
 
 /**
- * Runs the account's matching rules for one event, each at most once (a run row per rule and
- * event), their actions in order: a database action and the run's progress commit together, a
- * reply carries a customId made from rule, event and action, so a run resumed after a crash
- * neither repeats nor skips an action. A failed action is recorded and the next one goes on.
+ * Runs the accounts' matching rules for a batch of events, each at most once (a run row per rule
+ * and event), their actions in order. The runs of up to CHUNK_EVENTS events are taken and their
+ * database actions applied in one transaction, with each run's results: a run is done or not
+ * together with its actions. An action that fails is undone alone (a savepoint of its own),
+ * recorded as failed, and the next goes on. A `reply` leaves the transaction: it is sent after
+ * the commit with a customId made from rule, event and action, and the actions after it each
+ * commit with the run's progress, so a run resumed after a crash neither repeats nor skips one.
  */
 export class RuleRunner {
+  /** Runs this process is finishing (replies): not resumed as stale meanwhile, however long a send takes. */
+  private readonly busy = new Set<number>();
+
   constructor(
     private readonly deps: Deps,
     private readonly sendReply: ReplySender,
+    /** A run cut short is resumed by another process after this. */
+    private readonly leaseMs: number,
   ) {}
 
   private get db() {
     return this.deps.db.kysely;
   }
 
-  async runEvent(event: EventRow, rules: AutomationRuleRow[]): Promise<void> {
-    if (event.lead_id === null || !rules.length) return;
-    const ctx = await this.context(event);
-    if (!ctx) return;
-    for (const rule of rules) {
-      if (!ruleMatches(rule, ctx)) continue;
-      const run = await runs.claimRun(this.db, {
-        ruleId: rule.id,
-        eventId: event.id,
-        leadId: event.lead_id,
-        now: this.deps.clock.now(),
-        leaseMs: RUN_LEASE_MS,
-      });
-      if (run) await this.perform(rule, run, ctx);
+  /** `work`: events in id order, each with the account's rules for it (rules of the event's type, in order). */
+  async runEvents(work: Array<{ event: EventRow; rules: AutomationRuleRow[] }>): Promise<void> {
+    const items = work.filter((w) => w.event.lead_id !== null && w.rules.length);
+    if (!items.length) return;
+    const hours = await workingHoursOf(this.db, [...new Set(items.map((i) => i.event.account_id))]);
+    for (let i = 0; i < items.length; i += CHUNK_EVENTS) {
+      const chunk = items.slice(i, i + CHUNK_EVENTS);
+      let outcome: { pending: Pending[] };
+      try {
+        // Actions rarely fail: first without a savepoint each (two statements fewer per action);
+        // when one does, the chunk is rolled back whole and done again with them.
+        outcome = await this.applyChunk(chunk, hours, false);
+      } catch {
+        try {
+          outcome = await this.applyChunk(chunk, hours, true);
+        } catch (err) {
+          this.deps.log.warn({ err, eventIds: chunk.map((c) => c.event.id) }, 'automation rules failed');
+          continue;
+        }
+      }
+      // All of them at once: a reply may take longer than the lease, and the next runs wait for it.
+      for (const p of outcome.pending) this.busy.add(p.run.id);
+      for (const p of outcome.pending) await this.finish(p);
+    }
+  }
+
+  private applyChunk(
+    chunk: Array<{ event: EventRow; rules: AutomationRuleRow[] }>,
+    hours: Map<number, WorkingHours>,
+    guarded: boolean,
+  ): Promise<{ pending: Pending[] }> {
+    return this.db.transaction().execute(async (trx) => {
+      const now = this.deps.clock.now();
+      // The chunk's leads, locked (PostgreSQL) and read with their tags in two statements: what
+      // the conditions read and the actions change, as it is under the lock.
+      const read = await readLeads(trx, [...new Set(chunk.flatMap((c) => (c.event.lead_id === null ? [] : [c.event.lead_id])))], true);
+      const facts = await eventFacts(
+        trx,
+        chunk.map((c) => c.event),
+        read,
+        hours,
+      );
+      const leads = new Map<number, LeadState>([...read].map(([id, lead]) => [id, { ...lead, before: undefined }]));
+      const tags: TagCache = new Map();
+      const saved: Array<{ id: number; results: ActionResult[]; done: boolean }> = [];
+      const pending: Pending[] = [];
+      // Each event's matching runs, taken for the whole chunk in one statement with the leads as
+      // read; checked again before each event's actions, which earlier events' actions may change.
+      const plans: Array<{
+        event: EventRow;
+        rules: AutomationRuleRow[];
+        known: EventFacts;
+        state: LeadState;
+        matching: AutomationRuleRow[];
+      }> = [];
+      for (const { event, rules } of chunk) {
+        const known = facts.get(event.id);
+        const state = event.lead_id === null ? undefined : leads.get(event.lead_id);
+        if (!known || !state) continue;
+        plans.push({ event, rules, known, state, matching: rules.filter((rule) => ruleMatches(rule, contextOf(known, state))) });
+      }
+      const wanted = (plan: (typeof plans)[number], rules: AutomationRuleRow[]) =>
+        rules.map((rule) => ({
+          ruleId: rule.id,
+          eventId: plan.event.id,
+          leadId: plan.event.lead_id,
+          results: foreseen(rule, plan.state.tags),
+        }));
+      const claimed = await runs.claimRuns(
+        trx,
+        plans.flatMap((plan) => wanted(plan, plan.matching)),
+        now,
+        this.leaseMs,
+      );
+      const fresh = new Set(claimed.fresh.map((r) => r.id));
+      const byKey = new Map([...claimed.fresh, ...claimed.resumed].map((r) => [`${r.rule_id}:${r.event_id}`, r]));
+      const unwanted: number[] = [];
+      for (const plan of plans) {
+        const { event, state } = plan;
+        const ctx = contextOf(plan.known, state);
+        const matching = plan.rules.filter((rule) => ruleMatches(rule, ctx));
+        for (const rule of plan.matching) {
+          const run = byKey.get(`${rule.id}:${event.id}`);
+          if (run && fresh.has(run.id) && !matching.includes(rule)) unwanted.push(run.id);
+        }
+        const late = matching.filter((rule) => !plan.matching.includes(rule));
+        if (late.length) {
+          const more = await runs.claimRuns(trx, wanted(plan, late), now, this.leaseMs);
+          for (const r of more.fresh) fresh.add(r.id);
+          for (const r of [...more.fresh, ...more.resumed]) byKey.set(`${r.rule_id}:${r.event_id}`, r);
+        }
+        for (const rule of matching) {
+          let run = byKey.get(`${rule.id}:${event.id}`);
+          if (!run) continue;
+          if (run.done) {
+            // Taken done as changing nothing: still so unless an earlier action removed one of its tags.
+            if (foreseen(rule, state.tags)) continue;
+            run = { ...run, results: '[]', done: 0 };
+          }
+          const actions = actionsOf(rule);
+          const results = JSON.parse(run.results) as ActionResult[];
+          const started = results.length;
+          while (results.length < actions.length) {
+            const action = actions[results.length];
+            if (action.type === 'reply') break;
+            const text = action.type === 'note' ? fillTemplate(action.text, ctx) : '';
+            results.push(await this.apply(trx, { action, state, text, now, tags, guarded, rule, eventId: event.id }));
+          }
+          const done = results.length === actions.length;
+          if (done || results.length > started) saved.push({ id: run.id, results, done });
+          if (!done) pending.push({ rule, run: { ...run, results: JSON.stringify(results) }, ctx: contextOf(plan.known, state) });
+        }
+      }
+      await runs.deleteRuns(trx, unwanted);
+      for (const [leadId, state] of leads) if (state?.before !== undefined) await runs.markCaused(trx, leadId, state.before, now);
+      await runs.saveManyResults(trx, saved);
+      return { pending };
+    });
+  }
+
+  private async apply(
+    trx: Executor,
+    p: {
+      action: DatabaseAction;
+      state: LeadState;
+      text: string;
+      now: number;
+      tags: TagCache;
+      guarded: boolean;
+      rule: AutomationRuleRow;
+      eventId: number;
+    },
+  ): Promise<ActionResult> {
+    const { action, state } = p;
+    // A tag the lead has (read under the lock): attaching it again changes nothing and records no
+    // event, so it costs no statement: most messages of a conversation find their tags there.
+    if (action.type === 'addTag' && state.tags.includes(action.tag)) return { type: action.type, ok: true };
+    // The events this action records are the lead's events after this id: no rule reacts to them.
+    state.before ??= await maxEventId(trx);
+    if (p.guarded) await sql`savepoint automation_action`.execute(trx);
+    try {
+      state.lead = await applyLeadAction(trx, action, state.lead, p.text, p.now, p.tags);
+      if (p.guarded) await sql`release savepoint automation_action`.execute(trx);
+    } catch (err) {
+      if (!p.guarded) throw err;
+      await sql`rollback to savepoint automation_action`.execute(trx);
+      await sql`release savepoint automation_action`.execute(trx);
+      // Tags the undone action created are gone with it.
+      p.tags.clear();
+      this.deps.log.warn({ err, ruleId: p.rule.id, eventId: p.eventId, action: action.type }, 'automation action failed');
+      return { type: action.type, ok: false, error: errorText(err) };
+    }
+    if (action.type === 'addTag') state.tags.push(action.tag);
+    if (action.type === 'removeTag') state.tags = state.tags.filter((t) => t !== action.tag);
+    return { type: action.type, ok: true };
+  }
+
+  /** Sends a run's reply and does the rest; `busy` holds the run meanwhile. */
+  private async finish(p: Pending): Promise<void> {
+    this.busy.add(p.run.id);
+    try {
+      await this.perform(p.rule, p.run, p.ctx);
+    } catch (err) {
+      this.deps.log.warn({ err, ruleId: p.rule.id, eventId: p.run.event_id }, 'automation run failed');
+    } finally {
+      this.busy.delete(p.run.id);
     }
   }
 
   /** Runs whose process stopped mid-way: the remaining actions, with the context as it is now. */
   async resumeStale(): Promise<void> {
     for (const stale of await runs.staleRuns(this.db, this.deps.clock.now())) {
+      if (this.busy.has(stale.id)) continue;
       const rule = await this.db.selectFrom('automation_rules').selectAll().where('id', '=', stale.rule_id).executeTakeFirst();
       const event = await this.db.selectFrom('events').selectAll().where('id', '=', stale.event_id).executeTakeFirst();
       const run = await runs.claimRun(this.db, {
@@ -66,18 +243,24 @@ export class RuleRunner {
         eventId: stale.event_id,
         leadId: stale.lead_id,
         now: this.deps.clock.now(),
-        leaseMs: RUN_LEASE_MS,
+        leaseMs: this.leaseMs,
       });
       if (!run) continue;
-      const ctx = rule && event ? await this.context(event) : undefined;
-      if (!rule || !ctx) {
+      const leads = event?.lead_id != null ? await readLeads(this.db, [event.lead_id], false) : new Map<number, LeadFacts>();
+      const lead = event?.lead_id != null ? leads.get(event.lead_id) : undefined;
+      const known =
+        event && lead
+          ? (await eventFacts(this.db, [event], leads, await workingHoursOf(this.db, [event.account_id]))).get(event.id)
+          : undefined;
+      if (!rule || !known || !lead) {
         await runs.saveResults(this.db, run.id, JSON.parse(run.results) as unknown[], true);
         continue;
       }
-      await this.perform(rule, run, ctx);
+      await this.finish({ rule, run, ctx: contextOf(known, lead) });
     }
   }
 
+  /** The rest of a run from where its results end, each database action in a transaction with the run's progress. */
   private async perform(rule: AutomationRuleRow, run: AutomationRunRow, ctx: RuleContext): Promise<void> {
     const actions = JSON.parse(rule.actions) as Action[];
     const results = JSON.parse(run.results) as ActionResult[];
@@ -94,9 +277,11 @@ export class RuleRunner {
       try {
         await this.db.transaction().execute(async (trx) => {
           const now = this.deps.clock.now();
+          const lead = await lockedLead(trx, ctx.lead.id);
+          if (!lead) throw new Error('the lead no longer exists');
           const before = await maxEventId(trx);
-          await applyLeadAction(trx, action, ctx.lead.id, text, now);
-          await runs.markCaused(trx, ctx.lead.id, before, now);
+          await applyLeadAction(trx, action, lead, text, now);
+          await runs.markCaused(trx, lead.id, before, now);
           await runs.saveResults(trx, run.id, [...results, { type: action.type, ok: true }], last);
         });
         results.push({ type: action.type, ok: true });
@@ -131,35 +316,32 @@ export class RuleRunner {
       return { type: 'reply', ok: false, error: errorText(err) };
     }
   }
+}
 
-  private async context(event: EventRow): Promise<RuleContext | undefined> {
-    if (event.lead_id === null) return undefined;
-    const row = await this.db
-      .selectFrom('leads as l')
-      .innerJoin('integrations as i', 'i.id', 'l.integration_id')
-      .innerJoin('customers as c', 'c.id', 'l.customer_id')
-      .selectAll('l')
-      .select(['i.type as integration_type', 'c.name as customer_name'])
-      .where('l.id', '=', event.lead_id)
-      .executeTakeFirst();
-    if (!row) return undefined;
-    const { integration_type, customer_name, ...lead } = row;
-    const payload = (event.payload ? JSON.parse(event.payload) : {}) as EventPayload;
-    const customerIsNew =
-      typeof payload.isNewCustomer === 'boolean'
-        ? payload.isNewCustomer
-        : !(await runs.customerHasEarlierLead(this.db, lead.customer_id, lead.id));
-    return {
-      lead,
-      integrationType: integration_type,
-      tags: (await tagsOfLeads(this.db, [lead.id])).get(lead.id) ?? [],
-      text: event.type === 'message.incoming' ? (payload.message?.message?.text ?? '') : undefined,
-      customerIsNew,
-      customerName: customer_name ?? '',
-      at: event.created_at,
-      hours: await workingHoursOf(this.db, lead.account_id),
-    };
+/** Actions parsed once per rule row read (a batch runs each rule for many events). */
+const parsedActions = new WeakMap<AutomationRuleRow, Action[]>();
+
+function actionsOf(rule: AutomationRuleRow): Action[] {
+  let actions = parsedActions.get(rule);
+  if (!actions) {
+    actions = JSON.parse(rule.actions) as Action[];
+    parsedActions.set(rule, actions);
   }
+  return actions;
+}
+
+/**
+ * The results of a run whose every action adds a tag the lead has (read under the lock): it
+ * changes nothing, so it is taken done with them, in the claim's insert.
+ */
+function foreseen(rule: AutomationRuleRow, tags: string[]): ActionResult[] | undefined {
+  const actions = actionsOf(rule);
+  if (!actions.length || !actions.every((a) => a.type === 'addTag' && tags.includes(a.tag))) return undefined;
+  return actions.map((a) => ({ type: a.type, ok: true }));
+}
+
+function contextOf(facts: EventFacts, lead: LeadFacts): RuleContext {
+  return { ...facts, lead: lead.lead, tags: lead.tags, integrationType: lead.integrationType, customerName: lead.customerName };
 }
 
 function errorText(err: unknown): string {

@@ -36,6 +36,56 @@ export async function claimRun(
     .executeTakeFirst();
 }
 
+/**
+ * Takes runs (a rule for an event each), in the caller's transaction, in one statement (and a
+ * second only when some rows existed already): `fresh`, new rows, and `resumed`, rows left
+ * unfinished by a process that stopped (their lease passed). A new run given its `results` is
+ * stored done with them (the caller knows its actions change nothing). Runs done, or held by
+ * another process, are left out. On PostgreSQL an insert meeting another transaction's
+ * uncommitted row waits for its end, so two processes reading the same events never both take a run.
+ */
+export async function claimRuns(
+  db: Executor,
+  wanted: Array<{ ruleId: number; eventId: number; leadId: number | null; results?: unknown[] }>,
+  now: number,
+  leaseMs: number,
+): Promise<{ fresh: AutomationRunRow[]; resumed: AutomationRunRow[] }> {
+  if (!wanted.length) return { fresh: [], resumed: [] };
+  const fresh = await db
+    .insertInto('automation_runs')
+    .values(
+      wanted.map((r) => ({
+        rule_id: r.ruleId,
+        event_id: r.eventId,
+        lead_id: r.leadId,
+        at: now,
+        results: r.results ? JSON.stringify(r.results) : '[]',
+        done: r.results ? 1 : 0,
+        claimed_until: now + leaseMs,
+      })),
+    )
+    .onConflict((oc) => oc.columns(['rule_id', 'event_id']).doNothing())
+    .returningAll()
+    .execute();
+  if (fresh.length === wanted.length) return { fresh, resumed: [] };
+  const taken = new Set(fresh.map((r) => `${r.rule_id}:${r.event_id}`));
+  const others = wanted.filter((r) => !taken.has(`${r.ruleId}:${r.eventId}`));
+  const resumed = await db
+    .updateTable('automation_runs')
+    .set({ claimed_until: now + leaseMs })
+    .where(sql<boolean>`(rule_id, event_id) in (${sql.join(others.map((r) => sql`(${r.ruleId}, ${r.eventId})`))})`)
+    .where('done', '=', 0)
+    .where('claimed_until', '<', now)
+    .returningAll()
+    .execute();
+  return { fresh, resumed };
+}
+
+/** Runs this transaction took and no longer wants (their rule no longer matches): as if never taken. */
+export async function deleteRuns(db: Executor, ids: number[]): Promise<void> {
+  if (ids.length) await db.deleteFrom('automation_runs').where('id', 'in', ids).execute();
+}
+
 /** Unfinished runs whose process stopped: resumed by whoever looks next. */
 export async function staleRuns(db: Executor, now: number): Promise<AutomationRunRow[]> {
   return db.selectFrom('automation_runs').selectAll().where('done', '=', 0).where('claimed_until', '<', now).limit(100).execute();
@@ -47,6 +97,20 @@ export async function saveResults(db: Executor, runId: number, results: unknown[
     .set({ results: JSON.stringify(results), done: done ? 1 : 0 })
     .where('id', '=', runId)
     .execute();
+}
+
+/**
+ * The progress of several runs in one statement: an update joined to a VALUES list (`case id
+ * when ...` instead would compare each row with every run).
+ */
+export async function saveManyResults(db: Executor, runs: Array<{ id: number; results: unknown[]; done: boolean }>): Promise<void> {
+  if (!runs.length) return;
+  // The casts give PostgreSQL the parameters' types (VALUES leaves them text) and mean nothing to SQLite.
+  const rows = runs.map(
+    (r) => sql`(cast(${r.id} as bigint), cast(${JSON.stringify(r.results)} as text), cast(${r.done ? 1 : 0} as integer))`,
+  );
+  await sql`update automation_runs set results = v.column2, done = v.column3
+    from (values ${sql.join(rows)}) as v where automation_runs.id = v.column1`.execute(db);
 }
 
 /** Marks the lead's events after `after` (those an action just recorded) so that no rule reacts to them. */
@@ -77,14 +141,14 @@ export async function causedEvents(db: Executor, ids: number[]): Promise<Set<num
   return new Set(rows.map((r) => Number(r.event_id)));
 }
 
-/** Whether the customer has a lead older than this one. */
-export async function customerHasEarlierLead(db: Executor, customerId: number, leadId: number): Promise<boolean> {
-  const row = await db
+/** Each customer's first lead (the lowest id), for `customer.isNew` of events that do not say. */
+export async function firstLeadOfCustomers(db: Executor, customerIds: number[]): Promise<Map<number, number>> {
+  if (!customerIds.length) return new Map();
+  const rows = await db
     .selectFrom('leads')
-    .select('id')
-    .where('customer_id', '=', customerId)
-    .where('id', '<', leadId)
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
+    .select(['customer_id', (eb) => eb.fn.min<number>('id').as('first')])
+    .where('customer_id', 'in', customerIds)
+    .groupBy('customer_id')
+    .execute();
+  return new Map(rows.map((r) => [Number(r.customer_id), Number(r.first)]));
 }

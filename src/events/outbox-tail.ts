@@ -35,13 +35,21 @@ export class OutboxTail {
   private stopped = false;
   private readonly pgListenUrl: string | undefined;
   private readonly resumeFrom: (() => Promise<number>) | undefined;
+  private readonly settleMs: number;
+  private settling: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly deps: Deps,
     private readonly consumer: { name: string; active(): boolean; handle(rows: EventRow[]): Promise<void> },
-    opts: { pgListenUrl?: string; resumeFrom?: () => Promise<number> } = {},
+    /**
+     * `settleMs`: a nudge reads after this long rather than at once, so that a consumer whose work
+     * costs per read (a transaction, its context) rather than per event gets the events committed
+     * meanwhile in the same read instead of one read per event.
+     */
+    opts: { pgListenUrl?: string; resumeFrom?: () => Promise<number>; settleMs?: number } = {},
   ) {
     this.resumeFrom = opts.resumeFrom;
+    this.settleMs = opts.settleMs ?? 0;
     this.pgListenUrl = opts.pgListenUrl ?? (isPostgresUrl(deps.config.databaseUrl) ? deps.config.databaseUrl : undefined);
   }
 
@@ -65,7 +73,15 @@ export class OutboxTail {
     this.starting ??= (async () => {
       this.cursor = this.resumeFrom ? await this.resumeFrom() : await this.maxId();
       const wake = () => void this.poll().catch((err) => this.deps.log.warn({ err }, `${this.consumer.name} poll failed`));
-      this.unsubscribe = onOutbox(wake, { pgUrl: this.pgListenUrl, log: this.deps.log });
+      const nudged = this.settleMs
+        ? () => {
+            this.settling ??= setTimeout(() => {
+              this.settling = undefined;
+              wake();
+            }, this.settleMs);
+          }
+        : wake;
+      this.unsubscribe = onOutbox(nudged, { pgUrl: this.pgListenUrl, log: this.deps.log });
       this.timer = setInterval(wake, this.deps.config.eventsPollMs);
       this.timer.unref();
     })();
@@ -75,6 +91,7 @@ export class OutboxTail {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearTimeout(this.settling);
     await this.unsubscribe?.();
   }
 

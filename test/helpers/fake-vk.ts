@@ -43,6 +43,9 @@ export class FakeVk {
   private readonly planned: Array<{ method: string; code: number; msg: string }> = [];
   private readonly plannedPolls: Array<{ group: number; body: Record<string, unknown> }> = [];
   private nextId = 500;
+  /** Methods whose calls are carried out but left unanswered (the answer lost on the way back). */
+  private readonly unanswered = new Set<string>();
+  private readonly callWaiters = new Set<() => void>();
 
   private constructor(
     private readonly server: http.Server,
@@ -105,6 +108,23 @@ export class FakeVk {
     return this.calls.filter((c) => c.method === method);
   }
 
+  /**
+   * Calls of `method` are carried out (a `messages.send` delivers its message) but never answered,
+   * until `answerAgain`: the caller is left waiting, as when VK's answer is lost on the way back.
+   */
+  holdAnswers(method: string): void {
+    this.unanswered.add(method);
+  }
+
+  answerAgain(method: string): void {
+    this.unanswered.delete(method);
+  }
+
+  /** Resolves once `count` calls of `method` have reached the fake (answered or not). */
+  async waitForCalls(method: string, count: number): Promise<void> {
+    while (this.callsOf(method).length < count) await new Promise<void>((resolve) => this.callWaiters.add(resolve));
+  }
+
   /** An event as VK delivers it (Callback API body, or an item of the long poll's `updates`). */
   event(community: Community, type: string, object: Record<string, unknown>): Record<string, unknown> {
     return { group_id: community.id, type, event_id: crypto.randomBytes(20).toString('hex'), v: '5.199', object };
@@ -165,6 +185,10 @@ export class FakeVk {
       return error(p!.code, p!.msg);
     }
     const answer = this.method(community, method, params);
+    const waiters = [...this.callWaiters];
+    this.callWaiters.clear();
+    for (const wake of waiters) wake();
+    if (this.unanswered.has(method)) return;
     if (answer && typeof answer === 'object' && 'error' in answer) return error(...(answer.error as [number, string]));
     return json({ response: answer });
   }

@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IntegrationRow } from '../src/db/schema.js';
+import { AutomationWorker } from '../src/automation/automation-worker.js';
+import { tagsOfLeads } from '../src/domain/leads/leads.repo.js';
+import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
+import { createIntegration } from './helpers/fixtures.js';
+import { statementCounter, transactionWatch } from './helpers/statements.js';
+
+/**
+ * What automation costs the database (docs/performance.md, the `automation` scenario): a batch of
+ * messages with 20 rules of which 10 match, each adding a tag, is run in one transaction, its
+ * context read for the lot, and a tag a lead has already costs no statement.
+ */
+let h: Harness;
+let owner: SignedUp;
+let integration: IntegrationRow;
+let seq = 0;
+
+const db = () => h.database.db.kysely;
+
+beforeAll(async () => {
+  h = await createHarness();
+  owner = await h.signUp();
+  const saId = await createIntegration(h, owner.accountId);
+  integration = await db().selectFrom('integrations').selectAll().where('id', '=', saId).executeTakeFirstOrThrow();
+  for (let i = 0; i < 20; i++) {
+    const res = await h.request({
+      method: 'POST',
+      url: '/v1.3/automation/rules',
+      token: owner.access,
+      payload: {
+        name: `rule ${i}`,
+        event: 'message.incoming',
+        conditions: [{ field: 'message.text', op: 'contains', value: i % 2 ? 'hoodie' : 'refund' }],
+        actions: [{ type: 'addTag', tag: `tag-${i}` }],
+      },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+  }
+});
+
+afterAll(async () => {
+  await h.close();
+});
+
+/**
+ * `customers` customers (of group `group`) writing `each` messages each (in turn), read by a
+ * worker counting its statements and transactions.
+ */
+async function measure(customers: number, each: number, group = `g${++seq}`) {
+  const newest = await db()
+    .selectFrom('events')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .executeTakeFirstOrThrow();
+  await db()
+    .insertInto('automation_cursors')
+    .values({ name: 'automation', event_id: Number(newest.id ?? 0) })
+    .onConflict((oc) => oc.column('name').doUpdateSet({ event_id: Number(newest.id ?? 0) }))
+    .execute();
+  const leads = new Set<number>();
+  const batch = ++seq;
+  for (let m = 0; m < each; m++) {
+    for (let c = 0; c < customers; c++) {
+      const { leadId } = await h.services.ingest.ingest(integration, {
+        externalId: `batch-${batch}-${c}-${m}`,
+        datetime: h.clock.now(),
+        sender: { socialId: `${group}-${c}`, name: `Customer ${c}` },
+        channel: { externalId: `chat-${group}-${c}`, type: 'message' },
+        text: `Is the blue hoodie in stock? (${m})`,
+      });
+      leads.add(leadId);
+    }
+  }
+  const { counter, statements } = statementCounter();
+  const watched = transactionWatch(h.database.db.kysely.withPlugin(counter));
+  const worker = new AutomationWorker({ ...h.services.deps, db: { ...h.database.db, kysely: watched.kysely } }, async () => {});
+  try {
+    await worker.poll();
+  } finally {
+    await worker.stop();
+  }
+  return { leads: [...leads], messages: customers * each, statements: statements(), transactions: watched.seen().started };
+}
+
+describe('a batch of messages with 20 rules, 10 matching', () => {
+  it('runs in one transaction per 50 messages, every run done and every tag added', async () => {
+    const r = await measure(20, 2);
+    const runs = await db().selectFrom('automation_runs').select(['done', 'results']).where('lead_id', 'in', r.leads).execute();
+    expect(runs).toHaveLength(r.messages * 10);
+    expect(runs.every((run) => run.done === 1 && run.results === '[{"type":"addTag","ok":true}]')).toBe(true);
+    const tags = await tagsOfLeads(db(), r.leads);
+    for (const lead of r.leads) expect(tags.get(lead)?.sort()).toEqual(Array.from({ length: 10 }, (_, i) => `tag-${2 * i + 1}`).sort());
+    // A transaction of its own per action and a claim per run were 10 commits and 20 statements more per message.
+    expect(r.transactions).toBe(1);
+    // First messages of their leads: ~4 statements per tag added (attach, lead, event, webhooks) and a few per message.
+    expect(r.statements / r.messages, `${r.statements} statements for ${r.messages} messages`).toBeLessThan(30);
+  });
+
+  it('a conversation going on: tags its lead has already cost no statement', async () => {
+    const first = await measure(20, 1, 'talk');
+    expect(first.transactions).toBe(1);
+    const again = await measure(20, 1, 'talk');
+    expect(again.leads.sort()).toEqual(first.leads.sort());
+    expect(again.transactions).toBe(1);
+    expect(again.statements / again.messages, `${again.statements} statements for ${again.messages} messages`).toBeLessThan(2);
+  });
+});
+
+describe('events of one lead in one batch', () => {
+  it("each event's conditions see what the earlier events' actions did", async () => {
+    const rule = async (payload: Record<string, unknown>) => {
+      const res = await h.request({
+        method: 'POST',
+        url: '/v1.3/automation/rules',
+        token: owner.access,
+        payload: { name: 'r', ...payload },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json().id as number;
+    };
+    const tagger = await rule({
+      event: 'message.incoming',
+      conditions: [{ field: 'message.text', op: 'contains', value: 'first' }],
+      actions: [{ type: 'addTag', tag: 'seen' }],
+    });
+    const noter = await rule({
+      event: 'message.incoming',
+      conditions: [{ field: 'lead.tags', op: 'includes', value: 'seen' }],
+      actions: [{ type: 'note', text: 'seen before' }],
+    });
+    const newest = await db()
+      .selectFrom('events')
+      .select((eb) => eb.fn.max('id').as('id'))
+      .executeTakeFirstOrThrow();
+    await db()
+      .updateTable('automation_cursors')
+      .set({ event_id: Number(newest.id ?? 0) })
+      .execute();
+    let leadId = 0;
+    for (const text of ['the first', 'the second']) {
+      ({ leadId } = await h.services.ingest.ingest(integration, {
+        externalId: `order-${text}`,
+        datetime: h.clock.now(),
+        sender: { socialId: 'order-1', name: 'Order' },
+        channel: { externalId: 'chat-order-1', type: 'message' },
+        text,
+      }));
+    }
+    const worker = new AutomationWorker(h.services.deps, async () => {});
+    try {
+      await worker.poll();
+    } finally {
+      await worker.stop();
+    }
+    const runsOf = (ruleId: number) => db().selectFrom('automation_runs').select('event_id').where('rule_id', '=', ruleId).execute();
+    expect(await runsOf(tagger)).toHaveLength(1);
+    // Not at the first message (no tag yet), at the second (tagged by the first's run).
+    expect(await runsOf(noter)).toHaveLength(1);
+    const notes = await db().selectFrom('lead_notes').select('text').where('lead_id', '=', leadId).execute();
+    expect(notes.map((n) => n.text)).toEqual(['seen before']);
+  });
+});
