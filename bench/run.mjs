@@ -15,7 +15,8 @@
 //   --seed N, --scale F (data size factor), --keep (keep the run's data copy / schema), --no-build,
 //   --cpu-prof (server under node --cpu-prof; profiles in bench/results/profiles/),
 //   --sql-profile (SQLite: time per statement, PARLEY_SQL_PROFILE -> bench/results/profiles/sql-*.json),
-//   --node-flags "<flags>" (Node.js flags of the server; default: those of `npm start`).
+//   --node-flags "<flags>" (Node.js flags of the server; default: those of `npm start`),
+//   --footprint-trail (footprint: RSS and heap also 20, 35 and 50 s after the load).
 // Each HTTP scenario also prints, on Linux, the CPU of a request: the servers', PostgreSQL's (every
 // postgres process) and the load generator's, and the machine's idle share (bench/lib/cpu.mjs).
 // The generated data set is cached in bench/.data/ by dialect-independent seed and size (SQLite: the
@@ -53,6 +54,7 @@ const { values: opts, positionals } = parseArgs({
     'cpu-prof': { type: 'boolean', default: false },
     'sql-profile': { type: 'boolean', default: false },
     'node-flags': { type: 'string' },
+    'footprint-trail': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
@@ -124,6 +126,8 @@ if (PROCESSES > 1 && !POSTGRES) {
 }
 // --pool N: each server's PARLEY_PG_POOL_SIZE (default: the server's own, 10).
 const POOL_ENV = opts.pool === undefined ? {} : { PARLEY_PG_POOL_SIZE: opts.pool };
+/** The suite's own token for the server's /metrics (the footprint scenario reads the heap gauges). */
+const METRICS_TOKEN = `bench-${process.pid}`;
 if (opts.pool !== undefined && !(Number.isInteger(Number(opts.pool)) && Number(opts.pool) >= 1)) {
   console.error('bench: --pool is a whole number of connections, at least 1');
   process.exit(2);
@@ -179,7 +183,12 @@ async function main() {
       databaseUrl,
       nodeFlags: NODE_FLAGS,
       nodeArgs: opts['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
-      extraEnv: { ...POOL_ENV, ...(opts['sql-profile'] ? { PARLEY_SQL_PROFILE: sqlProfile } : {}) },
+      extraEnv: {
+        ...POOL_ENV,
+        ...(opts['sql-profile'] ? { PARLEY_SQL_PROFILE: sqlProfile } : {}),
+        // footprint reads the server's heap gauges from its /metrics.
+        ...(selected.some((s) => s.name === 'footprint') ? { PARLEY_METRICS_TOKEN: METRICS_TOKEN } : {}),
+      },
     });
     if (opts['sql-profile']) cleanups.push(() => console.log(`SQL profile: ${path.relative(process.cwd(), sqlProfile)}`));
     cleanups.push(() => server.stop());
@@ -800,15 +809,59 @@ async function drain(probe, firstEvent) {
 async function footprintScenario(ctx) {
   await new Promise((r) => setTimeout(r, SMOKE ? 1000 : 5000));
   const after = rssMb(ctx.server.pid);
+  const parts = await memoryParts(ctx, after);
+  if (opts['footprint-trail']) {
+    for (const s of [15, 30, 45]) {
+      await new Promise((r) => setTimeout(r, 15000));
+      const rss = rssMb(ctx.server.pid);
+      const p = await memoryParts(ctx, rss);
+      console.log(
+        `  footprint ${s + 5} s after the load: RSS ${rss.toFixed(0)} heap ${(p.heapUsed / 1048576).toFixed(0)}/${(p.heapTotal / 1048576).toFixed(0)} new ${(p.newSpace / 1048576).toFixed(0)} rest ${(p.rest / 1048576).toFixed(0)}`,
+      );
+    }
+  }
   rows.push({
     scenario: 'footprint',
     errors: 0,
     value: Math.max(ctx.rssAtStart, after),
     rssAtStart: ctx.rssAtStart,
     rssAfterLoad: after,
+    memory: parts,
     note: `RSS idle after start ${ctx.rssAtStart.toFixed(0)} MB; idle after the load ${after.toFixed(0)} MB (data set: ${sizes.messages} messages)`,
   });
   console.log(`  footprint: ${rows.at(-1).note}`);
+  if (parts) {
+    const mb = (b) => (b / 1048576).toFixed(0);
+    console.log(
+      `  footprint after the load: V8 heap ${mb(parts.heapUsed)} used / ${mb(parts.heapTotal)} MB held (new space ${mb(parts.newSpace)} MB), external ${mb(parts.external)} MB, ` +
+        `file-backed ${mb(parts.file)} MB (code), the rest ${mb(parts.rest)} MB (malloc: SQLite, libuv, OpenSSL, compiled code)`,
+    );
+  }
+}
+
+/**
+ * Where the server's resident memory is: V8's heap and external memory from its /metrics
+ * (prom-client's nodejs gauges, the server started with PARLEY_METRICS_TOKEN by the suite), the
+ * file-backed pages from /proc/<pid>/status (the node binary and libraries), the rest is malloc.
+ */
+async function memoryParts(ctx, rssMbNow) {
+  try {
+    const res = await fetch(`${ctx.server.base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    if (res.status !== 200) return undefined;
+    const text = await res.text();
+    const gauge = (name) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
+    const status = fs.readFileSync(`/proc/${ctx.server.pid}/status`, 'utf8');
+    const kb = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+    const heapUsed = gauge('parley_nodejs_heap_size_used_bytes');
+    const heapTotal = gauge('parley_nodejs_heap_size_total_bytes');
+    const external = gauge('parley_nodejs_external_memory_bytes');
+    const newSpace = gauge('parley_nodejs_heap_space_size_total_bytes\\{space="new"\\}');
+    const file = kb('RssFile') + kb('RssShmem');
+    const rest = rssMbNow * 1048576 - file - heapTotal - external;
+    return { heapUsed, heapTotal, newSpace, external, file, rest };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The ingest pipeline without HTTP (bench/ingest.mjs in its own process, its own fresh database). */
