@@ -15,8 +15,7 @@
 //   --seed N, --scale F (data size factor), --keep (keep the run's data copy / schema), --no-build,
 //   --cpu-prof (server under node --cpu-prof; profiles in bench/results/profiles/),
 //   --sql-profile (SQLite: time per statement, PARLEY_SQL_PROFILE -> bench/results/profiles/sql-*.json),
-//   --node-flags "<flags>" (Node.js flags of the server; default: those of `npm start`),
-//   --footprint-trail (footprint: RSS and heap also 20, 35 and 50 s after the load).
+//   --node-flags "<flags>" (Node.js flags of the server; default: those of `npm start`).
 // Each HTTP scenario also prints, on Linux, the CPU of a request: the servers', PostgreSQL's (every
 // postgres process) and the load generator's, and the machine's idle share (bench/lib/cpu.mjs).
 // The generated data set is cached in bench/.data/ by dialect-independent seed and size (SQLite: the
@@ -54,7 +53,6 @@ const { values: opts, positionals } = parseArgs({
     'cpu-prof': { type: 'boolean', default: false },
     'sql-profile': { type: 'boolean', default: false },
     'node-flags': { type: 'string' },
-    'footprint-trail': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
@@ -806,37 +804,44 @@ async function drain(probe, firstEvent) {
   }
 }
 
+/**
+ * RSS idle after the load, twice: 5 s after (what the load left) and 35 s after, once V8's memory
+ * reducer had its turns (it collects and shrinks the heap, new space included, on ~8 s timers
+ * after allocation slows). The figure judged is the second: what an idle server holds.
+ */
 async function footprintScenario(ctx) {
+  const mb = (b) => (b / 1048576).toFixed(0);
+  const sample = async () => {
+    const rss = rssMb(ctx.server.pid);
+    return { rss, parts: await memoryParts(ctx, rss) };
+  };
+  const show = (label, { rss, parts }) => {
+    console.log(
+      `  footprint ${label}: RSS ${rss.toFixed(0)} MB` +
+        (parts
+          ? `; V8 heap ${mb(parts.heapUsed)} used / ${mb(parts.heapTotal)} MB held (new space ${mb(parts.newSpace)} MB), external ${mb(parts.external)} MB, ` +
+            `file-backed ${mb(parts.file)} MB (code), the rest ${mb(parts.rest)} MB (malloc: SQLite, pg buffers, libuv, OpenSSL)`
+          : ''),
+    );
+  };
   await new Promise((r) => setTimeout(r, SMOKE ? 1000 : 5000));
-  const after = rssMb(ctx.server.pid);
-  const parts = await memoryParts(ctx, after);
-  if (opts['footprint-trail']) {
-    for (const s of [15, 30, 45]) {
-      await new Promise((r) => setTimeout(r, 15000));
-      const rss = rssMb(ctx.server.pid);
-      const p = await memoryParts(ctx, rss);
-      console.log(
-        `  footprint ${s + 5} s after the load: RSS ${rss.toFixed(0)} heap ${(p.heapUsed / 1048576).toFixed(0)}/${(p.heapTotal / 1048576).toFixed(0)} new ${(p.newSpace / 1048576).toFixed(0)} rest ${(p.rest / 1048576).toFixed(0)}`,
-      );
-    }
-  }
+  const soon = await sample();
+  show(SMOKE ? '1 s after the load' : '5 s after the load', soon);
+  await new Promise((r) => setTimeout(r, SMOKE ? 1000 : 30000));
+  const idle = await sample();
+  show(SMOKE ? '2 s after the load' : '35 s after the load', idle);
   rows.push({
     scenario: 'footprint',
     errors: 0,
-    value: Math.max(ctx.rssAtStart, after),
+    value: Math.max(ctx.rssAtStart, idle.rss),
     rssAtStart: ctx.rssAtStart,
-    rssAfterLoad: after,
-    memory: parts,
-    note: `RSS idle after start ${ctx.rssAtStart.toFixed(0)} MB; idle after the load ${after.toFixed(0)} MB (data set: ${sizes.messages} messages)`,
+    rssSoonAfterLoad: soon.rss,
+    rssAfterLoad: idle.rss,
+    memorySoonAfterLoad: soon.parts,
+    memory: idle.parts,
+    note: `RSS idle after start ${ctx.rssAtStart.toFixed(0)} MB; 5 s after the load ${soon.rss.toFixed(0)} MB, idle 35 s after ${idle.rss.toFixed(0)} MB (data set: ${sizes.messages} messages)`,
   });
   console.log(`  footprint: ${rows.at(-1).note}`);
-  if (parts) {
-    const mb = (b) => (b / 1048576).toFixed(0);
-    console.log(
-      `  footprint after the load: V8 heap ${mb(parts.heapUsed)} used / ${mb(parts.heapTotal)} MB held (new space ${mb(parts.newSpace)} MB), external ${mb(parts.external)} MB, ` +
-        `file-backed ${mb(parts.file)} MB (code), the rest ${mb(parts.rest)} MB (malloc: SQLite, libuv, OpenSSL, compiled code)`,
-    );
-  }
 }
 
 /**
