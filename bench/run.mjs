@@ -124,6 +124,8 @@ if (PROCESSES > 1 && !POSTGRES) {
 }
 // --pool N: each server's PARLEY_PG_POOL_SIZE (default: the server's own, 10).
 const POOL_ENV = opts.pool === undefined ? {} : { PARLEY_PG_POOL_SIZE: opts.pool };
+/** The suite's own token for the server's /metrics (the footprint scenario reads the heap gauges). */
+const METRICS_TOKEN = `bench-${process.pid}`;
 if (opts.pool !== undefined && !(Number.isInteger(Number(opts.pool)) && Number(opts.pool) >= 1)) {
   console.error('bench: --pool is a whole number of connections, at least 1');
   process.exit(2);
@@ -179,7 +181,12 @@ async function main() {
       databaseUrl,
       nodeFlags: NODE_FLAGS,
       nodeArgs: opts['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
-      extraEnv: { ...POOL_ENV, ...(opts['sql-profile'] ? { PARLEY_SQL_PROFILE: sqlProfile } : {}) },
+      extraEnv: {
+        ...POOL_ENV,
+        ...(opts['sql-profile'] ? { PARLEY_SQL_PROFILE: sqlProfile } : {}),
+        // footprint reads the server's heap gauges from its /metrics.
+        ...(selected.some((s) => s.name === 'footprint') ? { PARLEY_METRICS_TOKEN: METRICS_TOKEN } : {}),
+      },
     });
     if (opts['sql-profile']) cleanups.push(() => console.log(`SQL profile: ${path.relative(process.cwd(), sqlProfile)}`));
     cleanups.push(() => server.stop());
@@ -808,18 +815,69 @@ async function drain(probe, firstEvent) {
   }
 }
 
+/**
+ * RSS idle after the load, twice: 5 s after (what the load left) and 35 s after, once V8's memory
+ * reducer had its turns (it collects and shrinks the heap, new space included, on ~8 s timers
+ * after allocation slows). The figure judged is the second: what an idle server holds.
+ */
 async function footprintScenario(ctx) {
+  const mb = (b) => (b / 1048576).toFixed(0);
+  const sample = async () => {
+    const rss = rssMb(ctx.server.pid);
+    return { rss, parts: await memoryParts(ctx, rss) };
+  };
+  const show = (label, { rss, parts }) => {
+    console.log(
+      `  footprint ${label}: RSS ${rss.toFixed(0)} MB` +
+        (parts
+          ? `; V8 heap ${mb(parts.heapUsed)} used / ${mb(parts.heapTotal)} MB held (new space ${mb(parts.newSpace)} MB), external ${mb(parts.external)} MB, ` +
+            `file-backed ${mb(parts.file)} MB (code), the rest ${mb(parts.rest)} MB (malloc: SQLite, pg buffers, libuv, OpenSSL)`
+          : ''),
+    );
+  };
   await new Promise((r) => setTimeout(r, SMOKE ? 1000 : 5000));
-  const after = rssMb(ctx.server.pid);
+  const soon = await sample();
+  show(SMOKE ? '1 s after the load' : '5 s after the load', soon);
+  await new Promise((r) => setTimeout(r, SMOKE ? 1000 : 30000));
+  const idle = await sample();
+  show(SMOKE ? '2 s after the load' : '35 s after the load', idle);
   rows.push({
     scenario: 'footprint',
     errors: 0,
-    value: Math.max(ctx.rssAtStart, after),
+    value: Math.max(ctx.rssAtStart, idle.rss),
     rssAtStart: ctx.rssAtStart,
-    rssAfterLoad: after,
-    note: `RSS idle after start ${ctx.rssAtStart.toFixed(0)} MB; idle after the load ${after.toFixed(0)} MB (data set: ${sizes.messages} messages)`,
+    rssSoonAfterLoad: soon.rss,
+    rssAfterLoad: idle.rss,
+    memorySoonAfterLoad: soon.parts,
+    memory: idle.parts,
+    note: `RSS idle after start ${ctx.rssAtStart.toFixed(0)} MB; 5 s after the load ${soon.rss.toFixed(0)} MB, idle 35 s after ${idle.rss.toFixed(0)} MB (data set: ${sizes.messages} messages)`,
   });
   console.log(`  footprint: ${rows.at(-1).note}`);
+}
+
+/**
+ * Where the server's resident memory is: V8's heap and external memory from its /metrics
+ * (prom-client's nodejs gauges, the server started with PARLEY_METRICS_TOKEN by the suite), the
+ * file-backed pages from /proc/<pid>/status (the node binary and libraries), the rest is malloc.
+ */
+async function memoryParts(ctx, rssMbNow) {
+  try {
+    const res = await fetch(`${ctx.server.base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    if (res.status !== 200) return undefined;
+    const text = await res.text();
+    const gauge = (name) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
+    const status = fs.readFileSync(`/proc/${ctx.server.pid}/status`, 'utf8');
+    const kb = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+    const heapUsed = gauge('parley_nodejs_heap_size_used_bytes');
+    const heapTotal = gauge('parley_nodejs_heap_size_total_bytes');
+    const external = gauge('parley_nodejs_external_memory_bytes');
+    const newSpace = gauge('parley_nodejs_heap_space_size_total_bytes\\{space="new"\\}');
+    const file = kb('RssFile') + kb('RssShmem');
+    const rest = rssMbNow * 1048576 - file - heapTotal - external;
+    return { heapUsed, heapTotal, newSpace, external, file, rest };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The ingest pipeline without HTTP (bench/ingest.mjs in its own process, its own fresh database). */

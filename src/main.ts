@@ -5,6 +5,7 @@ import { buildApp } from './app.js';
 import { VERSION } from './version.js';
 import { startBackgroundWorkers, startBotPollers } from './background.js';
 import { shutDown } from './shutdown.js';
+import { startMemoryRelease } from './memory-release.js';
 
 /** Process entry: config -> database -> app -> listen; SIGTERM/SIGINT close cleanly. */
 async function main(): Promise<void> {
@@ -57,6 +58,7 @@ async function main(): Promise<void> {
     if (closing) return;
     if (config.workers === 'on') startBackgroundWorkers(services);
     else if (config.botPolling === 'on') startBotPollers(services);
+    services.workers.push(startMemoryRelease());
   });
 }
 
