@@ -4,13 +4,7 @@ import type { CustomerRow, CustomersTable, LeadRow, ProfileRow, ProfilesTable } 
 
 /** The customer's profiles, oldest first. */
 export async function listProfiles(db: Executor, accountId: number, customerId: number): Promise<ProfileRow[]> {
-  return db
-    .selectFrom('profiles')
-    .selectAll()
-    .where('customer_id', '=', customerId)
-    .where('account_id', '=', accountId)
-    .orderBy('id')
-    .execute();
+  return listProfilesOf(db, accountId, [customerId]);
 }
 
 /** The profiles of several customers of one account, oldest first. */

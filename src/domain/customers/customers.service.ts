@@ -14,6 +14,7 @@ import type { IntegrationsService } from '../integrations/integrations.service.j
 import * as repo from './customers.repo.js';
 import { defaultCountryOf } from '../accounts/account-settings.js';
 import { changedFields, customerView, normalizeCustomerPatch, type CustomerPatchInput, type CustomerView } from './customers.types.js';
+import { groupBy } from '../group-by.js';
 
 /**
  * Customers (docs/api/resources.md "Customer"): read, edit and refresh. An employee reaches a customer through
@@ -45,12 +46,7 @@ export class CustomersService {
   async getMany(auth: AuthContext, ids: number[]): Promise<CustomerView[]> {
     const scope = await scopeOf(this.db, auth);
     const customers = new Map((await visibleCustomers(this.db, scope, ids)).map((c) => [c.id, c]));
-    const profiles = new Map<number, ProfileRow[]>();
-    for (const p of await repo.listProfilesOf(this.db, auth.accountId, [...customers.keys()])) {
-      const of = profiles.get(p.customer_id);
-      if (of) of.push(p);
-      else profiles.set(p.customer_id, [p]);
-    }
+    const profiles = groupBy(await repo.listProfilesOf(this.db, auth.accountId, [...customers.keys()]), (p) => p.customer_id);
     return ids.flatMap((id) => {
       const customer = customers.get(id);
       return customer ? [this.viewFor(scope, customer, profiles.get(id) ?? [])] : [];

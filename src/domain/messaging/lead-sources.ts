@@ -1,7 +1,7 @@
 import type { Executor } from '../../db/database.js';
-import type { SourceRow } from '../../db/schema.js';
 import { presentSource, type SourceObject } from '../conversations/history-message.js';
 import { leadScopeSql, type Scope } from '../policy/policy.js';
+import { groupBy } from '../group-by.js';
 
 /** One lead's channels, as `GET /v1.3/messaging/<id>/sources` answers them. */
 export interface LeadSources {
@@ -45,13 +45,7 @@ export async function sourcesOfLeads(db: Executor, scope: Scope, leadIds: number
     .where('account_id', '=', scope.accountId)
     .orderBy('id')
     .execute();
-  const byPair = new Map<string, SourceRow[]>();
-  for (const row of rows) {
-    const key = `${row.customer_id}:${row.integration_id}`;
-    const of = byPair.get(key);
-    if (of) of.push(row);
-    else byPair.set(key, [row]);
-  }
+  const byPair = groupBy(rows, (row) => `${row.customer_id}:${row.integration_id}`);
   return leadIds.flatMap((id) => {
     const lead = leads.get(id);
     const integration = lead && integrations.get(lead.integration_id);

@@ -5,6 +5,7 @@ import * as repo from './migration.repo.js';
 import { ensureTag } from './reference-copier.js';
 import { InterruptedError, SourceError } from './source-client.js';
 import { SchemaError, list, readCustomer, readLead, type SrcCustomer, type SrcLead } from './source-records.js';
+import { groupBy } from '../group-by.js';
 
 /**
  * Customers and leads (docs/migrate.md): every lead of every list, read page by page; each
@@ -83,12 +84,7 @@ async function readList(
 const CUSTOMER_BATCH = 200;
 
 export async function copyCustomers(ctx: MigrationContext, leads: SrcLead[]): Promise<void> {
-  const byCustomer = new Map<string, SrcLead[]>();
-  for (const l of leads) {
-    const of = byCustomer.get(l.customerId);
-    if (of) of.push(l);
-    else byCustomer.set(l.customerId, [l]);
-  }
+  const byCustomer = groupBy(leads, (l) => l.customerId);
   const integrations = await ctx.db.selectFrom('integrations').select(['id', 'type']).where('account_id', '=', ctx.accountId).execute();
   const typeOf = new Map(integrations.map((i) => [i.id, i.type]));
   const todo = [...byCustomer.keys()].filter((id) => {
