@@ -224,6 +224,10 @@ describe('parley doctor reports each failure with its fix and exits 1', () => {
       `no JWT signing secret: PARLEY_JWT_SECRET is unset and ${path.join(h.dataDir, 'jwt-secret')} does not exist`,
     );
     expect(check(missing.report, 'secrets').fix).toContain('start Parley once');
+    // Neither secret anywhere: the detail names both and no empty list of the ones found.
+    const none = check((await report(healthyEnv({ PARLEY_JWT_SECRET: undefined, PARLEY_ENCRYPTION_KEY: undefined }))).report, 'secrets');
+    expect(none.detail).toContain('no credential encryption key');
+    expect(none.detail).not.toMatch(/\(\)$/);
 
     const shipped = fs.readFileSync(new URL('../deploy/parley.env', import.meta.url), 'utf8');
     const placeholders = Object.fromEntries(

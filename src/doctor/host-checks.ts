@@ -156,7 +156,7 @@ export function checkSecrets(env: NodeJS.ProcessEnv, config: Config): CheckResul
   }
   const detail = found.join('; ');
   if (!problems.length) return pass('secrets', 'Secrets', detail);
-  return fail('secrets', 'Secrets', `${problems.join('; ')} (${detail})`, [...fixes].join('; '));
+  return fail('secrets', 'Secrets', detail ? `${problems.join('; ')} (${detail})` : problems.join('; '), [...fixes].join('; '));
 }
 
 function passwordOf(url: string): string {
