@@ -3,12 +3,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECT, type TestDatabase } from '../helpers/database.js';
 import { call, ensureBuilt, root, startServerProcess, stopServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
-// The build `npm start`, the CLI and the tests share: the server bundled into dist/main.js
-// (scripts/build-server.mjs), the CLI from tsc's dist/ beside it.
+// The build `npm start`, the CLI and the tests share: the server bundled into dist/server.cjs and run
+// by dist/main.js through V8's code cache (scripts/build-server.mjs, scripts/server-loader.mjs), the
+// CLI from tsc's dist/ beside it.
 const run = promisify(execFile);
 let dataDir: string;
 let database: TestDatabase | undefined;
@@ -42,9 +44,49 @@ afterAll(async () => {
 
 describe('the built server', () => {
   it('is one bundled file that imports none of the compiled modules beside it', () => {
-    const bundle = fs.readFileSync(path.join(root, 'dist', 'main.js'), 'utf8');
-    expect(bundle).not.toMatch(/from\s+["']\.{1,2}\//);
+    const bundle = fs.readFileSync(path.join(root, 'dist', 'server.cjs'), 'utf8');
+    // esbuild writes its code's strings in double quotes (the packages' comments keep theirs).
+    expect(bundle).not.toMatch(/(require|import)\("\.{1,2}\//);
     expect(bundle).toContain('function buildApp(');
+  });
+
+  it("comes with a code cache of the build's own bundle that this Node.js accepts", () => {
+    const dist = path.join(root, 'dist');
+    const hash = /const BUNDLE_HASH = "([0-9a-f]{16})"/.exec(fs.readFileSync(path.join(dist, 'main.js'), 'utf8'))?.[1];
+    expect(hash).toBeDefined();
+    const source = fs.readFileSync(path.join(dist, 'server.cjs'), 'utf8');
+    // The loader's wrapping, compiled (not run) with the cache the build made.
+    const wrapped = `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
+    const script = new vm.Script(wrapped, {
+      filename: path.join(dist, 'server.cjs'),
+      cachedData: fs.readFileSync(path.join(dist, `server.${hash}.cache`)),
+    });
+    expect(script.cachedDataRejected).toBe(false);
+  });
+
+  it('serves from a rejected code cache and replaces it', { timeout: 60_000 }, async () => {
+    // A copy of the build in a folder of its own beside dist/ (the root and the packages are found
+    // from there as from dist/), its cache replaced by bytes V8 rejects.
+    const copy = fs.mkdtempSync(path.join(root, '.built-copy-'));
+    try {
+      for (const name of ['main.js', 'server.cjs']) fs.copyFileSync(path.join(root, 'dist', name), path.join(copy, name));
+      const hash = /const BUNDLE_HASH = "([0-9a-f]{16})"/.exec(fs.readFileSync(path.join(copy, 'main.js'), 'utf8'))?.[1];
+      const cacheFile = path.join(copy, `server.${hash}.cache`);
+      fs.writeFileSync(cacheFile, 'not a code cache');
+
+      const copied = await startServerProcess(settings(), path.join(copy, 'main.js'));
+      try {
+        expect((await call(copied.base, 'GET', '/health')).status).toBe(200);
+        // Written half a second after the server listens: wait for that write, not for a time.
+        const deadline = Date.now() + 30_000;
+        while (fs.statSync(cacheFile).size < 1000 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+        expect(fs.statSync(cacheFile).size).toBeGreaterThan(1_000_000);
+      } finally {
+        await stopServerProcess(copied, 'SIGTERM');
+      }
+    } finally {
+      fs.rmSync(copy, { recursive: true, force: true });
+    }
   });
 
   it('serves /health, the widget and an account the CLI made', { timeout: 120_000 }, async () => {
