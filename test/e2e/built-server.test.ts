@@ -5,7 +5,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SMTPServer } from 'smtp-server';
 import { createTestDatabase, DIALECT, type TestDatabase } from '../helpers/database.js';
+import { startSmtp, type ReceivedMail } from '../helpers/smtp.js';
 import { call, ensureBuilt, root, startServerProcess, stopServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
 // The build `npm start`, the CLI and the tests share: the server bundled into dist/server.cjs and run
@@ -15,9 +17,15 @@ const run = promisify(execFile);
 let dataDir: string;
 let database: TestDatabase | undefined;
 let server: ServerProcess | undefined;
+let smtp: { server: SMTPServer; port: number } | undefined;
+const inbox: ReceivedMail[] = [];
 
 function settings(): Record<string, string> {
-  return { PARLEY_DATA_DIR: dataDir, ...(database?.url ? { DATABASE_URL: database.url } : {}) };
+  return {
+    PARLEY_DATA_DIR: dataDir,
+    PARLEY_SMTP_URL: `smtp://127.0.0.1:${smtp?.port}`,
+    ...(database?.url ? { DATABASE_URL: database.url } : {}),
+  };
 }
 
 async function cli(...args: string[]): Promise<string> {
@@ -33,12 +41,14 @@ async function cli(...args: string[]): Promise<string> {
 beforeAll(async () => {
   await ensureBuilt();
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-built-'));
+  smtp = await startSmtp(inbox);
   if (DIALECT === 'postgres') database = await createTestDatabase();
 }, 120_000);
 
 afterAll(async () => {
   if (server) await stopServerProcess(server, 'SIGTERM');
   await database?.drop();
+  await new Promise<void>((resolve) => (smtp ? smtp.server.close(() => resolve()) : resolve()));
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -89,7 +99,7 @@ describe('the built server', () => {
     }
   });
 
-  it('serves /health, the widget and an account the CLI made', { timeout: 120_000 }, async () => {
+  it('serves /health, the widget, an account the CLI made and its first mail', { timeout: 120_000 }, async () => {
     const created = await cli('account:create', '--login', 'built@example.com', '--password', 'built password 1', '--name', 'Built');
     expect(created).toMatch(/^created account \d+ with owner built@example\.com/);
 
@@ -113,6 +123,16 @@ describe('the built server', () => {
 
     const login = await call(server.base, 'POST', '/v1.3/auth/login', { body: { login: 'built@example.com', pass: 'built password 1' } });
     expect(login.status).toBe(200);
+
+    // nodemailer stays outside the bundle and is loaded by the first mail: an invitation.
+    const invited = await call(server.base, 'POST', '/v1.3/managers', {
+      token: login.body.accessToken.token,
+      body: { login: 'invited@example.com', sources: [] },
+    });
+    expect(invited.status).toBe(200);
+    const deadline = Date.now() + 30_000;
+    while (inbox.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(inbox.map((m) => m.to)).toEqual([['invited@example.com']]);
 
     // The CLI's read commands run beside the serving process, from the same build.
     expect(await cli('account:list')).toContain('built@example.com');
