@@ -1,9 +1,9 @@
 // dist/main.js, written by scripts/build-server.mjs: runs the bundled server (dist/server.cjs)
 // through V8's code cache, kept beside it in dist/ (docs/performance.md, "Start-up"). Compiling the
 // bundle's top level and the functions a start calls is a third of the CPU to the first answer; a
-// cache made by an earlier start of the same build replaces it with reading the compiled code.
-// The cache is written once the server serves, when there is none or V8 rejected it (another
-// Node.js version or other V8 flags); it is only an optimization, so every failure is ignored.
+// cache of the same bundle replaces it with reading the compiled code. The build writes one by
+// starting the server once; a start writes one once it serves, when there is none or V8 rejected it
+// (another Node.js version or other V8 flags). It is only an optimization: every failure is ignored.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
