@@ -56,6 +56,9 @@ async function main(): Promise<void> {
   // answer (docs/performance.md, "Start-up").
   setImmediate(() => {
     if (closing) return;
+    // The bundle's loader (scripts/server-loader.mjs) keeps the code this start compiled.
+    const serving = (globalThis as Record<symbol, unknown>)[Symbol.for('parley.serving')];
+    if (typeof serving === 'function') serving();
     if (config.workers === 'on') startBackgroundWorkers(services);
     else if (config.botPolling === 'on') startBotPollers(services);
     services.workers.push(startMemoryRelease());

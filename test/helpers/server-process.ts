@@ -33,14 +33,17 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
 
 /**
  * Starts a server on a free port with only `settings` (no inherited database, secret or listen
- * address) and resolves once it logged "serving <url>".
+ * address) and resolves once it logged "serving <url>". `script`: another copy of the built server.
  */
-export async function startServerProcess(settings: Record<string, string>): Promise<ServerProcess> {
+export async function startServerProcess(
+  settings: Record<string, string>,
+  script = path.join(root, 'dist', 'main.js'),
+): Promise<ServerProcess> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const key of Object.keys(env)) if (key.startsWith('PARLEY_') || key === 'DATABASE_URL') delete env[key];
   Object.assign(env, { PORT: '0', HOST: '127.0.0.1', PARLEY_SIGNUP: 'open', PARLEY_LOG_LEVEL: 'info' }, settings);
 
-  const child = spawn(process.execPath, [path.join(root, 'dist', 'main.js')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [script], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: ServerProcess['lines'] = [];
   const stderr: string[] = [];
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
