@@ -816,9 +816,9 @@ async function drain(probe, firstEvent) {
 }
 
 /**
- * RSS idle after the load, twice: 5 s after (what the load left) and 35 s after, once V8's memory
- * reducer had its turns (it collects and shrinks the heap, new space included, on ~8 s timers
- * after allocation slows). The figure judged is the second: what an idle server holds.
+ * RSS idle after the load, twice: 5 s after (what the load left) and 35 s after, once the server's
+ * idle collections had their turns (src/memory-release.ts: the second, after 7.5 s idle, is the one
+ * V8 lets shrink new space). The figure judged is the second: what an idle server holds.
  */
 async function footprintScenario(ctx) {
   const mb = (b) => (b / 1048576).toFixed(0);

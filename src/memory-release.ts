@@ -7,6 +7,8 @@ import type { BackgroundWorker } from './domain/workers.js';
 export interface MemoryProbe {
   /** Bytes the V8 heap holds now (committed, garbage included). */
   heapHeld(): number;
+  /** Bytes of the V8 heap that objects occupy now (live or not yet collected). */
+  heapUsed(): number;
   /** Whether the event loop was (nearly) idle since the previous call. */
   idleSinceLastCall(): boolean;
   /** A full collection. */
@@ -15,6 +17,13 @@ export interface MemoryProbe {
 
 /** A collection is worth its ~50-100 ms of CPU only once the heap grew this much since the last. */
 export const RELEASE_GROWTH_BYTES = 32 * 1024 * 1024;
+/** Heap held beyond what objects use (empty new space, freed old-space pages) worth one more collection once settled. */
+export const RELEASE_SLACK_BYTES = 16 * 1024 * 1024;
+/**
+ * Idle intervals in a row before the settling collection: 7.5 s, longer than the 5 s over which V8
+ * measures the allocation rate, so that its collector sees the rate as low and shrinks new space.
+ */
+export const SETTLE_INTERVALS = 3;
 const INTERVAL_MS = 2500;
 /** Event-loop utilisation under which an interval counts as idle (1%: timers and pollers only). */
 const IDLE_UTILISATION = 0.01;
@@ -22,23 +31,43 @@ const IDLE_UTILISATION = 0.01;
 /**
  * Gives back the heap a burst of load grew once the process is idle (docs/performance.md, "Start-up
  * and memory"). V8 sizes its heap for the allocation rate it saw and keeps the pages after the
- * load: on the suite's load the server held ~160 MB of heap for ~90 MB of objects, most of them
- * garbage nobody would collect while no request allocates. One full collection when the loop has
- * been idle for an interval, and only after the heap grew by `RELEASE_GROWTH_BYTES` since the
- * previous one, frees it without costing a busy process anything.
+ * load, garbage nobody would collect while no request allocates. Two rules, neither of which costs
+ * a busy process anything:
+ * - grown: one full collection in the first idle interval once the heap grew by
+ *   `RELEASE_GROWTH_BYTES` since the previous collection;
+ * - settled: after `SETTLE_INTERVALS` idle intervals in a row, one full collection when the heap
+ *   holds `RELEASE_SLACK_BYTES` more than its objects use, at most once per idle stretch. A
+ *   collection during or just after the load leaves new space (up to 32 MB, sized for the load's
+ *   allocation rate) as it is; V8 shrinks it only in a collection that sees a low allocation rate.
+ *   This rule also catches a load that grew the heap by less than the first rule's threshold,
+ *   e.g. after an idle pause between two bursts had reset its baseline.
  */
 export class MemoryRelease {
   private baseline: number;
+  private idleIntervals = 0;
+  private settled = false;
   collections = 0;
 
   constructor(private readonly probe: MemoryProbe) {
     this.baseline = probe.heapHeld();
   }
 
-  /** One look: collects when idle and grown; answers whether it did. */
+  /** One look: collects when one of the rules says so; answers whether it did. */
   tick(): boolean {
-    const idle = this.probe.idleSinceLastCall();
-    if (!idle || this.probe.heapHeld() - this.baseline < RELEASE_GROWTH_BYTES) return false;
+    if (!this.probe.idleSinceLastCall()) {
+      this.idleIntervals = 0;
+      this.settled = false;
+      return false;
+    }
+    this.idleIntervals++;
+    const held = this.probe.heapHeld();
+    if (held - this.baseline >= RELEASE_GROWTH_BYTES) return this.collect();
+    if (this.settled || this.idleIntervals < SETTLE_INTERVALS) return false;
+    this.settled = true;
+    return held - this.probe.heapUsed() >= RELEASE_SLACK_BYTES && this.collect();
+  }
+
+  private collect(): true {
     this.probe.collect();
     this.collections++;
     this.baseline = this.probe.heapHeld();
@@ -56,6 +85,7 @@ export function processProbe(): MemoryProbe {
   let last = performance.eventLoopUtilization();
   return {
     heapHeld: () => v8.getHeapStatistics().total_heap_size,
+    heapUsed: () => v8.getHeapStatistics().used_heap_size,
     idleSinceLastCall: () => {
       const now = performance.eventLoopUtilization();
       const delta = performance.eventLoopUtilization(now, last);

@@ -1,17 +1,30 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryRelease, RELEASE_GROWTH_BYTES, processProbe, type MemoryProbe } from '../src/memory-release.js';
+import {
+  MemoryRelease,
+  RELEASE_GROWTH_BYTES,
+  RELEASE_SLACK_BYTES,
+  SETTLE_INTERVALS,
+  processProbe,
+  type MemoryProbe,
+} from '../src/memory-release.js';
 
 const MB = 1024 * 1024;
 
-/** A process whose heap and event loop the test sets; a collection drops the heap to `live`. */
+/**
+ * A process whose heap and event loop the test sets. A collection drops the objects to `live` and
+ * the heap held to `live` plus `keptAfterCollection` (new space V8 keeps while it still counts
+ * the allocation rate as high).
+ */
 function fakeProcess(start: number) {
-  const state = { held: start, live: start, idle: false, collections: 0 };
+  const state = { held: start, used: start, live: start, keptAfterCollection: 0, idle: false, collections: 0 };
   const probe: MemoryProbe = {
     heapHeld: () => state.held,
+    heapUsed: () => state.used,
     idleSinceLastCall: () => state.idle,
     collect: () => {
       state.collections++;
-      state.held = state.live;
+      state.used = state.live;
+      state.held = state.live + state.keptAfterCollection;
     },
   };
   return { state, probe };
@@ -26,6 +39,7 @@ describe('memory release', () => {
     expect(release.tick()).toBe(false); // still busy: nothing happens while requests allocate
     expect(state.collections).toBe(0);
 
+    state.used = 160 * MB;
     state.idle = true;
     state.live = 70 * MB;
     expect(release.tick()).toBe(true);
@@ -33,13 +47,73 @@ describe('memory release', () => {
     // Idle and no growth since: no collection at every interval.
     for (let i = 0; i < 10; i++) expect(release.tick()).toBe(false);
 
-    // A growth under the threshold is left to V8.
-    state.held = 70 * MB + RELEASE_GROWTH_BYTES - 1;
+    // A growth under the threshold, all of it objects, is left to V8.
+    state.held = state.used = 70 * MB + RELEASE_GROWTH_BYTES - 1;
     expect(release.tick()).toBe(false);
-    state.held = 70 * MB + RELEASE_GROWTH_BYTES;
+    state.held = state.used = 70 * MB + RELEASE_GROWTH_BYTES;
     expect(release.tick()).toBe(true);
     expect(state.collections).toBe(2);
     expect(release.collections).toBe(2);
+  });
+
+  it('collects once more after a settled idle stretch while the heap holds much more than its objects', () => {
+    const { state, probe } = fakeProcess(60 * MB);
+    const release = new MemoryRelease(probe);
+
+    // The load grew the heap; the first idle collection frees the garbage but V8 keeps new space.
+    state.held = state.used = 160 * MB;
+    state.live = 70 * MB;
+    state.keptAfterCollection = 32 * MB;
+    state.idle = true;
+    expect(release.tick()).toBe(true);
+    expect(state.held).toBe(102 * MB);
+    // Until the loop was idle for the settling intervals, nothing more.
+    for (let i = 1; i < SETTLE_INTERVALS - 1; i++) expect(release.tick()).toBe(false);
+    // Then one collection, which V8 now lets shrink new space; and none after it while idle.
+    state.keptAfterCollection = 0;
+    expect(release.tick()).toBe(true);
+    expect(state.held).toBe(70 * MB);
+    for (let i = 0; i < 10; i++) expect(release.tick()).toBe(false);
+    expect(state.collections).toBe(2);
+  });
+
+  it('settles a load that grew the heap by less than the growth threshold', () => {
+    const { state, probe } = fakeProcess(100 * MB);
+    const release = new MemoryRelease(probe);
+
+    // Busy, then idle: the heap holds 28 MB more than its objects, grown by less than the threshold.
+    state.held = 100 * MB + RELEASE_GROWTH_BYTES - 4 * MB;
+    state.used = 72 * MB;
+    state.live = 60 * MB;
+    expect(release.tick()).toBe(false);
+    state.idle = true;
+    for (let i = 1; i < SETTLE_INTERVALS; i++) expect(release.tick()).toBe(false);
+    expect(release.tick()).toBe(true);
+    expect(state.held).toBe(60 * MB);
+    expect(release.collections).toBe(1);
+  });
+
+  it('does not settle a heap with little slack, and settles at most once per idle stretch', () => {
+    const { state, probe } = fakeProcess(80 * MB);
+    const release = new MemoryRelease(probe);
+
+    state.idle = true;
+    state.used = 80 * MB - RELEASE_SLACK_BYTES + 1;
+    for (let i = 0; i < 2 * SETTLE_INTERVALS; i++) expect(release.tick()).toBe(false);
+    expect(state.collections).toBe(0);
+
+    // Slack that one collection cannot give back (V8 keeps it) costs one collection per idle
+    // stretch, not one per interval.
+    state.used = 50 * MB;
+    state.live = 50 * MB;
+    state.keptAfterCollection = 30 * MB;
+    for (let i = 0; i < 2 * SETTLE_INTERVALS; i++) release.tick();
+    expect(state.collections).toBe(0); // this stretch had already settled
+    state.idle = false;
+    release.tick();
+    state.idle = true;
+    for (let i = 0; i < 4 * SETTLE_INTERVALS; i++) release.tick();
+    expect(state.collections).toBe(1);
   });
 
   it("collects with V8's own collector in this process without exposing a global gc", () => {
@@ -49,7 +123,10 @@ describe('memory release', () => {
     const grown = probe.heapHeld();
     expect(garbage.length).toBe(400_000);
     garbage = undefined;
+    const usedBefore = probe.heapUsed();
     probe.collect();
     expect(probe.heapHeld()).toBeLessThan(grown);
+    expect(probe.heapUsed()).toBeLessThan(usedBefore);
+    expect(probe.heapUsed()).toBeLessThanOrEqual(probe.heapHeld());
   });
 });
