@@ -12,6 +12,7 @@ import {
   type DeliveryOutcome,
 } from '../src/webhooks/delivery-queue.js';
 import type { IncomingMessage } from '../src/domain/channels/channel.js';
+import { groupCommitOf } from '../src/db/group-commit.js';
 
 // The delivery queue of issue 9's performance pass: outcomes recorded in batches (with the claim of
 // the next deliveries in the same transaction), claims that read only open endpoints' pending rows.
@@ -281,6 +282,22 @@ describe('webhook delivery queue', () => {
           and pronamespace = (select oid from pg_namespace where nspname = current_schema())`.execute(db());
       expect(rows).toHaveLength(1);
       expect(rows[0].config).toEqual(expect.arrayContaining(['plan_cache_mode=force_generic_plan', 'enable_seqscan=off']));
+    });
+  }
+
+  if (DIALECT === 'sqlite') {
+    it("a worker round takes a savepoint of the ingests' transaction: one commit for a message and a round queued together", async () => {
+      const { owner, integration } = await account();
+      await register(owner, 'http://127.0.0.1:9/shared', ['message.incoming']);
+      const group = groupCommitOf(db());
+      const before = group.batches;
+      // Alone, a claim is a transaction of the group commit too.
+      expect(await claimNow('shared')).toEqual([]);
+      expect(group.batches).toBe(before + 1);
+      // A message and a round queued in one turn: one transaction, whose claim sees the message's delivery.
+      const [, jobs] = await Promise.all([h.services.ingest.ingest(integration, message('s1')), claimNow('shared')]);
+      expect(group.batches).toBe(before + 2);
+      expect(jobs).toHaveLength(1);
     });
   }
 

@@ -10,6 +10,22 @@ interface Unit<T> {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+const groups = new WeakMap<Kysely<Database>, GroupCommit>();
+
+/**
+ * SQLite: the GroupCommit of a database (one per Kysely instance), shared by its writers that may
+ * wait for their commit: ingests, and the webhook worker's rounds, which then take a savepoint of
+ * an ingest batch's transaction instead of a commit of their own (docs/performance.md).
+ */
+export function groupCommitOf(db: Kysely<Database>): GroupCommit {
+  let group = groups.get(db);
+  if (!group) {
+    group = new GroupCommit(db);
+    groups.set(db, group);
+  }
+  return group;
+}
+
 /**
  * SQLite has a single writer: concurrent write transactions wait for each other and each pays its
  * own commit. A GroupCommit runs the units of work queued meanwhile in one transaction, each in a

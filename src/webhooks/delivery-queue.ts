@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import { executeNamed, type Db, type Executor } from '../db/database.js';
+import { groupCommitOf } from '../db/group-commit.js';
 
 /** A delivery claimed by a worker, with what sending it needs (one statement: claim and details). */
 export interface ClaimedDelivery {
@@ -40,7 +41,17 @@ export interface ClaimRequest {
  * `FOR UPDATE SKIP LOCKED`, so concurrent claims of several processes never take one row twice.
  */
 export function claimDeliveries(db: Db, r: ClaimRequest): Promise<ClaimedDelivery[]> {
-  return claimIn(db.kysely, db.dialect === 'postgres', r);
+  if (db.dialect === 'postgres') return claimIn(db.kysely, true, r);
+  return grouped(db.kysely, (trx) => claimIn(trx, false, r));
+}
+
+/**
+ * SQLite: `work` in a savepoint of the database's group commit (db/group-commit.ts), answered once
+ * its transaction committed: beside ingest, a round shares the commit of the messages queued
+ * meanwhile instead of paying one of its own. In a transaction already, there.
+ */
+function grouped<T>(executor: Executor, work: (trx: Executor) => Promise<T>): Promise<T> {
+  return executor.isTransaction ? work(executor) : groupCommitOf(executor).run(work);
 }
 
 async function claimIn(executor: Executor, postgres: boolean, r: ClaimRequest): Promise<ClaimedDelivery[]> {
@@ -155,9 +166,11 @@ export interface RecordPolicy {
 
 /**
  * Records the outcomes of sends, whatever their number, with a fixed number of statements (the rows
- * travel as one JSON parameter), and then claims `claim.limit` deliveries, both in one transaction
- * (one commit: a commit was the most expensive statement of a delivery on SQLite). PostgreSQL, where
- * each statement is a round trip: one call of parley_webhook_round for both (`runRound`).
+ * travel as one JSON parameter), and then claims `claim.limit` deliveries, both in one transaction.
+ * SQLite, where a commit was the most expensive statement of a delivery: in a savepoint of the
+ * database's group commit (db/group-commit.ts), so a round beside ingest shares the commit of the
+ * messages queued meanwhile. PostgreSQL, where each statement is a round trip: one call of
+ * parley_webhook_round for both (`runRound`).
  *
  * Recorded: every attempt in `delivery_attempts`; each delivery's new state, only while the lease
  * it was sent under holds (if it expired and another worker took the row over, that worker
@@ -176,9 +189,9 @@ export async function recordOutcomes(
   claim?: ClaimRequest,
 ): Promise<ClaimedDelivery[]> {
   const postgres = db.dialect === 'postgres';
-  if (!outcomes.length) return claim ? claimIn(db.kysely, postgres, claim) : [];
+  if (!outcomes.length) return claim ? claimDeliveries(db, claim) : [];
   if (postgres) return claimed(await runRound(db.kysely, outcomes, policy, claim?.limit ? claim : undefined));
-  return db.kysely.transaction().execute(async (trx) => {
+  return grouped(db.kysely, async (trx) => {
     await recordIn(trx, outcomes, policy);
     return claim ? claimIn(trx, postgres, claim) : [];
   });
