@@ -38,6 +38,8 @@ export class GroupCommit {
   private draining = false;
   /** Transactions committed so far (each holding one or more units). */
   batches = 0;
+  /** Units those transactions held. */
+  units = 0;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -54,6 +56,15 @@ export class GroupCommit {
         setImmediate(() => void this.drain());
       }
     });
+  }
+
+  /**
+   * Joins `work` to the next transaction while units are queued or committing (their transaction
+   * holds the connection anyway, and the commit is then shared); with none, runs it in a
+   * transaction of its own at once, without waiting for the next turn of the event loop.
+   */
+  join<T>(work: (trx: Executor) => Promise<T>): Promise<T> {
+    return this.draining ? this.run(work) : this.db.transaction().execute(work);
   }
 
   private async drain(): Promise<void> {
@@ -82,6 +93,7 @@ export class GroupCommit {
           continue;
         }
         this.batches++;
+        this.units += batch.length;
         batch.forEach((unit, i) => {
           const outcome = outcomes[i];
           if (outcome.ok) unit.resolve(outcome.value);

@@ -46,12 +46,13 @@ export function claimDeliveries(db: Db, r: ClaimRequest): Promise<ClaimedDeliver
 }
 
 /**
- * SQLite: `work` in a savepoint of the database's group commit (db/group-commit.ts), answered once
- * its transaction committed: beside ingest, a round shares the commit of the messages queued
- * meanwhile instead of paying one of its own. In a transaction already, there.
+ * SQLite: `work` in a savepoint of the database's group commit while ingests are queued or
+ * committing (db/group-commit.ts `join`), answered once that transaction committed: beside ingest,
+ * a round shares their commit instead of paying one of its own. Otherwise (and in a transaction
+ * already) at once.
  */
 function grouped<T>(executor: Executor, work: (trx: Executor) => Promise<T>): Promise<T> {
-  return executor.isTransaction ? work(executor) : groupCommitOf(executor).run(work);
+  return executor.isTransaction ? work(executor) : groupCommitOf(executor).join(work);
 }
 
 async function claimIn(executor: Executor, postgres: boolean, r: ClaimRequest): Promise<ClaimedDelivery[]> {
