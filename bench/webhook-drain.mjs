@@ -2,8 +2,10 @@
 // straight into a fresh SQLite database (or, with --database-url, a fresh schema of that PostgreSQL
 // database, dropped afterwards), then one DeliveryWorker of this tree's dist/ started in
 // this process sends it to bench/lib/receiver.mjs (its own process), as the server's worker would.
-// Prints deliveries/s and the CPU time per delivery of this process and of the receiver: on a
-// machine shared with other work the CPU figures move far less than the rate.
+// Prints deliveries/s and the CPU time per delivery of this process, of the receiver and, on
+// PostgreSQL, of the database's backends (every connection to the database given but the one that
+// reads them: give it a database of its own): on a machine shared with other work the CPU figures
+// move far less than the rate.
 //
 //   node bench/webhook-drain.mjs [--events N] [--runs N] [--per-endpoint N] [--per-process N]
 //                                [--database-url postgres://…] [--cpu-prof file.cpuprofile]
@@ -48,20 +50,26 @@ function cpuOf(pid) {
   return us;
 }
 
-/** One statement on the PostgreSQL database given (schema creation and removal). */
+/** One statement on the PostgreSQL database given (schema creation and removal); its rows. */
 async function adminQuery(text) {
   const { createRequire } = await import('node:module');
   const { default: pg } = await import(pathToFileURL(createRequire(path.join(root, 'package.json')).resolve('pg')).href);
   const client = new pg.Client({ connectionString: opts['database-url'] });
   await client.connect();
   try {
-    await client.query(text);
+    return (await client.query(text)).rows;
   } finally {
     await client.end();
   }
 }
 
 /** The inspector's CPU profiler in this process; `stop()` returns the profile. */
+/** PostgreSQL: CPU time in µs of each backend connected to the database given, by pid. */
+async function backendsUs() {
+  const rows = await adminQuery('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+  return new Map(rows.map((r) => [r.pid, processUs(r.pid) ?? 0]));
+}
+
 async function startProfiler() {
   const { Session } = await import('node:inspector/promises');
   const session = new Session();
@@ -153,6 +161,7 @@ async function run() {
     const profiler = opts['cpu-prof'] ? await startProfiler() : undefined;
     const cpu0 = process.cpuUsage();
     const receiverCpu0 = cpuOf(receiver.pid);
+    const backends0 = databaseUrl ? await backendsUs() : undefined;
     const t0 = performance.now();
     worker.start();
     const stats = async () => JSON.parse(await (await fetch(`${receiver.url}/__stats`)).text()).count;
@@ -160,6 +169,9 @@ async function run() {
     const ms = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
     const receiverCpu = cpuOf(receiver.pid) - receiverCpu0;
+    // Backends opened during the drain (the worker's own connections) count from 0.
+    let backendUs = 0;
+    if (backends0) for (const [pid, us] of await backendsUs()) backendUs += us - (backends0.get(pid) ?? 0);
     if (profiler) fs.writeFileSync(opts['cpu-prof'], JSON.stringify(await profiler.stop()));
     await worker.stop();
     const pending = await k
@@ -169,7 +181,8 @@ async function run() {
       .executeTakeFirstOrThrow();
     console.log(
       `${total} deliveries in ${(ms / 1000).toFixed(2)} s = ${((total / ms) * 1000).toFixed(0)}/s; CPU per delivery: worker ` +
-        `${((cpu.user + cpu.system) / total).toFixed(0)} µs, receiver ${(receiverCpu / total).toFixed(0)} µs; ` +
+        `${((cpu.user + cpu.system) / total).toFixed(0)} µs, receiver ${(receiverCpu / total).toFixed(0)} µs` +
+        `${backends0 ? `, PostgreSQL ${(backendUs / total).toFixed(0)} µs` : ''}; ` +
         `not delivered ${pending.n}; load average ${os.loadavg()[0].toFixed(1)}`,
     );
   } finally {

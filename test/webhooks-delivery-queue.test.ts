@@ -3,9 +3,7 @@ import { CompiledQuery, sql } from 'kysely';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { DIALECT } from './helpers/database.js';
 import { webhookFixture } from './helpers/webhook-fixture.js';
-import { genericPlan, planNodes } from './helpers/statements.js';
 import { DISABLE_AFTER_MS } from '../src/webhooks/delivery-worker.js';
-import { openDatabase } from '../src/db/database.js';
 import {
   claimDeliveries,
   claimStatement,
@@ -14,6 +12,7 @@ import {
   type DeliveryOutcome,
 } from '../src/webhooks/delivery-queue.js';
 import type { IncomingMessage } from '../src/domain/channels/channel.js';
+import { groupCommitOf } from '../src/db/group-commit.js';
 
 // The delivery queue of issue 9's performance pass: outcomes recorded in batches (with the claim of
 // the next deliveries in the same transaction), claims that read only open endpoints' pending rows.
@@ -236,10 +235,10 @@ describe('webhook delivery queue', () => {
   });
 
   if (DIALECT === 'postgres') {
-    it('claims and records as named statements, the claim kept with the partial indexes whatever the instant', async () => {
+    it('records and claims in one named call, reading the pending rows through the partial indexes, never the backlog', async () => {
       const { owner, integration } = await account();
       const hook = await register(owner, 'http://127.0.0.1:9/kept', ['customer.created']);
-      for (const who of ['k1', 'k2']) await h.services.ingest.ingest(integration, message(who));
+      for (const who of ['k1', 'k2', 'k3']) await h.services.ingest.ingest(integration, message(who));
       // A backlog beside the due rows (due in an hour), so that only the indexes make a claim cheap.
       await sql`insert into deliveries (webhook_id, event_id, message_id, lead_id, next_attempt_at, created_at)
         select d.webhook_id, d.event_id, d.message_id, null, ${h.clock.now() + 3_600_000}, ${h.clock.now()}
@@ -248,57 +247,65 @@ describe('webhook delivery queue', () => {
       await db()
         .transaction()
         .execute(async (trx) => {
-          // One connection: its prepared statements are those the claim and the record ran as.
+          // One connection and one transaction: its prepared statements, and its statistics
+          // (pg_stat_xact_*), are those of the claims and the record.
           const onOne = { ...h.database.db, kysely: trx };
           const now = h.clock.now();
-          const jobs = await claimDeliveries(onOne, { now, leaseUntil: now + 60_000, workerId: 'kept', perEndpoint: 50, limit: 10 });
-          expect(jobs.filter((j) => j.webhook_id === hook)).toHaveLength(2);
-          await recordOutcomes(
+          const request = (workerId: string, limit: number) => ({ now, leaseUntil: now + 60_000, workerId, perEndpoint: 50, limit });
+          const first = await claimDeliveries(onOne, request('kept', 2));
+          expect(first.filter((j) => j.webhook_id === hook)).toHaveLength(2);
+          // The record of two and the claim of the third in one round.
+          const next = await recordOutcomes(
             onOne,
-            jobs.map((j) => outcome(j)),
+            first.map((j) => outcome(j)),
             policy('kept'),
+            request('kept', 10),
           );
+          expect(next.filter((j) => j.webhook_id === hook)).toHaveLength(1);
           const { rows } = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(trx);
-          expect(rows.some((r) => r.statement.includes('with busy as'))).toBe(true);
-          expect(rows.some((r) => r.statement.includes('jsonb_to_recordset'))).toBe(true);
-
-          const text = rows.find((r) => r.statement.includes('with busy as'))?.statement as string;
-          const params = [...text.matchAll(/\$(\d+)/g)].reduce((n, m) => Math.max(n, Number(m[1])), 0);
-          // A generic plan does not look at the values: any will do, as literals of the inferred types.
-          const args = Array.from({ length: params }, () => "'1'").join(', ');
-          const nodes = planNodes(await genericPlan(trx, text, args));
-          expect(nodes.filter((n) => n['Node Type'] === 'Seq Scan' && n['Relation Name'] === 'deliveries')).toEqual([]);
-          const indexes = new Set(nodes.map((n) => n['Index Name']));
-          expect(indexes).toContain('deliveries_pending_idx');
-          expect(indexes).toContain('deliveries_leased_idx');
+          const texts = rows.map((r) => r.statement);
+          expect(texts.filter((t) => t.includes('parley_webhook_round'))).toHaveLength(1);
+          expect(texts.filter((t) => t.includes('with busy as') || t.includes('jsonb_to_recordset'))).toEqual([]);
+          const { rows: scans } = await sql<{ seq: string; fetched: string }>`
+            select seq_scan as seq, idx_tup_fetch as fetched from pg_stat_xact_user_tables
+            where relid = 'deliveries'::regclass`.execute(trx);
+          expect(Number(scans[0].seq)).toBe(0);
+          // Two claims and a record: a few dozen rows, not the 3,000 waiting.
+          expect(Number(scans[0].fetched)).toBeLessThan(200);
         });
+      expect((await deliveriesOf(hook)).filter((d) => d.status === 'delivered')).toHaveLength(2);
+    });
+
+    it('keeps the round function on one generic plan per connection, looking rows up by key', async () => {
+      const { rows } = await sql<{ config: string[] }>`
+        select proconfig as config from pg_proc where proname = 'parley_webhook_round'
+          and pronamespace = (select oid from pg_namespace where nspname = current_schema())`.execute(db());
+      expect(rows).toHaveLength(1);
+      expect(rows[0].config).toEqual(expect.arrayContaining(['plan_cache_mode=force_generic_plan', 'enable_seqscan=off']));
     });
   }
 
-  if (DIALECT === 'postgres') {
-    it('claims with the generic plan every time, never planning a claim for its values', async () => {
-      // One connection: the statements' plan counts are that connection's.
-      const one = await openDatabase({ databaseUrl: h.database.url, dataDir: h.dataDir, poolSize: 1 });
-      try {
-        for (let i = 0; i < 8; i++) {
-          const now = h.clock.now() + i * 60_000;
-          await claimDeliveries(one, { now, leaseUntil: now + 60_000, workerId: `plans-${i}`, perEndpoint: 1 + i, limit: 10 + i });
-        }
-        const { rows } = await sql<{ generic_plans: string; custom_plans: string }>`
-          select generic_plans, custom_plans from pg_prepared_statements where statement like '%with busy as%'`.execute(one.kysely);
-        expect(rows.map((r) => ({ generic: Number(r.generic_plans), custom: Number(r.custom_plans) }))).toEqual([
-          { generic: 8, custom: 0 },
-        ]);
-      } finally {
-        await one.close();
-      }
+  if (DIALECT === 'sqlite') {
+    it("a worker round takes a savepoint of the ingests' transaction: one commit for a message and a round queued together", async () => {
+      const { owner, integration } = await account();
+      await register(owner, 'http://127.0.0.1:9/shared', ['message.incoming']);
+      const group = groupCommitOf(db());
+      const before = group.batches;
+      const unitsBefore = group.units;
+      // Alone, a claim is a transaction of its own, at once.
+      expect(await claimNow('shared')).toEqual([]);
+      expect(group.batches).toBe(before);
+      // A round queued while a message is: one transaction, whose claim sees the message's delivery.
+      const [, jobs] = await Promise.all([h.services.ingest.ingest(integration, message('s1')), claimNow('shared')]);
+      expect([group.batches - before, group.units - unitsBefore]).toEqual([1, 2]);
+      expect(jobs).toHaveLength(1);
     });
   }
 
   if (DIALECT === 'sqlite') {
     it("a claim reads open endpoints' pending rows through the partial indexes, never the backlog", async () => {
       const now = h.clock.now();
-      const statement = claimStatement(false, { now, leaseUntil: now + 1, workerId: 'plan', perEndpoint: 8, limit: 64 }).compile(db());
+      const statement = claimStatement({ now, leaseUntil: now + 1, workerId: 'plan', perEndpoint: 8, limit: 64 }).compile(db());
       const plan = await db().executeQuery<{ detail: string }>(
         CompiledQuery.raw(`explain query plan ${statement.sql}`, [...statement.parameters]),
       );

@@ -263,56 +263,60 @@ describe('webhook delivery', () => {
     expect(row).toMatchObject({ status: 'delivered', attempts: 1, lease_until: null });
   });
 
-  // PostgreSQL records a round's outcomes in one statement and claims in another (SQLite: both in
-  // one transaction, which a failed claim rolls back whole).
-  if (DIALECT === 'postgres') {
-    it('a claim failing after its round was recorded records that round once (no repeated attempts)', async () => {
-      const { owner, integration } = await account();
-      const r = await receiver();
-      const hook = await register(owner, `${r.url}/hook`, 'v1.3', ['message.incoming']);
-      // Three leads: their deliveries go out together, and are held so they finish in one round.
-      for (const who of ['kim', 'lou', 'max']) await h.services.ingest.ingest(integration, message(who));
-      r.hold = true;
-      // The claim that follows the first record fails once.
-      let recorded = false;
-      let failed = false;
-      const failing: KyselyPlugin = {
-        transformQuery: (args) => {
-          const text = JSON.stringify(args.node);
-          if (text.includes('delivery_attempts')) recorded = true;
-          else if (recorded && !failed && text.includes('with busy as')) {
-            failed = true;
-            throw new Error('claim failed (test)');
-          }
-          return args.node;
-        },
-        transformResult: async (args) => args.result,
-      };
-      const { deps } = h.services;
-      const w = new DeliveryWorker({ ...deps, db: { ...deps.db, kysely: deps.db.kysely.withPlugin(failing) } }, { id: 'claim-fails' });
-      const delivered = async () =>
-        (await db().selectFrom('deliveries').select('id').where('webhook_id', '=', hook.id).where('status', '=', 'delivered').execute())
-          .length;
-      w.start();
-      try {
-        await r.waitFor(3);
-        r.release();
-        // Recorded by the running worker, whose claim after the record then fails.
-        await vi.waitFor(async () => expect(await delivered()).toBe(3));
-        await vi.waitFor(() => expect(failed).toBe(true));
-      } finally {
-        await w.stop();
-      }
-      const rows = await db()
-        .selectFrom('deliveries')
-        .leftJoin('delivery_attempts', 'delivery_attempts.delivery_id', 'deliveries.id')
-        .select(['deliveries.id', 'deliveries.status', 'deliveries.attempts', 'delivery_attempts.id as attempt'])
-        .where('deliveries.webhook_id', '=', hook.id)
-        .execute();
-      expect(rows).toHaveLength(3);
-      for (const row of rows) expect(row).toMatchObject({ status: 'delivered', attempts: 1 });
-    });
-  }
+  // A round records and claims in one transaction (PostgreSQL: one call of parley_webhook_round),
+  // which a failed claim rolls back whole: the outcomes are then recorded one by one, once each.
+  it('a round failing in its claim records its outcomes once (no repeated attempts)', async () => {
+    const { owner, integration } = await account();
+    const r = await receiver();
+    const hook = await register(owner, `${r.url}/hook`, 'v1.3', ['message.incoming']);
+    // Three leads: their deliveries go out together, and are held so they finish in one round.
+    for (const who of ['kim', 'lou', 'max']) await h.services.ingest.ingest(integration, message(who));
+    r.hold = true;
+    // The claim of the first round that records fails once: SQLite after the record's statements
+    // in its transaction, PostgreSQL the round's one call.
+    let recorded = false;
+    let failed = false;
+    const failing: KyselyPlugin = {
+      transformQuery: (args) => {
+        const text = JSON.stringify(args.node);
+        if (failed) return args.node;
+        if (
+          DIALECT === 'postgres'
+            ? text.includes('parley_webhook_round') && text.includes('delivered')
+            : recorded && text.includes('with busy as')
+        ) {
+          failed = true;
+          throw new Error('claim failed (test)');
+        }
+        if (text.includes('delivery_attempts')) recorded = true;
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    };
+    const { deps } = h.services;
+    const w = new DeliveryWorker({ ...deps, db: { ...deps.db, kysely: deps.db.kysely.withPlugin(failing) } }, { id: 'claim-fails' });
+    const delivered = async () =>
+      (await db().selectFrom('deliveries').select('id').where('webhook_id', '=', hook.id).where('status', '=', 'delivered').execute())
+        .length;
+    w.start();
+    try {
+      await r.waitFor(3);
+      r.release();
+      // The round fails; its outcomes are then recorded one by one.
+      await vi.waitFor(async () => expect(await delivered()).toBe(3));
+      expect(failed).toBe(true);
+    } finally {
+      await w.stop();
+    }
+    const rows = await db()
+      .selectFrom('deliveries')
+      .leftJoin('delivery_attempts', 'delivery_attempts.delivery_id', 'deliveries.id')
+      .select(['deliveries.id', 'deliveries.status', 'deliveries.attempts', 'delivery_attempts.id as attempt'])
+      .where('deliveries.webhook_id', '=', hook.id)
+      .execute();
+    expect(rows).toHaveLength(3);
+    for (const row of rows) expect(row).toMatchObject({ status: 'delivered', attempts: 1 });
+  });
 
   if (DIALECT === 'postgres') {
     it('a started worker claims and records on its own connection: it delivers while the pool is exhausted', async () => {

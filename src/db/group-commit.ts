@@ -10,6 +10,22 @@ interface Unit<T> {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+const groups = new WeakMap<Kysely<Database>, GroupCommit>();
+
+/**
+ * SQLite: the GroupCommit of a database (one per Kysely instance), shared by its writers that may
+ * wait for their commit: ingests, and the webhook worker's rounds, which then take a savepoint of
+ * an ingest batch's transaction instead of a commit of their own (docs/performance.md).
+ */
+export function groupCommitOf(db: Kysely<Database>): GroupCommit {
+  let group = groups.get(db);
+  if (!group) {
+    group = new GroupCommit(db);
+    groups.set(db, group);
+  }
+  return group;
+}
+
 /**
  * SQLite has a single writer: concurrent write transactions wait for each other and each pays its
  * own commit. A GroupCommit runs the units of work queued meanwhile in one transaction, each in a
@@ -22,6 +38,8 @@ export class GroupCommit {
   private draining = false;
   /** Transactions committed so far (each holding one or more units). */
   batches = 0;
+  /** Units those transactions held. */
+  units = 0;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -38,6 +56,15 @@ export class GroupCommit {
         setImmediate(() => void this.drain());
       }
     });
+  }
+
+  /**
+   * Joins `work` to the next transaction while units are queued or committing (their transaction
+   * holds the connection anyway, and the commit is then shared); with none, runs it in a
+   * transaction of its own at once, without waiting for the next turn of the event loop.
+   */
+  join<T>(work: (trx: Executor) => Promise<T>): Promise<T> {
+    return this.draining ? this.run(work) : this.db.transaction().execute(work);
   }
 
   private async drain(): Promise<void> {
@@ -66,6 +93,7 @@ export class GroupCommit {
           continue;
         }
         this.batches++;
+        this.units += batch.length;
         batch.forEach((unit, i) => {
           const outcome = outcomes[i];
           if (outcome.ok) unit.resolve(outcome.value);

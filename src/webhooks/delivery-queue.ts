@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
-import { executeNamed, keyedTransaction, type Db, type Executor } from '../db/database.js';
+import { executeNamed, type Db, type Executor } from '../db/database.js';
+import { groupCommitOf } from '../db/group-commit.js';
 
 /** A delivery claimed by a worker, with what sending it needs (one statement: claim and details). */
 export interface ClaimedDelivery {
@@ -40,50 +41,67 @@ export interface ClaimRequest {
  * `FOR UPDATE SKIP LOCKED`, so concurrent claims of several processes never take one row twice.
  */
 export function claimDeliveries(db: Db, r: ClaimRequest): Promise<ClaimedDelivery[]> {
-  return claimIn(db.kysely, db.dialect === 'postgres', r);
+  if (db.dialect === 'postgres') return claimIn(db.kysely, true, r);
+  return grouped(db.kysely, (trx) => claimIn(trx, false, r));
+}
+
+/**
+ * SQLite: `work` in a savepoint of the database's group commit while ingests are queued or
+ * committing (db/group-commit.ts `join`), answered once that transaction committed: beside ingest,
+ * a round shares their commit instead of paying one of its own. Otherwise (and in a transaction
+ * already) at once.
+ */
+function grouped<T>(executor: Executor, work: (trx: Executor) => Promise<T>): Promise<T> {
+  return executor.isTransaction ? work(executor) : groupCommitOf(executor).join(work);
 }
 
 async function claimIn(executor: Executor, postgres: boolean, r: ClaimRequest): Promise<ClaimedDelivery[]> {
   if (r.limit <= 0) return [];
-  // A fixed text (values only): on PostgreSQL a named statement, parsed and planned once per
-  // connection instead of at every claim (0.36 ms parsing and 1.2 ms planning against 1.3 ms of run
-  // under the bench's webhooks load; docs/performance.md). Every plan of it
-  // reads the pending rows through the partial indexes whatever the instant: the claimable rows
-  // are in deliveries_pending_idx (webhook_id, next_attempt_at), the leased ones in
-  // deliveries_leased_idx (test/webhooks-delivery-queue.test.ts checks the kept plan).
-  // PostgreSQL: in a keyed transaction (db/database.ts), whose generic plan the statement keeps.
-  // Left to choose, PostgreSQL planned it again at most claims under load (0.54 ms of bind, more
-  // than its run; docs/performance.md): two round trips more, no planning.
-  const run = (e: Executor) => executeNamed(e, claimStatement(postgres, r).compile(e));
-  const rows = postgres && !executor.isTransaction ? await keyedTransaction(executor, run) : await run(executor);
-  // A row whose webhook or event vanished meanwhile has nothing to send (cascades delete it too).
+  // PostgreSQL: the claim of parley_webhook_round (migration 0145), which keeps one generic plan
+  // per connection reading the pending rows through the partial indexes whatever the instant.
+  const rows = postgres
+    ? await runRound(executor, undefined, undefined, r)
+    : await executeNamed(executor, claimStatement(r).compile(executor));
+  return claimed(rows);
+}
+
+/** A row whose webhook or event vanished meanwhile has nothing to send (cascades delete it too). */
+function claimed(rows: ClaimedDelivery[]): ClaimedDelivery[] {
   return rows.filter((row) => row.url !== null && row.payload !== null).sort((a, b) => a.id - b.id);
 }
 
-/** The claim statement (exported for the query-plan test). */
-export function claimStatement(postgres: boolean, r: ClaimRequest): RawBuilder<ClaimedDelivery> {
+/**
+ * PostgreSQL: one call of parley_webhook_round (migration 0145), a named statement: the record of
+ * `outcomes` (when given), then the claim of `claim.limit` deliveries (when given), one round trip
+ * and one transaction. (The record, then the claim in a keyed transaction of its own, took four
+ * round trips; docs/performance.md.)
+ */
+async function runRound(
+  executor: Executor,
+  outcomes: DeliveryOutcome[] | undefined,
+  policy: RecordPolicy | undefined,
+  claim: ClaimRequest | undefined,
+): Promise<ClaimedDelivery[]> {
+  if (policy && claim && policy.workerId !== claim.workerId) throw new Error('a round records and claims for one worker');
+  const now = policy?.now ?? claim?.now ?? 0;
+  const query = sql<ClaimedDelivery>`select * from parley_webhook_round(
+    cast(${outcomes ? outcomeJson(outcomes) : null} as jsonb), cast(${now} as bigint), cast(${policy?.workerId ?? claim?.workerId ?? ''} as text),
+    cast(${policy?.disableIfFailingSince ?? 0} as bigint), cast(${claim?.now ?? now} as bigint), cast(${claim?.leaseUntil ?? 0} as bigint),
+    cast(${claim?.perEndpoint ?? 0} as integer), cast(${claim?.limit ?? 0} as integer))`;
+  return executeNamed(executor, query.compile(executor));
+}
+
+/** SQLite: the claim statement (exported for the query-plan test); PostgreSQL's is parley_webhook_round's. */
+export function claimStatement(r: ClaimRequest): RawBuilder<ClaimedDelivery> {
   const perEndpoint = Math.min(r.perEndpoint, r.limit);
   // SQLite ran the selection twice as slowly with its row limits bound as parameters (329 against
   // 164 us for a claim of 50 behind 80 leases, docs/performance.md): the endpoint's limit is written
   // into the text (at most `perEndpoint` texts), and the claim's own limit, which changes at almost
   // every claim, is a row number compared with a parameter, not a LIMIT.
-  const endpointLimit = postgres ? sql`${perEndpoint}` : sql.lit(perEndpoint);
   const claimable = (t: 'x' | 'd') =>
     sql`${sql.raw(t)}.status = 'pending' and (${sql.raw(t)}.lease_until is null or ${sql.raw(t)}.lease_until < ${r.now})`;
-  // One endpoint's oldest due rows (`ep`: the endpoint, from the enclosing query).
-  const due = (columns: RawBuilder<unknown>) => sql`
-    select ${columns} from deliveries x
-    where x.webhook_id = ep.id and ${claimable('x')} and x.next_attempt_at <= ${r.now}
-      and (x.lead_id is null or not exists (
-        select 1 from deliveries e
-        where e.webhook_id = x.webhook_id and e.lead_id = x.lead_id and e.status = 'pending' and e.id < x.id))
-    order by x.next_attempt_at, x.id
-    limit ${endpointLimit}`;
-  // Endpoints first, then each one's rows: SQLite has no LATERAL, but CROSS JOIN fixes the loop
-  // order and `id in (<correlated subquery>)` is then looked up per endpoint.
-  const candidates = postgres
-    ? sql`select c.id, c.webhook_id, c.next_attempt_at, ep.n from endpoints ep cross join lateral (${due(sql`x.id, x.webhook_id, x.next_attempt_at`)}) c`
-    : sql`select c.id, c.webhook_id, c.next_attempt_at, ep.n from endpoints ep cross join deliveries c on c.id in (${due(sql`x.id`)})`;
+  // Endpoints first, then each one's oldest due rows: SQLite has no LATERAL, but CROSS JOIN fixes
+  // the loop order and `id in (<correlated subquery>)` is then looked up per endpoint.
   return sql<ClaimedDelivery>`
     with busy as (
       select webhook_id, count(*) as n from deliveries
@@ -94,33 +112,28 @@ export function claimStatement(postgres: boolean, r: ClaimRequest): RawBuilder<C
       select w.id, coalesce(b.n, 0) as n from webhooks w left join busy b on b.webhook_id = w.id
       where w.status = 1 and coalesce(b.n, 0) < ${r.perEndpoint}
     ),
-    candidates as (${candidates}),
+    candidates as (
+      select c.id, c.webhook_id, c.next_attempt_at, ep.n from endpoints ep cross join deliveries c on c.id in (
+        select x.id from deliveries x
+        where x.webhook_id = ep.id and ${claimable('x')} and x.next_attempt_at <= ${r.now}
+          and (x.lead_id is null or not exists (
+            select 1 from deliveries e
+            where e.webhook_id = x.webhook_id and e.lead_id = x.lead_id and e.status = 'pending' and e.id < x.id))
+        order by x.next_attempt_at, x.id
+        limit ${sql.lit(perEndpoint)})
+    ),
     ready as (
       select c.id, c.next_attempt_at,
         c.n + row_number() over (partition by c.webhook_id order by c.next_attempt_at, c.id) as slot
       from candidates c
     ),
-    picked as (${
-      postgres
-        ? sql`
-      select id from ready where slot <= ${r.perEndpoint}
-      order by next_attempt_at, id
-      limit ${r.limit}`
-        : sql`
+    picked as (
       select id from (
         select id, row_number() over (order by next_attempt_at, id) as k from ready where slot <= ${r.perEndpoint}
-      ) where k <= ${r.limit}`
-    }
-    )${
-      postgres
-        ? sql`, locked as (
-      select d.id from deliveries d where d.id in (select id from picked) and ${claimable('d')}
-      for update skip locked
-    )`
-        : sql``
-    }
+      ) where k <= ${r.limit}
+    )
     update deliveries set lease_until = ${r.leaseUntil}, leased_by = ${r.workerId}
-    where id in (select id from ${postgres ? sql`locked` : sql`picked`})
+    where id in (select id from picked)
     returning id, webhook_id, event_id, message_id, attempts, lease_until,
       (select w.url from webhooks w where w.id = deliveries.webhook_id) as url,
       (select w.secret from webhooks w where w.id = deliveries.webhook_id) as secret,
@@ -145,16 +158,6 @@ export interface DeliveryOutcome {
   nextAttemptAt: number | null;
 }
 
-/**
- * PostgreSQL: the outcomes were recorded (committed), but the claim after them failed; recording
- * them again would repeat their attempts. `cause` is the claim's error.
- */
-export class ClaimAfterRecordFailed extends Error {
-  constructor(override readonly cause: unknown) {
-    super('claiming after a recorded round failed');
-  }
-}
-
 export interface RecordPolicy {
   now: number;
   workerId: string;
@@ -164,10 +167,11 @@ export interface RecordPolicy {
 
 /**
  * Records the outcomes of sends, whatever their number, with a fixed number of statements (the rows
- * travel as one JSON parameter), and then claims `claim.limit` deliveries. SQLite: both in one
- * transaction (one commit: a commit was the most expensive statement of a delivery). PostgreSQL,
- * where each statement is a round trip: the record in one statement, then the claim (two round
- * trips instead of seven; docs/performance.md).
+ * travel as one JSON parameter), and then claims `claim.limit` deliveries, both in one transaction.
+ * SQLite, where a commit was the most expensive statement of a delivery: in a savepoint of the
+ * database's group commit (db/group-commit.ts), so a round beside ingest shares the commit of the
+ * messages queued meanwhile. PostgreSQL, where each statement is a round trip: one call of
+ * parley_webhook_round for both (`runRound`).
  *
  * Recorded: every attempt in `delivery_attempts`; each delivery's new state, only while the lease
  * it was sent under holds (if it expired and another worker took the row over, that worker
@@ -186,75 +190,22 @@ export async function recordOutcomes(
   claim?: ClaimRequest,
 ): Promise<ClaimedDelivery[]> {
   const postgres = db.dialect === 'postgres';
-  if (!outcomes.length) return claim ? claimIn(db.kysely, postgres, claim) : [];
-  if (postgres) {
-    // Each statement is a round trip here: the record is one statement (atomic by itself), and the
-    // claim another after it, which sees what the record committed.
-    // Named too (0.39 ms parsing and 0.76 ms planning a record): its rows come from one JSON
-    // parameter, whose estimate (100 rows) is the same for every record, so a kept plan is the plan
-    // it would get each time.
-    await executeNamed(db.kysely, recordStatement(outcomes, policy).compile(db.kysely));
-    if (!claim) return [];
-    try {
-      return await claimIn(db.kysely, postgres, claim);
-    } catch (err) {
-      throw new ClaimAfterRecordFailed(err);
-    }
-  }
-  return db.kysely.transaction().execute(async (trx) => {
+  if (!outcomes.length) return claim ? claimDeliveries(db, claim) : [];
+  if (postgres) return claimed(await runRound(db.kysely, outcomes, policy, claim?.limit ? claim : undefined));
+  return grouped(db.kysely, async (trx) => {
     await recordIn(trx, outcomes, policy);
     return claim ? claimIn(trx, postgres, claim) : [];
   });
 }
 
-/**
- * PostgreSQL: {@link recordIn} in one statement. The deliveries still present are locked first
- * (in id order) and only their outcomes are recorded: the attempts, the deliveries' new state
- * while the lease they were sent under holds, and the endpoints' health (an endpoint with a
- * success among them is healthy; one with failures only is failing since now unless it already
- * was, and disabled once failing since `disableIfFailingSince` or earlier).
- */
-function recordStatement(outcomes: DeliveryOutcome[], policy: RecordPolicy): RawBuilder<unknown> {
-  const now = sql`cast(${policy.now} as bigint)`;
-  return sql`
-    with v as (select * from ${outcomeRows(true, outcomes)}),
-    kept as (select d.id from deliveries d where d.id in (select id from v) order by d.id for update),
-    attempts as (
-      insert into delivery_attempts (delivery_id, at, status_code, duration_ms, error)
-      select v.id, ${now}, v.code, v.ms, v.error from v join kept on kept.id = v.id
-    ),
-    moved as (
-      update deliveries set
-        attempts = v.attempts, last_status_code = v.code, last_error = v.error,
-        lease_until = null, leased_by = null,
-        status = coalesce(v.status, deliveries.status),
-        delivered_at = case when v.status = 'delivered' then ${now} else deliveries.delivered_at end,
-        next_attempt_at = coalesce(v.next_at, deliveries.next_attempt_at)
-      from v join kept on kept.id = v.id
-      where deliveries.id = v.id and deliveries.leased_by = ${policy.workerId} and deliveries.lease_until = v.lease
-    ),
-    endpoints as (
-      select v.webhook_id, bool_or(v.status is not distinct from 'delivered') as ok from v join kept on kept.id = v.id group by v.webhook_id
-    ),
-    healthy as (
-      update webhooks set failing_since = null from endpoints e
-      where webhooks.id = e.webhook_id and e.ok and webhooks.failing_since is not null
-    )
-    update webhooks set failing_since = coalesce(webhooks.failing_since, ${now}),
-      status = case when webhooks.status = 1 and webhooks.failing_since <= ${policy.disableIfFailingSince} then 0 else webhooks.status end
-    from endpoints e
-    where webhooks.id = e.webhook_id and not e.ok
-      and (webhooks.failing_since is null or (webhooks.status = 1 and webhooks.failing_since <= ${policy.disableIfFailingSince}))`;
-}
-
-/** SQLite: the record in the statements {@link recordStatement} joins (in process, each is cheap). */
+/** SQLite: the record in the statements parley_webhook_round's first joins (in process, each is cheap). */
 async function recordIn(trx: Executor, outcomes: DeliveryOutcome[], policy: RecordPolicy): Promise<void> {
   const ids = outcomes.map((o) => o.id);
   const present = await sql<{ id: number }>`select id from deliveries where id in ${idList(ids)}`.execute(trx);
   const still = new Set(present.rows.map((row) => Number(row.id)));
   const kept = outcomes.filter((o) => still.has(o.id));
   if (!kept.length) return;
-  const rows = outcomeRows(false, kept);
+  const rows = outcomeRows(kept);
   await sql`
     insert into delivery_attempts (delivery_id, at, status_code, duration_ms, error)
     select v.id, cast(${policy.now} as bigint), v.code, v.ms, v.error from ${rows}`.execute(trx);
@@ -290,30 +241,33 @@ function idList(ids: number[]): RawBuilder<unknown> {
   return sql`(select value from json_each(${JSON.stringify(ids)}))`;
 }
 
-/** The outcomes as a row source `v` (one JSON parameter). */
-function outcomeRows(postgres: boolean, outcomes: DeliveryOutcome[]): RawBuilder<unknown> {
-  const next = (o: DeliveryOutcome) => (o.state === 'retry' ? o.nextAttemptAt : null);
-  const status = (o: DeliveryOutcome) => (o.state === 'retry' ? null : o.state);
-  if (postgres) {
-    const json = JSON.stringify(
-      outcomes.map((o) => ({
-        id: o.id,
-        webhook_id: o.webhookId,
-        lease: o.leaseUntil,
-        attempts: o.attempts,
-        code: o.statusCode,
-        ms: o.durationMs,
-        error: o.error,
-        status: status(o),
-        next_at: next(o),
-      })),
-    );
-    return sql`jsonb_to_recordset(${json}::jsonb) as v(id bigint, webhook_id bigint, lease bigint, attempts integer, code integer, ms integer, error text, status text, next_at bigint)`;
-  }
+/** PostgreSQL: the outcomes as parley_webhook_round takes them (a JSON array of objects). */
+function outcomeJson(outcomes: DeliveryOutcome[]): string {
+  return JSON.stringify(
+    outcomes.map((o) => ({
+      id: o.id,
+      webhook_id: o.webhookId,
+      lease: o.leaseUntil,
+      attempts: o.attempts,
+      code: o.statusCode,
+      ms: o.durationMs,
+      error: o.error,
+      status: retryless(o),
+      next_at: nextAt(o),
+    })),
+  );
+}
+
+const nextAt = (o: DeliveryOutcome) => (o.state === 'retry' ? o.nextAttemptAt : null);
+/** The delivery's new status, or null when it stays pending (a retry). */
+const retryless = (o: DeliveryOutcome) => (o.state === 'retry' ? null : o.state);
+
+/** SQLite: the outcomes as a row source `v` (one JSON parameter). */
+function outcomeRows(outcomes: DeliveryOutcome[]): RawBuilder<unknown> {
   // Rows as arrays: SQLite reads an array element faster than an object member (a record of 30
   // outcomes: 121 against 172 us for the deliveries' update, docs/performance.md).
   const json = JSON.stringify(
-    outcomes.map((o) => [o.id, o.leaseUntil, o.attempts, o.statusCode, o.durationMs, o.error, status(o), next(o)]),
+    outcomes.map((o) => [o.id, o.leaseUntil, o.attempts, o.statusCode, o.durationMs, o.error, retryless(o), nextAt(o)]),
   );
   return sql`(select value ->> 0 as id, value ->> 1 as lease, value ->> 2 as attempts, value ->> 3 as code, value ->> 4 as ms,
       value ->> 5 as error, value ->> 6 as status, value ->> 7 as next_at

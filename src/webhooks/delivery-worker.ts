@@ -5,7 +5,6 @@ import type { Deps } from '../domain/context.js';
 import { openLoopConnection, type Db } from '../db/database.js';
 import type { BackgroundWorker } from '../domain/workers.js';
 import {
-  ClaimAfterRecordFailed,
   claimDeliveries,
   nextDueAt,
   recordOutcomes,
@@ -89,7 +88,7 @@ interface Finished {
  *   batch, so a slow endpoint only occupies its own slots.
  * - Recording: one loop does the database work. The outcomes of the sends that finished while it
  *   was busy are recorded, and the free slots claimed again, in one round (delivery-queue.ts
- *   `recordOutcomes`: one transaction on SQLite, two statements on PostgreSQL): under load the
+ *   `recordOutcomes`: one transaction; on PostgreSQL one call, one round trip): under load the
  *   batches grow by themselves, and an idle worker records and claims at once. A send's
  *   slot and lease are held until its outcome is committed, so on PostgreSQL a started worker
  *   runs its rounds on a connection of its own rather than waiting for the pool behind requests.
@@ -360,11 +359,6 @@ export class DeliveryWorker implements BackgroundWorker {
       for (const f of batch) settle(f);
       return jobs;
     } catch (err) {
-      if (err instanceof ClaimAfterRecordFailed) {
-        // Recorded already: settled as such; the loop logs the claim's failure and claims again.
-        for (const f of batch) settle(f);
-        throw err.cause;
-      }
       if (batch.length === 1) {
         settle(batch[0], err);
         throw err;

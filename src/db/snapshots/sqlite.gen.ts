@@ -57,7 +57,8 @@ export const snapshot = {
     "0115-account-migrations",
     "0120-installation",
     "0125-stem-as-word",
-    "0135-responded-at"
+    "0135-responded-at",
+    "0145-webhook-round"
   ],
   "statements": [
     "create table if not exists \"kysely_migration\" (\"name\" varchar(255) not null primary key, \"timestamp\" varchar(255) not null)",

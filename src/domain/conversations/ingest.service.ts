@@ -1,6 +1,6 @@
 import { keyedTransaction, releaseLockSql, type Executor, type TransactionLock } from '../../db/database.js';
 import { isLockNotAvailable, isStalePlan, isUniqueViolation } from '../../db/errors.js';
-import { GroupCommit } from '../../db/group-commit.js';
+import { groupCommitOf, type GroupCommit } from '../../db/group-commit.js';
 import { BatchQueue, oneByOne, type LaneBatch, type Outcome } from '../../db/batch-queue.js';
 import type { IntegrationRow, LeadRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
 import type { IncomingMessage, SenderProfile } from '../channels/channel.js';
@@ -82,7 +82,7 @@ export class IngestService {
   ) {
     this.laneWaitMs = options.laneWaitMs ?? INGEST_LANE_WAIT_MS;
     this.health = options.health;
-    this.group = deps.db.dialect === 'sqlite' ? new GroupCommit(deps.db.kysely) : undefined;
+    this.group = deps.db.dialect === 'sqlite' ? groupCommitOf(deps.db.kysely) : undefined;
     this.postgres = deps.db.dialect === 'postgres';
     const lanes = deps.config.pgIngestLanes;
     this.batches = this.postgres && lanes > 0 ? new BatchQueue((batch) => this.ingestBatch(batch), lanes, MAX_BATCH) : undefined;
