@@ -315,10 +315,22 @@ async function adminQuery(sql) {
   const client = new pg.Client({ connectionString: PG_BASE });
   await client.connect();
   try {
-    await client.query(sql);
+    return (await client.query(sql)).rows;
   } finally {
     await client.end();
   }
+}
+
+/**
+ * Transactions committed or rolled back in the run's database so far (pg_stat_database): a batch
+ * of sends or messages is one, whatever its size. A busy backend reports its counts at most once a
+ * second, so a 10 s window's count is good to a few per cent.
+ */
+async function pgTransactions() {
+  const [row] = await adminQuery(
+    `select (xact_commit + xact_rollback)::text as n from pg_stat_database where datname = '${String(PG_WATCH).replaceAll("'", "''")}'`,
+  );
+  return Number(row?.n ?? 0);
 }
 
 async function createSchema(schema) {
@@ -660,8 +672,23 @@ async function againstOneProcess(ctx, s, next, connections, cpuN) {
       const base = which === 'one' ? ctx.server.base : ctx.bases;
       await runPaced({ base, next, duration: WARMUP, rate });
       const w = cpuWatch({ serverPids: which === 'one' ? [ctx.server.pid] : ctx.serverPids, postgres: PG_WATCH });
+      // What the processes left without load use meanwhile (their timers and pollers): a cost of
+      // each process, not of a request, that N processes pay on top at any rate.
+      const idle = which === 'one' ? cpuWatch({ serverPids: ctx.serverPids.slice(1), postgres: false }) : undefined;
+      const t0 = performance.now();
+      const tx0 = await pgTransactions();
       const r = await runPaced({ base, next, duration: DURATION, rate });
-      got[which] = { rps: r.rps, errors: r.errors, p50: r.p50, cpu: w.measure(r.requests) };
+      // The read's own connection is one transaction.
+      const transactions = (await pgTransactions()) - tx0 - 1;
+      const idleUs = idle?.measure(1)?.serverUs;
+      got[which] = {
+        rps: r.rps,
+        errors: r.errors,
+        p50: r.p50,
+        cpu: w.measure(r.requests),
+        transactionsPerRequest: r.requests ? transactions / r.requests : undefined,
+        ...(idleUs === undefined ? {} : { idleMsPerS: idleUs / (performance.now() - t0) }),
+      };
     }
     if (!got.one.cpu || !got.n.cpu) return undefined;
     const round = {
@@ -669,11 +696,13 @@ async function againstOneProcess(ctx, s, next, connections, cpuN) {
       n: got.n,
       server: got.n.cpu.serverUs / got.one.cpu.serverUs,
       postgres: got.one.cpu.postgresUs ? got.n.cpu.postgresUs / got.one.cpu.postgresUs : undefined,
+      transactions: got.one.transactionsPerRequest ? got.n.transactionsPerRequest / got.one.transactionsPerRequest : undefined,
     };
     rounds.push(round);
     console.log(
-      `    at ${rate} req/s, round ${i + 1}: ${ratios(got.n.cpu, got.one.cpu)}; answered ${got.one.rps.toFixed(0)} / ${got.n.rps.toFixed(0)} req/s, ` +
-        `machine ${Math.round((got.one.cpu.idle ?? 0) * 100)}% / ${Math.round((got.n.cpu.idle ?? 0) * 100)}% idle`,
+      `    at ${rate} req/s, round ${i + 1}: ${ratios(got.n.cpu, got.one.cpu)}; transactions per request ${got.one.transactionsPerRequest?.toFixed(2)} / ${got.n.transactionsPerRequest?.toFixed(2)}; answered ${got.one.rps.toFixed(0)} / ${got.n.rps.toFixed(0)} req/s, p50 ${got.one.p50?.toFixed(1)} / ${got.n.p50?.toFixed(1)} ms, ` +
+        `machine ${Math.round((got.one.cpu.idle ?? 0) * 100)}% / ${Math.round((got.n.cpu.idle ?? 0) * 100)}% idle` +
+        (got.one.idleMsPerS === undefined ? '' : `; the processes without load ${(got.one.idleMsPerS * 1000).toFixed(0)} µs of CPU per s`),
     );
   }
   const spreadOf = (key) => {
@@ -682,11 +711,11 @@ async function againstOneProcess(ctx, s, next, connections, cpuN) {
     const sorted = [...values].sort((a, b) => a - b);
     return { median: sorted[Math.floor((sorted.length - 1) / 2)], min: sorted[0], max: sorted.at(-1) };
   };
-  const fixed = { rate, server: spreadOf('server'), postgres: spreadOf('postgres'), rounds };
+  const fixed = { rate, server: spreadOf('server'), postgres: spreadOf('postgres'), transactions: spreadOf('transactions'), rounds };
   const show = (x) => `${x.median.toFixed(2)}x (${x.min.toFixed(2)}-${x.max.toFixed(2)})`;
   const note = `CPU per request at ${rate} req/s, ${PROCESSES} processes / 1, median of ${rounds.length} alternated rounds (spread): server ${show(fixed.server)}${
     fixed.postgres ? `, PostgreSQL ${show(fixed.postgres)}` : ''
-  }; at full load ${server.toFixed(2)}x${postgres === undefined ? '' : ` / ${postgres.toFixed(2)}x`}; target <= 1.15x`;
+  }${fixed.transactions ? `; transactions per request ${show(fixed.transactions)}` : ''}; at full load ${server.toFixed(2)}x${postgres === undefined ? '' : ` / ${postgres.toFixed(2)}x`}; target <= 1.15x`;
   console.log(`  ${s.name}: ${note}`);
   return { server, postgres, one: cpu1, oneRps: one.rps, fixed, note };
 }
