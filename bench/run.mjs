@@ -135,6 +135,13 @@ if (opts.pool !== undefined && !POSTGRES) {
   process.exit(2);
 }
 const PG_BASE = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+/**
+ * Whose PostgreSQL CPU a run counts: the backends of the run's database and the server's own
+ * processes, not other suites' backends on a shared machine (bench/lib/cpu.mjs).
+ */
+const PG_WATCH = POSTGRES && (decodeURIComponent(new URL(PG_BASE).pathname.slice(1)) || new URL(PG_BASE).username || 'postgres');
+/** The rate the fixed-rate comparison offers both configurations: this share of one process's saturated rate. */
+const FIXED_RATE_SHARE = 0.6;
 
 if (!opts['no-build']) ensureBuilt();
 const benchDir = path.join(root, 'bench');
@@ -308,10 +315,22 @@ async function adminQuery(sql) {
   const client = new pg.Client({ connectionString: PG_BASE });
   await client.connect();
   try {
-    await client.query(sql);
+    return (await client.query(sql)).rows;
   } finally {
     await client.end();
   }
+}
+
+/**
+ * Transactions committed or rolled back in the run's database so far (pg_stat_database): a batch
+ * of sends or messages is one, whatever its size. A busy backend reports its counts at most once a
+ * second, so a 10 s window's count is good to a few per cent.
+ */
+async function pgTransactions() {
+  const [row] = await adminQuery(
+    `select (xact_commit + xact_rollback)::text as n from pg_stat_database where datname = '${String(PG_WATCH).replaceAll("'", "''")}'`,
+  );
+  return Number(row?.n ?? 0);
 }
 
 async function createSchema(schema) {
@@ -493,7 +512,7 @@ async function httpScenario(ctx, s) {
     await runLoad({ base: ctx.bare, next: bareNext, duration: WARMUP, connections });
     const ceiling = await runLoad({ base: ctx.bare, next: bareNext, duration: DURATION, connections });
     await runLoad({ base: ctx.bases.length > 1 ? ctx.bases : ctx.server.base, next, duration: WARMUP, connections });
-    const watch = cpuWatch({ serverPids: ctx.serverPids, postgres: POSTGRES });
+    const watch = cpuWatch({ serverPids: ctx.serverPids, postgres: PG_WATCH });
     const real = await runLoad({ base: ctx.bases.length > 1 ? ctx.bases : ctx.server.base, next, duration: DURATION, connections });
     const cpu = watch.measure(real.requests);
     runs.push({ ...real, ceiling: ceiling.rps, ratio: real.rps / ceiling.rps, ...(cpu ? { cpu } : {}) });
@@ -563,7 +582,7 @@ async function automationScenario(ctx) {
   const phase = async (prefix) => {
     const next = await widgetVisitorRequests(ctx, prefix);
     await runLoad({ base, next, duration: WARMUP, connections: CONNECTIONS });
-    const watch = cpuWatch({ serverPids: ctx.serverPids, postgres: POSTGRES });
+    const watch = cpuWatch({ serverPids: ctx.serverPids, postgres: PG_WATCH });
     const t0 = performance.now();
     const load = await runLoad({ base, next, duration: DURATION, connections: CONNECTIONS });
     const upto = await newest();
@@ -619,23 +638,86 @@ function createRequireFromRoot() {
 }
 
 /**
- * With --processes N, a write scenario is run once more against the first process alone: what a
- * request costs in CPU (server and PostgreSQL) with N processes against one. That ratio, not
- * req/s, is what carries to a machine with more cores (docs/performance.md, "Several processes").
+ * With --processes N, what a write request costs in CPU (server and PostgreSQL) with N processes
+ * against the first process alone (docs/performance.md, "Several processes"). That ratio, not
+ * req/s, is what carries to a machine with more cores. Measured twice:
+ * - at full load, as the scenario ran: on two cores the N processes share them with PostgreSQL
+ *   and the load generator, so every call is dearer; this measures the machine as much as the
+ *   request;
+ * - at a fixed rate, FIXED_RATE_SHARE of what one process sustained here, offered to one process
+ *   and to N in turn (paced, open loop: runPaced), so that neither configuration saturates the
+ *   cores; the order alternates each round, and the median ratio is printed with its spread.
  */
 async function againstOneProcess(ctx, s, next, connections, cpuN) {
   await runLoad({ base: ctx.server.base, next, duration: WARMUP, connections });
-  const watch = cpuWatch({ serverPids: [ctx.server.pid], postgres: POSTGRES });
+  const watch = cpuWatch({ serverPids: [ctx.server.pid], postgres: PG_WATCH });
   const one = await runLoad({ base: ctx.server.base, next, duration: DURATION, connections });
   const cpu1 = watch.measure(one.requests);
   if (!cpu1) return undefined;
   const server = cpuN.serverUs / cpu1.serverUs;
   const postgres = cpu1.postgresUs ? cpuN.postgresUs / cpu1.postgresUs : undefined;
-  const note = `CPU per request, ${PROCESSES} processes / 1: server ${server.toFixed(2)}x (${cpuN.serverUs} / ${cpu1.serverUs} µs)${
-    postgres === undefined ? '' : `, PostgreSQL ${postgres.toFixed(2)}x (${cpuN.postgresUs} / ${cpu1.postgresUs} µs)`
-  }; one process ${one.rps.toFixed(0)} req/s; target <= 1.15x`;
+  const ratios = (n, o) =>
+    `server ${(n.serverUs / o.serverUs).toFixed(2)}x (${n.serverUs} / ${o.serverUs} µs)${
+      o.postgresUs ? `, PostgreSQL ${(n.postgresUs / o.postgresUs).toFixed(2)}x (${n.postgresUs} / ${o.postgresUs} µs)` : ''
+    }`;
+  console.log(
+    `  ${s.name}: at full load, CPU per request ${PROCESSES} processes / 1: ${ratios(cpuN, cpu1)}; one process ${one.rps.toFixed(0)} req/s`,
+  );
+
+  const rate = Math.max(10, Math.round(FIXED_RATE_SHARE * one.rps));
+  const rounds = [];
+  for (let i = 0; i < Math.max(3, RUNS); i++) {
+    const got = {};
+    for (const which of i % 2 ? ['n', 'one'] : ['one', 'n']) {
+      const base = which === 'one' ? ctx.server.base : ctx.bases;
+      await runPaced({ base, next, duration: WARMUP, rate });
+      const w = cpuWatch({ serverPids: which === 'one' ? [ctx.server.pid] : ctx.serverPids, postgres: PG_WATCH });
+      // What the processes left without load use meanwhile (their timers and pollers): a cost of
+      // each process, not of a request, that N processes pay on top at any rate.
+      const idle = which === 'one' ? cpuWatch({ serverPids: ctx.serverPids.slice(1), postgres: false }) : undefined;
+      const t0 = performance.now();
+      const tx0 = await pgTransactions();
+      const r = await runPaced({ base, next, duration: DURATION, rate });
+      // The read's own connection is one transaction.
+      const transactions = (await pgTransactions()) - tx0 - 1;
+      const idleUs = idle?.measure(1)?.serverUs;
+      got[which] = {
+        rps: r.rps,
+        errors: r.errors,
+        p50: r.p50,
+        cpu: w.measure(r.requests),
+        transactionsPerRequest: r.requests ? transactions / r.requests : undefined,
+        ...(idleUs === undefined ? {} : { idleMsPerS: idleUs / (performance.now() - t0) }),
+      };
+    }
+    if (!got.one.cpu || !got.n.cpu) return undefined;
+    const round = {
+      one: got.one,
+      n: got.n,
+      server: got.n.cpu.serverUs / got.one.cpu.serverUs,
+      postgres: got.one.cpu.postgresUs ? got.n.cpu.postgresUs / got.one.cpu.postgresUs : undefined,
+      transactions: got.one.transactionsPerRequest ? got.n.transactionsPerRequest / got.one.transactionsPerRequest : undefined,
+    };
+    rounds.push(round);
+    console.log(
+      `    at ${rate} req/s, round ${i + 1}: ${ratios(got.n.cpu, got.one.cpu)}; transactions per request ${got.one.transactionsPerRequest?.toFixed(2)} / ${got.n.transactionsPerRequest?.toFixed(2)}; answered ${got.one.rps.toFixed(0)} / ${got.n.rps.toFixed(0)} req/s, p50 ${got.one.p50?.toFixed(1)} / ${got.n.p50?.toFixed(1)} ms, ` +
+        `machine ${Math.round((got.one.cpu.idle ?? 0) * 100)}% / ${Math.round((got.n.cpu.idle ?? 0) * 100)}% idle` +
+        (got.one.idleMsPerS === undefined ? '' : `; the processes without load ${(got.one.idleMsPerS * 1000).toFixed(0)} µs of CPU per s`),
+    );
+  }
+  const spreadOf = (key) => {
+    const values = rounds.map((r) => r[key]).filter((v) => v !== undefined);
+    if (!values.length) return undefined;
+    const sorted = [...values].sort((a, b) => a - b);
+    return { median: sorted[Math.floor((sorted.length - 1) / 2)], min: sorted[0], max: sorted.at(-1) };
+  };
+  const fixed = { rate, server: spreadOf('server'), postgres: spreadOf('postgres'), transactions: spreadOf('transactions'), rounds };
+  const show = (x) => `${x.median.toFixed(2)}x (${x.min.toFixed(2)}-${x.max.toFixed(2)})`;
+  const note = `CPU per request at ${rate} req/s, ${PROCESSES} processes / 1, median of ${rounds.length} alternated rounds (spread): server ${show(fixed.server)}${
+    fixed.postgres ? `, PostgreSQL ${show(fixed.postgres)}` : ''
+  }${fixed.transactions ? `; transactions per request ${show(fixed.transactions)}` : ''}; at full load ${server.toFixed(2)}x${postgres === undefined ? '' : ` / ${postgres.toFixed(2)}x`}; target <= 1.15x`;
   console.log(`  ${s.name}: ${note}`);
-  return { server, postgres, one: cpu1, oneRps: one.rps, note };
+  return { server, postgres, one: cpu1, oneRps: one.rps, fixed, note };
 }
 
 function progressLine(name, r) {
@@ -726,7 +808,7 @@ async function webhooksScenario(ctx) {
       const started = Date.now();
       // CPU per delivery of the servers (ingest, fan-out and sends together) and of PostgreSQL:
       // steadier than deliveries/s on a machine shared with other work.
-      const watch = cpuWatch({ serverPids: ctx.serverPids, postgres: POSTGRES });
+      const watch = cpuWatch({ serverPids: ctx.serverPids, postgres: PG_WATCH });
       const ingest = await load();
       // Requests still in flight when the load generator stopped are answered (and make events) after.
       await new Promise((r) => setTimeout(r, 500));

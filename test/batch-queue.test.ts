@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BatchQueue, KeyedLookups, oneByOne, type LaneBatch, type Outcome } from '../src/db/batch-queue.js';
 
 /** A handler that records its batches and finishes each when the test says so. */
@@ -154,6 +154,52 @@ describe('KeyedLookups', () => {
     expect(reads[1]).toEqual(['c', 'a']);
     finish[1]();
     await expect(Promise.all(later)).resolves.toEqual(['C', 'A']);
+  });
+});
+
+describe('BatchQueue gathering', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('waits as long as `gather` says before a batch that would not be full, told how long the batches took', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'performance'] });
+    const r = recorder();
+    const told: number[] = [];
+    const queue = new BatchQueue(r.handle, 1, 10, (batchMs) => {
+      told.push(batchMs);
+      return 3;
+    });
+    const first = queue.run(1);
+    await turn();
+    expect(r.batches).toEqual([]);
+    const second = queue.run(2);
+    vi.advanceTimersByTime(2);
+    await turn();
+    expect(r.batches).toEqual([]);
+    vi.advanceTimersByTime(1);
+    await until(() => r.batches.length > 0);
+    // The units of the wait joined one batch.
+    expect(r.batches).toEqual([[1, 2]]);
+    vi.advanceTimersByTime(10);
+    r.finish[0]();
+    await expect(Promise.all([first, second])).resolves.toEqual([10, 20]);
+    const third = queue.run(3);
+    await turn();
+    expect(told).toEqual([0, 10]);
+    vi.advanceTimersByTime(3);
+    await until(() => r.batches.length > 1);
+    r.finish[1]();
+    await expect(third).resolves.toBe(30);
+  });
+
+  it('starts a full batch at once, whatever `gather` says', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    const r = recorder();
+    const queue = new BatchQueue(r.handle, 1, 2, () => 1_000);
+    const all = [1, 2].map((u) => queue.run(u));
+    await until(() => r.batches.length > 0);
+    expect(r.batches).toEqual([[1, 2]]);
+    r.finish[0]();
+    await expect(Promise.all(all)).resolves.toEqual([10, 20]);
   });
 });
 

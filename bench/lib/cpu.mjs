@@ -41,8 +41,27 @@ export function processUs(pid) {
   return cpu && cpu.user + cpu.system;
 }
 
-/** CPU time in µs of every process whose command is `postgres`, by pid. */
-function postgresUs() {
+/**
+ * A backend's database from its command line (`postgres: 15/main: <user> <database> <host> <state>`),
+ * undefined for the server's own processes (checkpointer, WAL writer, …).
+ */
+function backendDatabase(pid) {
+  let cmdline;
+  try {
+    cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return undefined;
+  }
+  const m = /^postgres: (?:[^:]+: )?(\S+) (\S+) (?:\S+\(\d+\)|\[local\])/.exec(cmdline);
+  return m ? m[2] : undefined;
+}
+
+/**
+ * CPU time in µs of every process whose command is `postgres`, by pid. With `database`, the
+ * backends of other databases (other suites on a shared machine) are left out; the server's own
+ * processes count whatever their database.
+ */
+function postgresUs(database) {
   const out = new Map();
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -53,6 +72,10 @@ function postgresUs() {
       continue;
     }
     if (comm !== 'postgres') continue;
+    if (typeof database === 'string') {
+      const of = backendDatabase(entry);
+      if (of !== undefined && of !== database) continue;
+    }
     const us = processUs(entry);
     if (us !== undefined) out.set(entry, us);
   }
@@ -69,13 +92,14 @@ function machineTicks() {
 
 /**
  * A snapshot before a run; `measure(answers)` after it returns the CPU per answer in µs of the
- * servers (`serverPids`), PostgreSQL (when `postgres`), and the load generator, and the share of
- * the machine's time left idle; undefined off Linux.
+ * servers (`serverPids`), PostgreSQL (when `postgres`: true for every `postgres` process, or a
+ * database's name for its backends and the server's own processes), and the load generator, and
+ * the share of the machine's time left idle; undefined off Linux.
  */
 export function cpuWatch({ serverPids, postgres }) {
   if (!LINUX) return { measure: () => undefined };
   const servers = serverPids.map((pid) => processUs(pid) ?? 0);
-  const pg = postgres ? postgresUs() : new Map();
+  const pg = postgres ? postgresUs(postgres) : new Map();
   const load = process.cpuUsage();
   const machine = machineTicks();
   return {
@@ -86,7 +110,7 @@ export function cpuWatch({ serverPids, postgres }) {
       let postgresUsed = 0;
       if (postgres) {
         // A backend that started during the run counts whole; one that ended is lost (a few ticks).
-        for (const [pid, us] of postgresUs()) postgresUsed += us - (pg.get(pid) ?? 0);
+        for (const [pid, us] of postgresUs(postgres)) postgresUsed += us - (pg.get(pid) ?? 0);
       }
       const usage = process.cpuUsage(load);
       const after = machineTicks();

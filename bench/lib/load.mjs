@@ -116,12 +116,17 @@ async function runOne({ base, next, duration, connections, pipelining = 1, overa
  * were answered), for the latency phases. autocannon's overallRate is no steady rate: each
  * connection sends its share of a second as fast as it can when the second starts and then waits,
  * so the load came in bursts at about twice the rate for half of each second (measured), and a
- * "half capacity" phase ran at capacity half of the time. Same result shape as runLoad.
+ * "half capacity" phase ran at capacity half of the time. Same result shape as runLoad. `base` may
+ * be several servers (`--processes N`): the requests go to each in turn.
  */
 export async function runPaced({ base, next, duration, rate, connections = 64 }) {
   const http = await import('node:http');
-  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
-  const target = new URL(base);
+  const bases = Array.isArray(base) ? base : [base];
+  const targets = bases.map((b) => ({
+    url: new URL(b),
+    agent: new http.Agent({ keepAlive: true, maxSockets: Math.max(1, Math.ceil(connections / bases.length)) }),
+  }));
+  let turn = 0;
   const latencies = [];
   let ok = 0;
   let bad = 0;
@@ -130,6 +135,7 @@ export async function runPaced({ base, next, duration, rate, connections = 64 })
   const pending = new Set();
   const fire = () => {
     const r = next();
+    const { url: target, agent } = targets[turn++ % targets.length];
     const sent = performance.now();
     const done = new Promise((resolve) => {
       const headers = { ...(r.body !== undefined ? { 'content-type': 'application/json' } : {}), ...r.headers };
@@ -172,7 +178,7 @@ export async function runPaced({ base, next, duration, rate, connections = 64 })
     tick();
   });
   await Promise.all([...pending]);
-  agent.destroy();
+  for (const t of targets) t.agent.destroy();
   const seconds = (performance.now() - start) / 1000;
   latencies.sort((a, b) => a - b);
   return {

@@ -40,11 +40,21 @@ export class BatchQueue<U, R> {
   private scheduled = false;
   /** Batches started so far. */
   batches = 0;
+  /** How long a batch's handler took, smoothed over the last few (ms). */
+  private batchMs = 0;
+  /** The timer of a lane gathering units before its batch. */
+  private gathering: ReturnType<typeof setTimeout> | undefined;
 
+  /**
+   * `gather`: how long a free lane waits before it starts a batch that would not be full, given
+   * how long a batch takes (ms; 0 or none: the next turn of the event loop). A wait lets the units
+   * of the next moments join the batch: fewer, larger batches, each unit answered later.
+   */
   constructor(
     private readonly handle: (batch: LaneBatch<U>) => Promise<Outcome<R>[]>,
     lanes: number,
     private readonly maxBatch: number,
+    private readonly gather?: (batchMs: number) => number,
   ) {
     if (!(lanes >= 1 && maxBatch >= 1)) throw new Error('a batch queue needs at least one lane and one unit per batch');
     this.free = Array.from({ length: lanes }, (_, i) => lanes - 1 - i);
@@ -58,14 +68,25 @@ export class BatchQueue<U, R> {
   }
 
   private schedule(): void {
+    const full = this.queue.length - this.untaken >= this.maxBatch;
+    // A batch that filled while its lane gathered starts now.
+    if (this.gathering && full) {
+      clearTimeout(this.gathering);
+      this.gathering = undefined;
+      this.scheduled = false;
+    }
     if (this.scheduled || !this.free.length || this.queue.length <= this.untaken) return;
     this.scheduled = true;
-    // Not at once: the units submitted in the same turn of the event loop (the other requests of
-    // this poll phase) are queued first and share the batches.
-    setImmediate(() => {
+    const go = () => {
+      this.gathering = undefined;
       this.scheduled = false;
       this.start();
-    });
+    };
+    const wait = !full && this.gather ? this.gather(this.batchMs) : 0;
+    // Not at once: the units submitted in the same turn of the event loop (the other requests of
+    // this poll phase) are queued first and share the batches.
+    if (wait > 0) this.gathering = setTimeout(go, wait);
+    else setImmediate(go);
   }
 
   private start(): void {
@@ -93,11 +114,15 @@ export class BatchQueue<U, R> {
       return batch;
     };
     let outcomes: Outcome<R>[];
+    const started = performance.now();
     try {
       outcomes = await this.handle({ lane, take: () => taken().map((queued) => queued.unit) });
     } catch (error) {
       for (const queued of taken()) queued.reject(error);
       return;
+    } finally {
+      const ms = performance.now() - started;
+      this.batchMs = this.batchMs ? 0.8 * this.batchMs + 0.2 * ms : ms;
     }
     taken().forEach((queued, i) => {
       const outcome = outcomes[i];

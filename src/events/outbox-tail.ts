@@ -19,7 +19,8 @@ const eventsAfter = prepared((db, p: { cursor: number; limit: number }) =>
  * by LISTEN/NOTIFY on PostgreSQL when configured, and by a poll every PARLEY_EVENTS_POLL_MS.
  * Reading committed rows (never the nudge's content) is how a consumer sees an event only after
  * its transaction committed. While the consumer has nobody to serve (`active()` false) the cursor
- * just follows the newest id.
+ * just follows the newest id: on every `poll()` and timer tick, and on a nudge only once a poll
+ * interval (see `wake`).
  */
 export class OutboxTail {
   /** Every event id up to here has been handed over (or given up as a rolled-back gap). */
@@ -32,6 +33,10 @@ export class OutboxTail {
   private timer: NodeJS.Timeout | undefined;
   private current: Promise<void> | undefined;
   private pollAgain = false;
+  /** A poll asked for by a caller or the timer (not a nudge): it follows the newest id even without anybody to serve. */
+  private follow = false;
+  /** When the cursor last followed the newest id without anybody to serve (ms, `performance.now()`). */
+  private followedAt = Number.NEGATIVE_INFINITY;
   private stopped = false;
   private readonly pgListenUrl: string | undefined;
   private readonly resumeFrom: (() => Promise<number>) | undefined;
@@ -55,10 +60,22 @@ export class OutboxTail {
 
   /** Reads and hands over what was committed since the last look; resolves when that is done. */
   poll(): Promise<void> {
+    this.follow = true;
+    return this.wake();
+  }
+
+  /**
+   * A poll for a nudge (an event recorded here, a NOTIFY of another process's). Without anybody to
+   * serve it reads nothing unless the cursor last followed the newest id a poll interval ago: each
+   * process's idle consumers would otherwise read once per batch of every process, a cost that grows
+   * with the number of processes (docs/performance.md "Several processes").
+   */
+  private wake(): Promise<void> {
     if (this.current) {
       this.pollAgain = true;
       return this.current;
     }
+    if (!this.follow && !this.consumer.active() && !this.followDue()) return Promise.resolve();
     this.current = this.runPoll().finally(() => {
       this.current = undefined;
     });
@@ -72,7 +89,9 @@ export class OutboxTail {
   ensureStarted(): Promise<void> {
     this.starting ??= (async () => {
       this.cursor = this.resumeFrom ? await this.resumeFrom() : await this.maxId();
-      const wake = () => void this.poll().catch((err) => this.deps.log.warn({ err }, `${this.consumer.name} poll failed`));
+      const failed = (err: unknown) => this.deps.log.warn({ err }, `${this.consumer.name} poll failed`);
+      const wake = () => void this.wake().catch(failed);
+      const timed = () => void this.poll().catch(failed);
       const nudged = this.settleMs
         ? () => {
             this.settling ??= setTimeout(() => {
@@ -82,7 +101,7 @@ export class OutboxTail {
           }
         : wake;
       this.unsubscribe = onOutbox(nudged, { pgUrl: this.pgListenUrl, log: this.deps.log });
-      this.timer = setInterval(wake, this.deps.config.eventsPollMs);
+      this.timer = setInterval(timed, this.deps.config.eventsPollMs);
       this.timer.unref();
     })();
     return this.starting;
@@ -102,7 +121,11 @@ export class OutboxTail {
   private async runPoll(): Promise<void> {
     do {
       this.pollAgain = false;
+      const follow = this.follow;
+      this.follow = false;
       if (!this.consumer.active()) {
+        if (!follow && !this.followDue()) continue;
+        this.followedAt = performance.now();
         this.cursor = Math.max(this.cursor, await this.maxId());
         this.seen.clear();
         continue;
@@ -134,6 +157,11 @@ export class OutboxTail {
       this.gapSince = undefined;
       this.advance();
     }
+  }
+
+  /** Whether a nudge makes an idle consumer's cursor follow the newest id: once a poll interval. */
+  private followDue(): boolean {
+    return performance.now() - this.followedAt >= this.deps.config.eventsPollMs;
   }
 
   maxId(): Promise<number> {

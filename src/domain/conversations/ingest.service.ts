@@ -2,6 +2,7 @@ import { keyedTransaction, releaseLockSql, type Executor, type TransactionLock }
 import { isLockNotAvailable, isStalePlan, isUniqueViolation } from '../../db/errors.js';
 import { groupCommitOf, type GroupCommit } from '../../db/group-commit.js';
 import { BatchQueue, oneByOne, type LaneBatch, type Outcome } from '../../db/batch-queue.js';
+import { gatherWaitMs, SequenceShare } from '../../db/sequence-share.js';
 import type { IntegrationRow, LeadRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
 import type { IncomingMessage, SenderProfile } from '../channels/channel.js';
 import { integrationTypeInfo } from '../channels/integration-types.js';
@@ -52,6 +53,12 @@ export const INGEST_LANE_LOCK = 7311002;
 const INGEST_LANE_WAIT_MS = 5_000;
 /** PostgreSQL: how long a lane's batches go without its lock after one waited for it in vain. */
 const INGEST_LANE_UNLOCKED_MS = 30_000;
+/**
+ * PostgreSQL: the longest a free lane waits to gather units while other processes write (see
+ * `gatherWaitMs`): a send or a message answered up to this much later, for batches about as large
+ * with several processes as with one (docs/performance.md "Several processes").
+ */
+const MAX_GATHER_MS = 2;
 
 /**
  * The ingest pipeline: a normalized incoming message becomes customer, profile, channel, lead and
@@ -70,6 +77,8 @@ export class IngestService {
 
   /** PostgreSQL: lanes whose lock was not had in time, with when their batches take it again (ms, `performance.now()`). */
   private readonly unlockedLanes = new Map<number, number>();
+  /** PostgreSQL: the share of message ids other processes take, from the ids this one's batches were given. */
+  private readonly writers = new SequenceShare();
   private readonly laneWaitMs: number;
 
   /** Notes each stored message in its integration's health (docs/api/integrations.md "Health"). */
@@ -85,8 +94,9 @@ export class IngestService {
     this.group = deps.db.dialect === 'sqlite' ? groupCommitOf(deps.db.kysely) : undefined;
     this.postgres = deps.db.dialect === 'postgres';
     const lanes = deps.config.pgIngestLanes;
-    this.batches = this.postgres && lanes > 0 ? new BatchQueue((batch) => this.ingestBatch(batch), lanes, MAX_BATCH) : undefined;
-    this.outgoing = this.postgres && lanes > 0 ? new BatchQueue((batch) => this.outgoingBatch(batch), lanes, MAX_BATCH) : undefined;
+    const gather = (batchMs: number) => gatherWaitMs(this.writers.current(), batchMs, MAX_GATHER_MS);
+    this.batches = this.postgres && lanes > 0 ? new BatchQueue((batch) => this.ingestBatch(batch), lanes, MAX_BATCH, gather) : undefined;
+    this.outgoing = this.postgres && lanes > 0 ? new BatchQueue((batch) => this.outgoingBatch(batch), lanes, MAX_BATCH, gather) : undefined;
   }
 
   async ingest(integration: IntegrationRow, incoming: IncomingMessage): Promise<IngestResult> {
@@ -149,6 +159,7 @@ export class IngestService {
         },
         { lock },
       );
+      this.writers.note(results.flatMap((r) => (r.duplicate ? [] : [r.messageId])));
       return results.map((value) => ({ ok: true, value }));
     };
     // The lane's lock, unless it was not had in time lately.
@@ -367,6 +378,7 @@ export class IngestService {
         const atOnce = await storeSendsAtOnce(conn, units, this.deps.clock.now());
         return atOnce ?? (await keyedTransaction(conn, (trx) => this.recordOutgoingBatch(trx, units)));
       });
+      this.writers.note(results.flatMap((messages) => messages.map((m) => Number(m.messageId))));
       return results.map((value) => ({ ok: true, value }));
     } catch (err) {
       const units = batch.take();
