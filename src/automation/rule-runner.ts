@@ -40,10 +40,12 @@ interface Pending {
 }
 
 /**
- * Runs the accounts' matching rules for a batch of events, each at most once (a run row per rule
- * and event), their actions in order. The runs of up to CHUNK_EVENTS events are taken and their
- * database actions applied in one transaction, with each run's results: a run is done or not
- * together with its actions. An action that fails is undone alone (a savepoint of its own),
+ * Runs the accounts' matching rules for a batch of events, each at most once (the event is taken
+ * for its rules, a `rules` row in automation_claims), their actions in order. The runs of up to
+ * CHUNK_EVENTS events are taken and their database actions applied in one transaction, with each
+ * run's results: a run is done or not together with its actions. A run that may change something
+ * has a row of its own (its progress and lease); a run whose every action adds a tag the lead has
+ * is quiet: a row per rule and transaction holds those (migration 0140). An action that fails is undone alone (a savepoint of its own),
  * recorded as failed, and the next goes on. A `reply` leaves the transaction: it is sent after
  * the commit with a customId made from rule, event and action, and the actions after it each
  * commit with the run's progress, so a run resumed after a crash neither repeats nor skips one.
@@ -109,8 +111,9 @@ export class RuleRunner {
       const tags: TagCache = new Map();
       const saved: Array<{ id: number; results: ActionResult[]; done: boolean }> = [];
       const pending: Pending[] = [];
-      // Each event's matching runs, taken for the whole chunk in one statement with the leads as
-      // read; checked again before each event's actions, which earlier events' actions may change.
+      const quiet: runs.QuietRun[] = [];
+      // Each event's matching rules as the leads were read. An event whose rules ran already (or
+      // are running in another process) is left out whole.
       const plans: Array<{
         event: EventRow;
         rules: AutomationRuleRow[];
@@ -122,45 +125,59 @@ export class RuleRunner {
         const known = facts.get(event.id);
         const state = event.lead_id === null ? undefined : leads.get(event.lead_id);
         if (!known || !state) continue;
-        plans.push({ event, rules, known, state, matching: rules.filter((rule) => ruleMatches(rule, contextOf(known, state))) });
+        const ctx = contextOf(known, state);
+        const matching = rules.filter((rule) => ruleMatches(rule, ctx));
+        plans.push({ event, rules, known, state, matching });
       }
-      const wanted = (plan: (typeof plans)[number], rules: AutomationRuleRow[]) =>
-        rules.map((rule) => ({
-          ruleId: rule.id,
-          eventId: plan.event.id,
-          leadId: plan.event.lead_id,
-          results: foreseen(rule, plan.state.tags),
-        }));
-      const claimed = await runs.claimRuns(
+      const taken = await runs.claimEvents(
         trx,
-        plans.flatMap((plan) => wanted(plan, plan.matching)),
+        plans.flatMap((p) => (p.matching.length ? [p.event.id] : [])),
         now,
-        this.leaseMs,
       );
+      const wanted = (event: EventRow, rules: AutomationRuleRow[]) =>
+        rules.map((rule) => ({ ruleId: rule.id, eventId: event.id, leadId: event.lead_id }));
+      // A run row (progress and lease) only for the runs that may change something: a run whose
+      // every action adds a tag the lead has is quiet, kept in the batch's quiet rows.
+      const asked = plans.flatMap((plan) =>
+        taken.has(plan.event.id)
+          ? wanted(
+              plan.event,
+              plan.matching.filter((rule) => !foreseen(rule, plan.state.tags)),
+            )
+          : [],
+      );
+      const claimed = await runs.claimRuns(trx, asked, now, this.leaseMs);
       const fresh = new Set(claimed.fresh.map((r) => r.id));
+      const askedKeys = new Set(asked.map((r) => `${r.ruleId}:${r.eventId}`));
       const byKey = new Map([...claimed.fresh, ...claimed.resumed].map((r) => [`${r.rule_id}:${r.event_id}`, r]));
       const unwanted: number[] = [];
       for (const plan of plans) {
         const { event, state } = plan;
+        // Checked again: earlier events' actions may have changed the lead.
         const ctx = contextOf(plan.known, state);
         const matching = plan.rules.filter((rule) => ruleMatches(rule, ctx));
+        // An event none of whose rules matched as read, matching now, is taken now.
+        if (!plan.matching.length && matching.length) for (const id of await runs.claimEvents(trx, [event.id], now)) taken.add(id);
+        if (!taken.has(event.id)) continue;
         for (const rule of plan.matching) {
           const run = byKey.get(`${rule.id}:${event.id}`);
           if (run && fresh.has(run.id) && !matching.includes(rule)) unwanted.push(run.id);
         }
-        const late = matching.filter((rule) => !plan.matching.includes(rule));
-        if (late.length) {
-          const more = await runs.claimRuns(trx, wanted(plan, late), now, this.leaseMs);
-          for (const r of more.fresh) fresh.add(r.id);
-          for (const r of [...more.fresh, ...more.resumed]) byKey.set(`${r.rule_id}:${r.event_id}`, r);
-        }
         for (const rule of matching) {
-          let run = byKey.get(`${rule.id}:${event.id}`);
-          if (!run) continue;
-          if (run.done) {
-            // Taken done as changing nothing: still so unless an earlier action removed one of its tags.
-            if (foreseen(rule, state.tags)) continue;
-            run = { ...run, results: '[]', done: 0 };
+          const key = `${rule.id}:${event.id}`;
+          let run = byKey.get(key);
+          if (!run) {
+            // Done already, or held by another process.
+            if (askedKeys.has(key)) continue;
+            const results = foreseen(rule, state.tags);
+            if (results) {
+              quiet.push({ ruleId: rule.id, eventId: event.id, leadId: event.lead_id, results });
+              continue;
+            }
+            // Quiet as read, no longer (an earlier action removed a tag), or matching only now.
+            const more = await runs.claimRuns(trx, wanted(event, [rule]), now, this.leaseMs);
+            run = more.fresh[0] ?? more.resumed[0];
+            if (!run) continue;
           }
           const actions = actionsOf(rule);
           const results = JSON.parse(run.results) as ActionResult[];
@@ -179,6 +196,7 @@ export class RuleRunner {
       await runs.deleteRuns(trx, unwanted);
       for (const [leadId, state] of leads) if (state?.before !== undefined) await runs.markCaused(trx, leadId, state.before, now);
       await runs.saveManyResults(trx, saved);
+      await runs.saveQuietRuns(trx, quiet, now);
       return { pending };
     });
   }

@@ -53,6 +53,7 @@ import { integrationHealth } from './migrations/0085-integration-health.js';
 import { accountMigrations } from './migrations/0115-account-migrations.js';
 import { installation } from './migrations/0120-installation.js';
 import { respondedAt } from './migrations/0135-responded-at.js';
+import { quietRuns } from './migrations/0140-quiet-runs.js';
 import { employeeLocale } from './migrations/0080-employee-locale.js';
 import { distribution } from './migrations/0090-distribution.js';
 import { accountAutomation } from './migrations/0091-account-automation.js';
@@ -118,6 +119,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0120-installation': installation,
   '0125-stem-as-word': stemAsWord,
   '0135-responded-at': respondedAt,
+  '0140-quiet-runs': quietRuns,
 };
 
 /** The migration names in the order they run. */
