@@ -140,6 +140,40 @@ describe('a batch of messages with 20 rules, 10 matching', () => {
   });
 });
 
+describe('new leads with round robin on', () => {
+  it('are assigned in one transaction for the batch, each once', async () => {
+    const put = await h.request({
+      method: 'PUT',
+      url: `/v1.3/integrations/${integration.id}/distribution`,
+      token: owner.access,
+      payload: { mode: 'round_robin' },
+    });
+    expect(put.statusCode, put.body).toBe(200);
+    try {
+      const r = await measure(20, 1);
+      // A transaction per lead before; now the batch's distribution and its rules.
+      expect(r.transactions).toBe(2);
+      const leads = await db().selectFrom('leads').select('user_id').where('id', 'in', r.leads).execute();
+      expect(leads.every((l) => l.user_id === owner.userId)).toBe(true);
+      const changes = await db()
+        .selectFrom('events')
+        .select('lead_id')
+        .where('type', '=', 'lead.changed')
+        .where('lead_id', 'in', r.leads)
+        .where('payload', 'like', '%userId%')
+        .execute();
+      expect(new Set(changes.map((c) => c.lead_id)).size).toBe(r.leads.length);
+    } finally {
+      await h.request({
+        method: 'PUT',
+        url: `/v1.3/integrations/${integration.id}/distribution`,
+        token: owner.access,
+        payload: { mode: 'off' },
+      });
+    }
+  });
+});
+
 describe('events of one lead in one batch', () => {
   it("each event's conditions see what the earlier events' actions did", async () => {
     const rule = async (payload: Record<string, unknown>) => {

@@ -1,5 +1,6 @@
-import type { EventRow } from '../db/schema.js';
-import { claimEvent } from '../domain/automation/distribution.repo.js';
+import type { Executor } from '../db/database.js';
+import type { EventRow, LeadRow } from '../db/schema.js';
+import { claimEvents } from '../domain/automation/distribution.repo.js';
 import { distributeLead } from '../domain/automation/distribution.js';
 import type { Deps } from '../domain/context.js';
 import type { BackgroundWorker } from '../domain/workers.js';
@@ -101,16 +102,28 @@ export class AutomationWorker implements BackgroundWorker {
     const db = this.deps.db.kysely;
     const created = new Map<number, number>();
     for (const row of rows) if (row.type === 'lead.created' && row.lead_id !== null) created.set(row.lead_id, row.id);
-    for (const lead of await repo.leadsToDistribute(db, [...created.keys()])) {
-      const eventId = created.get(lead.id);
-      if (eventId === undefined) continue;
-      try {
-        await db.transaction().execute(async (trx) => {
-          const now = this.deps.clock.now();
-          if (await claimEvent(trx, 'distribution', eventId, now)) await distributeLead(trx, lead, now);
-        });
-      } catch (err) {
-        this.deps.log.warn({ err, eventId, leadId: lead.id }, 'distribution failed');
+    const leads = (await repo.leadsToDistribute(db, [...created.keys()])).filter((lead) => created.has(lead.id));
+    const distribute = async (trx: Executor, batch: LeadRow[]) => {
+      const now = this.deps.clock.now();
+      const taken = await claimEvents(
+        trx,
+        'distribution',
+        batch.map((lead) => created.get(lead.id) ?? 0),
+        now,
+      );
+      for (const lead of batch) if (taken.has(created.get(lead.id) ?? 0)) await distributeLead(trx, lead, now);
+    };
+    try {
+      // The batch's new leads in one transaction (a commit each was most of what they cost); should
+      // one fail, each is done again in a transaction of its own.
+      if (leads.length) await db.transaction().execute((trx) => distribute(trx, leads));
+    } catch {
+      for (const lead of leads) {
+        try {
+          await db.transaction().execute((trx) => distribute(trx, [lead]));
+        } catch (err) {
+          this.deps.log.warn({ err, eventId: created.get(lead.id), leadId: lead.id }, 'distribution failed');
+        }
       }
     }
     await this.runRules(rows);

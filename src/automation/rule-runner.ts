@@ -3,6 +3,7 @@ import type { Executor } from '../db/database.js';
 import type { AutomationRuleRow, AutomationRunRow, EventRow } from '../db/schema.js';
 import type { Action } from '../domain/automation/rules.types.js';
 import type { Deps } from '../domain/context.js';
+import { claimEvents } from '../domain/automation/distribution.repo.js';
 import { findOwner } from '../domain/users/users.repo.js';
 import { maxEventId } from '../events/outbox-tail.js';
 import { applyLeadAction, lockedLead, type DatabaseAction, type ReplySender, type TagCache } from './rule-actions.js';
@@ -129,8 +130,9 @@ export class RuleRunner {
         const matching = rules.filter((rule) => ruleMatches(rule, ctx));
         plans.push({ event, rules, known, state, matching });
       }
-      const taken = await runs.claimEvents(
+      const taken = await claimEvents(
         trx,
+        'rules',
         plans.flatMap((p) => (p.matching.length ? [p.event.id] : [])),
         now,
       );
@@ -157,7 +159,7 @@ export class RuleRunner {
         const ctx = contextOf(plan.known, state);
         const matching = plan.rules.filter((rule) => ruleMatches(rule, ctx));
         // An event none of whose rules matched as read, matching now, is taken now.
-        if (!plan.matching.length && matching.length) for (const id of await runs.claimEvents(trx, [event.id], now)) taken.add(id);
+        if (!plan.matching.length && matching.length) for (const id of await claimEvents(trx, 'rules', [event.id], now)) taken.add(id);
         if (!taken.has(event.id)) continue;
         for (const rule of plan.matching) {
           const run = byKey.get(`${rule.id}:${event.id}`);

@@ -37,24 +37,6 @@ export async function claimRun(
 }
 
 /**
- * Takes the rules' turn at events, in the caller's transaction, in one statement: answers the
- * ids taken now. An event already taken (by this process before a restart, or by another) is left
- * out: its rules ran, or their unfinished runs are resumed as stale. On PostgreSQL an insert
- * meeting another transaction's uncommitted row waits for its end, so two processes reading the
- * same events never both take one.
- */
-export async function claimEvents(db: Executor, eventIds: number[], now: number): Promise<Set<number>> {
-  if (!eventIds.length) return new Set();
-  const rows = await db
-    .insertInto('automation_claims')
-    .values(eventIds.map((id) => ({ consumer: 'rules', event_id: id, created_at: now })))
-    .onConflict((oc) => oc.columns(['consumer', 'event_id']).doNothing())
-    .returning('event_id')
-    .execute();
-  return new Set(rows.map((r) => Number(r.event_id)));
-}
-
-/**
  * Takes runs (a rule for an event each), in the caller's transaction, in one statement (and a
  * second only when some rows existed already): `fresh`, new rows, and `resumed`, rows left
  * unfinished by a process that stopped (their lease passed). Runs done, or held by another
