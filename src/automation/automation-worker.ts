@@ -1,4 +1,4 @@
-import type { Executor } from '../db/database.js';
+import { dialectOf, type Executor } from '../db/database.js';
 import type { EventRow, LeadRow } from '../db/schema.js';
 import { claimEvents } from '../domain/automation/distribution.repo.js';
 import { distributeLead } from '../domain/automation/distribution.js';
@@ -21,6 +21,9 @@ const IDLE_SWEEP_MS = 60_000;
 
 /** How long after a nudge the consumer reads: rules act this much later, on batches of what came meanwhile. */
 const SETTLE_MS = 50;
+
+/** New leads distributed per transaction on SQLite (its writer is held meanwhile). */
+const DISTRIBUTION_LEADS = 20;
 
 /** The events rules react to (lead.idle is recorded by the idle sweep for its rule). */
 const RULE_EVENTS = ['message.incoming', 'lead.created', 'lead.changed.status', 'lead.idle'];
@@ -113,16 +116,24 @@ export class AutomationWorker implements BackgroundWorker {
       );
       for (const lead of batch) if (taken.has(created.get(lead.id) ?? 0)) await distributeLead(trx, lead, now);
     };
-    try {
-      // The batch's new leads in one transaction (a commit each was most of what they cost); should
-      // one fail, each is done again in a transaction of its own.
-      if (leads.length) await db.transaction().execute((trx) => distribute(trx, leads));
-    } catch {
-      for (const lead of leads) {
-        try {
-          await db.transaction().execute((trx) => distribute(trx, [lead]));
-        } catch (err) {
-          this.deps.log.warn({ err, eventId: created.get(lead.id), leadId: lead.id }, 'distribution failed');
+    // SQLite: a few leads per transaction (a commit each was most of what they cost). PostgreSQL:
+    // one each, as a transaction holding several leads' row locks holds up every message to them.
+    const per = dialectOf(db) === 'postgres' ? 1 : DISTRIBUTION_LEADS;
+    for (let i = 0; i < leads.length; i += per) {
+      const batch = leads.slice(i, i + per);
+      try {
+        await db.transaction().execute((trx) => distribute(trx, batch));
+      } catch (err) {
+        // Should one fail, each is done again in a transaction of its own.
+        if (batch.length === 1) this.deps.log.warn({ err, eventId: created.get(batch[0].id), leadId: batch[0].id }, 'distribution failed');
+        else {
+          for (const lead of batch) {
+            try {
+              await db.transaction().execute((trx) => distribute(trx, [lead]));
+            } catch (err) {
+              this.deps.log.warn({ err, eventId: created.get(lead.id), leadId: lead.id }, 'distribution failed');
+            }
+          }
         }
       }
     }

@@ -6,7 +6,15 @@ import type { Deps } from '../domain/context.js';
 import { claimEvents } from '../domain/automation/distribution.repo.js';
 import { findOwner } from '../domain/users/users.repo.js';
 import { maxEventId } from '../events/outbox-tail.js';
-import { applyLeadAction, lockedLead, type DatabaseAction, type ReplySender, type TagCache } from './rule-actions.js';
+import {
+  applyLeadAction,
+  attachTagsAtOnce,
+  lockedLead,
+  tagToAdd,
+  type DatabaseAction,
+  type ReplySender,
+  type TagCache,
+} from './rule-actions.js';
 import { fillTemplate, ruleMatches, type RuleContext } from './rule-conditions.js';
 import type { WorkingHours } from '../domain/automation/working-hours.js';
 import { eventFacts, readLeads, workingHoursOf, type EventFacts, type LeadFacts } from './rule-context.js';
@@ -31,6 +39,8 @@ interface ActionResult {
  */
 interface LeadState extends LeadFacts {
   before: number | undefined;
+  /** Tags `addTag` actions added that are not attached yet (attachTagsAtOnce). */
+  adding: number[];
 }
 
 /** A run stopped at a `reply`, which goes out after the transaction that took the run committed. */
@@ -108,7 +118,7 @@ export class RuleRunner {
         read,
         hours,
       );
-      const leads = new Map<number, LeadState>([...read].map(([id, lead]) => [id, { ...lead, before: undefined }]));
+      const leads = new Map<number, LeadState>([...read].map(([id, lead]) => [id, { ...lead, before: undefined, adding: [] }]));
       const tags: TagCache = new Map();
       const saved: Array<{ id: number; results: ActionResult[]; done: boolean }> = [];
       const pending: Pending[] = [];
@@ -194,8 +204,11 @@ export class RuleRunner {
           if (done || results.length > started) saved.push({ id: run.id, results, done });
           if (!done) pending.push({ rule, run: { ...run, results: JSON.stringify(results) }, ctx: contextOf(plan.known, state) });
         }
+        // The event's tags in one statement, before the next event's actions record theirs.
+        await this.attachAdding(trx, state, now);
       }
       await runs.deleteRuns(trx, unwanted);
+      for (const state of leads.values()) await this.attachAdding(trx, state, now);
       for (const [leadId, state] of leads) if (state?.before !== undefined) await runs.markCaused(trx, leadId, state.before, now);
       await runs.saveManyResults(trx, saved);
       await runs.saveQuietRuns(trx, quiet, now);
@@ -222,6 +235,14 @@ export class RuleRunner {
     if (action.type === 'addTag' && state.tags.includes(action.tag)) return { type: action.type, ok: true };
     // The events this action records are the lead's events after this id: no rule reacts to them.
     state.before ??= await maxEventId(trx);
+    if (action.type === 'addTag' && !p.guarded) {
+      // Attached with the event's other new tags at once (a failure rolls the chunk back, and the
+      // guarded run then attaches each on its own).
+      state.adding.push((await tagToAdd(trx, state.lead, action.tag, p.now, p.tags)).id);
+      state.tags.push(action.tag);
+      return { type: action.type, ok: true };
+    }
+    await this.attachAdding(trx, state, p.now);
     if (p.guarded) await sql`savepoint automation_action`.execute(trx);
     try {
       state.lead = await applyLeadAction(trx, action, state.lead, p.text, p.now, p.tags);
@@ -238,6 +259,13 @@ export class RuleRunner {
     if (action.type === 'addTag') state.tags.push(action.tag);
     if (action.type === 'removeTag') state.tags = state.tags.filter((t) => t !== action.tag);
     return { type: action.type, ok: true };
+  }
+
+  /** Attaches the tags the lead's `addTag` actions added so far (attachTagsAtOnce). */
+  private async attachAdding(trx: Executor, state: LeadState, now: number): Promise<void> {
+    if (!state.adding.length) return;
+    state.lead = await attachTagsAtOnce(trx, state.lead, state.adding, now);
+    state.adding = [];
   }
 
   /** Sends a run's reply and does the rest; `busy` holds the run meanwhile. */
