@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dialectOf } from '../src/db/database.js';
 import type { IntegrationRow } from '../src/db/schema.js';
 import { AutomationWorker } from '../src/automation/automation-worker.js';
 import { tagsOfLeads } from '../src/domain/leads/leads.repo.js';
@@ -82,6 +83,19 @@ async function measure(customers: number, each: number, group = `g${++seq}`) {
   return { leads: [...leads], messages: customers * each, statements: statements(), transactions: watched.seen().started };
 }
 
+async function rowCounts() {
+  const count = async (table: 'automation_runs' | 'automation_quiet_runs' | 'automation_claims') =>
+    Number(
+      (
+        await db()
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  return { runs: await count('automation_runs'), quiet: await count('automation_quiet_runs'), claims: await count('automation_claims') };
+}
+
 describe('a batch of messages with 20 rules, 10 matching', () => {
   it('runs in one transaction per 50 messages, every run done and every tag added', async () => {
     const r = await measure(20, 2);
@@ -92,17 +106,81 @@ describe('a batch of messages with 20 rules, 10 matching', () => {
     for (const lead of r.leads) expect(tags.get(lead)?.sort()).toEqual(Array.from({ length: 10 }, (_, i) => `tag-${2 * i + 1}`).sort());
     // A transaction of its own per action and a claim per run were 10 commits and 20 statements more per message.
     expect(r.transactions).toBe(1);
-    // First messages of their leads: ~4 statements per tag added (attach, lead, event, webhooks) and a few per message.
-    expect(r.statements / r.messages, `${r.statements} statements for ${r.messages} messages`).toBeLessThan(30);
+    // First messages of their leads: a lead's ten new tags in one statement with one lead.changed
+    // (four statements each before), and a few statements per message.
+    expect(r.statements / r.messages, `${r.statements} statements for ${r.messages} messages`).toBeLessThan(6);
+    const changes = await db()
+      .selectFrom('events')
+      .select('lead_id')
+      .where('type', '=', 'lead.changed')
+      .where('lead_id', 'in', r.leads)
+      .execute();
+    expect(changes).toHaveLength(r.leads.length);
   });
 
   it('a conversation going on: tags its lead has already cost no statement', async () => {
     const first = await measure(20, 1, 'talk');
     expect(first.transactions).toBe(1);
+    const before = await rowCounts();
     const again = await measure(20, 1, 'talk');
     expect(again.leads.sort()).toEqual(first.leads.sort());
     expect(again.transactions).toBe(1);
-    expect(again.statements / again.messages, `${again.statements} statements for ${again.messages} messages`).toBeLessThan(2);
+    expect(again.statements / again.messages, `${again.statements} statements for ${again.messages} messages`).toBeLessThan(0.75);
+    // Every run quiet: no run row of its own (ten per message were most of automation's cost), a
+    // row per rule for the batch, and the event's claim.
+    const after = await rowCounts();
+    expect(after.runs - before.runs).toBe(0);
+    expect(after.quiet - before.quiet).toBe(10);
+    expect(after.claims - before.claims).toBe(again.messages);
+    // The runs API still answers each of them, newest first, among the run rows of the first messages.
+    const rule = await db().selectFrom('automation_rules').select('id').where('name', '=', 'rule 1').executeTakeFirstOrThrow();
+    const res = await h.request({ method: 'GET', url: `/v1.3/automation/rules/${rule.id}/runs`, token: owner.access });
+    const listed = (res.json() as { runs: Array<{ eventId: number; leadId: number; actions: unknown[] }> }).runs;
+    const events = await db()
+      .selectFrom('events')
+      .select(['id', 'lead_id'])
+      .where('type', '=', 'message.incoming')
+      .where('lead_id', 'in', again.leads)
+      .orderBy('id', 'desc')
+      .execute();
+    expect(events).toHaveLength(2 * again.messages);
+    expect(listed.slice(0, events.length).map((r) => [r.eventId, r.leadId])).toEqual(events.map((e) => [Number(e.id), Number(e.lead_id)]));
+    expect(listed.every((r) => JSON.stringify(r.actions) === '[{"type":"addTag","ok":true}]')).toBe(true);
+  });
+});
+
+describe('new leads with round robin on', () => {
+  it('are assigned in one transaction for the batch, each once', async () => {
+    const put = await h.request({
+      method: 'PUT',
+      url: `/v1.3/integrations/${integration.id}/distribution`,
+      token: owner.access,
+      payload: { mode: 'round_robin' },
+    });
+    expect(put.statusCode, put.body).toBe(200);
+    try {
+      const r = await measure(20, 1);
+      // A transaction per lead before; on SQLite now one for the batch's distribution and one for
+      // its rules (PostgreSQL keeps one per lead: a lead's row lock held briefly).
+      expect(r.transactions).toBe(dialectOf(db()) === 'postgres' ? r.leads.length + 1 : 2);
+      const leads = await db().selectFrom('leads').select('user_id').where('id', 'in', r.leads).execute();
+      expect(leads.every((l) => l.user_id === owner.userId)).toBe(true);
+      const changes = await db()
+        .selectFrom('events')
+        .select('lead_id')
+        .where('type', '=', 'lead.changed')
+        .where('lead_id', 'in', r.leads)
+        .where('payload', 'like', '%userId%')
+        .execute();
+      expect(new Set(changes.map((c) => c.lead_id)).size).toBe(r.leads.length);
+    } finally {
+      await h.request({
+        method: 'PUT',
+        url: `/v1.3/integrations/${integration.id}/distribution`,
+        token: owner.access,
+        payload: { mode: 'off' },
+      });
+    }
   });
 });
 

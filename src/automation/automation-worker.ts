@@ -1,5 +1,6 @@
-import type { EventRow } from '../db/schema.js';
-import { claimEvent } from '../domain/automation/distribution.repo.js';
+import { dialectOf, type Executor } from '../db/database.js';
+import type { EventRow, LeadRow } from '../db/schema.js';
+import { claimEvents } from '../domain/automation/distribution.repo.js';
 import { distributeLead } from '../domain/automation/distribution.js';
 import type { Deps } from '../domain/context.js';
 import type { BackgroundWorker } from '../domain/workers.js';
@@ -20,6 +21,9 @@ const IDLE_SWEEP_MS = 60_000;
 
 /** How long after a nudge the consumer reads: rules act this much later, on batches of what came meanwhile. */
 const SETTLE_MS = 50;
+
+/** New leads distributed per transaction on SQLite (its writer is held meanwhile). */
+const DISTRIBUTION_LEADS = 20;
 
 /** The events rules react to (lead.idle is recorded by the idle sweep for its rule). */
 const RULE_EVENTS = ['message.incoming', 'lead.created', 'lead.changed.status', 'lead.idle'];
@@ -101,16 +105,36 @@ export class AutomationWorker implements BackgroundWorker {
     const db = this.deps.db.kysely;
     const created = new Map<number, number>();
     for (const row of rows) if (row.type === 'lead.created' && row.lead_id !== null) created.set(row.lead_id, row.id);
-    for (const lead of await repo.leadsToDistribute(db, [...created.keys()])) {
-      const eventId = created.get(lead.id);
-      if (eventId === undefined) continue;
+    const leads = (await repo.leadsToDistribute(db, [...created.keys()])).filter((lead) => created.has(lead.id));
+    const distribute = async (trx: Executor, batch: LeadRow[]) => {
+      const now = this.deps.clock.now();
+      const taken = await claimEvents(
+        trx,
+        'distribution',
+        batch.map((lead) => created.get(lead.id) ?? 0),
+        now,
+      );
+      for (const lead of batch) if (taken.has(created.get(lead.id) ?? 0)) await distributeLead(trx, lead, now);
+    };
+    // SQLite: a few leads per transaction (a commit each was most of what they cost). PostgreSQL:
+    // one each, as a transaction holding several leads' row locks holds up every message to them.
+    const per = dialectOf(db) === 'postgres' ? 1 : DISTRIBUTION_LEADS;
+    for (let i = 0; i < leads.length; i += per) {
+      const batch = leads.slice(i, i + per);
       try {
-        await db.transaction().execute(async (trx) => {
-          const now = this.deps.clock.now();
-          if (await claimEvent(trx, 'distribution', eventId, now)) await distributeLead(trx, lead, now);
-        });
+        await db.transaction().execute((trx) => distribute(trx, batch));
       } catch (err) {
-        this.deps.log.warn({ err, eventId, leadId: lead.id }, 'distribution failed');
+        // Should one fail, each is done again in a transaction of its own.
+        if (batch.length === 1) this.deps.log.warn({ err, eventId: created.get(batch[0].id), leadId: batch[0].id }, 'distribution failed');
+        else {
+          for (const lead of batch) {
+            try {
+              await db.transaction().execute((trx) => distribute(trx, [lead]));
+            } catch (err) {
+              this.deps.log.warn({ err, eventId: created.get(lead.id), leadId: lead.id }, 'distribution failed');
+            }
+          }
+        }
       }
     }
     await this.runRules(rows);

@@ -6,7 +6,7 @@ import type { Action } from '../domain/automation/rules.types.js';
 import { recordEvent } from '../events/outbox.js';
 import { recordLeadChange } from '../domain/leads/lead-events.js';
 import { changedLeadFields } from '../domain/leads/lead-fields.js';
-import { attachTag, detachTag, updateLead } from '../domain/leads/leads.repo.js';
+import { attachTag, attachTags, detachTag, updateLead } from '../domain/leads/leads.repo.js';
 import { insertNote } from '../domain/notes/notes.repo.js';
 import { presentNote } from '../domain/notes/notes.service.js';
 import { findStatus } from '../domain/statuses/statuses.repo.js';
@@ -33,6 +33,29 @@ export async function lockedLead(trx: Executor, leadId: number): Promise<LeadRow
   let query = trx.selectFrom('leads').selectAll().where('id', '=', leadId);
   if (dialectOf(trx) === 'postgres') query = query.forUpdate();
   return query.executeTakeFirst();
+}
+
+/**
+ * The tag of an `addTag`, found or created once per transaction (`tags`): what
+ * {@link attachTagsAtOnce} attaches.
+ */
+export async function tagToAdd(trx: Executor, lead: LeadRow, tag: string, now: number, tags: TagCache): Promise<TagRow> {
+  const key = `${lead.account_id}:${tag}`;
+  const row = tags.get(key) ?? (await ensureTag(trx, lead.account_id, tag, now));
+  tags.set(key, row);
+  return row;
+}
+
+/**
+ * The tags several `addTag` actions of one event's runs add to a lead, attached in one statement
+ * with one `lead.changed` (`changes: ["tags"]`), as an employee setting several tags at once
+ * records: ten rules tagging a new lead cost ten statements fewer each. Answers the lead after.
+ */
+export async function attachTagsAtOnce(trx: Executor, lead: LeadRow, tagIds: number[], now: number): Promise<LeadRow> {
+  if (!(await attachTags(trx, lead.account_id, lead.id, [...new Set(tagIds)], now))) return lead;
+  const after = await updateLead(trx, lead.account_id, lead.id, { updated_at: now });
+  await recordLeadChange(trx, lead, after, ['tags'], now);
+  return after;
 }
 
 /**
@@ -72,9 +95,7 @@ export async function applyLeadAction(
       return lead.status_id !== status.id ? change({ status_id: status.id, status_type: status.type }) : lead;
     }
     case 'addTag': {
-      const key = `${lead.account_id}:${action.tag}`;
-      const tag = tags.get(key) ?? (await ensureTag(trx, lead.account_id, action.tag, now));
-      tags.set(key, tag);
+      const tag = await tagToAdd(trx, lead, action.tag, now, tags);
       return (await attachTag(trx, lead.account_id, lead.id, tag.id, now)) ? tagsChanged() : lead;
     }
     case 'removeTag': {

@@ -3,9 +3,18 @@ import type { Executor } from '../db/database.js';
 import type { AutomationRuleRow, AutomationRunRow, EventRow } from '../db/schema.js';
 import type { Action } from '../domain/automation/rules.types.js';
 import type { Deps } from '../domain/context.js';
+import { claimEvents } from '../domain/automation/distribution.repo.js';
 import { findOwner } from '../domain/users/users.repo.js';
 import { maxEventId } from '../events/outbox-tail.js';
-import { applyLeadAction, lockedLead, type DatabaseAction, type ReplySender, type TagCache } from './rule-actions.js';
+import {
+  applyLeadAction,
+  attachTagsAtOnce,
+  lockedLead,
+  tagToAdd,
+  type DatabaseAction,
+  type ReplySender,
+  type TagCache,
+} from './rule-actions.js';
 import { fillTemplate, ruleMatches, type RuleContext } from './rule-conditions.js';
 import type { WorkingHours } from '../domain/automation/working-hours.js';
 import { eventFacts, readLeads, workingHoursOf, type EventFacts, type LeadFacts } from './rule-context.js';
@@ -30,6 +39,8 @@ interface ActionResult {
  */
 interface LeadState extends LeadFacts {
   before: number | undefined;
+  /** Tags `addTag` actions added that are not attached yet (attachTagsAtOnce). */
+  adding: number[];
 }
 
 /** A run stopped at a `reply`, which goes out after the transaction that took the run committed. */
@@ -40,10 +51,12 @@ interface Pending {
 }
 
 /**
- * Runs the accounts' matching rules for a batch of events, each at most once (a run row per rule
- * and event), their actions in order. The runs of up to CHUNK_EVENTS events are taken and their
- * database actions applied in one transaction, with each run's results: a run is done or not
- * together with its actions. An action that fails is undone alone (a savepoint of its own),
+ * Runs the accounts' matching rules for a batch of events, each at most once (the event is taken
+ * for its rules, a `rules` row in automation_claims), their actions in order. The runs of up to
+ * CHUNK_EVENTS events are taken and their database actions applied in one transaction, with each
+ * run's results: a run is done or not together with its actions. A run that may change something
+ * has a row of its own (its progress and lease); a run whose every action adds a tag the lead has
+ * is quiet: a row per rule and transaction holds those (migration 0140). An action that fails is undone alone (a savepoint of its own),
  * recorded as failed, and the next goes on. A `reply` leaves the transaction: it is sent after
  * the commit with a customId made from rule, event and action, and the actions after it each
  * commit with the run's progress, so a run resumed after a crash neither repeats nor skips one.
@@ -105,12 +118,13 @@ export class RuleRunner {
         read,
         hours,
       );
-      const leads = new Map<number, LeadState>([...read].map(([id, lead]) => [id, { ...lead, before: undefined }]));
+      const leads = new Map<number, LeadState>([...read].map(([id, lead]) => [id, { ...lead, before: undefined, adding: [] }]));
       const tags: TagCache = new Map();
       const saved: Array<{ id: number; results: ActionResult[]; done: boolean }> = [];
       const pending: Pending[] = [];
-      // Each event's matching runs, taken for the whole chunk in one statement with the leads as
-      // read; checked again before each event's actions, which earlier events' actions may change.
+      const quiet: runs.QuietRun[] = [];
+      // Each event's matching rules as the leads were read. An event whose rules ran already (or
+      // are running in another process) is left out whole.
       const plans: Array<{
         event: EventRow;
         rules: AutomationRuleRow[];
@@ -122,45 +136,60 @@ export class RuleRunner {
         const known = facts.get(event.id);
         const state = event.lead_id === null ? undefined : leads.get(event.lead_id);
         if (!known || !state) continue;
-        plans.push({ event, rules, known, state, matching: rules.filter((rule) => ruleMatches(rule, contextOf(known, state))) });
+        const ctx = contextOf(known, state);
+        const matching = rules.filter((rule) => ruleMatches(rule, ctx));
+        plans.push({ event, rules, known, state, matching });
       }
-      const wanted = (plan: (typeof plans)[number], rules: AutomationRuleRow[]) =>
-        rules.map((rule) => ({
-          ruleId: rule.id,
-          eventId: plan.event.id,
-          leadId: plan.event.lead_id,
-          results: foreseen(rule, plan.state.tags),
-        }));
-      const claimed = await runs.claimRuns(
+      const taken = await claimEvents(
         trx,
-        plans.flatMap((plan) => wanted(plan, plan.matching)),
+        'rules',
+        plans.flatMap((p) => (p.matching.length ? [p.event.id] : [])),
         now,
-        this.leaseMs,
       );
+      const wanted = (event: EventRow, rules: AutomationRuleRow[]) =>
+        rules.map((rule) => ({ ruleId: rule.id, eventId: event.id, leadId: event.lead_id }));
+      // A run row (progress and lease) only for the runs that may change something: a run whose
+      // every action adds a tag the lead has is quiet, kept in the batch's quiet rows.
+      const asked = plans.flatMap((plan) =>
+        taken.has(plan.event.id)
+          ? wanted(
+              plan.event,
+              plan.matching.filter((rule) => !foreseen(rule, plan.state.tags)),
+            )
+          : [],
+      );
+      const claimed = await runs.claimRuns(trx, asked, now, this.leaseMs);
       const fresh = new Set(claimed.fresh.map((r) => r.id));
+      const askedKeys = new Set(asked.map((r) => `${r.ruleId}:${r.eventId}`));
       const byKey = new Map([...claimed.fresh, ...claimed.resumed].map((r) => [`${r.rule_id}:${r.event_id}`, r]));
       const unwanted: number[] = [];
       for (const plan of plans) {
         const { event, state } = plan;
+        // Checked again: earlier events' actions may have changed the lead.
         const ctx = contextOf(plan.known, state);
         const matching = plan.rules.filter((rule) => ruleMatches(rule, ctx));
+        // An event none of whose rules matched as read, matching now, is taken now.
+        if (!plan.matching.length && matching.length) for (const id of await claimEvents(trx, 'rules', [event.id], now)) taken.add(id);
+        if (!taken.has(event.id)) continue;
         for (const rule of plan.matching) {
           const run = byKey.get(`${rule.id}:${event.id}`);
           if (run && fresh.has(run.id) && !matching.includes(rule)) unwanted.push(run.id);
         }
-        const late = matching.filter((rule) => !plan.matching.includes(rule));
-        if (late.length) {
-          const more = await runs.claimRuns(trx, wanted(plan, late), now, this.leaseMs);
-          for (const r of more.fresh) fresh.add(r.id);
-          for (const r of [...more.fresh, ...more.resumed]) byKey.set(`${r.rule_id}:${r.event_id}`, r);
-        }
         for (const rule of matching) {
-          let run = byKey.get(`${rule.id}:${event.id}`);
-          if (!run) continue;
-          if (run.done) {
-            // Taken done as changing nothing: still so unless an earlier action removed one of its tags.
-            if (foreseen(rule, state.tags)) continue;
-            run = { ...run, results: '[]', done: 0 };
+          const key = `${rule.id}:${event.id}`;
+          let run = byKey.get(key);
+          if (!run) {
+            // Done already, or held by another process.
+            if (askedKeys.has(key)) continue;
+            const results = foreseen(rule, state.tags);
+            if (results) {
+              quiet.push({ ruleId: rule.id, eventId: event.id, leadId: event.lead_id, results });
+              continue;
+            }
+            // Quiet as read, no longer (an earlier action removed a tag), or matching only now.
+            const more = await runs.claimRuns(trx, wanted(event, [rule]), now, this.leaseMs);
+            run = more.fresh[0] ?? more.resumed[0];
+            if (!run) continue;
           }
           const actions = actionsOf(rule);
           const results = JSON.parse(run.results) as ActionResult[];
@@ -175,10 +204,14 @@ export class RuleRunner {
           if (done || results.length > started) saved.push({ id: run.id, results, done });
           if (!done) pending.push({ rule, run: { ...run, results: JSON.stringify(results) }, ctx: contextOf(plan.known, state) });
         }
+        // The event's tags in one statement, before the next event's actions record theirs.
+        await this.attachAdding(trx, state, now);
       }
       await runs.deleteRuns(trx, unwanted);
+      for (const state of leads.values()) await this.attachAdding(trx, state, now);
       for (const [leadId, state] of leads) if (state?.before !== undefined) await runs.markCaused(trx, leadId, state.before, now);
       await runs.saveManyResults(trx, saved);
+      await runs.saveQuietRuns(trx, quiet, now);
       return { pending };
     });
   }
@@ -202,6 +235,14 @@ export class RuleRunner {
     if (action.type === 'addTag' && state.tags.includes(action.tag)) return { type: action.type, ok: true };
     // The events this action records are the lead's events after this id: no rule reacts to them.
     state.before ??= await maxEventId(trx);
+    if (action.type === 'addTag' && !p.guarded) {
+      // Attached with the event's other new tags at once (a failure rolls the chunk back, and the
+      // guarded run then attaches each on its own).
+      state.adding.push((await tagToAdd(trx, state.lead, action.tag, p.now, p.tags)).id);
+      state.tags.push(action.tag);
+      return { type: action.type, ok: true };
+    }
+    await this.attachAdding(trx, state, p.now);
     if (p.guarded) await sql`savepoint automation_action`.execute(trx);
     try {
       state.lead = await applyLeadAction(trx, action, state.lead, p.text, p.now, p.tags);
@@ -218,6 +259,13 @@ export class RuleRunner {
     if (action.type === 'addTag') state.tags.push(action.tag);
     if (action.type === 'removeTag') state.tags = state.tags.filter((t) => t !== action.tag);
     return { type: action.type, ok: true };
+  }
+
+  /** Attaches the tags the lead's `addTag` actions added so far (attachTagsAtOnce). */
+  private async attachAdding(trx: Executor, state: LeadState, now: number): Promise<void> {
+    if (!state.adding.length) return;
+    state.lead = await attachTagsAtOnce(trx, state.lead, state.adding, now);
+    state.adding = [];
   }
 
   /** Sends a run's reply and does the rest; `busy` holds the run meanwhile. */

@@ -39,14 +39,12 @@ export async function claimRun(
 /**
  * Takes runs (a rule for an event each), in the caller's transaction, in one statement (and a
  * second only when some rows existed already): `fresh`, new rows, and `resumed`, rows left
- * unfinished by a process that stopped (their lease passed). A new run given its `results` is
- * stored done with them (the caller knows its actions change nothing). Runs done, or held by
- * another process, are left out. On PostgreSQL an insert meeting another transaction's
- * uncommitted row waits for its end, so two processes reading the same events never both take a run.
+ * unfinished by a process that stopped (their lease passed). Runs done, or held by another
+ * process, are left out.
  */
 export async function claimRuns(
   db: Executor,
-  wanted: Array<{ ruleId: number; eventId: number; leadId: number | null; results?: unknown[] }>,
+  wanted: Array<{ ruleId: number; eventId: number; leadId: number | null }>,
   now: number,
   leaseMs: number,
 ): Promise<{ fresh: AutomationRunRow[]; resumed: AutomationRunRow[] }> {
@@ -59,8 +57,8 @@ export async function claimRuns(
         event_id: r.eventId,
         lead_id: r.leadId,
         at: now,
-        results: r.results ? JSON.stringify(r.results) : '[]',
-        done: r.results ? 1 : 0,
+        results: '[]',
+        done: 0,
         claimed_until: now + leaseMs,
       })),
     )
@@ -79,6 +77,40 @@ export async function claimRuns(
     .returningAll()
     .execute();
   return { fresh, resumed };
+}
+
+/** A run that changed nothing: its rule, event and lead, and the results of its actions. */
+export interface QuietRun {
+  ruleId: number;
+  eventId: number;
+  leadId: number | null;
+  results: unknown[];
+}
+
+/**
+ * Runs that changed nothing, in one statement: a row per rule holding its runs (migration 0140)
+ * rather than a row per run, which with its indexes was most of what automation cost a message.
+ */
+export async function saveQuietRuns(db: Executor, quiet: QuietRun[], now: number): Promise<void> {
+  if (!quiet.length) return;
+  const byRule = new Map<number, QuietRun[]>();
+  for (const q of quiet) {
+    const list = byRule.get(q.ruleId);
+    if (list) list.push(q);
+    else byRule.set(q.ruleId, [q]);
+  }
+  await db
+    .insertInto('automation_quiet_runs')
+    .values(
+      [...byRule].map(([ruleId, list]) => ({
+        rule_id: ruleId,
+        event_id: Math.max(...list.map((q) => q.eventId)),
+        at: now,
+        runs: JSON.stringify(list.map((q) => [q.eventId, q.leadId])),
+        actions: JSON.stringify(list[0].results),
+      })),
+    )
+    .execute();
 }
 
 /** Runs this transaction took and no longer wants (their rule no longer matches): as if never taken. */

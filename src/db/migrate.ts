@@ -53,6 +53,7 @@ import { integrationHealth } from './migrations/0085-integration-health.js';
 import { accountMigrations } from './migrations/0115-account-migrations.js';
 import { installation } from './migrations/0120-installation.js';
 import { respondedAt } from './migrations/0135-responded-at.js';
+import { quietRuns } from './migrations/0140-quiet-runs.js';
 import { webhookRound } from './migrations/0145-webhook-round.js';
 import { employeeLocale } from './migrations/0080-employee-locale.js';
 import { distribution } from './migrations/0090-distribution.js';
@@ -119,6 +120,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0120-installation': installation,
   '0125-stem-as-word': stemAsWord,
   '0135-responded-at': respondedAt,
+  '0140-quiet-runs': quietRuns,
   '0145-webhook-round': webhookRound,
 };
 

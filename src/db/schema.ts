@@ -15,6 +15,7 @@ export interface Database {
   account_automation: AccountAutomationTable;
   automation_rules: AutomationRulesTable;
   automation_runs: AutomationRunsTable;
+  automation_quiet_runs: AutomationQuietRunsTable;
   users: UsersTable;
   refresh_tokens: RefreshTokensTable;
   api_keys: ApiKeysTable;
@@ -849,3 +850,15 @@ export interface AutomationRunsTable {
   claimed_until: number;
 }
 export type AutomationRunRow = Selectable<AutomationRunsTable>;
+
+/** Runs of a rule that changed nothing, a row per rule and batch (migration 0140). */
+export interface AutomationQuietRunsTable {
+  rule_id: number;
+  /** The newest event of `runs`. */
+  event_id: number;
+  at: number;
+  /** JSON `[[eventId, leadId], ...]`, oldest first. */
+  runs: string;
+  /** JSON: the results each of these runs had. */
+  actions: string;
+}

@@ -58,6 +58,7 @@ export const snapshot = {
     "0120-installation",
     "0125-stem-as-word",
     "0135-responded-at",
+    "0140-quiet-runs",
     "0145-webhook-round"
   ],
   "statements": [
@@ -284,6 +285,8 @@ export const snapshot = {
     "create table \"migration_ids\" (\"account_id\" integer not null references \"accounts\" (\"id\") on delete cascade, \"kind\" text not null, \"source_id\" text not null, \"target_id\" text not null, constraint \"migration_ids_pk\" primary key (\"account_id\", \"kind\", \"source_id\"))",
     "create table \"installation\" (\"id\" text primary key)",
     "alter table \"leads\" add column \"responded_at\" integer",
-    "update leads set responded_at = (\n      select min(o.created_at) from messages o\n      where o.lead_id = leads.id and o.incoming = 0\n        and o.created_at >= coalesce((select max(i.created_at) from messages i where i.lead_id = leads.id and i.incoming = 1), 0))\n    where response_time is not null"
+    "update leads set responded_at = (\n      select min(o.created_at) from messages o\n      where o.lead_id = leads.id and o.incoming = 0\n        and o.created_at >= coalesce((select max(i.created_at) from messages i where i.lead_id = leads.id and i.incoming = 1), 0))\n    where response_time is not null",
+    "create table \"automation_quiet_runs\" (\"rule_id\" integer not null references \"automation_rules\" (\"id\") on delete cascade, \"event_id\" integer not null, \"at\" integer not null, \"runs\" text not null, \"actions\" text not null, constraint \"automation_quiet_runs_pk\" primary key (\"rule_id\", \"event_id\"))",
+    "create index \"automation_quiet_runs_at_idx\" on \"automation_quiet_runs\" (\"at\")"
   ]
 };

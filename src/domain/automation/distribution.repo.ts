@@ -81,3 +81,19 @@ export async function claimEvent(db: Executor, consumer: string, eventId: number
     .execute();
   return rows.length > 0;
 }
+
+/**
+ * Takes several events for `consumer` in one statement, in the caller's transaction: answers the
+ * ids taken now (an event taken before, or by another process, is left out; on PostgreSQL the
+ * insert waits for another transaction's uncommitted claim).
+ */
+export async function claimEvents(db: Executor, consumer: string, eventIds: number[], now: number): Promise<Set<number>> {
+  if (!eventIds.length) return new Set();
+  const rows = await db
+    .insertInto('automation_claims')
+    .values(eventIds.map((id) => ({ consumer, event_id: id, created_at: now })))
+    .onConflict((oc) => oc.columns(['consumer', 'event_id']).doNothing())
+    .returning('event_id')
+    .execute();
+  return new Set(rows.map((r) => Number(r.event_id)));
+}

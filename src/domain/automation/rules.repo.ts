@@ -1,5 +1,5 @@
 import type { Executor } from '../../db/database.js';
-import type { AutomationRuleRow, AutomationRulesTable, AutomationRunRow } from '../../db/schema.js';
+import type { AutomationRuleRow, AutomationRulesTable } from '../../db/schema.js';
 import type { Insertable } from 'kysely';
 
 export async function listRules(db: Executor, accountId: number): Promise<AutomationRuleRow[]> {
@@ -43,8 +43,45 @@ export async function deleteRule(db: Executor, accountId: number, id: number): P
   return Number(r.numDeletedRows) > 0;
 }
 
-export async function recentRuns(db: Executor, ruleId: number, limit: number): Promise<AutomationRunRow[]> {
-  return db.selectFrom('automation_runs').selectAll().where('rule_id', '=', ruleId).orderBy('id', 'desc').limit(limit).execute();
+/** A run of a rule as the runs API answers it. */
+export interface RecentRun {
+  eventId: number;
+  leadId: number | null;
+  at: number;
+  results: string;
+}
+
+/**
+ * The rule's latest runs by event, newest first: its run rows and its quiet runs (migration 0140),
+ * each of whose rows holds at least one run, so `limit` rows of each are enough.
+ */
+export async function recentRuns(db: Executor, ruleId: number, limit: number): Promise<RecentRun[]> {
+  const rows = await db
+    .selectFrom('automation_runs')
+    .select(['event_id', 'lead_id', 'at', 'results'])
+    .where('rule_id', '=', ruleId)
+    .orderBy('event_id', 'desc')
+    .limit(limit)
+    .execute();
+  const quiet = await db
+    .selectFrom('automation_quiet_runs')
+    .select(['runs', 'at', 'actions'])
+    .where('rule_id', '=', ruleId)
+    .orderBy('event_id', 'desc')
+    .limit(limit)
+    .execute();
+  const all: RecentRun[] = rows.map((r) => ({
+    eventId: Number(r.event_id),
+    leadId: r.lead_id === null ? null : Number(r.lead_id),
+    at: Number(r.at),
+    results: r.results,
+  }));
+  for (const q of quiet) {
+    for (const [eventId, leadId] of JSON.parse(q.runs) as Array<[number, number | null]>) {
+      all.push({ eventId, leadId, at: Number(q.at), results: q.actions });
+    }
+  }
+  return all.sort((a, b) => b.eventId - a.eventId).slice(0, limit);
 }
 
 /** The enabled rules of these accounts for these events, in their order. */
@@ -68,6 +105,7 @@ export async function pruneRuns(db: Executor, cutoff: number, batch: number): Pr
     .deleteFrom('automation_runs')
     .where('id', 'in', (eb) => eb.selectFrom('automation_runs').select('id').where('at', '<', cutoff).orderBy('id').limit(batch))
     .executeTakeFirst();
+  await db.deleteFrom('automation_quiet_runs').where('at', '<', cutoff).execute();
   await db.deleteFrom('automation_claims').where('created_at', '<', cutoff).execute();
   return Number(r.numDeletedRows);
 }

@@ -99,8 +99,8 @@ export class RulesService {
     requireOwner(auth);
     if (!(await repo.findRule(this.db, auth.accountId, id))) throw notFound('Rule not found');
     return (await repo.recentRuns(this.db, id, RUNS_SHOWN)).map((r) => ({
-      eventId: r.event_id,
-      leadId: r.lead_id,
+      eventId: r.eventId,
+      leadId: r.leadId,
       at: r.at,
       actions: JSON.parse(r.results) as RuleRun['actions'],
     }));

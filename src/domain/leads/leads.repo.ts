@@ -464,6 +464,17 @@ export async function attachTag(db: Executor, accountId: number, leadId: number,
   return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 
+/** Attaches several tags in one statement; answers how many were not attached before. */
+export async function attachTags(db: Executor, accountId: number, leadId: number, tagIds: number[], now: number): Promise<number> {
+  if (!tagIds.length) return 0;
+  const result = await db
+    .insertInto('lead_tags')
+    .values(tagIds.map((tagId) => ({ account_id: accountId, lead_id: leadId, tag_id: tagId, created_at: now })))
+    .onConflict((oc) => oc.columns(['lead_id', 'tag_id']).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0);
+}
+
 /** Detaches a tag; false when it was not attached. */
 export async function detachTag(db: Executor, leadId: number, tagId: number): Promise<boolean> {
   const result = await db.deleteFrom('lead_tags').where('lead_id', '=', leadId).where('tag_id', '=', tagId).executeTakeFirst();
