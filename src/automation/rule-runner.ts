@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.js';
+import { dialectOf, type Executor } from '../db/database.js';
 import type { AutomationRuleRow, AutomationRunRow, EventRow } from '../db/schema.js';
 import type { Action } from '../domain/automation/rules.types.js';
 import type { Deps } from '../domain/context.js';
@@ -109,48 +109,58 @@ export class RuleRunner {
   ): Promise<{ pending: Pending[] }> {
     return this.db.transaction().execute(async (trx) => {
       const now = this.deps.clock.now();
-      // The chunk's leads, locked (PostgreSQL) and read with their tags in two statements: what
-      // the conditions read and the actions change, as it is under the lock.
-      const read = await readLeads(trx, [...new Set(chunk.flatMap((c) => (c.event.lead_id === null ? [] : [c.event.lead_id])))], true);
-      const facts = await eventFacts(
-        trx,
-        chunk.map((c) => c.event),
-        read,
-        hours,
-      );
+      // The chunk's leads read with their tags in two statements: what the conditions read and the
+      // actions change. On PostgreSQL they are read without a lock first: a lead whose matching runs
+      // all add tags it has is only read (its quiet runs change nothing of it), and only the leads
+      // some run acts on are locked, in id order, and read again under the lock. In a conversation
+      // going on that is none, so the chunk neither locks rows (a write each) nor holds up the
+      // messages to its leads (docs/performance.md, "Automation's batches").
+      const postgres = dialectOf(trx) === 'postgres';
+      const events = chunk.map((c) => c.event);
+      const read = await readLeads(trx, [...new Set(events.flatMap((e) => (e.lead_id === null ? [] : [e.lead_id])))], !postgres);
+      let facts = await eventFacts(trx, events, read, hours);
+      // Each event's matching rules as the leads were read. An event whose rules ran already (or
+      // are running in another process) is left out whole.
+      const planned = () =>
+        chunk.flatMap(({ event, rules }) => {
+          const known = facts.get(event.id);
+          const lead = event.lead_id === null ? undefined : read.get(event.lead_id);
+          if (!known || !lead) return [];
+          return [{ event, rules, known, lead, matching: rules.filter((rule) => ruleMatches(rule, contextOf(known, lead))) }];
+        });
+      let plans = planned();
+      if (postgres) {
+        const acting = [
+          ...new Set(plans.flatMap((p) => (p.matching.some((rule) => !foreseen(rule, p.lead.tags)) ? [p.lead.lead.id] : []))),
+        ].sort((a, b) => a - b);
+        if (acting.length) {
+          const locked = await readLeads(trx, acting, true);
+          for (const id of acting) {
+            const lead = locked.get(id);
+            if (lead) read.set(id, lead);
+            else read.delete(id);
+          }
+          facts = await eventFacts(trx, events, read, hours);
+          plans = planned();
+        }
+      }
       const leads = new Map<number, LeadState>([...read].map(([id, lead]) => [id, { ...lead, before: undefined, adding: [] }]));
       const tags: TagCache = new Map();
       const saved: Array<{ id: number; results: ActionResult[]; done: boolean }> = [];
       const pending: Pending[] = [];
       const quiet: runs.QuietRun[] = [];
-      // Each event's matching rules as the leads were read. An event whose rules ran already (or
-      // are running in another process) is left out whole.
-      const plans: Array<{
-        event: EventRow;
-        rules: AutomationRuleRow[];
-        known: EventFacts;
-        state: LeadState;
-        matching: AutomationRuleRow[];
-      }> = [];
-      for (const { event, rules } of chunk) {
-        const known = facts.get(event.id);
-        const state = event.lead_id === null ? undefined : leads.get(event.lead_id);
-        if (!known || !state) continue;
-        const ctx = contextOf(known, state);
-        const matching = rules.filter((rule) => ruleMatches(rule, ctx));
-        plans.push({ event, rules, known, state, matching });
-      }
+      const states = plans.map((p) => ({ ...p, state: leads.get(p.lead.lead.id) as LeadState }));
       const taken = await claimEvents(
         trx,
         'rules',
-        plans.flatMap((p) => (p.matching.length ? [p.event.id] : [])),
+        states.flatMap((p) => (p.matching.length ? [p.event.id] : [])),
         now,
       );
       const wanted = (event: EventRow, rules: AutomationRuleRow[]) =>
         rules.map((rule) => ({ ruleId: rule.id, eventId: event.id, leadId: event.lead_id }));
       // A run row (progress and lease) only for the runs that may change something: a run whose
       // every action adds a tag the lead has is quiet, kept in the batch's quiet rows.
-      const asked = plans.flatMap((plan) =>
+      const asked = states.flatMap((plan) =>
         taken.has(plan.event.id)
           ? wanted(
               plan.event,
@@ -163,7 +173,7 @@ export class RuleRunner {
       const askedKeys = new Set(asked.map((r) => `${r.ruleId}:${r.eventId}`));
       const byKey = new Map([...claimed.fresh, ...claimed.resumed].map((r) => [`${r.rule_id}:${r.event_id}`, r]));
       const unwanted: number[] = [];
-      for (const plan of plans) {
+      for (const plan of states) {
         const { event, state } = plan;
         // Checked again: earlier events' actions may have changed the lead.
         const ctx = contextOf(plan.known, state);
