@@ -15,7 +15,7 @@ import {
   type ReplySender,
   type TagCache,
 } from './rule-actions.js';
-import { fillTemplate, ruleMatches, type RuleContext } from './rule-conditions.js';
+import { fillTemplate, readsWorkingHours, ruleMatches, type RuleContext } from './rule-conditions.js';
 import type { WorkingHours } from '../domain/automation/working-hours.js';
 import { eventFacts, readLeads, workingHoursOf, type EventFacts, type LeadFacts } from './rule-context.js';
 import * as runs from './rule-runs.repo.js';
@@ -80,7 +80,10 @@ export class RuleRunner {
   async runEvents(work: Array<{ event: EventRow; rules: AutomationRuleRow[] }>): Promise<void> {
     const items = work.filter((w) => w.event.lead_id !== null && w.rules.length);
     if (!items.length) return;
-    const hours = await workingHoursOf(this.db, [...new Set(items.map((i) => i.event.account_id))]);
+    // Working hours only of the accounts some rule of which reads them: a statement less per batch otherwise.
+    const hours = await workingHoursOf(this.db, [
+      ...new Set(items.flatMap((i) => (i.rules.some(readsWorkingHours) ? [i.event.account_id] : []))),
+    ]);
     for (let i = 0; i < items.length; i += CHUNK_EVENTS) {
       const chunk = items.slice(i, i + CHUNK_EVENTS);
       let outcome: { pending: Pending[] };
