@@ -544,6 +544,8 @@ async function httpScenario(ctx, s) {
  * load without automation, in the same run and in turn. Automation runs after the commit, so a
  * phase lasts until the automation consumer has read every event the load recorded and finished
  * its runs: the rate is messages / (load + catch-up), and the CPU per message counts the catch-up.
+ * Each run goes without / with / without and compares "with" to the mean of the two "without"
+ * phases, as a later phase finds warmer caches and a fuller database than an earlier one.
  */
 async function automationScenario(ctx) {
   const { pathToFileURL } = await import('node:url');
@@ -598,18 +600,27 @@ async function automationScenario(ctx) {
     return { ...load, rate: load.requests / seconds, catchUpS: seconds - DURATION, ...(cpu ? { cpu } : {}) };
   };
   const runs = [];
+  // CPU per message of a phase: server, plus PostgreSQL's backends of the run's database.
+  const cpuPer = (p) => (p.cpu ? p.cpu.serverUs + (p.cpu.postgresUs ?? 0) : undefined);
   try {
     for (let i = 0; i < RUNS; i++) {
-      const plain = await phase(`p${i}`);
+      const before = await phase(`p${i}`);
       await on();
       const auto = await phase(`a${i}`);
       await off();
+      const after = await phase(`q${i}`);
+      const plain = meanPhase(before, after);
       const ratio = auto.rate / plain.rate;
-      runs.push({ plain, auto, ratio, rps: auto.rate });
+      const cpuRatio = cpuPer(auto) && cpuPer(plain) ? cpuPer(plain) / cpuPer(auto) : undefined;
+      runs.push({ plain, before, after, auto, ratio, ...(cpuRatio ? { cpuRatio } : {}), rps: auto.rate });
       console.log(
         `  automation: with ${auto.rate.toFixed(0)} msg/s (load ${auto.rps.toFixed(0)} req/s, catch-up ${auto.catchUpS.toFixed(1)} s), ` +
-          `without ${plain.rate.toFixed(0)} msg/s (load ${plain.rps.toFixed(0)} req/s, catch-up ${plain.catchUpS.toFixed(1)} s), ratio ${ratio.toFixed(2)}` +
-          (auto.cpu && plain.cpu ? `\n    with: ${describeCpu(auto.cpu)}\n    without: ${describeCpu(plain.cpu)}` : ''),
+          `without ${plain.rate.toFixed(0)} msg/s (before ${before.rate.toFixed(0)}, after ${after.rate.toFixed(0)}; ` +
+          `load ${plain.rps.toFixed(0)} req/s, catch-up ${plain.catchUpS.toFixed(1)} s), ratio ${ratio.toFixed(2)}` +
+          (cpuRatio ? `, CPU per message without / with ${cpuPer(plain)} / ${cpuPer(auto)} µs = ${cpuRatio.toFixed(2)}` : '') +
+          (auto.cpu && before.cpu && after.cpu
+            ? `\n    without (before): ${describeCpu(before.cpu)}\n    with: ${describeCpu(auto.cpu)}\n    without (after): ${describeCpu(after.cpu)}`
+            : ''),
       );
     }
   } finally {
@@ -631,6 +642,23 @@ async function automationScenario(ctx) {
     connections: CONNECTIONS,
     runs,
   });
+}
+
+/** The mean of two phases of the same load: rates, latencies and CPU per message. */
+function meanPhase(a, b) {
+  const mean = (x, y) => (x === undefined || y === undefined ? undefined : (x + y) / 2);
+  const out = { ...a };
+  for (const key of ['rate', 'rps', 'catchUpS', 'p50', 'p95', 'p99']) out[key] = mean(a[key], b[key]);
+  out.requests = a.requests + b.requests;
+  out.errors = a.errors + b.errors;
+  if (a.cpu && b.cpu) {
+    out.cpu = { ...a.cpu };
+    for (const key of Object.keys(a.cpu)) {
+      const m = mean(a.cpu[key], b.cpu[key]);
+      if (typeof m === 'number') out.cpu[key] = key === 'idle' ? m : Math.round(m);
+    }
+  }
+  return out;
 }
 
 function createRequireFromRoot() {

@@ -51,13 +51,22 @@ export function conditionHolds(c: Condition, ctx: RuleContext): boolean {
 /** Conditions parsed once per rule row read: a batch tests each rule against every event. */
 const parsed = new WeakMap<AutomationRuleRow, Condition[]>();
 
-export function ruleMatches(rule: AutomationRuleRow, ctx: RuleContext): boolean {
+function conditionsOf(rule: AutomationRuleRow): Condition[] {
   let conditions = parsed.get(rule);
   if (!conditions) {
     conditions = JSON.parse(rule.conditions) as Condition[];
     parsed.set(rule, conditions);
   }
-  return conditions.every((c) => conditionHolds(c, ctx));
+  return conditions;
+}
+
+export function ruleMatches(rule: AutomationRuleRow, ctx: RuleContext): boolean {
+  return conditionsOf(rule).every((c) => conditionHolds(c, ctx));
+}
+
+/** Whether the rule reads its account's working hours (the only condition that does). */
+export function readsWorkingHours(rule: AutomationRuleRow): boolean {
+  return conditionsOf(rule).some((c) => c.field === 'time.workingHours');
 }
 
 /** `{customer.name}` and `{lead.id}` in a reply's or note's text. */

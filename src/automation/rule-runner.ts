@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.js';
+import { dialectOf, type Executor } from '../db/database.js';
 import type { AutomationRuleRow, AutomationRunRow, EventRow } from '../db/schema.js';
 import type { Action } from '../domain/automation/rules.types.js';
 import type { Deps } from '../domain/context.js';
@@ -15,7 +15,7 @@ import {
   type ReplySender,
   type TagCache,
 } from './rule-actions.js';
-import { fillTemplate, ruleMatches, type RuleContext } from './rule-conditions.js';
+import { fillTemplate, readsWorkingHours, ruleMatches, type RuleContext } from './rule-conditions.js';
 import type { WorkingHours } from '../domain/automation/working-hours.js';
 import { eventFacts, readLeads, workingHoursOf, type EventFacts, type LeadFacts } from './rule-context.js';
 import * as runs from './rule-runs.repo.js';
@@ -80,7 +80,10 @@ export class RuleRunner {
   async runEvents(work: Array<{ event: EventRow; rules: AutomationRuleRow[] }>): Promise<void> {
     const items = work.filter((w) => w.event.lead_id !== null && w.rules.length);
     if (!items.length) return;
-    const hours = await workingHoursOf(this.db, [...new Set(items.map((i) => i.event.account_id))]);
+    // Working hours only of the accounts some rule of which reads them: a statement less per batch otherwise.
+    const hours = await workingHoursOf(this.db, [
+      ...new Set(items.flatMap((i) => (i.rules.some(readsWorkingHours) ? [i.event.account_id] : []))),
+    ]);
     for (let i = 0; i < items.length; i += CHUNK_EVENTS) {
       const chunk = items.slice(i, i + CHUNK_EVENTS);
       let outcome: { pending: Pending[] };
@@ -102,118 +105,137 @@ export class RuleRunner {
     }
   }
 
-  private applyChunk(
+  private async applyChunk(
     chunk: Array<{ event: EventRow; rules: AutomationRuleRow[] }>,
     hours: Map<number, WorkingHours>,
     guarded: boolean,
   ): Promise<{ pending: Pending[] }> {
+    // The chunk's leads read with their tags: what the conditions read and the actions change. On
+    // PostgreSQL they are read without a lock and outside the transaction first: a lead whose
+    // matching runs all add tags it has is only read (its quiet runs change nothing of it), and
+    // only the leads some run acts on are locked, in id order, and read again under the lock. A
+    // chunk no run acts on (a conversation going on) is then one more statement, its claims and
+    // quiet rows (claimQuietChunk): no transaction, no row lock (a write each on PostgreSQL) and
+    // nothing held up for the messages to its leads (docs/performance.md, "Automation's batches").
+    if (dialectOf(this.db) !== 'postgres') {
+      return this.db.transaction().execute(async (trx) => this.applySeen(trx, await seeChunk(trx, chunk, hours, true), guarded));
+    }
+    const seen = await seeChunk(this.db, chunk, hours, false);
+    const acting = [
+      ...new Set(seen.plans.flatMap((p) => (p.matching.some((rule) => !foreseen(rule, p.lead.tags)) ? [p.lead.lead.id] : []))),
+    ].sort((a, b) => a - b);
+    if (!acting.length) {
+      const claimed = seen.plans.filter((p) => p.matching.length);
+      const quiet = claimed.flatMap((p) =>
+        p.matching.map((rule) => ({
+          ruleId: rule.id,
+          eventId: p.event.id,
+          leadId: p.event.lead_id,
+          results: foreseen(rule, p.lead.tags) ?? [],
+        })),
+      );
+      await runs.claimQuietChunk(
+        this.db,
+        claimed.map((p) => p.event.id),
+        quiet,
+        this.deps.clock.now(),
+      );
+      return { pending: [] };
+    }
     return this.db.transaction().execute(async (trx) => {
-      const now = this.deps.clock.now();
-      // The chunk's leads, locked (PostgreSQL) and read with their tags in two statements: what
-      // the conditions read and the actions change, as it is under the lock.
-      const read = await readLeads(trx, [...new Set(chunk.flatMap((c) => (c.event.lead_id === null ? [] : [c.event.lead_id])))], true);
-      const facts = await eventFacts(
-        trx,
-        chunk.map((c) => c.event),
-        read,
-        hours,
-      );
-      const leads = new Map<number, LeadState>([...read].map(([id, lead]) => [id, { ...lead, before: undefined, adding: [] }]));
-      const tags: TagCache = new Map();
-      const saved: Array<{ id: number; results: ActionResult[]; done: boolean }> = [];
-      const pending: Pending[] = [];
-      const quiet: runs.QuietRun[] = [];
-      // Each event's matching rules as the leads were read. An event whose rules ran already (or
-      // are running in another process) is left out whole.
-      const plans: Array<{
-        event: EventRow;
-        rules: AutomationRuleRow[];
-        known: EventFacts;
-        state: LeadState;
-        matching: AutomationRuleRow[];
-      }> = [];
-      for (const { event, rules } of chunk) {
-        const known = facts.get(event.id);
-        const state = event.lead_id === null ? undefined : leads.get(event.lead_id);
-        if (!known || !state) continue;
-        const ctx = contextOf(known, state);
-        const matching = rules.filter((rule) => ruleMatches(rule, ctx));
-        plans.push({ event, rules, known, state, matching });
+      const locked = await readLeads(trx, acting, true);
+      for (const id of acting) {
+        const lead = locked.get(id);
+        if (lead) seen.read.set(id, lead);
+        else seen.read.delete(id);
       }
-      const taken = await claimEvents(
-        trx,
-        'rules',
-        plans.flatMap((p) => (p.matching.length ? [p.event.id] : [])),
-        now,
-      );
-      const wanted = (event: EventRow, rules: AutomationRuleRow[]) =>
-        rules.map((rule) => ({ ruleId: rule.id, eventId: event.id, leadId: event.lead_id }));
-      // A run row (progress and lease) only for the runs that may change something: a run whose
-      // every action adds a tag the lead has is quiet, kept in the batch's quiet rows.
-      const asked = plans.flatMap((plan) =>
-        taken.has(plan.event.id)
-          ? wanted(
-              plan.event,
-              plan.matching.filter((rule) => !foreseen(rule, plan.state.tags)),
-            )
-          : [],
-      );
-      const claimed = await runs.claimRuns(trx, asked, now, this.leaseMs);
-      const fresh = new Set(claimed.fresh.map((r) => r.id));
-      const askedKeys = new Set(asked.map((r) => `${r.ruleId}:${r.eventId}`));
-      const byKey = new Map([...claimed.fresh, ...claimed.resumed].map((r) => [`${r.rule_id}:${r.event_id}`, r]));
-      const unwanted: number[] = [];
-      for (const plan of plans) {
-        const { event, state } = plan;
-        // Checked again: earlier events' actions may have changed the lead.
-        const ctx = contextOf(plan.known, state);
-        const matching = plan.rules.filter((rule) => ruleMatches(rule, ctx));
-        // An event none of whose rules matched as read, matching now, is taken now.
-        if (!plan.matching.length && matching.length) for (const id of await claimEvents(trx, 'rules', [event.id], now)) taken.add(id);
-        if (!taken.has(event.id)) continue;
-        for (const rule of plan.matching) {
-          const run = byKey.get(`${rule.id}:${event.id}`);
-          if (run && fresh.has(run.id) && !matching.includes(rule)) unwanted.push(run.id);
-        }
-        for (const rule of matching) {
-          const key = `${rule.id}:${event.id}`;
-          let run = byKey.get(key);
-          if (!run) {
-            // Done already, or held by another process.
-            if (askedKeys.has(key)) continue;
-            const results = foreseen(rule, state.tags);
-            if (results) {
-              quiet.push({ ruleId: rule.id, eventId: event.id, leadId: event.lead_id, results });
-              continue;
-            }
-            // Quiet as read, no longer (an earlier action removed a tag), or matching only now.
-            const more = await runs.claimRuns(trx, wanted(event, [rule]), now, this.leaseMs);
-            run = more.fresh[0] ?? more.resumed[0];
-            if (!run) continue;
-          }
-          const actions = actionsOf(rule);
-          const results = JSON.parse(run.results) as ActionResult[];
-          const started = results.length;
-          while (results.length < actions.length) {
-            const action = actions[results.length];
-            if (action.type === 'reply') break;
-            const text = action.type === 'note' ? fillTemplate(action.text, ctx) : '';
-            results.push(await this.apply(trx, { action, state, text, now, tags, guarded, rule, eventId: event.id }));
-          }
-          const done = results.length === actions.length;
-          if (done || results.length > started) saved.push({ id: run.id, results, done });
-          if (!done) pending.push({ rule, run: { ...run, results: JSON.stringify(results) }, ctx: contextOf(plan.known, state) });
-        }
-        // The event's tags in one statement, before the next event's actions record theirs.
-        await this.attachAdding(trx, state, now);
-      }
-      await runs.deleteRuns(trx, unwanted);
-      for (const state of leads.values()) await this.attachAdding(trx, state, now);
-      for (const [leadId, state] of leads) if (state?.before !== undefined) await runs.markCaused(trx, leadId, state.before, now);
-      await runs.saveManyResults(trx, saved);
-      await runs.saveQuietRuns(trx, quiet, now);
-      return { pending };
+      return this.applySeen(trx, await seeChunk(trx, chunk, hours, false, seen.read), guarded);
     });
+  }
+
+  /** The chunk's runs in `trx`, the leads they act on read under the lock. */
+  private async applySeen(trx: Executor, seen: SeenChunk, guarded: boolean): Promise<{ pending: Pending[] }> {
+    const now = this.deps.clock.now();
+    const { read, plans } = seen;
+    const leads = new Map<number, LeadState>([...read].map(([id, lead]) => [id, { ...lead, before: undefined, adding: [] }]));
+    const tags: TagCache = new Map();
+    const saved: Array<{ id: number; results: ActionResult[]; done: boolean }> = [];
+    const pending: Pending[] = [];
+    const quiet: runs.QuietRun[] = [];
+    const states = plans.map((p) => ({ ...p, state: leads.get(p.lead.lead.id) as LeadState }));
+    const taken = await claimEvents(
+      trx,
+      'rules',
+      states.flatMap((p) => (p.matching.length ? [p.event.id] : [])),
+      now,
+    );
+    const wanted = (event: EventRow, rules: AutomationRuleRow[]) =>
+      rules.map((rule) => ({ ruleId: rule.id, eventId: event.id, leadId: event.lead_id }));
+    // A run row (progress and lease) only for the runs that may change something: a run whose
+    // every action adds a tag the lead has is quiet, kept in the batch's quiet rows.
+    const asked = states.flatMap((plan) =>
+      taken.has(plan.event.id)
+        ? wanted(
+            plan.event,
+            plan.matching.filter((rule) => !foreseen(rule, plan.state.tags)),
+          )
+        : [],
+    );
+    const claimed = await runs.claimRuns(trx, asked, now, this.leaseMs);
+    const fresh = new Set(claimed.fresh.map((r) => r.id));
+    const askedKeys = new Set(asked.map((r) => `${r.ruleId}:${r.eventId}`));
+    const byKey = new Map([...claimed.fresh, ...claimed.resumed].map((r) => [`${r.rule_id}:${r.event_id}`, r]));
+    const unwanted: number[] = [];
+    for (const plan of states) {
+      const { event, state } = plan;
+      // Checked again: earlier events' actions may have changed the lead.
+      const ctx = contextOf(plan.known, state);
+      const matching = plan.rules.filter((rule) => ruleMatches(rule, ctx));
+      // An event none of whose rules matched as read, matching now, is taken now.
+      if (!plan.matching.length && matching.length) for (const id of await claimEvents(trx, 'rules', [event.id], now)) taken.add(id);
+      if (!taken.has(event.id)) continue;
+      for (const rule of plan.matching) {
+        const run = byKey.get(`${rule.id}:${event.id}`);
+        if (run && fresh.has(run.id) && !matching.includes(rule)) unwanted.push(run.id);
+      }
+      for (const rule of matching) {
+        const key = `${rule.id}:${event.id}`;
+        let run = byKey.get(key);
+        if (!run) {
+          // Done already, or held by another process.
+          if (askedKeys.has(key)) continue;
+          const results = foreseen(rule, state.tags);
+          if (results) {
+            quiet.push({ ruleId: rule.id, eventId: event.id, leadId: event.lead_id, results });
+            continue;
+          }
+          // Quiet as read, no longer (an earlier action removed a tag), or matching only now.
+          const more = await runs.claimRuns(trx, wanted(event, [rule]), now, this.leaseMs);
+          run = more.fresh[0] ?? more.resumed[0];
+          if (!run) continue;
+        }
+        const actions = actionsOf(rule);
+        const results = JSON.parse(run.results) as ActionResult[];
+        const started = results.length;
+        while (results.length < actions.length) {
+          const action = actions[results.length];
+          if (action.type === 'reply') break;
+          const text = action.type === 'note' ? fillTemplate(action.text, ctx) : '';
+          results.push(await this.apply(trx, { action, state, text, now, tags, guarded, rule, eventId: event.id }));
+        }
+        const done = results.length === actions.length;
+        if (done || results.length > started) saved.push({ id: run.id, results, done });
+        if (!done) pending.push({ rule, run: { ...run, results: JSON.stringify(results) }, ctx: contextOf(plan.known, state) });
+      }
+      // The event's tags in one statement, before the next event's actions record theirs.
+      await this.attachAdding(trx, state, now);
+    }
+    await runs.deleteRuns(trx, unwanted);
+    for (const state of leads.values()) await this.attachAdding(trx, state, now);
+    for (const [leadId, state] of leads) if (state?.before !== undefined) await runs.markCaused(trx, leadId, state.before, now);
+    await runs.saveManyResults(trx, saved);
+    await runs.saveQuietRuns(trx, quiet, now);
+    return { pending };
   }
 
   private async apply(
@@ -388,8 +410,44 @@ function foreseen(rule: AutomationRuleRow, tags: string[]): ActionResult[] | und
   return actions.map((a) => ({ type: a.type, ok: true }));
 }
 
+/** A chunk's leads as read, what rules read of its events, and each event's matching rules as read. */
+interface SeenChunk {
+  read: Map<number, LeadFacts>;
+  plans: Array<{ event: EventRow; rules: AutomationRuleRow[]; known: EventFacts; lead: LeadFacts; matching: AutomationRuleRow[] }>;
+}
+
+/** Reads the chunk's leads (`lock`: locked on PostgreSQL), or takes them `read` already, and matches each event's rules. */
+async function seeChunk(
+  db: Executor,
+  chunk: Array<{ event: EventRow; rules: AutomationRuleRow[] }>,
+  hours: Map<number, WorkingHours>,
+  lock: boolean,
+  known?: Map<number, LeadFacts>,
+): Promise<SeenChunk> {
+  const events = chunk.map((c) => c.event);
+  const read = known ?? (await readLeads(db, [...new Set(events.flatMap((e) => (e.lead_id === null ? [] : [e.lead_id])))], lock));
+  const facts = await eventFacts(db, events, read, hours);
+  const plans = chunk.flatMap(({ event, rules }) => {
+    const known = facts.get(event.id);
+    const lead = event.lead_id === null ? undefined : read.get(event.lead_id);
+    if (!known || !lead) return [];
+    const ctx = contextOf(known, lead);
+    return [{ event, rules, known, lead, matching: rules.filter((rule) => ruleMatches(rule, ctx)) }];
+  });
+  return { read, plans };
+}
+
 function contextOf(facts: EventFacts, lead: LeadFacts): RuleContext {
-  return { ...facts, lead: lead.lead, tags: lead.tags, integrationType: lead.integrationType, customerName: lead.customerName };
+  return {
+    text: facts.text,
+    customerIsNew: facts.customerIsNew,
+    at: facts.at,
+    hours: facts.hours,
+    lead: lead.lead,
+    tags: lead.tags,
+    integrationType: lead.integrationType,
+    customerName: lead.customerName,
+  };
 }
 
 function errorText(err: unknown): string {

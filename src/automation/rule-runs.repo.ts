@@ -113,6 +113,26 @@ export async function saveQuietRuns(db: Executor, quiet: QuietRun[], now: number
     .execute();
 }
 
+/**
+ * PostgreSQL: a chunk whose every run is quiet, in one statement and no transaction: the events'
+ * `rules` claims, and for the events taken (an event another process took is left out whole), the
+ * quiet rows as saveQuietRuns writes them.
+ */
+export async function claimQuietChunk(db: Executor, eventIds: number[], quiet: QuietRun[], now: number): Promise<void> {
+  if (!eventIds.length) return;
+  const rows = JSON.stringify(quiet.map((q) => [q.ruleId, q.eventId, q.leadId, JSON.stringify(q.results)]));
+  await sql`with taken as (
+      insert into automation_claims (consumer, event_id, created_at)
+      select 'rules', e, cast(${now} as bigint) from unnest(cast(${eventIds} as bigint[])) as e
+      on conflict (consumer, event_id) do nothing returning event_id),
+    q as (select (r->>0)::bigint as rule_id, (r->>1)::bigint as event_id, r->2 as lead_id, r->>3 as actions, n
+      from jsonb_array_elements(cast(${rows} as jsonb)) with ordinality as x(r, n))
+    insert into automation_quiet_runs (rule_id, event_id, at, runs, actions)
+    select q.rule_id, max(q.event_id), cast(${now} as bigint), json_agg(json_build_array(q.event_id, q.lead_id) order by q.n)::text,
+      min(q.actions)
+    from q join taken on taken.event_id = q.event_id group by q.rule_id`.execute(db);
+}
+
 /** Runs this transaction took and no longer wants (their rule no longer matches): as if never taken. */
 export async function deleteRuns(db: Executor, ids: number[]): Promise<void> {
   if (ids.length) await db.deleteFrom('automation_runs').where('id', 'in', ids).execute();
