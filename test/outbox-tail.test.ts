@@ -2,17 +2,14 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { eventsRecorded, recordEvent } from '../src/events/outbox.js';
 import { OutboxTail } from '../src/events/outbox-tail.js';
 import type { Deps } from '../src/domain/context.js';
-import { createTestDatabase, type TestDatabase } from './helpers/database.js';
+import { createTestDatabase, insertAccount, quietLog, type TestDatabase } from './helpers/database.js';
 import { statementCounter } from './helpers/statements.js';
 
-const quiet = { info() {}, warn() {}, error() {}, debug() {} };
 let t: TestDatabase;
 let accountId: number;
 beforeAll(async () => {
   t = await createTestDatabase();
-  accountId = (
-    await t.db.kysely.insertInto('accounts').values({ name: 'a', plan: '{}', created_at: 0 }).returning('id').executeTakeFirstOrThrow()
-  ).id;
+  accountId = await insertAccount(t);
 });
 afterAll(() => t.drop());
 
@@ -30,7 +27,7 @@ describe('OutboxTail without anybody to serve', () => {
     const deps = {
       db: { ...t.db, kysely: t.db.kysely.withPlugin(counter) },
       config: { eventsPollMs: 3_600_000, databaseUrl: undefined },
-      log: quiet,
+      log: quietLog,
     } as unknown as Deps;
     let served = 0;
     const tail = new OutboxTail(deps, { name: 'idle', active: () => false, handle: async () => void served++ });

@@ -4,17 +4,14 @@ import { onOutbox } from '../src/events/wakeup.js';
 import pg from 'pg';
 import { DELIVERIES_CHANNEL, eventsRecorded, OUTBOX_CHANNEL, outboxSignal, recordEvent } from '../src/events/outbox.js';
 import { OutboxNotifier } from '../src/events/outbox-notifier.js';
-import { createTestDatabase, DIALECT, type TestDatabase } from './helpers/database.js';
+import { createTestDatabase, insertAccount, quietLog, DIALECT, type TestDatabase } from './helpers/database.js';
 import { statementCounter } from './helpers/statements.js';
 
-const quiet = { info() {}, warn() {}, error() {}, debug() {} };
 let t: TestDatabase;
 let accountId: number;
 beforeAll(async () => {
   t = await createTestDatabase();
-  accountId = (
-    await t.db.kysely.insertInto('accounts').values({ name: 'a', plan: '{}', created_at: 0 }).returning('id').executeTakeFirstOrThrow()
-  ).id;
+  accountId = await insertAccount(t);
 });
 afterAll(() => t.drop());
 
@@ -37,7 +34,7 @@ const currentSchema = async () => (await sql<{ s: string }>`select current_schem
 describe('outbox wake-ups', () => {
   it('wakes the worker of this process when an event is recorded', async () => {
     let wakes = 0;
-    const stop = onOutbox(() => wakes++, { log: quiet });
+    const stop = onOutbox(() => wakes++, { log: quietLog });
     try {
       await t.db.kysely.transaction().execute((trx) => recordEvent(trx, { accountId, type: 'customer.changed', payload: {} }, 0));
       expect(wakes).toBeGreaterThan(0);
@@ -49,7 +46,7 @@ describe('outbox wake-ups', () => {
   it('wakes again a moment later (for readers on other connections) unless followUp is off', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const wakes = { followUp: 0, once: 0 };
-    const stops = [onOutbox(() => wakes.followUp++, { log: quiet }), onOutbox(() => wakes.once++, { log: quiet, followUp: false })];
+    const stops = [onOutbox(() => wakes.followUp++, { log: quietLog }), onOutbox(() => wakes.once++, { log: quietLog, followUp: false })];
     try {
       await t.db.kysely.transaction().execute((trx) => recordEvent(trx, { accountId, type: 'customer.changed', payload: {} }, 0));
       expect(wakes).toEqual({ followUp: 1, once: 1 });
@@ -65,8 +62,8 @@ describe('outbox wake-ups', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const wakes = { readers: 0, deliveries: 0 };
     const stops = [
-      onOutbox(() => wakes.readers++, { log: quiet }),
-      onOutbox(() => wakes.deliveries++, { log: quiet, deliveriesOnly: true, followUp: false }),
+      onOutbox(() => wakes.readers++, { log: quietLog }),
+      onOutbox(() => wakes.deliveries++, { log: quietLog, deliveriesOnly: true, followUp: false }),
     ];
     try {
       // A batch of three events without deliveries: one wake, and one follow-up for the lot.
@@ -102,7 +99,7 @@ describe('outbox wake-ups', () => {
       // The notifier's statements whose answer is back: it sets its next timer only then, which may
       // be after the listener heard its NOTIFY.
       const { counter, statements: answered } = statementCounter();
-      const notifier = new OutboxNotifier(t.db.kysely.withPlugin(counter), quiet);
+      const notifier = new OutboxNotifier(t.db.kysely.withPlugin(counter), quietLog);
       try {
         const notifies = async () => {
           const { rows } = await sql<{
@@ -138,7 +135,7 @@ describe('outbox wake-ups', () => {
 
     it("wakes on its own schema's NOTIFY and not on another installation's in the same database", async () => {
       let wakes = 0;
-      const stop = onOutbox(() => wakes++, { pgUrl: t.url, log: quiet, followUp: false });
+      const stop = onOutbox(() => wakes++, { pgUrl: t.url, log: quietLog, followUp: false });
       const sender = new pg.Client({ connectionString: t.url });
       await sender.connect();
       try {
@@ -186,7 +183,7 @@ describe('outbox wake-ups', () => {
           return args.result;
         },
       };
-      const notifier = new OutboxNotifier(t.db.kysely.withPlugin(held), quiet);
+      const notifier = new OutboxNotifier(t.db.kysely.withPlugin(held), quietLog);
       const turns = async () => {
         for (let i = 0; i < 20; i++) await new Promise<void>((r) => setImmediate(r));
       };
@@ -231,7 +228,7 @@ describe('outbox wake-ups', () => {
 
     it('wakes on NOTIFY from another process (LISTEN on PostgreSQL), without any in-process signal', async () => {
       let wakes = 0;
-      const stop = onOutbox(() => wakes++, { pgUrl: t.url, log: quiet });
+      const stop = onOutbox(() => wakes++, { pgUrl: t.url, log: quietLog });
       try {
         // Another connection stands for another Parley process; notify until the listener is set up.
         await waitFor(

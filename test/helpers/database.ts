@@ -7,6 +7,19 @@ import { migrateTo, migrateToLatest } from '../../src/db/migrate.js';
 
 export const DIALECT: 'sqlite' | 'postgres' = isPostgresUrl(process.env.DATABASE_URL) ? 'postgres' : 'sqlite';
 
+/** A logger that says nothing, for the parts of the core a test drives without a server. */
+export const quietLog = { info() {}, warn() {}, error() {}, debug() {} };
+
+/** A bare account row (no owner, no seeds), for tests of the tables under the domain core. */
+export async function insertAccount(t: TestDatabase): Promise<number> {
+  const row = await t.db.kysely
+    .insertInto('accounts')
+    .values({ name: 'a', plan: '{}', created_at: 0 })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
 export interface TestDatabase {
   db: Db;
   /** A DATABASE_URL that reaches this same database (for the CLI and child processes), if any. */
