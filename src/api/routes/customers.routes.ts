@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { ALL, V13, defineRoute } from '../route.js';
-import { Id, IdParams } from '../schemas/common.js';
+import { Id, IdParams, idsQuery } from '../schemas/common.js';
 import { serializeCustomer } from '../serializers/customers.serializer.js';
 import { MAX_VALUES, requiredIds } from '../../domain/leads/lead-filters.js';
 
@@ -68,6 +68,7 @@ const MergeBody = Type.Object({
 });
 
 const tags = ['customers'];
+const customerIds = idsQuery('id', 'Customer ids');
 
 export const customerRoutes = [
   defineRoute({
@@ -86,11 +87,8 @@ export const customerRoutes = [
       summary: `Several customers by id: GET /v1.3/customers?id=1&id=2 (at most ${MAX_VALUES})`,
       description:
         'Each customer the caller can see, as `GET /v1.3/customers/<id>` answers it, in the order asked; ids of customers it cannot see, ' +
-        `or of none, are left out. \`id\` is required: without it, with more than ${MAX_VALUES} values or with a value that is not an integer, 400. ` +
-        'Repeat the parameter, separate values with commas, or write `id[]=1&id[]=2`.',
-      querystring: Type.Object({
-        id: Type.Optional(Type.Array(Type.String({ maxLength: 4000 }), { maxItems: MAX_VALUES, description: 'Customer ids' })),
-      }),
+        `or of none, are left out. ${customerIds.rule}`,
+      querystring: customerIds.querystring,
       response: { 200: Type.Array(Customer) },
     },
     handler: async (req, _reply, { services, auth }) =>

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from 'typebox';
 import { ALL, V13, defineRoute } from '../route.js';
 import { MAX_VALUES, requiredIds } from '../../domain/leads/lead-filters.js';
-import { Id, IdParams } from '../schemas/common.js';
+import { Id, IdParams, idsQuery } from '../schemas/common.js';
 import { VERSION_TRAITS, type ApiVersion } from '../versions.js';
 import { serializeHistoryMessages, serializeHistoryPage, serializePosted, serializeSources } from '../serializers/messaging.serializer.js';
 
@@ -216,6 +216,7 @@ const CheckContactBody = Type.Object({
 const LeadParams = IdParams;
 const HistoryParams = Type.Object({ id: Id, realId: Id });
 const tags = ['messaging'];
+const leadIds = idsQuery('lead', 'Lead ids');
 
 export const messagingRoutes = [
   defineRoute({
@@ -240,11 +241,8 @@ export const messagingRoutes = [
       summary: `Several leads' channels: GET /v1.3/messaging/sources?lead=1&lead=2 (at most ${MAX_VALUES})`,
       description:
         'For each lead the caller can see, in the order asked, what `GET /v1.3/messaging/<id>/sources` answers; ids of leads it cannot see, ' +
-        `or of none, are left out. \`lead\` is required: without it, with more than ${MAX_VALUES} values or with a value that is not an integer, 400. ` +
-        'Repeat the parameter, separate values with commas, or write `lead[]=1&lead[]=2`.',
-      querystring: Type.Object({
-        lead: Type.Optional(Type.Array(Type.String({ maxLength: 4000 }), { maxItems: MAX_VALUES, description: 'Lead ids' })),
-      }),
+        `or of none, are left out. ${leadIds.rule}`,
+      querystring: leadIds.querystring,
       response: {
         200: Type.Array(
           Type.Object(
