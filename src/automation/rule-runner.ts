@@ -332,7 +332,7 @@ export class RuleRunner {
 
   /** The rest of a run from where its results end, each database action in a transaction with the run's progress. */
   private async perform(rule: AutomationRuleRow, run: AutomationRunRow, ctx: RuleContext): Promise<void> {
-    const actions = JSON.parse(rule.actions) as Action[];
+    const actions = actionsOf(rule);
     const results = JSON.parse(run.results) as ActionResult[];
     for (let i = results.length; i < actions.length; i++) {
       const action = actions[i];
