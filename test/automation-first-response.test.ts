@@ -307,6 +307,6 @@ describe('a rule reply is sent by automation', () => {
       .executeTakeFirstOrThrow();
     const payload = JSON.parse(event.payload);
     expect(JSON.stringify(payload)).toContain('"automation":true');
-    expect(JSON.stringify(payload)).not.toContain('"userId":' + owner.userId);
+    expect(JSON.stringify(payload)).not.toContain(`"userId":${owner.userId}`);
   });
 });
