@@ -841,8 +841,13 @@ async function webhooksScenario(ctx) {
       // Requests still in flight when the load generator stopped are answered (and make events) after.
       await new Promise((r) => setTimeout(r, 500));
       const loadOver = Date.now();
+      // The servers' CPU while the load ran and while the backlog drained, in cores: well under 1
+      // per process with the machine idle means the figure is bound by waits (commits, the pool);
+      // with the machine busy, by other work on it.
+      const usedDuringLoad = watch.measure(1);
       const pending = await drain(probe, firstEvent);
       const used = watch.measure(1);
+      const drained = Date.now();
       const arrivals = JSON.parse(await call(receiver.url, { method: 'GET', path: '/__dump', headers: {} }));
       const events = await probe.all(`select id, created_at from events where id >= ${firstEvent}`);
       const createdAt = new Map(events.map((e) => [`msg_${e.id}`, e.created_at]));
@@ -872,12 +877,17 @@ async function webhooksScenario(ctx) {
           serverUs: Math.round(used.serverUs / Math.max(1, latencies.length)),
           ...(used.postgresUs === undefined ? {} : { postgresUs: Math.round(used.postgresUs / Math.max(1, latencies.length)) }),
         },
+        serverCores: used && {
+          duringLoad: usedDuringLoad.serverUs / 1000 / Math.max(1, loadOver - started),
+          afterLoad: (used.serverUs - usedDuringLoad.serverUs) / 1000 / Math.max(1, drained - loadOver),
+        },
       };
       const afterLoad = r.afterLoad.deliveriesPerSecond
         ? ` (the last ${tail} after the load: ${r.afterLoad.deliveriesPerSecond.toFixed(0)}/s)`
         : '';
       const cpu = r.cpuPerDelivery
-        ? `; CPU per delivery: server ${r.cpuPerDelivery.serverUs} µs${r.cpuPerDelivery.postgresUs === undefined ? '' : `, PostgreSQL ${r.cpuPerDelivery.postgresUs} µs`}`
+        ? `; CPU per delivery: server ${r.cpuPerDelivery.serverUs} µs${r.cpuPerDelivery.postgresUs === undefined ? '' : `, PostgreSQL ${r.cpuPerDelivery.postgresUs} µs`}` +
+          `; server cores busy ${r.serverCores.duringLoad.toFixed(2)} during the load (machine ${Math.round((usedDuringLoad.idle ?? 0) * 100)}% idle), ${r.serverCores.afterLoad.toFixed(2)} after`
         : '';
       console.log(
         `  webhooks ${label}: ${r.events} events (${ingest.requests} visitor messages, ${ingest.rps.toFixed(0)}/s) -> ${r.deliveries} deliveries in ${seconds.toFixed(1)} s = ${r.deliveriesPerSecond.toFixed(0)}/s${afterLoad}; event -> delivery p50 ${r.p50} ms, p99 ${r.p99} ms${cpu}`,

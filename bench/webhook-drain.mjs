@@ -9,10 +9,13 @@
 //
 //   node bench/webhook-drain.mjs [--events N] [--runs N] [--per-endpoint N] [--per-process N]
 //                                [--database-url postgres://…] [--cpu-prof file.cpuprofile]
+//                                [--sql-profile file.json]
 //
 // --per-endpoint / --per-process: the worker's concurrency (default 16 / 128, the server's defaults).
 // --cpu-prof: a V8 profile of this process during the drain only (not the backlog's writing), for
 // bench/profile-summary.mjs; with --runs above 1, of the last run.
+// --sql-profile (SQLite): time and calls per statement (PARLEY_SQL_PROFILE's format), written when
+// the run's database closes; with --runs above 1, of the last run.
 //
 // Build first (npx tsc -p tsconfig.build.json). To compare with another build, run this script
 // from a copy of that tree (it imports its own dist/).
@@ -33,6 +36,7 @@ const { values: opts } = parseArgs({
     'per-process': { type: 'string', default: '128' },
     'database-url': { type: 'string' },
     'cpu-prof': { type: 'string' },
+    'sql-profile': { type: 'string' },
   },
 });
 const EVENTS = Number(opts.events);
@@ -96,7 +100,7 @@ async function run() {
     u.searchParams.set('options', `-c search_path=${schema}`);
     databaseUrl = u.toString();
   }
-  const db = await openDatabase({ dataDir: dir, databaseUrl });
+  const db = await openDatabase({ dataDir: dir, databaseUrl, sqlProfile: opts['sql-profile'] });
   try {
     await migrateToLatest(db);
     const k = db.kysely;

@@ -59,10 +59,54 @@ async function claimIn(executor: Executor, postgres: boolean, r: ClaimRequest): 
   if (r.limit <= 0) return [];
   // PostgreSQL: the claim of parley_webhook_round (migration 0145), which keeps one generic plan
   // per connection reading the pending rows through the partial indexes whatever the instant.
-  const rows = postgres
-    ? await runRound(executor, undefined, undefined, r)
-    : await executeNamed(executor, claimStatement(r).compile(executor));
-  return claimed(rows);
+  if (postgres) return claimed(await runRound(executor, undefined, undefined, r));
+  const rows = await executeNamed(executor, claimStatement(r).compile(executor));
+  return claimed(await withEndpoints(executor, rows));
+}
+
+/** What a claimed delivery needs of its endpoint (and the endpoint's account). */
+interface EndpointDetails {
+  id: number;
+  url: string;
+  secret: string;
+  api_version: string;
+  type_names: string | null;
+}
+
+/**
+ * SQLite: the endpoint columns of claimed rows, one lookup for the round's few endpoints rather
+ * than four subselects per row in the claim's RETURNING (docs/performance.md). In the claim's
+ * transaction; a row whose endpoint vanished meanwhile has nothing to send and is left out.
+ */
+async function withEndpoints(executor: Executor, rows: SqliteClaimedRow[]): Promise<ClaimedDelivery[]> {
+  if (!rows.length) return [];
+  const ids = [...new Set(rows.map((row) => row.webhook_id))];
+  const endpoints = await executeNamed<EndpointDetails>(
+    executor,
+    sql<EndpointDetails>`select w.id, w.url, w.secret, w.api_version, a.type_names
+      from webhooks w join accounts a on a.id = w.account_id where w.id in ${idList(ids)}`.compile(executor),
+  );
+  const byId = new Map(endpoints.map((e) => [Number(e.id), e]));
+  const out: ClaimedDelivery[] = [];
+  for (const row of rows) {
+    const e = byId.get(Number(row.webhook_id));
+    if (!e) continue;
+    // A literal of fixed shape: spreading the driver's row objects cost ~7 us a row.
+    out.push({
+      id: row.id,
+      webhook_id: row.webhook_id,
+      event_id: row.event_id,
+      message_id: row.message_id,
+      attempts: row.attempts,
+      lease_until: row.lease_until,
+      url: e.url,
+      secret: e.secret,
+      api_version: e.api_version,
+      type_names: e.type_names,
+      payload: row.payload,
+    });
+  }
+  return out;
 }
 
 /** A row whose webhook or event vanished meanwhile has nothing to send (cascades delete it too). */
@@ -91,8 +135,11 @@ async function runRound(
   return executeNamed(executor, query.compile(executor));
 }
 
+/** A row of the SQLite claim: the delivery and its event's payload (the endpoint's columns come after). */
+type SqliteClaimedRow = Omit<ClaimedDelivery, 'url' | 'secret' | 'api_version' | 'type_names'>;
+
 /** SQLite: the claim statement (exported for the query-plan test); PostgreSQL's is parley_webhook_round's. */
-export function claimStatement(r: ClaimRequest): RawBuilder<ClaimedDelivery> {
+export function claimStatement(r: ClaimRequest): RawBuilder<SqliteClaimedRow> {
   const perEndpoint = Math.min(r.perEndpoint, r.limit);
   // SQLite ran the selection twice as slowly with its row limits bound as parameters (329 against
   // 164 us for a claim of 50 behind 80 leases, docs/performance.md): the endpoint's limit is written
@@ -102,7 +149,7 @@ export function claimStatement(r: ClaimRequest): RawBuilder<ClaimedDelivery> {
     sql`${sql.raw(t)}.status = 'pending' and (${sql.raw(t)}.lease_until is null or ${sql.raw(t)}.lease_until < ${r.now})`;
   // Endpoints first, then each one's oldest due rows: SQLite has no LATERAL, but CROSS JOIN fixes
   // the loop order and `id in (<correlated subquery>)` is then looked up per endpoint.
-  return sql<ClaimedDelivery>`
+  return sql<SqliteClaimedRow>`
     with busy as (
       select webhook_id, count(*) as n from deliveries
       where status = 'pending' and lease_until is not null and lease_until >= ${r.now}
@@ -135,10 +182,6 @@ export function claimStatement(r: ClaimRequest): RawBuilder<ClaimedDelivery> {
     update deliveries set lease_until = ${r.leaseUntil}, leased_by = ${r.workerId}
     where id in (select id from picked)
     returning id, webhook_id, event_id, message_id, attempts, lease_until,
-      (select w.url from webhooks w where w.id = deliveries.webhook_id) as url,
-      (select w.secret from webhooks w where w.id = deliveries.webhook_id) as secret,
-      (select w.api_version from webhooks w where w.id = deliveries.webhook_id) as api_version,
-      (select a.type_names from webhooks w join accounts a on a.id = w.account_id where w.id = deliveries.webhook_id) as type_names,
       (select ev.payload from events ev where ev.id = deliveries.event_id) as payload`;
 }
 
