@@ -36,10 +36,15 @@ export interface AppOptions {
   routes?: RouteDef[];
   /** Called for every route as it is registered (tests list them to check the OpenAPI document). */
   onRoute?: (route: RouteOptions) => void;
+  /**
+   * Resolves once the database's schema is up to date, when it was not yet as the app began to be
+   * built (src/main.ts); the app is ready, and listens, only after.
+   */
+  schema?: Promise<void>;
 }
 
 /** Builds the HTTP face over a ready domain core. It owns no resources: the caller closes the database. */
-export async function buildApp({ services, logger, routes = API_ROUTES, onRoute }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ services, logger, routes = API_ROUTES, onRoute, schema }: AppOptions): Promise<FastifyInstance> {
   const { config } = services.deps;
   const app = Fastify({
     ...(logger ? { loggerInstance: logger } : { logger: false }),
@@ -86,9 +91,14 @@ export async function buildApp({ services, logger, routes = API_ROUTES, onRoute 
   await app.register(swagger, swaggerOptions(config));
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  // Undefined on a database migrated only part of the way (tests of old migrations).
-  const installation = await installationId(services.deps.db.kysely).catch(() => undefined);
-  registerSystemRoutes(app, services, installation);
+  // Read once the schema is there, before the app is ready. Undefined on a database migrated only
+  // part of the way (tests of old migrations).
+  let installation: string | undefined;
+  app.addHook('onReady', async () => {
+    await schema;
+    installation = await installationId(services.deps.db.kysely).catch(() => undefined);
+  });
+  registerSystemRoutes(app, services, () => installation);
   registerMetrics(app, services);
   registerAppRoutes(app);
   await app.register(websocket, {

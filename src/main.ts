@@ -1,9 +1,8 @@
 import pino from 'pino';
 import { loadConfig, ConfigError } from './config.js';
-import { openCore } from './boot.js';
-import { buildApp } from './app.js';
+import { openMigrating } from './db/open-migrating.js';
+import { systemClock } from './domain/clock.js';
 import { VERSION } from './version.js';
-import { startBackgroundWorkers, startBotPollers } from './background.js';
 import { shutDown } from './shutdown.js';
 import { startMemoryRelease } from './memory-release.js';
 
@@ -20,9 +19,17 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = pino({ level: config.logLevel });
-  const { db, services } = await openCore(config, log);
+  // The database first: a new PostgreSQL schema is made while the rest of the server loads and
+  // builds its app, which listens once the schema is there (docs/performance.md, "Start-up").
+  const { db, schema } = await openMigrating(config, log);
+  const [{ createServices }, { buildApp }, { startBackgroundWorkers, startBotPollers }] = await Promise.all([
+    import('./services.js'),
+    import('./app.js'),
+    import('./background.js'),
+  ]);
+  const services = createServices({ db, config, clock: systemClock, log });
   services.workers.push(services.realtime, services.visitorPush, services.presence);
-  const app = await buildApp({ services, logger: log });
+  const app = await buildApp({ services, logger: log, schema });
 
   let closing = false;
   const shutdown = async (signal: string) => {

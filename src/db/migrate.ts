@@ -138,11 +138,12 @@ export class StaticProvider implements MigrationProvider {
 
 /**
  * Brings the schema up to date. Safe with several processes on PostgreSQL (Kysely takes a lock).
- * A new database gets the schema snapshot (src/db/schema-snapshot.ts) instead of ~50 migrations.
+ * A new database gets the schema snapshot (src/db/schema-snapshot.ts) instead of ~50 migrations:
+ * on PostgreSQL `sent` is called once its script is on its way (see `applySnapshot`).
  */
-export async function migrateToLatest(db: Db): Promise<void> {
+export async function migrateToLatest(db: Db, sent?: () => void): Promise<void> {
   if (await upToDate(db)) return;
-  if (await applySnapshot(db, MIGRATION_NAMES)) return;
+  if (await applySnapshot(db, MIGRATION_NAMES, sent)) return;
   await migrate(db);
 }
 

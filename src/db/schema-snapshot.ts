@@ -31,9 +31,10 @@ const KYSELY_MIGRATION_LOCK = '3853314791062309107';
  * A new database (no migration ever ran: no `kysely_migration` table) gets the snapshot in one
  * transaction instead of each migration on its own, as one script (docs/performance.md, "Start-up"). False, having changed nothing,
  * when the database is not new or the snapshot is not of this build's migrations (`names`): then
- * the migrator does the work.
+ * the migrator does the work. PostgreSQL: `sent` is called once the script is on its way, so that
+ * the caller can do its own work while PostgreSQL runs it.
  */
-export async function applySnapshot(db: Db, names: readonly string[]): Promise<boolean> {
+export async function applySnapshot(db: Db, names: readonly string[], sent?: () => void): Promise<boolean> {
   const snapshot = db.dialect === 'postgres' ? postgresSnapshot : sqliteSnapshot;
   if (snapshot.migrations.length !== names.length || snapshot.migrations.some((n, i) => n !== names[i])) return false;
   const applied = await db.kysely
@@ -43,7 +44,11 @@ export async function applySnapshot(db: Db, names: readonly string[]): Promise<b
         await sql`select pg_advisory_xact_lock(${sql.lit(KYSELY_MIGRATION_LOCK)}::bigint)`.execute(trx);
         const { rows } = await sql<{ absent: boolean }>`select to_regclass('kysely_migration') is null as absent`.execute(trx);
         if (!rows[0]?.absent) return false;
-        await sql.raw(snapshot.statements.join(';\n')).execute(trx);
+        const script = sql.raw(snapshot.statements.join(';\n')).execute(trx);
+        // The pg client writes the script to its socket in the promise jobs queued above, all run
+        // before the next turn of the event loop: from then on the work is PostgreSQL's.
+        if (sent) setImmediate(sent);
+        await script;
       } else {
         const { rows } = await sql<{ n: number }>`select count(*) as n from sqlite_master where name = 'kysely_migration'`.execute(trx);
         if (rows[0]?.n) return false;

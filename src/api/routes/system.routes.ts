@@ -29,9 +29,10 @@ Its reference is at <a href="/docs">/docs</a> (OpenAPI document: <a href="/docs/
 
 /**
  * Unversioned routes: connectivity checks and readiness (docs/api/README.md). `installation`: the
- * installation's id, read once at start-up so that liveness never waits for the database.
+ * installation's id, read once at start-up (before the app is ready) so that liveness never waits
+ * for the database.
  */
-export function registerSystemRoutes(app: FastifyInstance, services: Services, installation: string | undefined): void {
+export function registerSystemRoutes(app: FastifyInstance, services: Services, installation: () => string | undefined): void {
   const health = () => ({ status: 'ok', version: VERSION });
 
   app.get(
@@ -62,7 +63,8 @@ export function registerSystemRoutes(app: FastifyInstance, services: Services, i
     '/health',
     { schema: { tags: ['system'], summary: 'Liveness', security: [], response: { 200: HealthNamed } } },
     async (_req, reply) => {
-      if (installation) reply.header(INSTALLATION_HEADER, installation);
+      const id = installation();
+      if (id) reply.header(INSTALLATION_HEADER, id);
       return health();
     },
   );
