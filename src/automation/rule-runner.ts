@@ -35,12 +35,14 @@ interface ActionResult {
 
 /**
  * A lead the transaction acts on: locked, as it is now with its tags, and the newest event id
- * before the first action that may record events (undefined while none did).
+ * before its first `setStatus` (undefined while none ran).
  */
 interface LeadState extends LeadFacts {
   before: number | undefined;
   /** Tags `addTag` actions added that are not attached yet (attachTagsAtOnce). */
   adding: number[];
+  /** An action moved the lead's status: its `lead.changed.status` is marked caused (runs.markCaused). */
+  moved: boolean;
 }
 
 /** A run stopped at a `reply`, which goes out after the transaction that took the run committed. */
@@ -157,7 +159,7 @@ export class RuleRunner {
   private async applySeen(trx: Executor, seen: SeenChunk, guarded: boolean): Promise<{ pending: Pending[] }> {
     const now = this.deps.clock.now();
     const { read, plans } = seen;
-    const leads = new Map<number, LeadState>([...read].map(([id, lead]) => [id, { ...lead, before: undefined, adding: [] }]));
+    const leads = new Map<number, LeadState>([...read].map(([id, lead]) => [id, { ...lead, before: undefined, adding: [], moved: false }]));
     const tags: TagCache = new Map();
     const saved: Array<{ id: number; results: ActionResult[]; done: boolean }> = [];
     const pending: Pending[] = [];
@@ -232,7 +234,7 @@ export class RuleRunner {
     }
     await runs.deleteRuns(trx, unwanted);
     for (const state of leads.values()) await this.attachAdding(trx, state, now);
-    for (const [leadId, state] of leads) if (state?.before !== undefined) await runs.markCaused(trx, leadId, state.before, now);
+    for (const [leadId, state] of leads) if (state.moved && state.before !== undefined) await runs.markCaused(trx, leadId, state.before, now);
     await runs.saveManyResults(trx, saved);
     await runs.saveQuietRuns(trx, quiet, now);
     return { pending };
@@ -255,8 +257,9 @@ export class RuleRunner {
     // A tag the lead has (read under the lock): attaching it again changes nothing and records no
     // event, so it costs no statement: most messages of a conversation find their tags there.
     if (action.type === 'addTag' && state.tags.includes(action.tag)) return { type: action.type, ok: true };
-    // The events this action records are the lead's events after this id: no rule reacts to them.
-    state.before ??= await maxEventId(trx);
+    // Of the events actions record, rules react only to a `setStatus`'s `lead.changed.status`
+    // (runs.CAUSABLE_EVENTS): the lead's after this id are marked, so that no rule reacts to them.
+    if (action.type === 'setStatus') state.before ??= await maxEventId(trx);
     if (action.type === 'addTag' && !p.guarded) {
       // Attached with the event's other new tags at once (a failure rolls the chunk back, and the
       // guarded run then attaches each on its own).
@@ -267,7 +270,9 @@ export class RuleRunner {
     await this.attachAdding(trx, state, p.now);
     if (p.guarded) await sql`savepoint automation_action`.execute(trx);
     try {
+      const was = state.lead.status_id;
       state.lead = await applyLeadAction(trx, action, state.lead, p.text, p.now, p.tags);
+      if (state.lead.status_id !== was) state.moved = true;
       if (p.guarded) await sql`release savepoint automation_action`.execute(trx);
     } catch (err) {
       if (!p.guarded) throw err;
@@ -349,9 +354,9 @@ export class RuleRunner {
           const now = this.deps.clock.now();
           const lead = await lockedLead(trx, ctx.lead.id);
           if (!lead) throw new Error('the lead no longer exists');
-          const before = await maxEventId(trx);
-          await applyLeadAction(trx, action, lead, text, now);
-          await runs.markCaused(trx, lead.id, before, now);
+          const before = action.type === 'setStatus' ? await maxEventId(trx) : undefined;
+          const after = await applyLeadAction(trx, action, lead, text, now);
+          if (before !== undefined && after.status_id !== lead.status_id) await runs.markCaused(trx, lead.id, before, now);
           await runs.saveResults(trx, run.id, [...results, { type: action.type, ok: true }], last);
         });
         results.push({ type: action.type, ok: true });
