@@ -35,7 +35,12 @@ afterAll(async () => {
 });
 
 async function rule(payload: Record<string, unknown>): Promise<number> {
-  const res = await h.request({ method: 'POST', url: '/v1.3/automation/rules', token: owner.access, payload: { name: 'rule', ...payload } });
+  const res = await h.request({
+    method: 'POST',
+    url: '/v1.3/automation/rules',
+    token: owner.access,
+    payload: { name: 'rule', ...payload },
+  });
   expect(res.statusCode, res.body).toBe(200);
   return res.json().id;
 }

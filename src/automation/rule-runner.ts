@@ -234,7 +234,8 @@ export class RuleRunner {
     }
     await runs.deleteRuns(trx, unwanted);
     for (const state of leads.values()) await this.attachAdding(trx, state, now);
-    for (const [leadId, state] of leads) if (state.moved && state.before !== undefined) await runs.markCaused(trx, leadId, state.before, now);
+    for (const [leadId, state] of leads)
+      if (state.moved && state.before !== undefined) await runs.markCaused(trx, leadId, state.before, now);
     await runs.saveManyResults(trx, saved);
     await runs.saveQuietRuns(trx, quiet, now);
     return { pending };
