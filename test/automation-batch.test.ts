@@ -84,7 +84,7 @@ async function measure(customers: number, each: number, group = `g${++seq}`) {
         )
       : new Map<number, string>();
   const marks = await rowMarks();
-  const { counter, statements } = statementCounter();
+  const { counter, statements, tables } = statementCounter();
   const watched = transactionWatch(h.database.db.kysely.withPlugin(counter));
   const worker = new AutomationWorker({ ...h.services.deps, db: { ...h.database.db, kysely: watched.kysely } }, async () => {});
   try {
@@ -93,7 +93,15 @@ async function measure(customers: number, each: number, group = `g${++seq}`) {
     await worker.stop();
   }
   const written = [...(await rowMarks())].filter(([id, mark]) => marks.get(id) !== mark).length;
-  return { leads: [...leads], messages: customers * each, statements: statements(), transactions: watched.seen().started, written };
+  const tagReads = tables().filter((t) => t === 'tags').length;
+  return {
+    leads: [...leads],
+    messages: customers * each,
+    statements: statements(),
+    transactions: watched.seen().started,
+    written,
+    tagReads,
+  };
 }
 
 async function rowCounts() {
@@ -136,6 +144,8 @@ describe('a batch of messages with 20 rules, 10 matching', () => {
   it('a conversation going on: tags its lead has already cost no statement', async () => {
     const first = await measure(20, 1, 'talk');
     expect(first.transactions).toBe(1);
+    // New leads: the ten tags their runs add (all existing by now) looked up in one statement.
+    expect(first.tagReads).toBe(1);
     const before = await rowCounts();
     const again = await measure(20, 1, 'talk');
     expect(again.leads.sort()).toEqual(first.leads.sort());

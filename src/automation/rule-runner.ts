@@ -9,6 +9,7 @@ import { maxEventId } from '../events/outbox-tail.js';
 import {
   applyLeadAction,
   attachTagsAtOnce,
+  findTagsToAdd,
   lockedLead,
   tagToAdd,
   type DatabaseAction,
@@ -187,6 +188,22 @@ export class RuleRunner {
     const fresh = new Set(claimed.fresh.map((r) => r.id));
     const askedKeys = new Set(asked.map((r) => `${r.ruleId}:${r.eventId}`));
     const byKey = new Map([...claimed.fresh, ...claimed.resumed].map((r) => [`${r.rule_id}:${r.event_id}`, r]));
+    // The tags the runs taken add and their leads lack, looked up at once (a run matching only
+    // later, below, looks its own up).
+    const adding = new Map<number, Set<string>>();
+    const planOf = new Map(states.map((p) => [p.event.id, p]));
+    for (const run of [...claimed.fresh, ...claimed.resumed]) {
+      const plan = planOf.get(run.event_id);
+      const rule = plan?.matching.find((r) => r.id === run.rule_id);
+      if (!plan || !rule) continue;
+      for (const action of actionsOf(rule)) {
+        if (action.type !== 'addTag' || plan.state.tags.includes(action.tag)) continue;
+        const account = plan.state.lead.account_id;
+        const set = adding.get(account) ?? new Set<string>();
+        adding.set(account, set.add(action.tag));
+      }
+    }
+    await findTagsToAdd(trx, adding, tags);
     const unwanted: number[] = [];
     for (const plan of states) {
       const { event, state } = plan;
