@@ -4,6 +4,7 @@ import { dialectOf } from '../src/db/database.js';
 import type { IntegrationRow } from '../src/db/schema.js';
 import { AutomationWorker } from '../src/automation/automation-worker.js';
 import { tagsOfLeads } from '../src/domain/leads/leads.repo.js';
+import { ensureTag } from '../src/domain/tags/tags.repo.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { createIntegration } from './helpers/fixtures.js';
 import { statementCounter, transactionWatch } from './helpers/statements.js';
@@ -25,6 +26,8 @@ beforeAll(async () => {
   owner = await h.signUp();
   const saId = await createIntegration(h, owner.accountId);
   integration = await db().selectFrom('integrations').selectAll().where('id', '=', saId).executeTakeFirstOrThrow();
+  // The rules' tags exist from the start, as an account's tags mostly do.
+  for (let i = 0; i < 20; i++) await ensureTag(db(), owner.accountId, `tag-${i}`, h.clock.now());
   for (let i = 0; i < 20; i++) {
     const res = await h.request({
       method: 'POST',
