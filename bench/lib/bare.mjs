@@ -14,5 +14,5 @@ app.put('/__body/:name', async (req) => {
   return { ok: true };
 });
 app.route({ method: ['GET', 'POST'], url: '/bare/:name', handler: async (req) => bodies.get(req.params.name) ?? null });
-const address = await app.listen({ port: 0, host: '127.0.0.1' });
+const address = await app.listen({ port: Number(process.env.HELPER_PORT ?? 0), host: '127.0.0.1' });
 process.stdout.write(`serving ${address}\n`);

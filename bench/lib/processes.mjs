@@ -7,14 +7,37 @@ import { createInterface } from 'node:readline';
 import { root } from '../../scripts/ensure-built.mjs';
 import { processUs } from './cpu.mjs';
 
-/** A free TCP port on 127.0.0.1 (the server logs at warn level, so it cannot tell us its own). */
+/**
+ * A free TCP port on 127.0.0.1 (the server logs at warn level, so it cannot tell us its own): any,
+ * or with BENCH_PORTS=<first>-<last> the first free one of that range (machines shared by several
+ * runs give each its own range).
+ */
 export async function freePort() {
+  const range = /^(\d+)-(\d+)$/.exec(process.env.BENCH_PORTS ?? '');
+  if (!range) return listenOn(0);
+  for (let port = Number(range[1]); port <= Number(range[2]); port++) {
+    if (taken.has(port)) continue;
+    try {
+      await listenOn(port);
+      taken.add(port);
+      return port;
+    } catch {
+      // in use: the next
+    }
+  }
+  throw new Error(`no free port in BENCH_PORTS ${process.env.BENCH_PORTS}`);
+}
+
+/** Ports of BENCH_PORTS handed out by this run (a server may not listen on its port yet). */
+const taken = new Set();
+
+function listenOn(port) {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
     s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
+    s.listen(port, '127.0.0.1', () => {
+      const { port: bound } = s.address();
+      s.close(() => resolve(bound));
     });
   });
 }
@@ -27,7 +50,13 @@ function cleanEnv(extra) {
 
 /** Spawns a helper script that prints "serving <url>" (and maybe "endpoints <url> ..."); resolves with { url, endpoints, stop }. */
 export async function startHelper(script, args = []) {
-  const child = spawn(process.execPath, [script, ...args], { cwd: root, env: cleanEnv({}), stdio: ['ignore', 'pipe', 'inherit'] });
+  // The helper listens on HELPER_PORT (bare.mjs): a port of BENCH_PORTS when that is set.
+  const helperPort = process.env.BENCH_PORTS ? String(await freePort()) : '0';
+  const child = spawn(process.execPath, [script, ...args], {
+    cwd: root,
+    env: cleanEnv({ HELPER_PORT: helperPort }),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const exited = new Promise((resolve) => child.once('close', resolve));
   let endpoints = [];
   const url = await new Promise((resolve, reject) => {

@@ -9,7 +9,7 @@ import { enabledRules } from '../domain/automation/rules.repo.js';
 import * as repo from './automation.repo.js';
 import type { ReplySender } from './rule-actions.js';
 import { RuleRunner } from './rule-runner.js';
-import { causedEvents } from './rule-runs.repo.js';
+import { CAUSABLE_EVENTS, causedEvents } from './rule-runs.repo.js';
 import { sweepIdleLeads } from './idle-sweep.js';
 import { sweepOverdueLeads } from './first-response-sweep.js';
 
@@ -148,9 +148,10 @@ export class AutomationWorker implements BackgroundWorker {
       const accounts = [...new Set(candidates.map((r) => r.account_id))];
       const rules = await enabledRules(db, accounts, RULE_EVENTS);
       const relevant = candidates.filter((r) => rules.some((rule) => rule.account_id === r.account_id && rule.event === r.type));
+      // Only a type an action can record may have been caused: no look-up for the others.
       const caused = await causedEvents(
         db,
-        relevant.map((r) => r.id),
+        relevant.flatMap((r) => (CAUSABLE_EVENTS.includes(r.type) ? [r.id] : [])),
       );
       const work = relevant
         .filter((event) => !caused.has(event.id))

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { dialectOf, type Executor } from '../db/database.js';
 import type { EventRow, LeadRow } from '../db/schema.js';
 import { ALWAYS_OPEN, type WorkingHours } from '../domain/automation/working-hours.js';
@@ -35,29 +36,46 @@ export async function workingHoursOf(db: Executor, accountIds: number[]): Promis
 }
 
 /**
- * The leads with what rules read of them, in two statements: the leads (locked for the
- * transaction with `lock` on PostgreSQL, in id order as every other locker of several leads) with
- * their integration's type and customer's name, and their tags. A lead deleted is missing.
+ * The leads with what rules read of them: the leads (locked for the transaction with `lock` on
+ * PostgreSQL, in id order as every other locker of several leads) with their integration's type,
+ * their customer's name and their tags. One statement on PostgreSQL, each lead's tags gathered
+ * there (a round trip and a row per tag fewer, a chunk's leads having about ten tags each in the
+ * `automation` scenario); two on SQLite. A lead deleted is missing.
  */
 export async function readLeads(db: Executor, leadIds: number[], lock: boolean): Promise<Map<number, LeadFacts>> {
   const out = new Map<number, LeadFacts>();
   if (!leadIds.length) return out;
+  const postgres = dialectOf(db) === 'postgres';
   let query = db
     .selectFrom('leads as l')
     .innerJoin('integrations as i', 'i.id', 'l.integration_id')
     .innerJoin('customers as c', 'c.id', 'l.customer_id')
     .selectAll('l')
     .select(['i.type as integration_type', 'c.name as customer_name'])
+    .select(
+      postgres
+        ? sql<string[] | null>`(select array_agg(t.tag) from lead_tags lt join tags t on t.id = lt.tag_id where lt.lead_id = l.id)`.as(
+            'tag_names',
+          )
+        : sql<null>`null`.as('tag_names'),
+    )
     .where('l.id', 'in', leadIds)
     .orderBy('l.id');
-  if (lock && dialectOf(db) === 'postgres') query = query.forUpdate('l');
+  if (lock && postgres) query = query.forUpdate('l');
   const rows = await query.execute();
-  const tags = await tagsOfLeads(
-    db,
-    rows.map((r) => r.id),
-  );
-  for (const { integration_type, customer_name, ...lead } of rows) {
-    out.set(lead.id, { lead, tags: tags.get(lead.id) ?? [], integrationType: integration_type, customerName: customer_name ?? '' });
+  const tags = postgres
+    ? undefined
+    : await tagsOfLeads(
+        db,
+        rows.map((r) => r.id),
+      );
+  for (const { integration_type, customer_name, tag_names, ...lead } of rows) {
+    out.set(lead.id, {
+      lead,
+      tags: (tags ? tags.get(lead.id) : tag_names) ?? [],
+      integrationType: integration_type,
+      customerName: customer_name ?? '',
+    });
   }
   return out;
 }

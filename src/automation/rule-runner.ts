@@ -9,6 +9,7 @@ import { maxEventId } from '../events/outbox-tail.js';
 import {
   applyLeadAction,
   attachTagsAtOnce,
+  findTagsToAdd,
   lockedLead,
   tagToAdd,
   type DatabaseAction,
@@ -35,12 +36,14 @@ interface ActionResult {
 
 /**
  * A lead the transaction acts on: locked, as it is now with its tags, and the newest event id
- * before the first action that may record events (undefined while none did).
+ * before its first `setStatus` (undefined while none ran).
  */
 interface LeadState extends LeadFacts {
   before: number | undefined;
   /** Tags `addTag` actions added that are not attached yet (attachTagsAtOnce). */
   adding: number[];
+  /** An action moved the lead's status: its `lead.changed.status` is marked caused (runs.markCaused). */
+  moved: boolean;
 }
 
 /** A run stopped at a `reply`, which goes out after the transaction that took the run committed. */
@@ -157,7 +160,7 @@ export class RuleRunner {
   private async applySeen(trx: Executor, seen: SeenChunk, guarded: boolean): Promise<{ pending: Pending[] }> {
     const now = this.deps.clock.now();
     const { read, plans } = seen;
-    const leads = new Map<number, LeadState>([...read].map(([id, lead]) => [id, { ...lead, before: undefined, adding: [] }]));
+    const leads = new Map<number, LeadState>([...read].map(([id, lead]) => [id, { ...lead, before: undefined, adding: [], moved: false }]));
     const tags: TagCache = new Map();
     const saved: Array<{ id: number; results: ActionResult[]; done: boolean }> = [];
     const pending: Pending[] = [];
@@ -185,6 +188,22 @@ export class RuleRunner {
     const fresh = new Set(claimed.fresh.map((r) => r.id));
     const askedKeys = new Set(asked.map((r) => `${r.ruleId}:${r.eventId}`));
     const byKey = new Map([...claimed.fresh, ...claimed.resumed].map((r) => [`${r.rule_id}:${r.event_id}`, r]));
+    // The tags the runs taken add and their leads lack, looked up at once (a run matching only
+    // later, below, looks its own up).
+    const adding = new Map<number, Set<string>>();
+    const planOf = new Map(states.map((p) => [p.event.id, p]));
+    for (const run of [...claimed.fresh, ...claimed.resumed]) {
+      const plan = planOf.get(run.event_id);
+      const rule = plan?.matching.find((r) => r.id === run.rule_id);
+      if (!plan || !rule) continue;
+      for (const action of actionsOf(rule)) {
+        if (action.type !== 'addTag' || plan.state.tags.includes(action.tag)) continue;
+        const account = plan.state.lead.account_id;
+        const set = adding.get(account) ?? new Set<string>();
+        adding.set(account, set.add(action.tag));
+      }
+    }
+    await findTagsToAdd(trx, adding, tags);
     const unwanted: number[] = [];
     for (const plan of states) {
       const { event, state } = plan;
@@ -232,7 +251,8 @@ export class RuleRunner {
     }
     await runs.deleteRuns(trx, unwanted);
     for (const state of leads.values()) await this.attachAdding(trx, state, now);
-    for (const [leadId, state] of leads) if (state?.before !== undefined) await runs.markCaused(trx, leadId, state.before, now);
+    for (const [leadId, state] of leads)
+      if (state.moved && state.before !== undefined) await runs.markCaused(trx, leadId, state.before, now);
     await runs.saveManyResults(trx, saved);
     await runs.saveQuietRuns(trx, quiet, now);
     return { pending };
@@ -255,8 +275,9 @@ export class RuleRunner {
     // A tag the lead has (read under the lock): attaching it again changes nothing and records no
     // event, so it costs no statement: most messages of a conversation find their tags there.
     if (action.type === 'addTag' && state.tags.includes(action.tag)) return { type: action.type, ok: true };
-    // The events this action records are the lead's events after this id: no rule reacts to them.
-    state.before ??= await maxEventId(trx);
+    // Of the events actions record, rules react only to a `setStatus`'s `lead.changed.status`
+    // (runs.CAUSABLE_EVENTS): the lead's after this id are marked, so that no rule reacts to them.
+    if (action.type === 'setStatus') state.before ??= await maxEventId(trx);
     if (action.type === 'addTag' && !p.guarded) {
       // Attached with the event's other new tags at once (a failure rolls the chunk back, and the
       // guarded run then attaches each on its own).
@@ -267,7 +288,9 @@ export class RuleRunner {
     await this.attachAdding(trx, state, p.now);
     if (p.guarded) await sql`savepoint automation_action`.execute(trx);
     try {
+      const was = state.lead.status_id;
       state.lead = await applyLeadAction(trx, action, state.lead, p.text, p.now, p.tags);
+      if (state.lead.status_id !== was) state.moved = true;
       if (p.guarded) await sql`release savepoint automation_action`.execute(trx);
     } catch (err) {
       if (!p.guarded) throw err;
@@ -349,9 +372,9 @@ export class RuleRunner {
           const now = this.deps.clock.now();
           const lead = await lockedLead(trx, ctx.lead.id);
           if (!lead) throw new Error('the lead no longer exists');
-          const before = await maxEventId(trx);
-          await applyLeadAction(trx, action, lead, text, now);
-          await runs.markCaused(trx, lead.id, before, now);
+          const before = action.type === 'setStatus' ? await maxEventId(trx) : undefined;
+          const after = await applyLeadAction(trx, action, lead, text, now);
+          if (before !== undefined && after.status_id !== lead.status_id) await runs.markCaused(trx, lead.id, before, now);
           await runs.saveResults(trx, run.id, [...results, { type: action.type, ok: true }], last);
         });
         results.push({ type: action.type, ok: true });

@@ -165,7 +165,19 @@ export async function saveManyResults(db: Executor, runs: Array<{ id: number; re
     from (values ${sql.join(rows)}) as v where automation_runs.id = v.column1`.execute(db);
 }
 
-/** Marks the lead's events after `after` (those an action just recorded) so that no rule reacts to them. */
+/**
+ * The rule events an action can record: `setStatus` records `lead.changed.status`. No action
+ * records `message.incoming`, `lead.created` or `lead.idle`, so those are never marked caused.
+ */
+export const CAUSABLE_EVENTS: readonly string[] = ['lead.changed.status'];
+
+/**
+ * Marks the lead's `lead.changed.status` events after `after` (those an action just recorded) so
+ * that no rule reacts to them. Only that type: another transaction may commit an event of the lead
+ * meanwhile without writing the lead row (the idle sweep's `lead.idle`), and a mark would lose it
+ * to its rules; a `lead.changed.status` is recorded with a write of the lead row, which waits for
+ * the caller's lock on it (PostgreSQL; SQLite has one writer), so only the caller's own are marked.
+ */
 export async function markCaused(db: Executor, leadId: number, after: number, now: number): Promise<void> {
   await db
     .insertInto('automation_claims')
@@ -175,13 +187,14 @@ export async function markCaused(db: Executor, leadId: number, after: number, no
         .selectFrom('events')
         .select([sql.lit('caused').as('consumer'), 'id', sql.lit(now).as('created_at')])
         .where('lead_id', '=', leadId)
-        .where('id', '>', after),
+        .where('id', '>', after)
+        .where('type', 'in', CAUSABLE_EVENTS),
     )
     .onConflict((oc) => oc.columns(['consumer', 'event_id']).doNothing())
     .execute();
 }
 
-/** The events among `ids` that rule actions caused. */
+/** The events among `ids` that rule actions caused (give only events of CAUSABLE_EVENTS types: no other is). */
 export async function causedEvents(db: Executor, ids: number[]): Promise<Set<number>> {
   if (!ids.length) return new Set();
   const rows = await db

@@ -2,7 +2,7 @@ import { dialectOf, type Executor } from '../../db/database.js';
 import type { LeadRow } from '../../db/schema.js';
 import { recordLeadChange } from '../leads/lead-events.js';
 import { changedLeadFields } from '../leads/lead-fields.js';
-import { lockLead, updateLead } from '../leads/leads.repo.js';
+import { updateLead } from '../leads/leads.repo.js';
 import { parseIdList } from '../policy/policy.js';
 import * as repo from './distribution.repo.js';
 
@@ -34,8 +34,10 @@ export async function distributeLead(trx: Executor, lead: LeadRow, now: number, 
   const settings = await repo.findDistribution(trx, lead.integration_id, true);
   const effective = mode ?? settings?.mode ?? 'off';
   if (effective === 'off') return lead;
-  await lockLead(trx, dialectOf(trx), lead.account_id, lead.id);
-  const current = await trx.selectFrom('leads').selectAll().where('id', '=', lead.id).executeTakeFirst();
+  // The lead locked (PostgreSQL) and read as it is now, in one statement.
+  let locking = trx.selectFrom('leads').selectAll().where('id', '=', lead.id).where('account_id', '=', lead.account_id);
+  if (dialectOf(trx) === 'postgres') locking = locking.forUpdate();
+  const current = await locking.executeTakeFirst();
   if (!current || current.user_id !== null || (current.status_type !== 'inbox' && current.status_type !== 'active')) return current ?? lead;
   const reaching = await repo.employeesReaching(trx, lead.account_id, lead.integration_id);
   const chosen = settings?.employees ? new Set(parseIdList(settings.employees)) : undefined;

@@ -33,3 +33,9 @@ export async function ensureTag(trx: Executor, accountId: number, tag: string, n
 export async function findTag(db: Executor, accountId: number, tag: string): Promise<TagRow | undefined> {
   return db.selectFrom('tags').selectAll().where('account_id', '=', accountId).where('tag', '=', tag).executeTakeFirst();
 }
+
+/** The account's tags with exactly these values (those that exist), in one statement. */
+export async function findTags(db: Executor, accountId: number, tags: string[]): Promise<TagRow[]> {
+  if (!tags.length) return [];
+  return db.selectFrom('tags').selectAll().where('account_id', '=', accountId).where('tag', 'in', tags).execute();
+}
