@@ -246,7 +246,7 @@ describe('outbox wake-ups', () => {
     it("shares one LISTEN connection among a process's readers of a channel, and ends it with the last", async () => {
       // The readers' connections carry a name of their own, so this file counts only theirs.
       const name = `parley-wakeup-${process.pid}`;
-      const url = new URL(t.url);
+      const url = new URL(t.url!);
       url.searchParams.set('application_name', name);
       const listening = async () =>
         (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where application_name = ${name}`.execute(t.db.kysely))
