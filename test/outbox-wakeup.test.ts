@@ -242,5 +242,37 @@ describe('outbox wake-ups', () => {
         await stop();
       }
     });
+
+    it("shares one LISTEN connection among a process's readers of a channel, and ends it with the last", async () => {
+      // The readers' connections carry a name of their own, so this file counts only theirs.
+      const name = `parley-wakeup-${process.pid}`;
+      const url = new URL(t.url!);
+      url.searchParams.set('application_name', name);
+      const listening = async () =>
+        (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where application_name = ${name}`.execute(t.db.kysely))
+          .rows[0]!.n;
+      const wakes = [0, 0, 0];
+      const stops = wakes.map((_, i) => onOutbox(() => wakes[i]!++, { pgUrl: url.toString(), log: quietLog, followUp: false }));
+      const notify = async () => {
+        await sql`select pg_notify(${OUTBOX_CHANNEL}, current_schema())`.execute(t.db.kysely);
+        await new Promise<void>((r) => setImmediate(r));
+      };
+      try {
+        await waitFor(() => wakes.every((w) => w > 0), notify);
+        expect(await listening()).toBe(1);
+        // One reader leaves: the others still wake, on the same connection.
+        await stops.shift()!();
+        const before = [wakes[1]!, wakes[2]!];
+        await waitFor(() => wakes[1]! > before[0]! && wakes[2]! > before[1]!, notify);
+        expect(await listening()).toBe(1);
+      } finally {
+        for (const stop of stops) await stop();
+      }
+      let left = await listening();
+      for (const deadline = Date.now() + 5000; left > 0 && Date.now() < deadline; left = await listening()) {
+        await new Promise<void>((r) => setImmediate(r));
+      }
+      expect(left).toBe(0);
+    });
   }
 });

@@ -25,9 +25,6 @@ const SETTLE_MS = 50;
 /** New leads distributed per transaction on SQLite (its writer is held meanwhile). */
 const DISTRIBUTION_LEADS = 20;
 
-/** The events rules react to (lead.idle is recorded by the idle sweep for its rule). */
-const RULE_EVENTS = ['message.incoming', 'lead.created', 'lead.changed.status', 'lead.idle'];
-
 /**
  * Automation, a consumer of committed outbox events (docs/api/automation.md). It reads the events
  * after their transactions committed and keeps its place in the database, so events committed
@@ -47,6 +44,10 @@ export class AutomationWorker implements BackgroundWorker {
   private readonly tail: OutboxTail;
   private readonly rules: RuleRunner;
   private timer: NodeJS.Timeout | undefined;
+  /** When the kept place was last moved over events passed unread (ms, `performance.now()`). */
+  private savedAt = Number.NEGATIVE_INFINITY;
+  /** The last read found a rule or a distribution for its events, as the first is taken to (see `newestWhenIdle`). */
+  private working = true;
 
   constructor(
     private readonly deps: Deps,
@@ -55,7 +56,13 @@ export class AutomationWorker implements BackgroundWorker {
     this.rules = new RuleRunner(deps, sendReply, deps.config.automationRunLeaseMs);
     this.tail = new OutboxTail(
       deps,
-      { name: 'automation', active: () => true, handle: (rows) => this.handle(rows) },
+      {
+        name: 'automation',
+        active: () => true,
+        handle: (rows) => this.handle(rows),
+        newestWhenIdle: () => this.newestWhenIdle(),
+        skipped: (cursor) => this.skipped(cursor),
+      },
       {
         resumeFrom: () => repo.resumeCursor(deps.db.kysely, () => this.tail.maxId()),
         // A read costs a transaction and the batch's context: events a moment apart share one.
@@ -101,6 +108,29 @@ export class AutomationWorker implements BackgroundWorker {
     return this.tail.stop();
   }
 
+  /**
+   * Whether automation has nothing to do (`repo.newestWhenIdle`), asked only when the last read
+   * found no rule or distribution at work: while they work, a read needs no statement more.
+   */
+  private async newestWhenIdle(): Promise<number | undefined> {
+    if (this.working) return undefined;
+    const newest = await repo.newestWhenIdle(this.deps.db.kysely);
+    this.working = newest === undefined;
+    return newest;
+  }
+
+  /**
+   * With no rule and no distribution, events are passed over unread (`repo.newestWhenIdle`), and
+   * the kept place moves at most once a poll interval: a write per read would cost more than the
+   * read it spares.
+   */
+  private async skipped(cursor: number): Promise<void> {
+    const now = performance.now();
+    if (now - this.savedAt < this.deps.config.eventsPollMs) return;
+    this.savedAt = now;
+    await repo.saveCursor(this.deps.db.kysely, cursor);
+  }
+
   private async handle(rows: EventRow[]): Promise<void> {
     const db = this.deps.db.kysely;
     const created = new Map<number, number>();
@@ -137,16 +167,18 @@ export class AutomationWorker implements BackgroundWorker {
         }
       }
     }
-    await this.runRules(rows);
+    const ruled = await this.runRules(rows);
+    this.working = leads.length > 0 || ruled;
     await repo.saveCursor(db, this.tail.cursor);
   }
 
-  private async runRules(rows: EventRow[]): Promise<void> {
+  /** Runs the rules of the events; answers whether any enabled rule was found for them. */
+  private async runRules(rows: EventRow[]): Promise<boolean> {
     const db = this.deps.db.kysely;
-    const candidates = rows.filter((r) => RULE_EVENTS.includes(r.type) && r.lead_id !== null);
+    const candidates = rows.filter((r) => repo.RULE_EVENTS.includes(r.type) && r.lead_id !== null);
     if (candidates.length) {
       const accounts = [...new Set(candidates.map((r) => r.account_id))];
-      const rules = await enabledRules(db, accounts, RULE_EVENTS);
+      const rules = await enabledRules(db, accounts, repo.RULE_EVENTS);
       const relevant = candidates.filter((r) => rules.some((rule) => rule.account_id === r.account_id && rule.event === r.type));
       // Only a type an action can record may have been caused: no look-up for the others.
       const caused = await causedEvents(
@@ -170,6 +202,8 @@ export class AutomationWorker implements BackgroundWorker {
       } catch (err) {
         this.deps.log.warn({ err, eventIds: work.map((w) => w.event.id) }, 'automation rules failed');
       }
+      return rules.length > 0;
     }
+    return false;
   }
 }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { dialectOf, type Executor } from '../db/database.js';
+import { prepared } from '../db/prepared.js';
 import type { LeadRow } from '../db/schema.js';
 
 const CURSOR = 'automation';
@@ -25,6 +26,32 @@ export async function saveCursor(db: Executor, eventId: number): Promise<void> {
     .set({ event_id: sql<number>`${greatest}` })
     .where('name', '=', CURSOR)
     .execute();
+}
+
+/** The events rules react to (lead.idle is recorded by the idle sweep for its rule). */
+export const RULE_EVENTS = ['message.incoming', 'lead.created', 'lead.changed.status', 'lead.idle'];
+
+/** Prepared (named on PostgreSQL): every process asks it at every read of the consumer. */
+const idleCheck = prepared((db) =>
+  db.selectNoFrom((eb) => [
+    eb
+      .selectFrom('events')
+      .select((e) => e.fn.max('id').as('id'))
+      .as('newest'),
+    eb.exists(eb.selectFrom('automation_rules').select('id').where('enabled', '=', 1).where('event', 'in', RULE_EVENTS)).as('rules'),
+    eb.exists(eb.selectFrom('lead_distributions').select('integration_id').where('mode', '!=', 'off')).as('distributing'),
+  ]),
+);
+
+/**
+ * The newest event id when automation has nothing to do for any event (no enabled rule of
+ * {@link RULE_EVENTS}, no integration distributing new leads), else undefined. One statement, so
+ * one snapshot: the events it covers were committed before any rule or distribution it did not see.
+ */
+export async function newestWhenIdle(db: Executor): Promise<number | undefined> {
+  const [row] = await idleCheck(db, {});
+  if (!row || row.rules || row.distributing) return undefined;
+  return row.newest == null ? 0 : Number(row.newest);
 }
 
 /** Of these leads, the ones whose integration distributes new leads. */

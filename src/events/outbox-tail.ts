@@ -20,7 +20,8 @@ const eventsAfter = prepared((db, p: { cursor: number; limit: number }) =>
  * Reading committed rows (never the nudge's content) is how a consumer sees an event only after
  * its transaction committed. While the consumer has nobody to serve (`active()` false) the cursor
  * just follows the newest id: on every `poll()` and timer tick, and on a nudge only once a poll
- * interval (see `wake`).
+ * interval (see `wake`). A consumer that can tell it has nothing to do (`newestWhenIdle`: no rule,
+ * no subscription) is asked as often, and its cursor passes the events over unread.
  */
 export class OutboxTail {
   /** Every event id up to here has been handed over (or given up as a rolled-back gap). */
@@ -38,6 +39,8 @@ export class OutboxTail {
   /** When the cursor last followed the newest id without anybody to serve (ms, `performance.now()`). */
   private followedAt = Number.NEGATIVE_INFINITY;
   private stopped = false;
+  /** The consumer's `newestWhenIdle` last answered that it had nothing to do. */
+  private nothingToDo = false;
   private readonly pgListenUrl: string | undefined;
   private readonly resumeFrom: (() => Promise<number>) | undefined;
   private readonly settleMs: number;
@@ -45,7 +48,19 @@ export class OutboxTail {
 
   constructor(
     private readonly deps: Deps,
-    private readonly consumer: { name: string; active(): boolean; handle(rows: EventRow[]): Promise<void> },
+    private readonly consumer: {
+      name: string;
+      active(): boolean;
+      handle(rows: EventRow[]): Promise<void>;
+      /**
+       * Asked before each read: an id when the consumer has no work for any event up to it (its
+       * rules or subscriptions want none); the cursor then moves there without reading the events,
+       * and `skipped` is told. Every process runs each consumer for every process's events, so what
+       * an event costs a consumer with nothing to do for it is paid once per process.
+       */
+      newestWhenIdle?(): Promise<number | undefined>;
+      skipped?(cursor: number): Promise<void>;
+    },
     /**
      * `settleMs`: a nudge reads after this long rather than at once, so that a consumer whose work
      * costs per read (a transaction, its context) rather than per event gets the events committed
@@ -75,7 +90,7 @@ export class OutboxTail {
       this.pollAgain = true;
       return this.current;
     }
-    if (!this.follow && !this.consumer.active() && !this.followDue()) return Promise.resolve();
+    if (!this.follow && !this.busy() && !this.followDue()) return Promise.resolve();
     this.current = this.runPoll().finally(() => {
       this.current = undefined;
     });
@@ -94,6 +109,7 @@ export class OutboxTail {
       const timed = () => void this.poll().catch(failed);
       const nudged = this.settleMs
         ? () => {
+            if (!this.busy() && !this.followDue()) return;
             this.settling ??= setTimeout(() => {
               this.settling = undefined;
               wake();
@@ -130,6 +146,19 @@ export class OutboxTail {
         this.seen.clear();
         continue;
       }
+      // A consumer that had nothing to do is asked again on a poll or a nudge a poll interval
+      // later, not at every nudge: the events meanwhile stay unread until it answers.
+      if (this.nothingToDo && !follow && !this.followDue()) continue;
+      const idleTo = await this.consumer.newestWhenIdle?.();
+      this.nothingToDo = idleTo !== undefined;
+      if (idleTo !== undefined) {
+        this.followedAt = performance.now();
+        this.cursor = Math.max(this.cursor, idleTo);
+        this.seen.clear();
+        this.gapSince = undefined;
+        await this.consumer.skipped?.(this.cursor);
+        continue;
+      }
       const rows = await eventsAfter(this.deps.db.kysely, { cursor: this.cursor, limit: BATCH });
       const fresh = rows.filter((r) => !this.seen.has(r.id));
       for (const r of fresh) this.seen.add(r.id);
@@ -157,6 +186,11 @@ export class OutboxTail {
       this.gapSince = undefined;
       this.advance();
     }
+  }
+
+  /** Whether a nudge reads at once: the consumer serves somebody and, when asked, had work. */
+  private busy(): boolean {
+    return this.consumer.active() && !this.nothingToDo;
   }
 
   /** Whether a nudge makes an idle consumer's cursor follow the newest id: once a poll interval. */

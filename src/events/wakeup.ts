@@ -30,34 +30,72 @@ export function onOutbox(
     followUps.add(t);
   };
   outboxSignal.on('recorded', listener);
-  let client: { end(): Promise<void> } | undefined;
-  let closed = false;
-  if (opts.pgUrl) {
-    void (async () => {
-      try {
-        const pg = (await import('pg')).default;
-        const c = new pg.Client({ connectionString: opts.pgUrl });
-        c.on('error', (err) => opts.log.warn({ err }, 'outbox LISTEN connection failed; polling continues'));
-        await c.connect();
-        if (closed) return void (await c.end());
-        // A NOTIFY names the schema of the installation that sent it; channels are the database's.
-        // An empty one comes from a process of a version before the schema was named: it wakes.
-        const { rows } = await c.query<{ schema: string }>('select current_schema() as schema');
-        const schema = rows[0]?.schema;
-        c.on('notification', (n) => {
-          if (!n.payload || n.payload === schema) onWake();
-        });
-        await c.query(`LISTEN ${opts.deliveriesOnly ? DELIVERIES_CHANNEL : OUTBOX_CHANNEL}`);
-        client = c;
-      } catch (err) {
-        opts.log.warn({ err }, 'outbox LISTEN unavailable; polling continues');
-      }
-    })();
-  }
+  const unlisten = opts.pgUrl ? listen(opts.pgUrl, opts.deliveriesOnly ? DELIVERIES_CHANNEL : OUTBOX_CHANNEL, onWake, opts.log) : undefined;
   return async () => {
-    closed = true;
     outboxSignal.off('recorded', listener);
     for (const t of followUps) clearTimeout(t);
+    await unlisten?.();
+  };
+}
+
+/** One LISTEN connection per database URL and channel in a process, whoever its readers are. */
+interface Listening {
+  readers: Set<() => void>;
+  /** Resolves with the connection once it listens (undefined: it failed or was given up). */
+  client: Promise<{ end(): Promise<void> } | undefined>;
+  closed: boolean;
+}
+const listening = new Map<string, Listening>();
+
+/**
+ * Calls `onWake` on each NOTIFY of `channel` naming this installation's schema. The readers of a
+ * process share one connection: each NOTIFY of another process wakes one PostgreSQL backend and
+ * one socket per process, not one per reader. Returns the unsubscribe function; the connection
+ * ends with its last reader.
+ */
+function listen(url: string, channel: string, onWake: () => void, log: Logger): () => Promise<void> {
+  const key = `${channel}\n${url}`;
+  let shared = listening.get(key);
+  if (!shared) {
+    const entry: Listening = { readers: new Set(), client: Promise.resolve(undefined), closed: false };
+    entry.client = connectListener(url, channel, entry, log);
+    listening.set(key, entry);
+    shared = entry;
+  }
+  const own = shared;
+  // A reader added twice (the same function) is still one reader: wrap it.
+  const reader = () => onWake();
+  own.readers.add(reader);
+  return async () => {
+    own.readers.delete(reader);
+    if (own.readers.size || own.closed) return;
+    own.closed = true;
+    if (listening.get(key) === own) listening.delete(key);
+    const client = await own.client;
     await client?.end().catch(() => {});
   };
+}
+
+async function connectListener(url: string, channel: string, shared: Listening, log: Logger) {
+  try {
+    const pg = (await import('pg')).default;
+    const c = new pg.Client({ connectionString: url });
+    c.on('error', (err) => log.warn({ err }, 'outbox LISTEN connection failed; polling continues'));
+    await c.connect();
+    if (shared.closed) return void (await c.end());
+    // A NOTIFY names the schema of the installation that sent it; channels are the database's.
+    // An empty one comes from a process of a version before the schema was named: it wakes.
+    const { rows } = await c.query<{ schema: string }>('select current_schema() as schema');
+    const schema = rows[0]?.schema;
+    c.on('notification', (n) => {
+      if (n.payload && n.payload !== schema) return;
+      for (const reader of shared.readers) reader();
+    });
+    await c.query(`LISTEN ${channel}`);
+    if (shared.closed) return void (await c.end());
+    return c;
+  } catch (err) {
+    log.warn({ err }, 'outbox LISTEN unavailable; polling continues');
+    return undefined;
+  }
 }

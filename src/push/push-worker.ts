@@ -53,6 +53,8 @@ export class PushWorker implements BackgroundWorker {
   /** The read a wake-up scheduled, and when the last one began (performance.now()). */
   private wakeTimer: NodeJS.Timeout | undefined;
   private lastWake = -Infinity;
+  /** The last read found no push device at all (see `wake`). */
+  private noDevices = false;
 
   constructor(
     private readonly deps: Deps,
@@ -67,13 +69,15 @@ export class PushWorker implements BackgroundWorker {
     const wake = () => this.wake();
     const pgUrl = isPostgresUrl(this.deps.config.databaseUrl) ? this.deps.config.databaseUrl : undefined;
     this.unsubscribe = onOutbox(wake, { pgUrl, log: this.deps.log });
-    this.timer = setInterval(wake, this.deps.config.eventsPollMs);
+    this.timer = setInterval(() => this.wake(true), this.deps.config.eventsPollMs);
     this.timer.unref();
   }
 
   /** A read at once, or WAKE_GAP_MS after the last one began, whichever is later. */
-  private wake(): void {
+  private wake(timed = false): void {
     if (this.wakeTimer || this.stopped) return;
+    // Nobody had a device at the last read: the next is the poll's, or a nudge's a poll interval later.
+    if (!timed && this.noDevices && performance.now() - this.lastWake < this.deps.config.eventsPollMs) return;
     const wait = Math.max(0, this.lastWake + WAKE_GAP_MS - performance.now());
     this.wakeTimer = setTimeout(() => {
       this.wakeTimer = undefined;
@@ -110,6 +114,15 @@ export class PushWorker implements BackgroundWorker {
   private async run(): Promise<void> {
     do {
       this.again = false;
+      // No device anywhere: nobody to push to for any event so far (every process would read them all).
+      const idleTo = await repo.newestWithoutDevices(this.deps.db.kysely);
+      this.noDevices = idleTo !== undefined;
+      if (idleTo !== undefined) {
+        this.cursor = Math.max(this.cursor, idleTo);
+        this.seen.clear();
+        this.gapSince = undefined;
+        continue;
+      }
       const rows = await repo.eventsAfter(this.deps.db.kysely, { cursor: this.cursor, limit: BATCH });
       const fresh = rows.filter((r) => !this.seen.has(r.id));
       for (const r of fresh) this.seen.add(r.id);

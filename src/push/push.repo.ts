@@ -14,6 +14,26 @@ export async function maxEventId(db: Executor): Promise<number> {
 }
 
 /**
+ * The newest event id when no employee has a push device, else undefined: the worker then passes
+ * the events over unread (one statement, so the devices are those of the snapshot the id is from).
+ */
+export async function newestWithoutDevices(db: Executor): Promise<number | undefined> {
+  const [row] = await devicesCheck(db, {});
+  if (!row || row.devices) return undefined;
+  return row.newest == null ? 0 : Number(row.newest);
+}
+
+const devicesCheck = prepared((db) =>
+  db.selectNoFrom((eb) => [
+    eb
+      .selectFrom('events')
+      .select((e) => e.fn.max('id').as('id'))
+      .as('newest'),
+    eb.exists(eb.selectFrom('devices').select('id')).as('devices'),
+  ]),
+);
+
+/**
  * The events after `cursor` in id order, every one of them (the worker's cursor moves over
  * contiguous ids), with the payload of incoming messages only: the others are not pushed, and every
  * process reads every event. Prepared (named on PostgreSQL): every process runs it at every wake.
