@@ -6,7 +6,7 @@ import { AutomationWorker } from '../src/automation/automation-worker.js';
 import { tagsOfLeads } from '../src/domain/leads/leads.repo.js';
 import { ensureTag } from '../src/domain/tags/tags.repo.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
-import { createIntegration } from './helpers/fixtures.js';
+import { automationFromNewest, createIntegrationRow } from './helpers/fixtures.js';
 import { statementCounter, transactionWatch } from './helpers/statements.js';
 
 /**
@@ -24,8 +24,7 @@ const db = () => h.database.db.kysely;
 beforeAll(async () => {
   h = await createHarness();
   owner = await h.signUp();
-  const saId = await createIntegration(h, owner.accountId);
-  integration = await db().selectFrom('integrations').selectAll().where('id', '=', saId).executeTakeFirstOrThrow();
+  integration = await createIntegrationRow(h, owner.accountId);
   // The rules' tags exist from the start, as an account's tags mostly do.
   for (let i = 0; i < 20; i++) await ensureTag(db(), owner.accountId, `tag-${i}`, h.clock.now());
   for (let i = 0; i < 20; i++) {
@@ -53,15 +52,7 @@ afterAll(async () => {
  * worker counting its statements and transactions.
  */
 async function measure(customers: number, each: number, group = `g${++seq}`) {
-  const newest = await db()
-    .selectFrom('events')
-    .select((eb) => eb.fn.max('id').as('id'))
-    .executeTakeFirstOrThrow();
-  await db()
-    .insertInto('automation_cursors')
-    .values({ name: 'automation', event_id: Number(newest.id ?? 0) })
-    .onConflict((oc) => oc.column('name').doUpdateSet({ event_id: Number(newest.id ?? 0) }))
-    .execute();
+  await automationFromNewest(h);
   const leads = new Set<number>();
   const batch = ++seq;
   for (let m = 0; m < each; m++) {

@@ -6,7 +6,7 @@ import { AutomationWorker } from '../src/automation/automation-worker.js';
 import { sweepIdleLeads } from '../src/automation/idle-sweep.js';
 import { tagsOfLeads } from '../src/domain/leads/leads.repo.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
-import { createIntegration } from './helpers/fixtures.js';
+import { automationFromNewest, createIntegrationRow } from './helpers/fixtures.js';
 
 /**
  * Events a rule's actions cause set off no rule (docs/api/automation.md); an event another
@@ -25,8 +25,7 @@ const db = () => h.database.db.kysely;
 beforeAll(async () => {
   h = await createHarness();
   owner = await h.signUp();
-  const saId = await createIntegration(h, owner.accountId);
-  integration = await db().selectFrom('integrations').selectAll().where('id', '=', saId).executeTakeFirstOrThrow();
+  integration = await createIntegrationRow(h, owner.accountId);
   statuses = await db().selectFrom('statuses').selectAll().where('account_id', '=', owner.accountId).orderBy('id').execute();
 });
 
@@ -70,15 +69,7 @@ describe('an event committed by another transaction while a run acts on its lead
     const active = statuses.find((s) => s.type === 'active')!;
     const moving = await rule({ event: 'message.incoming', actions: [{ type: 'setStatus', statusId: active.id }] });
     const idle = await rule({ event: 'lead.idle', idleMinutes: 1, actions: [{ type: 'addTag', tag: 'went-quiet' }] });
-    const newest = await db()
-      .selectFrom('events')
-      .select((eb) => eb.fn.max('id').as('id'))
-      .executeTakeFirstOrThrow();
-    await db()
-      .insertInto('automation_cursors')
-      .values({ name: 'automation', event_id: Number(newest.id ?? 0) })
-      .onConflict((oc) => oc.column('name').doUpdateSet({ event_id: Number(newest.id ?? 0) }))
-      .execute();
+    await automationFromNewest(h);
     const { leadId } = await h.services.ingest.ingest(integration, {
       externalId: 'caused-1',
       datetime: h.clock.now(),

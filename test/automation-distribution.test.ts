@@ -4,7 +4,7 @@ import type { AutomationWorker } from '../src/automation/automation-worker.js';
 import { createAutomationWorker } from '../src/automation/start.js';
 import { pickEmployee } from '../src/domain/automation/distribution.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
-import { createIntegration, createManager, type ManagerFixture } from './helpers/fixtures.js';
+import { createIntegrationRow, createManager, type ManagerFixture } from './helpers/fixtures.js';
 
 /**
  * Distribution of new leads (docs/api/automation.md): the settings route, round robin and least
@@ -45,8 +45,7 @@ beforeAll(async () => {
   h = await createHarness();
   owner = await h.signUp();
   other = await h.signUp();
-  const saId = await createIntegration(h, owner.accountId);
-  integration = await db().selectFrom('integrations').selectAll().where('id', '=', saId).executeTakeFirstOrThrow();
+  integration = await createIntegrationRow(h, owner.accountId);
   managers = [];
   for (let i = 0; i < 3; i++) managers.push(await createManager(h, owner));
   worker = createAutomationWorker(h.services);

@@ -3,7 +3,7 @@ import type { IntegrationRow } from '../src/db/schema.js';
 import type { AutomationWorker } from '../src/automation/automation-worker.js';
 import { createAutomationWorker } from '../src/automation/start.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
-import { createIntegration, createManager, type ManagerFixture } from './helpers/fixtures.js';
+import { createIntegration, createIntegrationRow, createManager, type ManagerFixture } from './helpers/fixtures.js';
 import { FakeTelegram } from './helpers/fake-telegram.js';
 
 /**
@@ -64,8 +64,7 @@ beforeAll(async () => {
   h = await createHarness({ env: { PARLEY_TELEGRAM_API_URL: tg.url } });
   owner = await h.signUp();
   manager = await createManager(h, owner, { allowAllDeals: true });
-  const saId = await createIntegration(h, owner.accountId);
-  integration = await db().selectFrom('integrations').selectAll().where('id', '=', saId).executeTakeFirstOrThrow();
+  integration = await createIntegrationRow(h, owner.accountId);
   worker = createAutomationWorker(h.services);
   await worker.start();
 });

@@ -3,7 +3,7 @@ import type { IntegrationRow } from '../src/db/schema.js';
 import { AutomationWorker } from '../src/automation/automation-worker.js';
 import { tagsOfLeads } from '../src/domain/leads/leads.repo.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
-import { createIntegration } from './helpers/fixtures.js';
+import { createIntegrationRow } from './helpers/fixtures.js';
 import { statementCounter } from './helpers/statements.js';
 
 /**
@@ -21,8 +21,7 @@ const db = () => h.database.db.kysely;
 beforeAll(async () => {
   h = await createHarness();
   owner = await h.signUp();
-  const saId = await createIntegration(h, owner.accountId);
-  integration = await db().selectFrom('integrations').selectAll().where('id', '=', saId).executeTakeFirstOrThrow();
+  integration = await createIntegrationRow(h, owner.accountId);
 });
 
 afterAll(async () => {

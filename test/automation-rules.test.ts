@@ -4,7 +4,7 @@ import type { AutomationWorker } from '../src/automation/automation-worker.js';
 import { createAutomationWorker } from '../src/automation/start.js';
 import { tagsOfLeads } from '../src/domain/leads/leads.repo.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
-import { createIntegration, createManager, type ManagerFixture } from './helpers/fixtures.js';
+import { createIntegrationRow, createManager, type ManagerFixture } from './helpers/fixtures.js';
 
 /**
  * Automation rules (docs/api/automation.md): their bad input, each condition and action on
@@ -56,8 +56,7 @@ beforeAll(async () => {
   owner = await h.signUp();
   other = await h.signUp();
   manager = await createManager(h, owner);
-  const saId = await createIntegration(h, owner.accountId);
-  integration = await db().selectFrom('integrations').selectAll().where('id', '=', saId).executeTakeFirstOrThrow();
+  integration = await createIntegrationRow(h, owner.accountId);
   statuses = await db().selectFrom('statuses').selectAll().where('account_id', '=', owner.accountId).orderBy('id').execute();
   worker = createAutomationWorker(h.services);
   await worker.start();

@@ -1,6 +1,6 @@
 import { hashPassword } from '../../src/domain/auth/passwords.js';
 import { insertUser } from '../../src/domain/users/users.repo.js';
-import type { LeadStatusType } from '../../src/db/schema.js';
+import type { IntegrationRow, LeadStatusType } from '../../src/db/schema.js';
 import type { Harness, SignedUp } from './harness.js';
 
 /**
@@ -51,6 +51,30 @@ export async function createIntegration(h: Harness, accountId: number, type = 'w
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
+}
+
+/** An integration's whole row, for tests that hand it to ingest or the channel code. */
+export async function createIntegrationRow(h: Harness, accountId: number, type = 'widget'): Promise<IntegrationRow> {
+  const id = await createIntegration(h, accountId, type);
+  return h.database.db.kysely.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+}
+
+/**
+ * Moves the automation consumer's cursor to the newest event, so that the next worker poll reads
+ * only what a test records after this.
+ */
+export async function automationFromNewest(h: Harness): Promise<void> {
+  const db = h.database.db.kysely;
+  const newest = await db
+    .selectFrom('events')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .executeTakeFirstOrThrow();
+  const eventId = Number(newest.id ?? 0);
+  await db
+    .insertInto('automation_cursors')
+    .values({ name: 'automation', event_id: eventId })
+    .onConflict((oc) => oc.column('name').doUpdateSet({ event_id: eventId }))
+    .execute();
 }
 
 export interface LeadFixture {
