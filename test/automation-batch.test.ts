@@ -6,7 +6,7 @@ import { AutomationWorker } from '../src/automation/automation-worker.js';
 import { tagsOfLeads } from '../src/domain/leads/leads.repo.js';
 import { ensureTag } from '../src/domain/tags/tags.repo.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
-import { automationFromNewest, createIntegrationRow } from './helpers/fixtures.js';
+import { automationFromNewest, createIntegrationRow, postRule } from './helpers/fixtures.js';
 import { statementCounter, transactionWatch } from './helpers/statements.js';
 
 /**
@@ -28,18 +28,12 @@ beforeAll(async () => {
   // The rules' tags exist from the start, as an account's tags mostly do.
   for (let i = 0; i < 20; i++) await ensureTag(db(), owner.accountId, `tag-${i}`, h.clock.now());
   for (let i = 0; i < 20; i++) {
-    const res = await h.request({
-      method: 'POST',
-      url: '/v1.3/automation/rules',
-      token: owner.access,
-      payload: {
-        name: `rule ${i}`,
-        event: 'message.incoming',
-        conditions: [{ field: 'message.text', op: 'contains', value: i % 2 ? 'hoodie' : 'refund' }],
-        actions: [{ type: 'addTag', tag: `tag-${i}` }],
-      },
+    await postRule(h, owner, {
+      name: `rule ${i}`,
+      event: 'message.incoming',
+      conditions: [{ field: 'message.text', op: 'contains', value: i % 2 ? 'hoodie' : 'refund' }],
+      actions: [{ type: 'addTag', tag: `tag-${i}` }],
     });
-    expect(res.statusCode, res.body).toBe(200);
   }
 });
 
@@ -213,16 +207,7 @@ describe('new leads with round robin on', () => {
 
 describe('events of one lead in one batch', () => {
   it("each event's conditions see what the earlier events' actions did", async () => {
-    const rule = async (payload: Record<string, unknown>) => {
-      const res = await h.request({
-        method: 'POST',
-        url: '/v1.3/automation/rules',
-        token: owner.access,
-        payload: { name: 'r', ...payload },
-      });
-      expect(res.statusCode, res.body).toBe(200);
-      return res.json().id as number;
-    };
+    const rule = (payload: Record<string, unknown>) => postRule(h, owner, { name: 'r', ...payload });
     const tagger = await rule({
       event: 'message.incoming',
       conditions: [{ field: 'message.text', op: 'contains', value: 'first' }],

@@ -6,7 +6,7 @@ import { AutomationWorker } from '../src/automation/automation-worker.js';
 import { sweepIdleLeads } from '../src/automation/idle-sweep.js';
 import { tagsOfLeads } from '../src/domain/leads/leads.repo.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
-import { automationFromNewest, createIntegrationRow } from './helpers/fixtures.js';
+import { automationFromNewest, createIntegrationRow, postRule } from './helpers/fixtures.js';
 
 /**
  * Events a rule's actions cause set off no rule (docs/api/automation.md); an event another
@@ -33,16 +33,7 @@ afterAll(async () => {
   await h.close();
 });
 
-async function rule(payload: Record<string, unknown>): Promise<number> {
-  const res = await h.request({
-    method: 'POST',
-    url: '/v1.3/automation/rules',
-    token: owner.access,
-    payload: { name: 'rule', ...payload },
-  });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().id;
-}
+const rule = (payload: Record<string, unknown>) => postRule(h, owner, payload);
 
 /** A plugin that runs `meanwhile` once, after the first read of the newest event id through it. */
 function afterNewestEventRead(meanwhile: () => Promise<void>): KyselyPlugin {

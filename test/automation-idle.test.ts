@@ -3,7 +3,7 @@ import type { IntegrationRow } from '../src/db/schema.js';
 import { AutomationWorker } from '../src/automation/automation-worker.js';
 import { tagsOfLeads } from '../src/domain/leads/leads.repo.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
-import { createIntegrationRow } from './helpers/fixtures.js';
+import { createIntegrationRow, postRule } from './helpers/fixtures.js';
 import { statementCounter } from './helpers/statements.js';
 
 /**
@@ -64,18 +64,12 @@ it('passes the events over unread while no rule or distribution exists, and a ru
     const lookups = (list: string[]) => list.filter((table) => table === 'leads' || table === 'automation_rules');
     expect(lookups(read)).toEqual(lookups(tables()));
 
-    const res = await h.request({
-      method: 'POST',
-      url: '/v1.3/automation/rules',
-      token: owner.access,
-      payload: {
-        name: 'hoodie',
-        event: 'message.incoming',
-        conditions: [{ field: 'message.text', op: 'contains', value: 'hoodie' }],
-        actions: [{ type: 'addTag', tag: 'hoodie' }],
-      },
+    await postRule(h, owner, {
+      name: 'hoodie',
+      event: 'message.incoming',
+      conditions: [{ field: 'message.text', op: 'contains', value: 'hoodie' }],
+      actions: [{ type: 'addTag', tag: 'hoodie' }],
     });
-    expect(res.statusCode, res.body).toBe(200);
     const [lead] = await incoming(1);
     await worker.poll();
     expect((await tagsOfLeads(db(), [lead!])).get(lead!)).toEqual(['hoodie']);

@@ -4,7 +4,7 @@ import type { AutomationWorker } from '../src/automation/automation-worker.js';
 import { createAutomationWorker } from '../src/automation/start.js';
 import { tagsOfLeads } from '../src/domain/leads/leads.repo.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
-import { createIntegrationRow, createManager, type ManagerFixture } from './helpers/fixtures.js';
+import { createIntegrationRow, createManager, postRule, type ManagerFixture } from './helpers/fixtures.js';
 
 /**
  * Automation rules (docs/api/automation.md): their bad input, each condition and action on
@@ -36,11 +36,7 @@ async function incoming(text: string, customer = `c-${++seq}`): Promise<number> 
 const createRule = (payload: Record<string, unknown>, token = owner.access) =>
   h.request({ method: 'POST', url: '/v1.3/automation/rules', token, payload });
 
-async function rule(payload: Record<string, unknown>): Promise<number> {
-  const res = await createRule({ name: 'rule', ...payload });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().id;
-}
+const rule = (payload: Record<string, unknown>) => postRule(h, owner, payload);
 
 async function disableAll(): Promise<void> {
   await db().updateTable('automation_rules').set({ enabled: 0 }).where('account_id', '=', owner.accountId).execute();

@@ -1,3 +1,5 @@
+import { expect } from 'vitest';
+import { maxEventId } from '../../src/events/outbox-tail.js';
 import { hashPassword } from '../../src/domain/auth/passwords.js';
 import { insertUser } from '../../src/domain/users/users.repo.js';
 import type { IntegrationRow, LeadStatusType } from '../../src/db/schema.js';
@@ -65,16 +67,24 @@ export async function createIntegrationRow(h: Harness, accountId: number, type =
  */
 export async function automationFromNewest(h: Harness): Promise<void> {
   const db = h.database.db.kysely;
-  const newest = await db
-    .selectFrom('events')
-    .select((eb) => eb.fn.max('id').as('id'))
-    .executeTakeFirstOrThrow();
-  const eventId = Number(newest.id ?? 0);
+  const eventId = await maxEventId(db);
   await db
     .insertInto('automation_cursors')
     .values({ name: 'automation', event_id: eventId })
     .onConflict((oc) => oc.column('name').doUpdateSet({ event_id: eventId }))
     .execute();
+}
+
+/** An automation rule `owner` made through the API (docs/api/automation.md), named 'rule' unless `payload` names it: its id. */
+export async function postRule(h: Harness, owner: SignedUp, payload: Record<string, unknown>): Promise<number> {
+  const res = await h.request({
+    method: 'POST',
+    url: '/v1.3/automation/rules',
+    token: owner.access,
+    payload: { name: 'rule', ...payload },
+  });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json().id;
 }
 
 export interface LeadFixture {
