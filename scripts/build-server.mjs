@@ -20,6 +20,7 @@ const loaderSource = path.join(root, 'scripts', 'server-loader.mjs');
 const EXTERNAL = [
   'better-sqlite3', // native
   '@node-rs/argon2', // native
+  'pg', // required by dist/main.js as well, to send a new schema's script first (server-loader.mjs)
   'pg-native', // pg's optional native driver
   'nodemailer', // loaded when mail is sent
   'web-push', // loaded when a push is sent
@@ -89,11 +90,25 @@ export async function buildServer() {
   const bundle = fs.readFileSync(serverBundle);
   const hash = crypto.createHash('sha256').update(bundle).digest('hex').slice(0, 16);
   const dist = path.dirname(serverBundle);
-  for (const name of fs.readdirSync(dist)) if (/^server\.[0-9a-f]+\.cache$/.test(name)) fs.rmSync(path.join(dist, name), { force: true });
+  for (const name of fs.readdirSync(dist))
+    if (/^server\.[0-9a-f]+\.(cache|schema\.sql)$/.test(name)) fs.rmSync(path.join(dist, name), { force: true });
+  await writeSchemaScript(path.join(dist, `server.${hash}.schema.sql`));
   const loader = fs.readFileSync(loaderSource, 'utf8').replace("'%BUNDLE_HASH%'", JSON.stringify(hash));
   fs.writeFileSync(serverLoader, loader);
   await writeCodeCache(path.join(dist, `server.${hash}.cache`));
   return { bytes: bundle.length };
+}
+
+/**
+ * The PostgreSQL schema snapshot's script, as src/db/schema-snapshot.ts sends it, for dist/main.js
+ * to send before it loads the bundle (server-loader.mjs). Read from tsc's output, which the build
+ * makes first; without it a new schema is made by the bundle alone.
+ */
+async function writeSchemaScript(target) {
+  const compiled = path.join(root, 'dist', 'db', 'snapshots', 'postgres.gen.js');
+  if (!fs.existsSync(compiled)) return;
+  const { snapshot } = await import(pathToFileURL(compiled).href);
+  fs.writeFileSync(target, snapshot.statements.join(';\n'));
 }
 
 /**

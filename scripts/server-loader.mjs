@@ -14,6 +14,52 @@ const BUNDLE_HASH = '%BUNDLE_HASH%';
 const dir = path.dirname(fileURLToPath(import.meta.url));
 const file = path.join(dir, 'server.cjs');
 const cacheFile = path.join(dir, `server.${BUNDLE_HASH}.cache`);
+const requireHere = createRequire(file);
+
+/** Kysely's migration lock (src/db/schema-snapshot.ts): a migrator elsewhere waits for us. */
+const KYSELY_MIGRATION_LOCK = '3853314791062309107';
+
+/**
+ * A new PostgreSQL schema is the longest part of a first start: PostgreSQL writes and syncs each
+ * index it builds. Its script (the bundle's schema snapshot, written beside it by the build) is
+ * sent here, before the bundle is read and compiled, in a transaction the bundle finishes
+ * (src/db/early-schema.ts). Anything unexpected (no script, no connection, a schema that is not
+ * new, another process migrating) leaves the work to the bundle, as without this.
+ */
+async function startSchema(url) {
+  let script;
+  try {
+    script = fs.readFileSync(path.join(dir, `server.${BUNDLE_HASH}.schema.sql`), 'utf8');
+  } catch {
+    return;
+  }
+  let client;
+  try {
+    const pg = requireHere('pg');
+    client = new pg.Client({ connectionString: url });
+    client.on('error', () => {});
+    await client.connect();
+    await client.query('begin');
+    const { rows } = await client.query(
+      `select pg_try_advisory_xact_lock(${KYSELY_MIGRATION_LOCK}::bigint) and to_regclass('kysely_migration') is null as new`,
+    );
+    if (rows[0]?.new !== true) throw new Error('not a new schema');
+  } catch {
+    client?.end().catch(() => {});
+    return;
+  }
+  const ran = client.query(script).then(
+    () => true,
+    () =>
+      client.end().then(
+        () => false,
+        () => false,
+      ),
+  );
+  globalThis[Symbol.for('parley.schemaUnderWay')] = { url, script, client, ran };
+}
+
+if (/^postgres(ql)?:\/\//i.test(process.env.DATABASE_URL ?? '')) await startSchema(process.env.DATABASE_URL);
 
 let cachedData;
 try {
@@ -41,4 +87,4 @@ if (cachedData === undefined || script.cachedDataRejected) {
 }
 
 const module = { exports: {} };
-script.runInThisContext()(module.exports, createRequire(file), module, file, dir);
+script.runInThisContext()(module.exports, requireHere, module, file, dir);

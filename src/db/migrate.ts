@@ -2,6 +2,7 @@ import { sql, Migrator, type Migration, type MigrationProvider } from 'kysely';
 import { renameStatements, type Db } from './database.js';
 import { migrationKit, type ParleyMigration } from './migrations/helpers.js';
 import { applySnapshot } from './schema-snapshot.js';
+import type { EarlySchema } from './early-schema.js';
 import { foundation } from './migrations/0001-foundation.js';
 import { coreModel } from './migrations/0002-core-model.js';
 import { files } from './migrations/0006-files.js';
@@ -139,11 +140,13 @@ export class StaticProvider implements MigrationProvider {
 /**
  * Brings the schema up to date. Safe with several processes on PostgreSQL (Kysely takes a lock).
  * A new database gets the schema snapshot (src/db/schema-snapshot.ts) instead of ~50 migrations:
- * on PostgreSQL `sent` is called once its script is on its way (see `applySnapshot`).
+ * on PostgreSQL `sent` is called once its script is on its way (see `applySnapshot`), or at once
+ * when dist/main.js sent it (`early`).
  */
-export async function migrateToLatest(db: Db, sent?: () => void): Promise<void> {
-  if (await upToDate(db)) return;
-  if (await applySnapshot(db, MIGRATION_NAMES, sent)) return;
+export async function migrateToLatest(db: Db, sent?: () => void, early?: EarlySchema): Promise<void> {
+  // A script under way (db/early-schema.ts) was sent to a schema found new under the migration lock.
+  if (!early && (await upToDate(db))) return;
+  if (await applySnapshot(db, MIGRATION_NAMES, sent, early)) return;
   await migrate(db);
 }
 

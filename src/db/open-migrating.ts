@@ -2,14 +2,15 @@ import { sql } from 'kysely';
 import type { Config } from '../config.js';
 import type { Logger } from '../domain/context.js';
 import { openDatabase, type Db } from './database.js';
+import { takeEarlySchema } from './early-schema.js';
 import { migrateToLatest } from './migrate.js';
 
 /**
  * Opens the configured database and starts bringing its schema up to date: `schema` resolves once
  * it is, or rejects, the database closed, when it cannot be. Resolves as soon as what is left is
- * PostgreSQL's own work (a new database's schema snapshot, db/schema-snapshot.ts), or once it is
- * done: the server loads and builds its app meanwhile and listens only after `schema` resolved
- * (docs/performance.md, "Start-up").
+ * PostgreSQL's own work (a new database's schema snapshot, db/schema-snapshot.ts, perhaps sent
+ * before this bundle loaded: db/early-schema.ts), or once it is done: the server loads and builds
+ * its app meanwhile and listens only after `schema` resolved (docs/performance.md, "Start-up").
  */
 export async function openMigrating(config: Config, log: Logger): Promise<{ db: Db; schema: Promise<void> }> {
   const db = await openDatabase({
@@ -24,7 +25,8 @@ export async function openMigrating(config: Config, log: Logger): Promise<{ db: 
   });
   let sent = () => {};
   const underWay = new Promise<void>((resolve) => (sent = resolve));
-  const schema = migrateToLatest(db, sent).then(
+  const early = db.dialect === 'postgres' ? takeEarlySchema(config.databaseUrl) : undefined;
+  const schema = migrateToLatest(db, sent, early).then(
     async () => {
       if (db.dialect === 'postgres' && config.pgTableUpkeep === 'off') await warnWithoutAutovacuum(db, log);
     },

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import { renameStatements, type Db } from './database.js';
+import { abandonEarlySchema, type EarlySchema } from './early-schema.js';
 import { snapshot as postgresSnapshot } from './snapshots/postgres.gen.js';
 import { snapshot as sqliteSnapshot } from './snapshots/sqlite.gen.js';
 
@@ -32,11 +33,22 @@ const KYSELY_MIGRATION_LOCK = '3853314791062309107';
  * transaction instead of each migration on its own, as one script (docs/performance.md, "Start-up"). False, having changed nothing,
  * when the database is not new or the snapshot is not of this build's migrations (`names`): then
  * the migrator does the work. PostgreSQL: `sent` is called once the script is on its way, so that
- * the caller can do its own work while PostgreSQL runs it.
+ * the caller can do its own work while PostgreSQL runs it. `early`: the script as dist/main.js sent
+ * it (db/early-schema.ts), finished here when it is this build's snapshot, else rolled back.
  */
-export async function applySnapshot(db: Db, names: readonly string[], sent?: () => void): Promise<boolean> {
+export async function applySnapshot(db: Db, names: readonly string[], sent?: () => void, early?: EarlySchema): Promise<boolean> {
   const snapshot = db.dialect === 'postgres' ? postgresSnapshot : sqliteSnapshot;
-  if (snapshot.migrations.length !== names.length || snapshot.migrations.some((n, i) => n !== names[i])) return false;
+  const current = snapshot.migrations.length === names.length && snapshot.migrations.every((n, i) => n === names[i]);
+  if (early) {
+    if (current && early.script === snapshot.statements.join(';\n')) {
+      sent?.();
+      if (await finishEarly(early, names)) {
+        renameStatements();
+        return true;
+      }
+    } else await abandonEarlySchema(early);
+  }
+  if (!current) return false;
   const applied = await db.kysely
     .transaction()
     .execute(async (trx) => {
@@ -77,4 +89,31 @@ export async function applySnapshot(db: Db, names: readonly string[], sent?: () 
   // Tables may have changed shape under the named statements of this process's connections.
   if (applied && db.dialect === 'postgres') renameStatements();
   return applied;
+}
+
+/**
+ * Finishes the transaction of a script dist/main.js sent (db/early-schema.ts) as `applySnapshot`
+ * finishes its own: the migrations' rows, the rows made at apply, the commit. False when the script
+ * failed (nothing changed; the caller runs it again, to report why).
+ */
+async function finishEarly(early: EarlySchema, names: readonly string[]): Promise<boolean> {
+  if (!(await early.ran)) return false;
+  try {
+    await early.client.query('insert into kysely_migration (name, timestamp) select unnest($1::text[]), $2', [
+      names,
+      new Date().toISOString(),
+    ]);
+    for (const [table, made] of Object.entries(MADE_AT_APPLY)) {
+      const row = made();
+      const columns = Object.keys(row);
+      await early.client.query(
+        `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values (${columns.map((_, i) => `$${i + 1}`).join(', ')})`,
+        Object.values(row),
+      );
+    }
+    await early.client.query('commit');
+  } finally {
+    await early.client.end().catch(() => {});
+  }
+  return true;
 }
