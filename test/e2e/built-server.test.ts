@@ -6,6 +6,8 @@ import { promisify } from 'node:util';
 import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SMTPServer } from 'smtp-server';
+import { sql } from 'kysely';
+import { MIGRATION_NAMES } from '../../src/db/migrate.js';
 import { createTestDatabase, DIALECT, type TestDatabase } from '../helpers/database.js';
 import { startSmtp, type ReceivedMail } from '../helpers/smtp.js';
 import { call, ensureBuilt, root, startServerProcess, stopServerProcess, type ServerProcess } from '../helpers/server-process.js';
@@ -96,6 +98,32 @@ describe('the built server', () => {
       }
     } finally {
       fs.rmSync(copy, { recursive: true, force: true });
+    }
+  });
+
+  it("makes a new database's schema at its first start (PostgreSQL: from the script dist/main.js sends first)", {
+    timeout: 60_000,
+  }, async () => {
+    const hash = /const BUNDLE_HASH = "([0-9a-f]{16})"/.exec(fs.readFileSync(path.join(root, 'dist', 'main.js'), 'utf8'))?.[1];
+    expect(fs.existsSync(path.join(root, 'dist', `server.${hash}.schema.sql`))).toBe(true);
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-built-new-'));
+    const empty = DIALECT === 'postgres' ? await createTestDatabase({ empty: true }) : undefined;
+    try {
+      const fresh = await startServerProcess({ PARLEY_DATA_DIR: folder, ...(empty?.url ? { DATABASE_URL: empty.url } : {}) });
+      try {
+        expect((await call(fresh.base, 'GET', '/health')).status).toBe(200);
+      } finally {
+        await stopServerProcess(fresh, 'SIGTERM');
+      }
+      const made = empty ?? (await createTestDatabase({ dataDir: folder, empty: true }));
+      const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(made.db.kysely);
+      expect(rows.map((r) => r.name)).toEqual([...MIGRATION_NAMES].sort());
+      const installation = await sql<{ id: string }>`select id from installation`.execute(made.db.kysely);
+      expect(installation.rows).toHaveLength(1);
+      if (!empty) await made.drop();
+    } finally {
+      await empty?.drop();
+      fs.rmSync(folder, { recursive: true, force: true });
     }
   });
 
