@@ -5,8 +5,8 @@ import type { ParleyMigration } from './helpers.js';
  * PostgreSQL: `parley_webhook_round` (migration 0145) with the record's update of the deliveries
  * reading each row's outcome by key (a JSON object of the outcomes by delivery id) instead of
  * joining the JSON rows: its generic plan looped over every outcome for each updated row, so a
- * round recording n sends cost n * n row visits (256 outcomes: ~40 against ~12-23 ms a round
- * on a loaded machine; docs/performance.md). Otherwise unchanged.
+ * round recording n sends cost n * n row visits (a record of 256 outcomes, at best on a loaded
+ * machine: ~40 against 12-23 ms). Otherwise unchanged.
  */
 export const webhookRoundByKey: ParleyMigration = {
   async up(db, kit) {
