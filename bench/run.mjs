@@ -811,7 +811,7 @@ async function startupScenario(ctx) {
  *   (events.created_at) to its arrival.
  */
 async function webhooksScenario(ctx) {
-  const receiver = await startHelper(path.join(benchDir, 'lib', 'receiver.mjs'), ['5']);
+  const receiver = await startHelper(path.join(benchDir, 'lib', 'receiver.mjs'), ['5'], { ports: 5 });
   cleanups.push(() => receiver.stop());
   const probe = await openProbe({ dataDir: runDir, databaseUrl: ctx.databaseUrl });
   cleanups.push(() => probe.close());

@@ -91,7 +91,7 @@ async function startProfiler() {
 
 async function run() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-drain-'));
-  const receiver = await startHelper(path.join(root, 'bench', 'lib', 'receiver.mjs'), [String(ENDPOINTS)]);
+  const receiver = await startHelper(path.join(root, 'bench', 'lib', 'receiver.mjs'), [String(ENDPOINTS)], { ports: ENDPOINTS });
   let databaseUrl;
   const schema = `drain_${process.pid}_${Date.now().toString(36)}`;
   if (opts['database-url']) {

@@ -48,13 +48,19 @@ function cleanEnv(extra) {
   return Object.assign(env, extra);
 }
 
-/** Spawns a helper script that prints "serving <url>" (and maybe "endpoints <url> ..."); resolves with { url, endpoints, stop }. */
-export async function startHelper(script, args = []) {
-  // The helper listens on HELPER_PORT (bare.mjs): a port of BENCH_PORTS when that is set.
-  const helperPort = process.env.BENCH_PORTS ? String(await freePort()) : '0';
+/**
+ * Spawns a helper script that prints "serving <url>" (and maybe "endpoints <url> ..."); resolves
+ * with { url, endpoints, stop }. `ports`: how many ports the helper listens on (receiver.mjs: one
+ * per endpoint).
+ */
+export async function startHelper(script, args = [], { ports = 1 } = {}) {
+  // The helper listens on HELPER_PORT (bare.mjs), or on each of HELPER_PORTS (comma-separated,
+  // receiver.mjs): ports of BENCH_PORTS when that is set, else any (0).
+  const helperPorts = [];
+  for (let i = 0; i < ports; i++) helperPorts.push(process.env.BENCH_PORTS ? String(await freePort()) : '0');
   const child = spawn(process.execPath, [script, ...args], {
     cwd: root,
-    env: cleanEnv({ HELPER_PORT: helperPort }),
+    env: cleanEnv({ HELPER_PORT: helperPorts[0], HELPER_PORTS: helperPorts.join(',') }),
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise((resolve) => child.once('close', resolve));

@@ -26,11 +26,14 @@ const handler = (req, res) => {
     res.end('ok');
   });
 };
+// HELPER_PORTS (bench/lib/processes.mjs startHelper): the ports to listen on, one per endpoint
+// (ports of BENCH_PORTS when that is set); any free port for those not given.
+const ports = (process.env.HELPER_PORTS ?? '').split(',').map(Number);
 const urls = [];
 for (let i = 0; i < COUNT; i++) {
   const server = http.createServer(handler);
   server.keepAliveTimeout = 60_000;
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise((resolve) => server.listen(ports[i] || 0, '127.0.0.1', resolve));
   urls.push(`http://127.0.0.1:${server.address().port}`);
 }
 process.stdout.write(`endpoints ${urls.join(' ')}\nserving ${urls[0]}\n`);

@@ -56,6 +56,7 @@ import { installation } from './migrations/0120-installation.js';
 import { respondedAt } from './migrations/0135-responded-at.js';
 import { quietRuns } from './migrations/0140-quiet-runs.js';
 import { webhookRound } from './migrations/0145-webhook-round.js';
+import { webhookRoundByKey } from './migrations/0165-webhook-round-by-key.js';
 import { employeeLocale } from './migrations/0080-employee-locale.js';
 import { distribution } from './migrations/0090-distribution.js';
 import { accountAutomation } from './migrations/0091-account-automation.js';
@@ -123,6 +124,7 @@ const MIGRATIONS: Record<string, ParleyMigration> = {
   '0135-responded-at': respondedAt,
   '0140-quiet-runs': quietRuns,
   '0145-webhook-round': webhookRound,
+  '0165-webhook-round-by-key': webhookRoundByKey,
 };
 
 /** The migration names in the order they run. */

@@ -59,7 +59,8 @@ export const snapshot = {
     "0125-stem-as-word",
     "0135-responded-at",
     "0140-quiet-runs",
-    "0145-webhook-round"
+    "0145-webhook-round",
+    "0165-webhook-round-by-key"
   ],
   "statements": [
     "create table if not exists \"kysely_migration\" (\"name\" varchar(255) not null primary key, \"timestamp\" varchar(255) not null)",
