@@ -4,11 +4,13 @@ import type { AutomationRuleRow, AutomationRunRow, EventRow } from '../db/schema
 import type { Action } from '../domain/automation/rules.types.js';
 import type { Deps } from '../domain/context.js';
 import { claimEvents } from '../domain/automation/distribution.repo.js';
+import { distributeLocked } from '../domain/automation/distribution.js';
 import { findOwner } from '../domain/users/users.repo.js';
 import { maxEventId } from '../events/outbox-tail.js';
 import {
   applyLeadAction,
   attachTagsAtOnce,
+  attachTagsOfLeads,
   findTagsToAdd,
   lockedLead,
   tagToAdd,
@@ -46,6 +48,12 @@ interface LeadState extends LeadFacts {
   moved: boolean;
 }
 
+/** What a chunk's transaction did: the runs stopped at a `reply`, and the new leads it distributed (or found taken). */
+interface Outcome {
+  pending: Pending[];
+  distributed: number[];
+}
+
 /** A run stopped at a `reply`, which goes out after the transaction that took the run committed. */
 interface Pending {
   rule: AutomationRuleRow;
@@ -79,40 +87,54 @@ export class RuleRunner {
     return this.deps.db.kysely;
   }
 
-  /** `work`: events in id order, each with the account's rules for it (rules of the event's type, in order). */
-  async runEvents(work: Array<{ event: EventRow; rules: AutomationRuleRow[] }>): Promise<void> {
+  /**
+   * `work`: events in id order, each with the account's rules for it (rules of the event's type, in
+   * order). `distributing` (PostgreSQL): new leads to distribute, by lead id, with their
+   * `lead.created` event ids; a chunk with an event of such a lead distributes it first, in the
+   * transaction of its runs (one lock and one commit for both). Answers the leads it distributed
+   * or found taken; the caller distributes the rest.
+   */
+  async runEvents(
+    work: Array<{ event: EventRow; rules: AutomationRuleRow[] }>,
+    distributing: Map<number, number> = new Map(),
+  ): Promise<Set<number>> {
+    const distributed = new Set<number>();
     const items = work.filter((w) => w.event.lead_id !== null && w.rules.length);
-    if (!items.length) return;
+    if (!items.length) return distributed;
     // Working hours only of the accounts some rule of which reads them: a statement less per batch otherwise.
     const hours = await workingHoursOf(this.db, [
       ...new Set(items.flatMap((i) => (i.rules.some(readsWorkingHours) ? [i.event.account_id] : []))),
     ]);
     for (let i = 0; i < items.length; i += CHUNK_EVENTS) {
       const chunk = items.slice(i, i + CHUNK_EVENTS);
-      let outcome: { pending: Pending[] };
+      let outcome: Outcome;
       try {
         // Actions rarely fail: first without a savepoint each (two statements fewer per action);
-        // when one does, the chunk is rolled back whole and done again with them.
-        outcome = await this.applyChunk(chunk, hours, false);
+        // when one does, the chunk is rolled back whole and done again with them, and without
+        // its leads' distribution, which the caller then does on its own.
+        outcome = await this.applyChunk(chunk, hours, false, distributing);
       } catch {
         try {
-          outcome = await this.applyChunk(chunk, hours, true);
+          outcome = await this.applyChunk(chunk, hours, true, new Map());
         } catch (err) {
           this.deps.log.warn({ err, eventIds: chunk.map((c) => c.event.id) }, 'automation rules failed');
           continue;
         }
       }
+      for (const id of outcome.distributed) distributed.add(id);
       // All of them at once: a reply may take longer than the lease, and the next runs wait for it.
       for (const p of outcome.pending) this.busy.add(p.run.id);
       for (const p of outcome.pending) await this.finish(p);
     }
+    return distributed;
   }
 
   private async applyChunk(
     chunk: Array<{ event: EventRow; rules: AutomationRuleRow[] }>,
     hours: Map<number, WorkingHours>,
     guarded: boolean,
-  ): Promise<{ pending: Pending[] }> {
+    distributing: Map<number, number>,
+  ): Promise<Outcome> {
     // The chunk's leads read with their tags: what the conditions read and the actions change. On
     // PostgreSQL they are read without a lock and outside the transaction first: a lead whose
     // matching runs all add tags it has is only read (its quiet runs change nothing of it), and
@@ -121,11 +143,19 @@ export class RuleRunner {
     // quiet rows (claimQuietChunk): no transaction, no row lock (a write each on PostgreSQL) and
     // nothing held up for the messages to its leads (docs/performance.md, "Automation's batches").
     if (dialectOf(this.db) !== 'postgres') {
-      return this.db.transaction().execute(async (trx) => this.applySeen(trx, await seeChunk(trx, chunk, hours, true), guarded));
+      return this.db.transaction().execute(async (trx) => ({
+        ...(await this.applySeen(trx, await seeChunk(trx, chunk, hours, true), guarded)),
+        distributed: [],
+      }));
     }
     const seen = await seeChunk(this.db, chunk, hours, false);
+    // New leads to distribute are acted on too: locked with the others, distributed first.
+    const fresh = [...new Set(seen.plans.flatMap((p) => (distributing.has(p.lead.lead.id) ? [p.lead.lead.id] : [])))];
     const acting = [
-      ...new Set(seen.plans.flatMap((p) => (p.matching.some((rule) => !foreseen(rule, p.lead.tags)) ? [p.lead.lead.id] : []))),
+      ...new Set([
+        ...fresh,
+        ...seen.plans.flatMap((p) => (p.matching.some((rule) => !foreseen(rule, p.lead.tags)) ? [p.lead.lead.id] : [])),
+      ]),
     ].sort((a, b) => a - b);
     if (!acting.length) {
       const claimed = seen.plans.filter((p) => p.matching.length);
@@ -143,7 +173,7 @@ export class RuleRunner {
         quiet,
         this.deps.clock.now(),
       );
-      return { pending: [] };
+      return { pending: [], distributed: [] };
     }
     return this.db.transaction().execute(async (trx) => {
       const locked = await readLeads(trx, acting, true);
@@ -152,8 +182,33 @@ export class RuleRunner {
         if (lead) seen.read.set(id, lead);
         else seen.read.delete(id);
       }
-      return this.applySeen(trx, await seeChunk(trx, chunk, hours, false, seen.read), guarded);
+      const distributed = await this.distribute(trx, fresh, seen.read, distributing);
+      return { ...(await this.applySeen(trx, await seeChunk(trx, chunk, hours, false, seen.read), guarded)), distributed };
     });
+  }
+
+  /**
+   * The chunk's new leads (locked and read in `read`) distributed in its transaction, each taken
+   * once (a `distribution` claim of its `lead.created`); `read` then holds them as assigned.
+   * Answers the leads taken here, or by another process before.
+   */
+  private async distribute(trx: Executor, leadIds: number[], read: Map<number, LeadFacts>, distributing: Map<number, number>) {
+    if (!leadIds.length) return [];
+    const taken = await claimEvents(
+      trx,
+      'distribution',
+      leadIds.map((id) => distributing.get(id) ?? 0),
+      this.deps.clock.now(),
+    );
+    const leads = leadIds.flatMap((id) => {
+      const facts = read.get(id);
+      return facts && taken.has(distributing.get(id) ?? 0) ? [facts.lead] : [];
+    });
+    for (const [id, after] of await distributeLocked(trx, leads, this.deps.clock.now())) {
+      const facts = read.get(id);
+      if (facts) read.set(id, { ...facts, lead: after });
+    }
+    return leadIds;
   }
 
   /** The chunk's runs in `trx`, the leads they act on read under the lock. */
@@ -207,6 +262,8 @@ export class RuleRunner {
     const unwanted: number[] = [];
     for (const plan of states) {
       const { event, state } = plan;
+      // The lead's tags of its previous event in the chunk, before this event's actions record theirs.
+      await this.attachAdding(trx, state, now);
       // Checked again: earlier events' actions may have changed the lead.
       const ctx = contextOf(plan.known, state);
       const matching = plan.rules.filter((rule) => ruleMatches(rule, ctx));
@@ -246,11 +303,19 @@ export class RuleRunner {
         if (done || results.length > started) saved.push({ id: run.id, results, done });
         if (!done) pending.push({ rule, run: { ...run, results: JSON.stringify(results) }, ctx: contextOf(plan.known, state) });
       }
-      // The event's tags in one statement, before the next event's actions record theirs.
-      await this.attachAdding(trx, state, now);
     }
     await runs.deleteRuns(trx, unwanted);
-    for (const state of leads.values()) await this.attachAdding(trx, state, now);
+    // The tags each lead's last event added: one statement for the chunk on PostgreSQL.
+    const attaching = [...leads.values()].filter((state) => state.adding.length);
+    const attached = await attachTagsOfLeads(
+      trx,
+      attaching.map((state) => ({ lead: state.lead, tagIds: state.adding })),
+      now,
+    );
+    for (const state of attaching) {
+      state.lead = attached.get(state.lead.id) ?? state.lead;
+      state.adding = [];
+    }
     for (const [leadId, state] of leads)
       if (state.moved && state.before !== undefined) await runs.markCaused(trx, leadId, state.before, now);
     await runs.saveManyResults(trx, saved);
