@@ -395,6 +395,8 @@ export class RuleRunner {
     for (const stale of await runs.staleRuns(this.db, this.deps.clock.now())) {
       if (this.busy.has(stale.id)) continue;
       const rule = await this.db.selectFrom('automation_rules').selectAll().where('id', '=', stale.rule_id).executeTakeFirst();
+      // A deleted rule's runs went with it.
+      if (!rule) continue;
       const event = await this.db.selectFrom('events').selectAll().where('id', '=', stale.event_id).executeTakeFirst();
       const run = await runs.claimRun(this.db, {
         ruleId: stale.rule_id,
@@ -410,7 +412,7 @@ export class RuleRunner {
         event && lead
           ? (await eventFacts(this.db, [event], leads, await workingHoursOf(this.db, [event.account_id]))).get(event.id)
           : undefined;
-      if (!rule || !known || !lead) {
+      if (!known || !lead) {
         await runs.saveResults(this.db, run.id, JSON.parse(run.results) as unknown[], true);
         continue;
       }
