@@ -4,7 +4,7 @@ import type { AutomationWorker } from '../src/automation/automation-worker.js';
 import { createAutomationWorker } from '../src/automation/start.js';
 import { pickEmployee } from '../src/domain/automation/distribution.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
-import { createIntegrationRow, createManager, postRule, type ManagerFixture } from './helpers/fixtures.js';
+import { createIntegrationRow, createLead, createManager, postRule, type ManagerFixture } from './helpers/fixtures.js';
 
 /**
  * Distribution of new leads (docs/api/automation.md): the settings route, round robin and least
@@ -329,6 +329,24 @@ describe('new leads whose first message rules run for (assigned in the transacti
     const users = changed.map((c) => (JSON.parse(c.payload ?? '{}') as { lead: { userId?: number } }).lead.userId);
     expect(managers.map((m) => m.userId)).toContain(users[0]);
     expect(users[users.length - 1]).toBe(owner.userId);
+  });
+
+  it('least busy counts the leads it gives as it goes: the least busy first, then the others in turn', async () => {
+    await put({ mode: 'least_busy', employees: managers.map((m) => m.userId) });
+    // Open leads: none for the first manager, two for each of the others.
+    await db().updateTable('leads').set({ status_type: 'completed' }).where('account_id', '=', owner.accountId).execute();
+    for (const m of managers.slice(1)) {
+      for (let i = 0; i < 2; i++) await createLead(h, owner.accountId, integration.id, { userId: m.userId, statusType: 'inbox' });
+    }
+    const leads = [];
+    for (let i = 0; i < 6; i++) leads.push(await newLead());
+    await worker.poll();
+    const got = await Promise.all(leads.map(assignee));
+    // The first two fill the gap; were the counts read once and not moved, all six would go to the first manager.
+    expect(got.slice(0, 2)).toEqual([managers[0].userId, managers[0].userId]);
+    const open = managers.map((m, i) => (i ? 2 : 0) + got.filter((u) => u === m.userId).length);
+    expect(Math.max(...open) - Math.min(...open), `open leads ${open.join(', ')}`).toBeLessThanOrEqual(1);
+    for (const lead of leads) expect(await tagsOf(lead)).toEqual(['greeted']);
   });
 
   it('two consumers reading the same events at once: each lead assigned and tagged once, shares even', async () => {
