@@ -1,26 +1,25 @@
 import { sql } from 'kysely';
 import { dialectOf, type Executor } from '../db/database.js';
-import type { AutomationRuleRow, AutomationRunRow, EventRow } from '../db/schema.js';
-import type { Action } from '../domain/automation/rules.types.js';
+import type { AutomationRuleRow, EventRow } from '../db/schema.js';
 import type { Deps } from '../domain/context.js';
 import { claimEvents } from '../domain/automation/distribution.repo.js';
 import { distributeLocked } from '../domain/automation/distribution.js';
-import { findOwner } from '../domain/users/users.repo.js';
+import type { WorkingHours } from '../domain/automation/working-hours.js';
 import { maxEventId } from '../events/outbox-tail.js';
 import {
   applyLeadAction,
   attachTagsAtOnce,
   attachTagsOfLeads,
   findTagsToAdd,
-  lockedLead,
   tagToAdd,
   type DatabaseAction,
   type ReplySender,
   type TagCache,
 } from './rule-actions.js';
-import { fillTemplate, readsWorkingHours, ruleMatches, type RuleContext } from './rule-conditions.js';
-import type { WorkingHours } from '../domain/automation/working-hours.js';
-import { eventFacts, readLeads, workingHoursOf, type EventFacts, type LeadFacts } from './rule-context.js';
+import { actionsOf, contextOf, errorText, foreseen, seeChunk, type ActionResult, type SeenChunk } from './rule-chunk.js';
+import { fillTemplate, readsWorkingHours, ruleMatches } from './rule-conditions.js';
+import { readLeads, workingHoursOf, type LeadFacts } from './rule-context.js';
+import { RunFinisher, type Pending } from './rule-finish.js';
 import * as runs from './rule-runs.repo.js';
 
 /**
@@ -29,12 +28,6 @@ import * as runs from './rule-runs.repo.js';
  * leads' row locks) only briefly.
  */
 const CHUNK_EVENTS = 50;
-
-interface ActionResult {
-  type: string;
-  ok: boolean;
-  error?: string;
-}
 
 /**
  * A lead the transaction acts on: locked, as it is now with its tags, and the newest event id
@@ -54,13 +47,6 @@ interface Outcome {
   distributed: number[];
 }
 
-/** A run stopped at a `reply`, which goes out after the transaction that took the run committed. */
-interface Pending {
-  rule: AutomationRuleRow;
-  run: AutomationRunRow;
-  ctx: RuleContext;
-}
-
 /**
  * Runs the accounts' matching rules for a batch of events, each at most once (the event is taken
  * for its rules, a `rules` row in automation_claims), their actions in order. The runs of up to
@@ -68,20 +54,21 @@ interface Pending {
  * run's results: a run is done or not together with its actions. A run that may change something
  * has a row of its own (its progress and lease); a run whose every action adds a tag the lead has
  * is quiet: a row per rule and transaction holds those (migration 0140). An action that fails is undone alone (a savepoint of its own),
- * recorded as failed, and the next goes on. A `reply` leaves the transaction: it is sent after
+ * recorded as failed, and the next goes on. A `reply` leaves the transaction (RunFinisher): it is sent after
  * the commit with a customId made from rule, event and action, and the actions after it each
  * commit with the run's progress, so a run resumed after a crash neither repeats nor skips one.
  */
 export class RuleRunner {
-  /** Runs this process is finishing (replies): not resumed as stale meanwhile, however long a send takes. */
-  private readonly busy = new Set<number>();
+  private readonly finisher: RunFinisher;
 
   constructor(
     private readonly deps: Deps,
-    private readonly sendReply: ReplySender,
+    sendReply: ReplySender,
     /** A run cut short is resumed by another process after this. */
     private readonly leaseMs: number,
-  ) {}
+  ) {
+    this.finisher = new RunFinisher(deps, sendReply, leaseMs);
+  }
 
   private get db() {
     return this.deps.db.kysely;
@@ -122,9 +109,7 @@ export class RuleRunner {
         }
       }
       for (const id of outcome.distributed) distributed.add(id);
-      // All of them at once: a reply may take longer than the lease, and the next runs wait for it.
-      for (const p of outcome.pending) this.busy.add(p.run.id);
-      for (const p of outcome.pending) await this.finish(p);
+      await this.finisher.finishAll(outcome.pending);
     }
     return distributed;
   }
@@ -378,168 +363,8 @@ export class RuleRunner {
     state.adding = [];
   }
 
-  /** Sends a run's reply and does the rest; `busy` holds the run meanwhile. */
-  private async finish(p: Pending): Promise<void> {
-    this.busy.add(p.run.id);
-    try {
-      await this.perform(p.rule, p.run, p.ctx);
-    } catch (err) {
-      this.deps.log.warn({ err, ruleId: p.rule.id, eventId: p.run.event_id }, 'automation run failed');
-    } finally {
-      this.busy.delete(p.run.id);
-    }
-  }
-
   /** Runs whose process stopped mid-way: the remaining actions, with the context as it is now. */
-  async resumeStale(): Promise<void> {
-    for (const stale of await runs.staleRuns(this.db, this.deps.clock.now())) {
-      if (this.busy.has(stale.id)) continue;
-      const rule = await this.db.selectFrom('automation_rules').selectAll().where('id', '=', stale.rule_id).executeTakeFirst();
-      // A deleted rule's runs went with it.
-      if (!rule) continue;
-      const event = await this.db.selectFrom('events').selectAll().where('id', '=', stale.event_id).executeTakeFirst();
-      const run = await runs.claimRun(this.db, {
-        ruleId: stale.rule_id,
-        eventId: stale.event_id,
-        leadId: stale.lead_id,
-        now: this.deps.clock.now(),
-        leaseMs: this.leaseMs,
-      });
-      if (!run) continue;
-      const leads = event?.lead_id != null ? await readLeads(this.db, [event.lead_id], false) : new Map<number, LeadFacts>();
-      const lead = event?.lead_id != null ? leads.get(event.lead_id) : undefined;
-      const known =
-        event && lead
-          ? (await eventFacts(this.db, [event], leads, await workingHoursOf(this.db, [event.account_id]))).get(event.id)
-          : undefined;
-      if (!known || !lead) {
-        await runs.saveResults(this.db, run.id, JSON.parse(run.results) as unknown[], true);
-        continue;
-      }
-      await this.finish({ rule, run, ctx: contextOf(known, lead) });
-    }
+  resumeStale(): Promise<void> {
+    return this.finisher.resumeStale();
   }
-
-  /** The rest of a run from where its results end, each database action in a transaction with the run's progress. */
-  private async perform(rule: AutomationRuleRow, run: AutomationRunRow, ctx: RuleContext): Promise<void> {
-    const actions = actionsOf(rule);
-    const results = JSON.parse(run.results) as ActionResult[];
-    for (let i = results.length; i < actions.length; i++) {
-      const action = actions[i];
-      const last = i === actions.length - 1;
-      if (action.type === 'reply') {
-        const result = await this.reply(rule, run, i, fillTemplate(action.text, ctx), ctx);
-        results.push(result);
-        await runs.saveResults(this.db, run.id, results, last);
-        continue;
-      }
-      const text = action.type === 'note' ? fillTemplate(action.text, ctx) : '';
-      try {
-        await this.db.transaction().execute(async (trx) => {
-          const now = this.deps.clock.now();
-          const lead = await lockedLead(trx, ctx.lead.id);
-          if (!lead) throw new Error('the lead no longer exists');
-          const before = action.type === 'setStatus' ? await maxEventId(trx) : undefined;
-          const after = await applyLeadAction(trx, action, lead, text, now);
-          if (before !== undefined && after.status_id !== lead.status_id) await runs.markCaused(trx, lead.id, before, now);
-          await runs.saveResults(trx, run.id, [...results, { type: action.type, ok: true }], last);
-        });
-        results.push({ type: action.type, ok: true });
-      } catch (err) {
-        this.deps.log.warn({ err, ruleId: rule.id, eventId: run.event_id, action: action.type }, 'automation action failed');
-        results.push({ type: action.type, ok: false, error: errorText(err) });
-        await runs.saveResults(this.db, run.id, results, last);
-      }
-    }
-    if (!actions.length) await runs.saveResults(this.db, run.id, results, true);
-  }
-
-  /**
-   * The reply goes out with the account owner's reach but is stored as sent by automation (no
-   * employee: docs/api/automation.md); its customId makes a resumed run send nothing twice.
-   */
-  private async reply(
-    rule: AutomationRuleRow,
-    run: AutomationRunRow,
-    index: number,
-    text: string,
-    ctx: RuleContext,
-  ): Promise<ActionResult> {
-    try {
-      const owner = await findOwner(this.db, ctx.lead.account_id);
-      if (!owner) throw new Error('the account has no owner');
-      const auth = { accountId: owner.account_id, userId: owner.id, role: owner.role, typ: 'access' as const, user: owner };
-      await this.sendReply(auth, ctx.lead.id, { message: { text }, customId: `automation-${rule.id}-${run.event_id}-${index}` });
-      return { type: 'reply', ok: true };
-    } catch (err) {
-      this.deps.log.warn({ err, ruleId: rule.id, eventId: run.event_id }, 'automation reply refused');
-      return { type: 'reply', ok: false, error: errorText(err) };
-    }
-  }
-}
-
-/** Actions parsed once per rule row read (a batch runs each rule for many events). */
-const parsedActions = new WeakMap<AutomationRuleRow, Action[]>();
-
-function actionsOf(rule: AutomationRuleRow): Action[] {
-  let actions = parsedActions.get(rule);
-  if (!actions) {
-    actions = JSON.parse(rule.actions) as Action[];
-    parsedActions.set(rule, actions);
-  }
-  return actions;
-}
-
-/**
- * The results of a run whose every action adds a tag the lead has (read under the lock): it
- * changes nothing, so it is taken done with them, in the claim's insert.
- */
-function foreseen(rule: AutomationRuleRow, tags: string[]): ActionResult[] | undefined {
-  const actions = actionsOf(rule);
-  if (!actions.length || !actions.every((a) => a.type === 'addTag' && tags.includes(a.tag))) return undefined;
-  return actions.map((a) => ({ type: a.type, ok: true }));
-}
-
-/** A chunk's leads as read, what rules read of its events, and each event's matching rules as read. */
-interface SeenChunk {
-  read: Map<number, LeadFacts>;
-  plans: Array<{ event: EventRow; rules: AutomationRuleRow[]; known: EventFacts; lead: LeadFacts; matching: AutomationRuleRow[] }>;
-}
-
-/** Reads the chunk's leads (`lock`: locked on PostgreSQL), or takes them `read` already, and matches each event's rules. */
-async function seeChunk(
-  db: Executor,
-  chunk: Array<{ event: EventRow; rules: AutomationRuleRow[] }>,
-  hours: Map<number, WorkingHours>,
-  lock: boolean,
-  known?: Map<number, LeadFacts>,
-): Promise<SeenChunk> {
-  const events = chunk.map((c) => c.event);
-  const read = known ?? (await readLeads(db, [...new Set(events.flatMap((e) => (e.lead_id === null ? [] : [e.lead_id])))], lock));
-  const facts = await eventFacts(db, events, read, hours);
-  const plans = chunk.flatMap(({ event, rules }) => {
-    const known = facts.get(event.id);
-    const lead = event.lead_id === null ? undefined : read.get(event.lead_id);
-    if (!known || !lead) return [];
-    const ctx = contextOf(known, lead);
-    return [{ event, rules, known, lead, matching: rules.filter((rule) => ruleMatches(rule, ctx)) }];
-  });
-  return { read, plans };
-}
-
-function contextOf(facts: EventFacts, lead: LeadFacts): RuleContext {
-  return {
-    text: facts.text,
-    customerIsNew: facts.customerIsNew,
-    at: facts.at,
-    hours: facts.hours,
-    lead: lead.lead,
-    tags: lead.tags,
-    integrationType: lead.integrationType,
-    customerName: lead.customerName,
-  };
-}
-
-function errorText(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).slice(0, 500);
 }
