@@ -54,7 +54,10 @@ export async function claimRuns(
   const { rows: fresh } =
     await sql<AutomationRunRow>`insert into automation_runs (rule_id, event_id, lead_id, at, results, done, claimed_until)
     select v.column1, v.column2, v.column3, cast(${now} as bigint), '[]', 0, cast(${now + leaseMs} as bigint)
-    from (values ${sql.join(rows)}) as v where ${ruleExists(db, sql`v.column1`)}
+    from (values ${sql.join(rows)}) as v where v.column1 in (${liveRules(
+      db,
+      wanted.map((r) => r.ruleId),
+    )})
     on conflict (rule_id, event_id) do nothing returning *`.execute(db);
   if (fresh.length === wanted.length) return { fresh, resumed: [] };
   const taken = new Set(fresh.map((r) => `${r.rule_id}:${r.event_id}`));
@@ -98,7 +101,7 @@ export async function saveQuietRuns(db: Executor, quiet: QuietRun[], now: number
   );
   await sql`insert into automation_quiet_runs (rule_id, event_id, at, runs, actions)
     select v.column1, v.column2, cast(${now} as bigint), v.column3, v.column4
-    from (values ${sql.join(rows)}) as v where ${ruleExists(db, sql`v.column1`)}`.execute(db);
+    from (values ${sql.join(rows)}) as v where v.column1 in (${liveRules(db, [...byRule.keys()])})`.execute(db);
 }
 
 /**
@@ -118,19 +121,25 @@ export async function claimQuietChunk(db: Executor, eventIds: number[], quiet: Q
     insert into automation_quiet_runs (rule_id, event_id, at, runs, actions)
     select q.rule_id, max(q.event_id), cast(${now} as bigint), json_agg(json_build_array(q.event_id, q.lead_id) order by q.n)::text,
       min(q.actions)
-    from q join taken on taken.event_id = q.event_id where ${ruleExists(db, sql`q.rule_id`)} group by q.rule_id`.execute(db);
+    from q join taken on taken.event_id = q.event_id where q.rule_id in (${liveRules(
+      db,
+      quiet.map((q) => q.ruleId),
+    )})
+    group by q.rule_id`.execute(db);
 }
 
 /**
- * Whether the rule `ruleId` names still exists: a rule deleted after the batch read it runs no
+ * The rules among `ruleIds` that still exist: a rule deleted after the batch read it runs no
  * more, and its runs are left out rather than failing the statement (the other rules' runs with
- * it). PostgreSQL locks the rule (key share) until the commit: a deletion under way is waited for
- * and its rule then left out, and one that comes later waits and removes the runs with the rule.
+ * it). PostgreSQL locks them (key share) until the commit: a deletion under way is waited for and
+ * its rule then left out, and one that comes later waits and removes the runs with the rule. Read
+ * once per statement (a subquery per run row locked each rule once per run).
  */
-function ruleExists(db: Executor, ruleId: RawBuilder<unknown>): RawBuilder<boolean> {
+function liveRules(db: Executor, ruleIds: number[]): RawBuilder<unknown> {
+  const ids = [...new Set(ruleIds)];
   return dialectOf(db) === 'postgres'
-    ? sql<boolean>`exists (select 1 from automation_rules r where r.id = ${ruleId} for key share)`
-    : sql<boolean>`exists (select 1 from automation_rules r where r.id = ${ruleId})`;
+    ? sql`select id from automation_rules where id = any(cast(${ids} as bigint[])) for key share`
+    : sql`select id from automation_rules where id in (${sql.join(ids)})`;
 }
 
 /** Runs this transaction took and no longer wants (their rule no longer matches): as if never taken. */
