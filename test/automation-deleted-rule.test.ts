@@ -1,4 +1,4 @@
-import type { KyselyPlugin } from 'kysely';
+import { sql, type KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialectOf, openDatabase, type Db } from '../src/db/database.js';
 import type { IntegrationRow } from '../src/db/schema.js';
@@ -65,22 +65,52 @@ async function deleteRule(id: number) {
   expect(res.statusCode, res.body).toBeLessThan(300);
 }
 
-/** A worker whose batch deletes `rule` right after reading the rules. */
-async function pollDeleting(rule?: number) {
+/**
+ * A worker whose batch deletes `rule` right after reading the rules. `inFlight` (PostgreSQL): the
+ * deletion is left uncommitted and committed only once the batch waits for its lock.
+ */
+async function pollDeleting(rule?: number, inFlight = false) {
+  let committed: Promise<void> = Promise.resolve();
   const meanwhile = async () => {
+    if (!inFlight) {
+      await other.kysely
+        .deleteFrom('automation_rules')
+        .where('id', '=', rule ?? 0)
+        .execute();
+      return;
+    }
+    // One connection in `other`'s pool: the transaction's statements share it.
+    await sql`begin`.execute(other.kysely);
     await other.kysely
       .deleteFrom('automation_rules')
       .where('id', '=', rule ?? 0)
       .execute();
+    const deleter = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(other.kysely)).rows[0].pid;
+    committed = (async () => {
+      // Committed once a statement of the batch waits for the deletion's lock (bounded, no sleep).
+      for (let i = 0; i < 10_000; i++) {
+        const waiting = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+          where ${deleter} = any(pg_blocking_pids(pid))`.execute(db());
+        if (waiting.rows[0].n > 0) {
+          waited = true;
+          break;
+        }
+      }
+      await sql`commit`.execute(other.kysely);
+    })();
   };
   const kysely = rule === undefined ? db() : db().withPlugin(afterRulesRead(meanwhile));
   const worker = new AutomationWorker({ ...h.services.deps, log, db: { ...h.database.db, kysely } }, async () => {});
   try {
     await worker.poll();
   } finally {
+    await committed;
     await worker.stop();
   }
 }
+
+/** Whether the last in-flight deletion saw the batch wait for its lock. */
+let waited = false;
 
 let seq = 0;
 const message = (customer: string, text = 'hello') =>
@@ -146,6 +176,29 @@ describe('a rule deleted while a batch that read it runs', () => {
     expect(warnings).not.toContain('automation rules failed');
     expect(await runEvents(kept)).toEqual([first, await newestEventOf(leadId)]);
     expect(await db().selectFrom('automation_quiet_runs').select('event_id').where('rule_id', '=', gone).execute()).toEqual([]);
+    await deleteRule(kept);
+  });
+});
+
+describe('a rule whose deletion is under way while a batch that read it takes its runs (PostgreSQL)', () => {
+  it('is waited for and left out; the other rules run', async () => {
+    // SQLite has one writer: a deletion is never under way while a batch writes.
+    if (dialectOf(db()) !== 'postgres') return;
+    const kept = await postRule(h, owner, { event: 'message.incoming', actions: [{ type: 'addTag', tag: 'kept-d' }] });
+    const gone = await postRule(h, owner, { event: 'message.incoming', actions: [{ type: 'addTag', tag: 'gone-d' }] });
+    await automationFromNewest(h);
+    const { leadId } = await message('in-flight-customer');
+    await pollDeleting();
+    const first = await newestEventOf(leadId);
+    warnings.length = 0;
+    await message('in-flight-customer', 'still there?');
+
+    await pollDeleting(gone, true);
+
+    expect(waited).toBe(true);
+    expect(warnings).not.toContain('automation rules failed');
+    expect(await runEvents(kept)).toEqual([first, await newestEventOf(leadId)]);
+    expect(await db().selectFrom('automation_rules').select('id').where('id', '=', gone).execute()).toEqual([]);
     await deleteRule(kept);
   });
 });
