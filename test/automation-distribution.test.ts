@@ -4,7 +4,7 @@ import type { AutomationWorker } from '../src/automation/automation-worker.js';
 import { createAutomationWorker } from '../src/automation/start.js';
 import { pickEmployee } from '../src/domain/automation/distribution.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
-import { createIntegrationRow, createManager, type ManagerFixture } from './helpers/fixtures.js';
+import { createIntegrationRow, createLead, createManager, postRule, type ManagerFixture } from './helpers/fixtures.js';
 
 /**
  * Distribution of new leads (docs/api/automation.md): the settings route, round robin and least
@@ -234,5 +234,138 @@ describe('assignment of new leads', () => {
     const lead = await newLead();
     await worker.poll();
     expect(await assignee(lead)).toBeNull();
+  });
+});
+
+describe('new leads whose first message rules run for (assigned in the transaction of the runs on PostgreSQL)', () => {
+  let rules: number[] = [];
+
+  beforeAll(async () => {
+    rules = [
+      await postRule(h, owner, {
+        event: 'message.incoming',
+        conditions: [{ field: 'message.text', op: 'contains', value: 'hello' }],
+        actions: [{ type: 'addTag', tag: 'greeted' }],
+      }),
+      await postRule(h, owner, {
+        event: 'message.incoming',
+        conditions: [{ field: 'message.text', op: 'contains', value: 'owner please' }],
+        actions: [{ type: 'assign', userId: owner.userId }],
+      }),
+    ];
+  });
+
+  afterAll(async () => {
+    for (const id of rules) await h.request({ method: 'DELETE', url: `/v1.3/automation/rules/${id}`, token: owner.access });
+  });
+
+  const tagsOf = async (leadId: number) =>
+    (
+      await db()
+        .selectFrom('lead_tags as lt')
+        .innerJoin('tags as t', 't.id', 'lt.tag_id')
+        .select('t.tag')
+        .where('lt.lead_id', '=', leadId)
+        .execute()
+    ).map((r) => r.tag);
+
+  it('round robin shares them in turn, once each, with one lead.changed for the assignment and one for the tag', async () => {
+    await put({ mode: 'round_robin', employees: managers.map((m) => m.userId) });
+    const last = await db()
+      .selectFrom('lead_distributions')
+      .select('last_user_id')
+      .where('integration_id', '=', integration.id)
+      .executeTakeFirst();
+    const leads = [];
+    for (let i = 0; i < 6; i++) leads.push(await newLead());
+    await worker.poll();
+    const ids = managers.map((m) => m.userId);
+    // The rotation goes on from where it stood, in lead order.
+    const start = last?.last_user_id == null ? 0 : (ids.indexOf(last.last_user_id) + 1) % ids.length;
+    const turn = [...ids.slice(start), ...ids.slice(0, start)];
+    expect(await Promise.all(leads.map(assignee))).toEqual([...turn, ...turn]);
+    for (const lead of leads) expect(await tagsOf(lead)).toEqual(['greeted']);
+    const changed = await db()
+      .selectFrom('events')
+      .select(['lead_id', 'payload'])
+      .where('type', '=', 'lead.changed')
+      .where('lead_id', 'in', leads)
+      .orderBy('id')
+      .execute();
+    const changes = (leadId: number) =>
+      changed.filter((c) => Number(c.lead_id) === leadId).map((c) => (JSON.parse(c.payload ?? '{}') as { changes: string[] }).changes);
+    for (const lead of leads) {
+      const [assigned, tagged] = changes(lead);
+      expect(changes(lead)).toHaveLength(2);
+      expect(assigned).toContain('userId');
+      expect(tagged).toEqual(['tags']);
+    }
+    const position = await db()
+      .selectFrom('lead_distributions')
+      .select('last_user_id')
+      .where('integration_id', '=', integration.id)
+      .executeTakeFirstOrThrow();
+    expect(position.last_user_id).toBe(turn[turn.length - 1]);
+  });
+
+  it("a rule's assign acts after the distribution, and wins", async () => {
+    const n = ++seq;
+    const { leadId } = await h.services.ingest.ingest(integration, {
+      externalId: `dist-${n}`,
+      datetime: h.clock.now(),
+      sender: { socialId: `customer-${n}`, name: `Customer ${n}` },
+      channel: { externalId: `chat-${n}`, type: 'message' },
+      text: 'hello, owner please',
+    });
+    await worker.poll();
+    expect(await assignee(leadId)).toBe(owner.userId);
+    const changed = await db()
+      .selectFrom('events')
+      .select('payload')
+      .where('type', '=', 'lead.changed')
+      .where('lead_id', '=', leadId)
+      .orderBy('id')
+      .execute();
+    const users = changed.map((c) => (JSON.parse(c.payload ?? '{}') as { lead: { userId?: number } }).lead.userId);
+    expect(managers.map((m) => m.userId)).toContain(users[0]);
+    expect(users[users.length - 1]).toBe(owner.userId);
+  });
+
+  it('least busy counts the leads it gives as it goes: the least busy first, then the others in turn', async () => {
+    await put({ mode: 'least_busy', employees: managers.map((m) => m.userId) });
+    // Open leads: none for the first manager, two for each of the others.
+    await db().updateTable('leads').set({ status_type: 'completed' }).where('account_id', '=', owner.accountId).execute();
+    for (const m of managers.slice(1)) {
+      for (let i = 0; i < 2; i++) await createLead(h, owner.accountId, integration.id, { userId: m.userId, statusType: 'inbox' });
+    }
+    const leads = [];
+    for (let i = 0; i < 6; i++) leads.push(await newLead());
+    await worker.poll();
+    const got = await Promise.all(leads.map(assignee));
+    // The first two fill the gap; were the counts read once and not moved, all six would go to the first manager.
+    expect(got.slice(0, 2)).toEqual([managers[0].userId, managers[0].userId]);
+    const open = managers.map((m, i) => (i ? 2 : 0) + got.filter((u) => u === m.userId).length);
+    expect(Math.max(...open) - Math.min(...open), `open leads ${open.join(', ')}`).toBeLessThanOrEqual(1);
+    for (const lead of leads) expect(await tagsOf(lead)).toEqual(['greeted']);
+  });
+
+  it('two consumers reading the same events at once: each lead assigned and tagged once, shares even', async () => {
+    await put({ mode: 'round_robin', employees: managers.map((m) => m.userId) });
+    const leads = [];
+    for (let i = 0; i < 9; i++) leads.push(await newLead());
+    const second = createAutomationWorker(h.services);
+    await Promise.all([worker.poll(), second.poll()]);
+    await second.stop();
+    const got = await Promise.all(leads.map(assignee));
+    for (const m of managers) expect(got.filter((u) => u === m.userId)).toHaveLength(3);
+    const changes = await db()
+      .selectFrom('events')
+      .select('lead_id')
+      .where('type', '=', 'lead.changed')
+      .where('lead_id', 'in', leads)
+      .execute();
+    // One assignment and one tag each.
+    expect(changes).toHaveLength(18);
+    for (const lead of leads) expect(await tagsOf(lead)).toEqual(['greeted']);
   });
 });

@@ -37,7 +37,10 @@ const DISTRIBUTION_LEADS = 20;
  *
  * `lead.created`: a new lead of an integration with distribution on is assigned here, right after
  * its commit, rather than inside the ingest's transaction: ingest stays one batched statement on
- * PostgreSQL, and the assignment is an ordinary `lead.changed` of its own.
+ * PostgreSQL, and the assignment is an ordinary `lead.changed` of its own. On PostgreSQL a new
+ * lead with an event the rules run for in the same read is assigned in the transaction of those
+ * runs, before them (RuleRunner.runEvents): a lead's two transactions were most of what automation
+ * cost there.
  */
 export class AutomationWorker implements BackgroundWorker {
   readonly name = 'automation';
@@ -136,6 +139,24 @@ export class AutomationWorker implements BackgroundWorker {
     const created = new Map<number, number>();
     for (const row of rows) if (row.type === 'lead.created' && row.lead_id !== null) created.set(row.lead_id, row.id);
     const leads = (await repo.leadsToDistribute(db, [...created.keys()])).filter((lead) => created.has(lead.id));
+    const postgres = dialectOf(db) === 'postgres';
+    if (!postgres) await this.distribute(leads, created);
+    const { ruled, distributed } = await this.runRules(
+      rows,
+      postgres ? new Map(leads.map((l) => [l.id, created.get(l.id) ?? 0])) : undefined,
+    );
+    if (postgres)
+      await this.distribute(
+        leads.filter((l) => !distributed.has(l.id)),
+        created,
+      );
+    this.working = leads.length > 0 || ruled;
+    await repo.saveCursor(db, this.tail.cursor);
+  }
+
+  /** New leads distributed, each taken once (a `distribution` claim of its `lead.created`, `created` by lead id). */
+  private async distribute(leads: LeadRow[], created: Map<number, number>): Promise<void> {
+    const db = this.deps.db.kysely;
     const distribute = async (trx: Executor, batch: LeadRow[]) => {
       const now = this.deps.clock.now();
       const taken = await claimEvents(
@@ -167,13 +188,14 @@ export class AutomationWorker implements BackgroundWorker {
         }
       }
     }
-    const ruled = await this.runRules(rows);
-    this.working = leads.length > 0 || ruled;
-    await repo.saveCursor(db, this.tail.cursor);
   }
 
-  /** Runs the rules of the events; answers whether any enabled rule was found for them. */
-  private async runRules(rows: EventRow[]): Promise<boolean> {
+  /**
+   * Runs the rules of the events, distributing the new leads of `distributing` (lead id ->
+   * `lead.created` id) with them where it can; answers whether any enabled rule was found for them,
+   * and the leads it distributed.
+   */
+  private async runRules(rows: EventRow[], distributing?: Map<number, number>): Promise<{ ruled: boolean; distributed: Set<number> }> {
     const db = this.deps.db.kysely;
     const candidates = rows.filter((r) => repo.RULE_EVENTS.includes(r.type) && r.lead_id !== null);
     if (candidates.length) {
@@ -197,13 +219,14 @@ export class AutomationWorker implements BackgroundWorker {
             ),
           };
         });
+      let distributed = new Set<number>();
       try {
-        await this.rules.runEvents(work);
+        distributed = await this.rules.runEvents(work, distributing);
       } catch (err) {
         this.deps.log.warn({ err, eventIds: work.map((w) => w.event.id) }, 'automation rules failed');
       }
-      return rules.length > 0;
+      return { ruled: rules.length > 0, distributed };
     }
-    return false;
+    return { ruled: false, distributed: new Set() };
   }
 }

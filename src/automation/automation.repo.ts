@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { dialectOf, type Executor } from '../db/database.js';
+import { bigintArray, textArray } from '../db/pg-arrays.js';
 import { prepared } from '../db/prepared.js';
 import type { LeadRow } from '../db/schema.js';
 
@@ -65,4 +66,56 @@ export async function leadsToDistribute(db: Executor, leadIds: number[]): Promis
     .where('d.mode', '!=', 'off')
     .where('l.user_id', 'is', null)
     .execute();
+}
+
+/**
+ * PostgreSQL, one statement: tags attached to leads (as leads.repo.ts `attachTags`), each lead that gained
+ * one updated (`updated_at`), and for each such lead its event (`lead.changed`, payload texts
+ * given, one per lead in `events` order) inserted with its account's active webhooks. Answers the
+ * events inserted: their ids, webhooks and places (1-based) in `events`.
+ */
+export async function attachTagsRecording(
+  db: Executor,
+  p: {
+    tags: Array<{ accountId: number; leadId: number; tagId: number }>;
+    events: Array<{ accountId: number; leadId: number; payload: string }>;
+    now: number;
+  },
+): Promise<{ eventIds: number[]; hooks: Array<Array<{ id: number; events: string | null; api_version: string }>>; ords: number[] }> {
+  const { rows } = await sql<{ id: number; ord: number; webhook_id: number | null; events: string | null; api_version: string | null }>`
+    with t as (
+      insert into lead_tags (account_id, lead_id, tag_id, created_at)
+      select v.account_id, v.lead_id, v.tag_id, ${p.now}::bigint
+      from unnest(${bigintArray(p.tags.map((x) => x.accountId))}, ${bigintArray(p.tags.map((x) => x.leadId))},
+        ${bigintArray(p.tags.map((x) => x.tagId))}) as v(account_id, lead_id, tag_id)
+      on conflict (lead_id, tag_id) do nothing
+      returning lead_id
+    ), l as (
+      update leads set updated_at = ${p.now}::bigint where id in (select lead_id from t) returning id
+    ), ev as (
+      select nextval((select pg_get_serial_sequence('events', 'id')::regclass)) as id, v.*
+      from unnest(${bigintArray(p.events.map((x) => x.accountId))}, ${bigintArray(p.events.map((x) => x.leadId))},
+        ${textArray(p.events.map((x) => x.payload))}) with ordinality as v(account_id, lead_id, payload, ord)
+      where v.lead_id in (select id from l)
+    ), e as (
+      insert into events (id, account_id, type, lead_id, payload, created_at)
+      select id, account_id, 'lead.changed', lead_id, payload, ${p.now}::bigint from ev
+      returning id
+    )
+    select ev.id, ev.ord::int as ord, (select count(*) from e)::int as inserted, w.id as webhook_id, w.events, w.api_version
+    from ev left join webhooks w on w.account_id = ev.account_id and w.status = 1
+    order by ev.ord`.execute(db);
+  const ords: number[] = [];
+  const eventIds: number[] = [];
+  const hooks: Array<Array<{ id: number; events: string | null; api_version: string }>> = [];
+  for (const row of rows) {
+    if (ords[ords.length - 1] !== row.ord) {
+      ords.push(row.ord);
+      eventIds.push(Number(row.id));
+      hooks.push([]);
+    }
+    if (row.webhook_id !== null)
+      hooks[hooks.length - 1].push({ id: row.webhook_id, events: row.events, api_version: row.api_version as string });
+  }
+  return { eventIds, hooks, ords };
 }

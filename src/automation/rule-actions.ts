@@ -3,10 +3,12 @@ import type { LeadRow } from '../db/schema.js';
 import type { AuthContext } from '../domain/auth/auth-context.js';
 import { distributeLead } from '../domain/automation/distribution.js';
 import type { Action } from '../domain/automation/rules.types.js';
-import { recordEvent } from '../events/outbox.js';
+import { eventPayloadText, eventsInserted, recordEvent, type NewEvent } from '../events/outbox.js';
+import { presentLead } from '../domain/leads/lead-presenter.js';
 import { recordLeadChange } from '../domain/leads/lead-events.js';
 import { changedLeadFields } from '../domain/leads/lead-fields.js';
 import { attachTag, attachTags, detachTag, updateLead } from '../domain/leads/leads.repo.js';
+import { attachTagsRecording } from './automation.repo.js';
 import { insertNote } from '../domain/notes/notes.repo.js';
 import { presentNote } from '../domain/notes/notes.service.js';
 import { findStatus } from '../domain/statuses/statuses.repo.js';
@@ -67,6 +69,48 @@ export async function attachTagsAtOnce(trx: Executor, lead: LeadRow, tagIds: num
   const after = await updateLead(trx, lead.account_id, lead.id, { updated_at: now });
   await recordLeadChange(trx, lead, after, ['tags'], now);
   return after;
+}
+
+/**
+ * {@link attachTagsAtOnce} for several leads (locked, one event's new tags each) in one statement on
+ * PostgreSQL: the tags attached, each lead that gained one updated, and its `lead.changed`
+ * (`changes: ["tags"]`) recorded, in the order given. Answers the leads after, by id.
+ */
+export async function attachTagsOfLeads(
+  trx: Executor,
+  items: Array<{ lead: LeadRow; tagIds: number[] }>,
+  now: number,
+): Promise<Map<number, LeadRow>> {
+  const out = new Map<number, LeadRow>();
+  const wanted = items.filter((i) => i.tagIds.length);
+  if (dialectOf(trx) !== 'postgres' || wanted.length < 2) {
+    for (const { lead, tagIds } of wanted) out.set(lead.id, await attachTagsAtOnce(trx, lead, tagIds, now));
+    return out;
+  }
+  const pairs = wanted.flatMap(({ lead, tagIds }) => [...new Set(tagIds)].map((tagId) => ({ lead, tagId })));
+  const events: NewEvent[] = wanted.map(({ lead }) => ({
+    accountId: lead.account_id,
+    type: 'lead.changed',
+    leadId: lead.id,
+    payload: { leadId: lead.id, changes: ['tags'], lead: presentLead({ ...lead, updated_at: now }) },
+  }));
+  const { eventIds, hooks, ords } = await attachTagsRecording(trx, {
+    tags: pairs.map((p) => ({ accountId: p.lead.account_id, leadId: p.lead.id, tagId: p.tagId })),
+    events: events.map((e) => ({ accountId: e.accountId, leadId: e.leadId as number, payload: eventPayloadText(e) })),
+    now,
+  });
+  for (const ord of ords) {
+    const { lead } = wanted[ord - 1];
+    out.set(lead.id, { ...lead, updated_at: now });
+  }
+  await eventsInserted(
+    trx,
+    ords.map((ord) => events[ord - 1]),
+    eventIds,
+    hooks,
+    now,
+  );
+  return out;
 }
 
 /**

@@ -1,24 +1,25 @@
 import { sql } from 'kysely';
 import { dialectOf, type Executor } from '../db/database.js';
-import type { AutomationRuleRow, AutomationRunRow, EventRow } from '../db/schema.js';
-import type { Action } from '../domain/automation/rules.types.js';
+import type { AutomationRuleRow, EventRow } from '../db/schema.js';
 import type { Deps } from '../domain/context.js';
 import { claimEvents } from '../domain/automation/distribution.repo.js';
-import { findOwner } from '../domain/users/users.repo.js';
+import { distributeLocked } from '../domain/automation/distribution.js';
+import type { WorkingHours } from '../domain/automation/working-hours.js';
 import { maxEventId } from '../events/outbox-tail.js';
 import {
   applyLeadAction,
   attachTagsAtOnce,
+  attachTagsOfLeads,
   findTagsToAdd,
-  lockedLead,
   tagToAdd,
   type DatabaseAction,
   type ReplySender,
   type TagCache,
 } from './rule-actions.js';
-import { fillTemplate, readsWorkingHours, ruleMatches, type RuleContext } from './rule-conditions.js';
-import type { WorkingHours } from '../domain/automation/working-hours.js';
-import { eventFacts, readLeads, workingHoursOf, type EventFacts, type LeadFacts } from './rule-context.js';
+import { actionsOf, contextOf, errorText, foreseen, seeChunk, type ActionResult, type SeenChunk } from './rule-chunk.js';
+import { fillTemplate, readsWorkingHours, ruleMatches } from './rule-conditions.js';
+import { readLeads, workingHoursOf, type LeadFacts } from './rule-context.js';
+import { RunFinisher, type Pending } from './rule-finish.js';
 import * as runs from './rule-runs.repo.js';
 
 /**
@@ -27,12 +28,6 @@ import * as runs from './rule-runs.repo.js';
  * leads' row locks) only briefly.
  */
 const CHUNK_EVENTS = 50;
-
-interface ActionResult {
-  type: string;
-  ok: boolean;
-  error?: string;
-}
 
 /**
  * A lead the transaction acts on: locked, as it is now with its tags, and the newest event id
@@ -46,11 +41,10 @@ interface LeadState extends LeadFacts {
   moved: boolean;
 }
 
-/** A run stopped at a `reply`, which goes out after the transaction that took the run committed. */
-interface Pending {
-  rule: AutomationRuleRow;
-  run: AutomationRunRow;
-  ctx: RuleContext;
+/** What a chunk's transaction did: the runs stopped at a `reply`, and the new leads it distributed (or found taken). */
+interface Outcome {
+  pending: Pending[];
+  distributed: number[];
 }
 
 /**
@@ -60,59 +54,72 @@ interface Pending {
  * run's results: a run is done or not together with its actions. A run that may change something
  * has a row of its own (its progress and lease); a run whose every action adds a tag the lead has
  * is quiet: a row per rule and transaction holds those (migration 0140). An action that fails is undone alone (a savepoint of its own),
- * recorded as failed, and the next goes on. A `reply` leaves the transaction: it is sent after
+ * recorded as failed, and the next goes on. A `reply` leaves the transaction (RunFinisher): it is sent after
  * the commit with a customId made from rule, event and action, and the actions after it each
  * commit with the run's progress, so a run resumed after a crash neither repeats nor skips one.
  */
 export class RuleRunner {
-  /** Runs this process is finishing (replies): not resumed as stale meanwhile, however long a send takes. */
-  private readonly busy = new Set<number>();
+  private readonly finisher: RunFinisher;
 
   constructor(
     private readonly deps: Deps,
-    private readonly sendReply: ReplySender,
+    sendReply: ReplySender,
     /** A run cut short is resumed by another process after this. */
     private readonly leaseMs: number,
-  ) {}
+  ) {
+    this.finisher = new RunFinisher(deps, sendReply, leaseMs);
+  }
 
   private get db() {
     return this.deps.db.kysely;
   }
 
-  /** `work`: events in id order, each with the account's rules for it (rules of the event's type, in order). */
-  async runEvents(work: Array<{ event: EventRow; rules: AutomationRuleRow[] }>): Promise<void> {
+  /**
+   * `work`: events in id order, each with the account's rules for it (rules of the event's type, in
+   * order). `distributing` (PostgreSQL): new leads to distribute, by lead id, with their
+   * `lead.created` event ids; a chunk with an event of such a lead distributes it first, in the
+   * transaction of its runs (one lock and one commit for both). Answers the leads it distributed
+   * or found taken; the caller distributes the rest.
+   */
+  async runEvents(
+    work: Array<{ event: EventRow; rules: AutomationRuleRow[] }>,
+    distributing: Map<number, number> = new Map(),
+  ): Promise<Set<number>> {
+    const distributed = new Set<number>();
     const items = work.filter((w) => w.event.lead_id !== null && w.rules.length);
-    if (!items.length) return;
+    if (!items.length) return distributed;
     // Working hours only of the accounts some rule of which reads them: a statement less per batch otherwise.
     const hours = await workingHoursOf(this.db, [
       ...new Set(items.flatMap((i) => (i.rules.some(readsWorkingHours) ? [i.event.account_id] : []))),
     ]);
     for (let i = 0; i < items.length; i += CHUNK_EVENTS) {
       const chunk = items.slice(i, i + CHUNK_EVENTS);
-      let outcome: { pending: Pending[] };
+      let outcome: Outcome;
       try {
         // Actions rarely fail: first without a savepoint each (two statements fewer per action);
-        // when one does, the chunk is rolled back whole and done again with them.
-        outcome = await this.applyChunk(chunk, hours, false);
+        // when one does, the chunk is rolled back whole and done again with them, and without
+        // its leads' distribution, which the caller then does on its own.
+        outcome = await this.applyChunk(chunk, hours, false, distributing);
       } catch {
         try {
-          outcome = await this.applyChunk(chunk, hours, true);
+          outcome = await this.applyChunk(chunk, hours, true, new Map());
         } catch (err) {
           this.deps.log.warn({ err, eventIds: chunk.map((c) => c.event.id) }, 'automation rules failed');
           continue;
         }
       }
-      // All of them at once: a reply may take longer than the lease, and the next runs wait for it.
-      for (const p of outcome.pending) this.busy.add(p.run.id);
-      for (const p of outcome.pending) await this.finish(p);
+      for (const id of outcome.distributed) distributed.add(id);
+      await this.finisher.finishAll(outcome.pending);
     }
+    return distributed;
   }
 
   private async applyChunk(
     chunk: Array<{ event: EventRow; rules: AutomationRuleRow[] }>,
     hours: Map<number, WorkingHours>,
     guarded: boolean,
-  ): Promise<{ pending: Pending[] }> {
+    distributing: Map<number, number>,
+  ): Promise<Outcome> {
     // The chunk's leads read with their tags: what the conditions read and the actions change. On
     // PostgreSQL they are read without a lock and outside the transaction first: a lead whose
     // matching runs all add tags it has is only read (its quiet runs change nothing of it), and
@@ -121,11 +128,19 @@ export class RuleRunner {
     // quiet rows (claimQuietChunk): no transaction, no row lock (a write each on PostgreSQL) and
     // nothing held up for the messages to its leads (docs/performance.md, "Automation's batches").
     if (dialectOf(this.db) !== 'postgres') {
-      return this.db.transaction().execute(async (trx) => this.applySeen(trx, await seeChunk(trx, chunk, hours, true), guarded));
+      return this.db.transaction().execute(async (trx) => ({
+        ...(await this.applySeen(trx, await seeChunk(trx, chunk, hours, true), guarded)),
+        distributed: [],
+      }));
     }
     const seen = await seeChunk(this.db, chunk, hours, false);
+    // New leads to distribute are acted on too: locked with the others, distributed first.
+    const fresh = [...new Set(seen.plans.flatMap((p) => (distributing.has(p.lead.lead.id) ? [p.lead.lead.id] : [])))];
     const acting = [
-      ...new Set(seen.plans.flatMap((p) => (p.matching.some((rule) => !foreseen(rule, p.lead.tags)) ? [p.lead.lead.id] : []))),
+      ...new Set([
+        ...fresh,
+        ...seen.plans.flatMap((p) => (p.matching.some((rule) => !foreseen(rule, p.lead.tags)) ? [p.lead.lead.id] : [])),
+      ]),
     ].sort((a, b) => a - b);
     if (!acting.length) {
       const claimed = seen.plans.filter((p) => p.matching.length);
@@ -143,7 +158,7 @@ export class RuleRunner {
         quiet,
         this.deps.clock.now(),
       );
-      return { pending: [] };
+      return { pending: [], distributed: [] };
     }
     return this.db.transaction().execute(async (trx) => {
       const locked = await readLeads(trx, acting, true);
@@ -152,8 +167,33 @@ export class RuleRunner {
         if (lead) seen.read.set(id, lead);
         else seen.read.delete(id);
       }
-      return this.applySeen(trx, await seeChunk(trx, chunk, hours, false, seen.read), guarded);
+      const distributed = await this.distribute(trx, fresh, seen.read, distributing);
+      return { ...(await this.applySeen(trx, await seeChunk(trx, chunk, hours, false, seen.read), guarded)), distributed };
     });
+  }
+
+  /**
+   * The chunk's new leads (locked and read in `read`) distributed in its transaction, each taken
+   * once (a `distribution` claim of its `lead.created`); `read` then holds them as assigned.
+   * Answers the leads taken here, or by another process before.
+   */
+  private async distribute(trx: Executor, leadIds: number[], read: Map<number, LeadFacts>, distributing: Map<number, number>) {
+    if (!leadIds.length) return [];
+    const taken = await claimEvents(
+      trx,
+      'distribution',
+      leadIds.map((id) => distributing.get(id) ?? 0),
+      this.deps.clock.now(),
+    );
+    const leads = leadIds.flatMap((id) => {
+      const facts = read.get(id);
+      return facts && taken.has(distributing.get(id) ?? 0) ? [facts.lead] : [];
+    });
+    for (const [id, after] of await distributeLocked(trx, leads, this.deps.clock.now())) {
+      const facts = read.get(id);
+      if (facts) read.set(id, { ...facts, lead: after });
+    }
+    return leadIds;
   }
 
   /** The chunk's runs in `trx`, the leads they act on read under the lock. */
@@ -207,6 +247,8 @@ export class RuleRunner {
     const unwanted: number[] = [];
     for (const plan of states) {
       const { event, state } = plan;
+      // The lead's tags of its previous event in the chunk, before this event's actions record theirs.
+      await this.attachAdding(trx, state, now);
       // Checked again: earlier events' actions may have changed the lead.
       const ctx = contextOf(plan.known, state);
       const matching = plan.rules.filter((rule) => ruleMatches(rule, ctx));
@@ -246,11 +288,19 @@ export class RuleRunner {
         if (done || results.length > started) saved.push({ id: run.id, results, done });
         if (!done) pending.push({ rule, run: { ...run, results: JSON.stringify(results) }, ctx: contextOf(plan.known, state) });
       }
-      // The event's tags in one statement, before the next event's actions record theirs.
-      await this.attachAdding(trx, state, now);
     }
     await runs.deleteRuns(trx, unwanted);
-    for (const state of leads.values()) await this.attachAdding(trx, state, now);
+    // The tags each lead's last event added: one statement for the chunk on PostgreSQL.
+    const attaching = [...leads.values()].filter((state) => state.adding.length);
+    const attached = await attachTagsOfLeads(
+      trx,
+      attaching.map((state) => ({ lead: state.lead, tagIds: state.adding })),
+      now,
+    );
+    for (const state of attaching) {
+      state.lead = attached.get(state.lead.id) ?? state.lead;
+      state.adding = [];
+    }
     for (const [leadId, state] of leads)
       if (state.moved && state.before !== undefined) await runs.markCaused(trx, leadId, state.before, now);
     await runs.saveManyResults(trx, saved);
@@ -313,166 +363,8 @@ export class RuleRunner {
     state.adding = [];
   }
 
-  /** Sends a run's reply and does the rest; `busy` holds the run meanwhile. */
-  private async finish(p: Pending): Promise<void> {
-    this.busy.add(p.run.id);
-    try {
-      await this.perform(p.rule, p.run, p.ctx);
-    } catch (err) {
-      this.deps.log.warn({ err, ruleId: p.rule.id, eventId: p.run.event_id }, 'automation run failed');
-    } finally {
-      this.busy.delete(p.run.id);
-    }
-  }
-
   /** Runs whose process stopped mid-way: the remaining actions, with the context as it is now. */
-  async resumeStale(): Promise<void> {
-    for (const stale of await runs.staleRuns(this.db, this.deps.clock.now())) {
-      if (this.busy.has(stale.id)) continue;
-      const rule = await this.db.selectFrom('automation_rules').selectAll().where('id', '=', stale.rule_id).executeTakeFirst();
-      const event = await this.db.selectFrom('events').selectAll().where('id', '=', stale.event_id).executeTakeFirst();
-      const run = await runs.claimRun(this.db, {
-        ruleId: stale.rule_id,
-        eventId: stale.event_id,
-        leadId: stale.lead_id,
-        now: this.deps.clock.now(),
-        leaseMs: this.leaseMs,
-      });
-      if (!run) continue;
-      const leads = event?.lead_id != null ? await readLeads(this.db, [event.lead_id], false) : new Map<number, LeadFacts>();
-      const lead = event?.lead_id != null ? leads.get(event.lead_id) : undefined;
-      const known =
-        event && lead
-          ? (await eventFacts(this.db, [event], leads, await workingHoursOf(this.db, [event.account_id]))).get(event.id)
-          : undefined;
-      if (!rule || !known || !lead) {
-        await runs.saveResults(this.db, run.id, JSON.parse(run.results) as unknown[], true);
-        continue;
-      }
-      await this.finish({ rule, run, ctx: contextOf(known, lead) });
-    }
+  resumeStale(): Promise<void> {
+    return this.finisher.resumeStale();
   }
-
-  /** The rest of a run from where its results end, each database action in a transaction with the run's progress. */
-  private async perform(rule: AutomationRuleRow, run: AutomationRunRow, ctx: RuleContext): Promise<void> {
-    const actions = actionsOf(rule);
-    const results = JSON.parse(run.results) as ActionResult[];
-    for (let i = results.length; i < actions.length; i++) {
-      const action = actions[i];
-      const last = i === actions.length - 1;
-      if (action.type === 'reply') {
-        const result = await this.reply(rule, run, i, fillTemplate(action.text, ctx), ctx);
-        results.push(result);
-        await runs.saveResults(this.db, run.id, results, last);
-        continue;
-      }
-      const text = action.type === 'note' ? fillTemplate(action.text, ctx) : '';
-      try {
-        await this.db.transaction().execute(async (trx) => {
-          const now = this.deps.clock.now();
-          const lead = await lockedLead(trx, ctx.lead.id);
-          if (!lead) throw new Error('the lead no longer exists');
-          const before = action.type === 'setStatus' ? await maxEventId(trx) : undefined;
-          const after = await applyLeadAction(trx, action, lead, text, now);
-          if (before !== undefined && after.status_id !== lead.status_id) await runs.markCaused(trx, lead.id, before, now);
-          await runs.saveResults(trx, run.id, [...results, { type: action.type, ok: true }], last);
-        });
-        results.push({ type: action.type, ok: true });
-      } catch (err) {
-        this.deps.log.warn({ err, ruleId: rule.id, eventId: run.event_id, action: action.type }, 'automation action failed');
-        results.push({ type: action.type, ok: false, error: errorText(err) });
-        await runs.saveResults(this.db, run.id, results, last);
-      }
-    }
-    if (!actions.length) await runs.saveResults(this.db, run.id, results, true);
-  }
-
-  /**
-   * The reply goes out with the account owner's reach but is stored as sent by automation (no
-   * employee: docs/api/automation.md); its customId makes a resumed run send nothing twice.
-   */
-  private async reply(
-    rule: AutomationRuleRow,
-    run: AutomationRunRow,
-    index: number,
-    text: string,
-    ctx: RuleContext,
-  ): Promise<ActionResult> {
-    try {
-      const owner = await findOwner(this.db, ctx.lead.account_id);
-      if (!owner) throw new Error('the account has no owner');
-      const auth = { accountId: owner.account_id, userId: owner.id, role: owner.role, typ: 'access' as const, user: owner };
-      await this.sendReply(auth, ctx.lead.id, { message: { text }, customId: `automation-${rule.id}-${run.event_id}-${index}` });
-      return { type: 'reply', ok: true };
-    } catch (err) {
-      this.deps.log.warn({ err, ruleId: rule.id, eventId: run.event_id }, 'automation reply refused');
-      return { type: 'reply', ok: false, error: errorText(err) };
-    }
-  }
-}
-
-/** Actions parsed once per rule row read (a batch runs each rule for many events). */
-const parsedActions = new WeakMap<AutomationRuleRow, Action[]>();
-
-function actionsOf(rule: AutomationRuleRow): Action[] {
-  let actions = parsedActions.get(rule);
-  if (!actions) {
-    actions = JSON.parse(rule.actions) as Action[];
-    parsedActions.set(rule, actions);
-  }
-  return actions;
-}
-
-/**
- * The results of a run whose every action adds a tag the lead has (read under the lock): it
- * changes nothing, so it is taken done with them, in the claim's insert.
- */
-function foreseen(rule: AutomationRuleRow, tags: string[]): ActionResult[] | undefined {
-  const actions = actionsOf(rule);
-  if (!actions.length || !actions.every((a) => a.type === 'addTag' && tags.includes(a.tag))) return undefined;
-  return actions.map((a) => ({ type: a.type, ok: true }));
-}
-
-/** A chunk's leads as read, what rules read of its events, and each event's matching rules as read. */
-interface SeenChunk {
-  read: Map<number, LeadFacts>;
-  plans: Array<{ event: EventRow; rules: AutomationRuleRow[]; known: EventFacts; lead: LeadFacts; matching: AutomationRuleRow[] }>;
-}
-
-/** Reads the chunk's leads (`lock`: locked on PostgreSQL), or takes them `read` already, and matches each event's rules. */
-async function seeChunk(
-  db: Executor,
-  chunk: Array<{ event: EventRow; rules: AutomationRuleRow[] }>,
-  hours: Map<number, WorkingHours>,
-  lock: boolean,
-  known?: Map<number, LeadFacts>,
-): Promise<SeenChunk> {
-  const events = chunk.map((c) => c.event);
-  const read = known ?? (await readLeads(db, [...new Set(events.flatMap((e) => (e.lead_id === null ? [] : [e.lead_id])))], lock));
-  const facts = await eventFacts(db, events, read, hours);
-  const plans = chunk.flatMap(({ event, rules }) => {
-    const known = facts.get(event.id);
-    const lead = event.lead_id === null ? undefined : read.get(event.lead_id);
-    if (!known || !lead) return [];
-    const ctx = contextOf(known, lead);
-    return [{ event, rules, known, lead, matching: rules.filter((rule) => ruleMatches(rule, ctx)) }];
-  });
-  return { read, plans };
-}
-
-function contextOf(facts: EventFacts, lead: LeadFacts): RuleContext {
-  return {
-    text: facts.text,
-    customerIsNew: facts.customerIsNew,
-    at: facts.at,
-    hours: facts.hours,
-    lead: lead.lead,
-    tags: lead.tags,
-    integrationType: lead.integrationType,
-    customerName: lead.customerName,
-  };
-}
-
-function errorText(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).slice(0, 500);
 }

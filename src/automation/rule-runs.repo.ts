@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import type { Executor } from '../db/database.js';
+import { sql, type RawBuilder } from 'kysely';
+import { dialectOf, type Executor } from '../db/database.js';
 import type { AutomationRunRow } from '../db/schema.js';
 
 /**
@@ -49,22 +49,16 @@ export async function claimRuns(
   leaseMs: number,
 ): Promise<{ fresh: AutomationRunRow[]; resumed: AutomationRunRow[] }> {
   if (!wanted.length) return { fresh: [], resumed: [] };
-  const fresh = await db
-    .insertInto('automation_runs')
-    .values(
-      wanted.map((r) => ({
-        rule_id: r.ruleId,
-        event_id: r.eventId,
-        lead_id: r.leadId,
-        at: now,
-        results: '[]',
-        done: 0,
-        claimed_until: now + leaseMs,
-      })),
-    )
-    .onConflict((oc) => oc.columns(['rule_id', 'event_id']).doNothing())
-    .returningAll()
-    .execute();
+  // The casts give PostgreSQL the parameters' types (VALUES leaves them text) and mean nothing to SQLite.
+  const rows = wanted.map((r) => sql`(cast(${r.ruleId} as bigint), cast(${r.eventId} as bigint), cast(${r.leadId} as bigint))`);
+  const { rows: fresh } =
+    await sql<AutomationRunRow>`insert into automation_runs (rule_id, event_id, lead_id, at, results, done, claimed_until)
+    select v.column1, v.column2, v.column3, cast(${now} as bigint), '[]', 0, cast(${now + leaseMs} as bigint)
+    from (values ${sql.join(rows)}) as v where v.column1 in (${liveRules(
+      db,
+      wanted.map((r) => r.ruleId),
+    )})
+    on conflict (rule_id, event_id) do nothing returning *`.execute(db);
   if (fresh.length === wanted.length) return { fresh, resumed: [] };
   const taken = new Set(fresh.map((r) => `${r.rule_id}:${r.event_id}`));
   const others = wanted.filter((r) => !taken.has(`${r.ruleId}:${r.eventId}`));
@@ -99,18 +93,15 @@ export async function saveQuietRuns(db: Executor, quiet: QuietRun[], now: number
     if (list) list.push(q);
     else byRule.set(q.ruleId, [q]);
   }
-  await db
-    .insertInto('automation_quiet_runs')
-    .values(
-      [...byRule].map(([ruleId, list]) => ({
-        rule_id: ruleId,
-        event_id: Math.max(...list.map((q) => q.eventId)),
-        at: now,
-        runs: JSON.stringify(list.map((q) => [q.eventId, q.leadId])),
-        actions: JSON.stringify(list[0].results),
-      })),
-    )
-    .execute();
+  // The casts give PostgreSQL the parameters' types (VALUES leaves them text) and mean nothing to SQLite.
+  const rows = [...byRule].map(
+    ([ruleId, list]) =>
+      sql`(cast(${ruleId} as bigint), cast(${Math.max(...list.map((q) => q.eventId))} as bigint),
+        cast(${JSON.stringify(list.map((q) => [q.eventId, q.leadId]))} as text), cast(${JSON.stringify(list[0].results)} as text))`,
+  );
+  await sql`insert into automation_quiet_runs (rule_id, event_id, at, runs, actions)
+    select v.column1, v.column2, cast(${now} as bigint), v.column3, v.column4
+    from (values ${sql.join(rows)}) as v where v.column1 in (${liveRules(db, [...byRule.keys()])})`.execute(db);
 }
 
 /**
@@ -130,7 +121,25 @@ export async function claimQuietChunk(db: Executor, eventIds: number[], quiet: Q
     insert into automation_quiet_runs (rule_id, event_id, at, runs, actions)
     select q.rule_id, max(q.event_id), cast(${now} as bigint), json_agg(json_build_array(q.event_id, q.lead_id) order by q.n)::text,
       min(q.actions)
-    from q join taken on taken.event_id = q.event_id group by q.rule_id`.execute(db);
+    from q join taken on taken.event_id = q.event_id where q.rule_id in (${liveRules(
+      db,
+      quiet.map((q) => q.ruleId),
+    )})
+    group by q.rule_id`.execute(db);
+}
+
+/**
+ * The rules among `ruleIds` that still exist: a rule deleted after the batch read it runs no
+ * more, and its runs are left out rather than failing the statement (the other rules' runs with
+ * it). PostgreSQL locks them (key share) until the commit: a deletion under way is waited for and
+ * its rule then left out, and one that comes later waits and removes the runs with the rule. Read
+ * once per statement (a subquery per run row locked each rule once per run).
+ */
+function liveRules(db: Executor, ruleIds: number[]): RawBuilder<unknown> {
+  const ids = [...new Set(ruleIds)];
+  return dialectOf(db) === 'postgres'
+    ? sql`select id from automation_rules where id = any(cast(${ids} as bigint[])) for key share`
+    : sql`select id from automation_rules where id in (${sql.join(ids)})`;
 }
 
 /** Runs this transaction took and no longer wants (their rule no longer matches): as if never taken. */

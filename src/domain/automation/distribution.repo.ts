@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { dialectOf, type Executor } from '../../db/database.js';
+import { bigintArray as bigint, textArray as text } from '../../db/pg-arrays.js';
 import type { LeadDistributionRow, LeadDistributionsTable } from '../../db/schema.js';
 
 /** The integration's distribution, locked for the transaction on PostgreSQL (the rotation's position). */
@@ -7,6 +8,62 @@ export async function findDistribution(db: Executor, integrationId: number, lock
   let query = db.selectFrom('lead_distributions').selectAll().where('integration_id', '=', integrationId);
   if (lock && dialectOf(db) === 'postgres') query = query.forUpdate();
   return query.executeTakeFirst();
+}
+
+/** The integrations' distributions, locked for the transaction on PostgreSQL, in integration id order. */
+export async function lockDistributions(db: Executor, integrationIds: number[]): Promise<LeadDistributionRow[]> {
+  if (!integrationIds.length) return [];
+  let query = db.selectFrom('lead_distributions').selectAll().where('integration_id', 'in', integrationIds).orderBy('integration_id');
+  if (dialectOf(db) === 'postgres') query = query.forUpdate();
+  return query.execute();
+}
+
+/**
+ * PostgreSQL, one statement: leads assigned (`user_id`, `updated_at`), their distributions'
+ * positions moved, and their `lead.changed` events inserted (payload texts given, in order) with
+ * their accounts' active webhooks, as events/outbox.ts reads them with one event's insert.
+ */
+export async function assignLeads(
+  db: Executor,
+  p: {
+    leads: Array<{ id: number; userId: number }>;
+    positions: Array<{ integrationId: number; userId: number }>;
+    events: Array<{ accountId: number; leadId: number; payload: string }>;
+    now: number;
+  },
+): Promise<{ eventIds: number[]; hooks: Array<Array<{ id: number; events: string | null; api_version: string }>> }> {
+  const { rows } = await sql<{ id: number; ord: number; webhook_id: number | null; events: string | null; api_version: string | null }>`
+    with l as (
+      update leads set user_id = v.user_id, updated_at = ${p.now}::bigint
+      from unnest(${bigint(p.leads.map((x) => x.id))}, ${bigint(p.leads.map((x) => x.userId))}) as v(id, user_id)
+      where leads.id = v.id
+      returning leads.id
+    ), d as (
+      update lead_distributions set last_user_id = v.user_id
+      from unnest(${bigint(p.positions.map((x) => x.integrationId))}, ${bigint(p.positions.map((x) => x.userId))}) as v(integration_id, user_id)
+      where lead_distributions.integration_id = v.integration_id
+      returning lead_distributions.integration_id
+    ), ev as (
+      select nextval((select pg_get_serial_sequence('events', 'id')::regclass)) as id, v.*
+      from unnest(${bigint(p.events.map((x) => x.accountId))}, ${bigint(p.events.map((x) => x.leadId))}, ${text(p.events.map((x) => x.payload))})
+        with ordinality as v(account_id, lead_id, payload, ord)
+    ), e as (
+      insert into events (id, account_id, type, lead_id, payload, created_at)
+      select id, account_id, 'lead.changed', lead_id, payload, ${p.now}::bigint from ev
+      returning id
+    )
+    select ev.id, ev.ord::int as ord, (select count(*) from l)::int as leads, (select count(*) from d)::int as moved,
+      (select count(*) from e)::int as inserted, w.id as webhook_id, w.events, w.api_version
+    from ev left join webhooks w on w.account_id = ev.account_id and w.status = 1
+    order by ev.ord`.execute(db);
+  const eventIds = new Array<number>(p.events.length);
+  const hooks = p.events.map(() => [] as Array<{ id: number; events: string | null; api_version: string }>);
+  for (const row of rows) {
+    eventIds[row.ord - 1] = Number(row.id);
+    if (row.webhook_id !== null)
+      hooks[row.ord - 1].push({ id: row.webhook_id, events: row.events, api_version: row.api_version as string });
+  }
+  return { eventIds, hooks };
 }
 
 export async function saveDistribution(db: Executor, row: LeadDistributionsTable): Promise<void> {

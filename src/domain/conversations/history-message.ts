@@ -24,7 +24,7 @@ export interface SaObject {
   avatar: string;
 }
 
-/** How an automation rule's reply's customId starts (automation/rule-runner.ts). */
+/** How an automation rule's reply's customId starts (automation/rule-finish.ts). */
 export const AUTOMATION_CUSTOM_ID = 'automation-';
 
 export interface SenderObject {
