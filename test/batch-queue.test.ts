@@ -1,7 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { BatchQueue, KeyedLookups, lookupsById, oneByOne, type LaneBatch, type Outcome } from '../src/db/batch-queue.js';
-import type { Executor } from '../src/db/database.js';
-import { writersOn } from '../src/db/sequence-share.js';
+import { BatchQueue, KeyedLookups, oneByOne, type LaneBatch, type Outcome } from '../src/db/batch-queue.js';
 
 /** A handler that records its batches and finishes each when the test says so. */
 function recorder() {
@@ -202,65 +200,6 @@ describe('BatchQueue gathering', () => {
     expect(r.batches).toEqual([[1, 2]]);
     r.finish[0]();
     await expect(Promise.all(all)).resolves.toEqual([10, 20]);
-  });
-});
-
-describe('look-ups by id while other processes write', () => {
-  afterEach(() => vi.useRealTimers());
-
-  /** Look-ups on their own executor whose reads the test ends, and the ids each read was asked. */
-  function lookups() {
-    const db = {} as Executor;
-    const reads: number[][] = [];
-    const ends: (() => void)[] = [];
-    const find = lookupsById(async (_db, ids) => {
-      reads.push(ids);
-      await new Promise<void>((resolve) => ends.push(resolve));
-      return ids.map((id) => ({ id }));
-    });
-    return { db, reads, ends, find: (id: number) => find(db, id) };
-  }
-
-  it('a free look-up lane waits to gather while another process takes every other message id', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'performance'] });
-    const l = lookups();
-    // This process was given every other id, in batches of 8: one other writer.
-    for (let b = 0; b < 16; b++) writersOn(l.db).note(Array.from({ length: 8 }, (_, i) => 1 + b * 16 + i));
-    // A first batch makes the lane's batch time known (10 ms).
-    const first = l.find(1);
-    await until(() => l.reads.length > 0);
-    vi.advanceTimersByTime(10);
-    l.ends[0]();
-    await expect(first).resolves.toEqual({ id: 1 });
-    // Two look-ups in separate turns: the lane waits about one batch time (at most 2 ms) and reads both at once.
-    const a = l.find(2);
-    await turn();
-    const b = l.find(3);
-    await turn();
-    expect(l.reads).toHaveLength(1);
-    vi.advanceTimersByTime(2);
-    await until(() => l.reads.length > 1);
-    expect(l.reads[1]).toEqual([2, 3]);
-    l.ends[1]();
-    await expect(Promise.all([a, b])).resolves.toEqual([{ id: 2 }, { id: 3 }]);
-  });
-
-  it('does not wait while this process writes alone', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'performance'] });
-    const l = lookups();
-    // Every id was this process's.
-    writersOn(l.db).note(Array.from({ length: 128 }, (_, i) => 1 + i));
-    const first = l.find(1);
-    await until(() => l.reads.length > 0);
-    vi.advanceTimersByTime(10);
-    l.ends[0]();
-    await first;
-    const a = l.find(2);
-    // The next turn, no timer moved: the read has started.
-    await until(() => l.reads.length > 1);
-    expect(l.reads[1]).toEqual([2]);
-    l.ends[1]();
-    await expect(a).resolves.toEqual({ id: 2 });
   });
 });
 

@@ -1,6 +1,5 @@
 import type { Executor } from './database.js';
 import { kept } from './kept.js';
-import { gatherWhileOthersWrite } from './sequence-share.js';
 
 /** What became of one unit of a batch. */
 export type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
@@ -158,12 +157,12 @@ const MAX_LOOKUPS = 200;
  * Look-ups by key that callers submit at about the same time, answered together by one read of
  * all their keys (PostgreSQL: one statement instead of one each; docs/performance.md). One batch at a time: the look-ups that come meanwhile make the
  * next. A key the read does not answer is undefined. Callers asking for the same key in one batch
- * share the value: they must not mutate it. `gather`: as `BatchQueue`'s (none: no wait).
+ * share the value: they must not mutate it.
  */
 export class KeyedLookups<K, V> {
   private readonly queue: BatchQueue<K, V | undefined>;
 
-  constructor(read: (keys: K[]) => Promise<Map<K, V>>, gather?: (batchMs: number) => number) {
+  constructor(read: (keys: K[]) => Promise<Map<K, V>>) {
     this.queue = new BatchQueue(
       async (batch) => {
         const keys = batch.take();
@@ -172,7 +171,6 @@ export class KeyedLookups<K, V> {
       },
       1,
       MAX_LOOKUPS,
-      gather,
     );
   }
 
@@ -184,8 +182,7 @@ export class KeyedLookups<K, V> {
 /**
  * Look-ups of rows by bigint id, one {@link KeyedLookups} per executor: the function answered,
  * called with `(db, id)`, answers the row of `id` that a batch of `read` found, undefined for
- * none (PostgreSQL lead and integration reads); while other processes write, a batch waits a
- * little to gather (`gatherWhileOthersWrite`). An id that is not a positive safe
+ * none (PostgreSQL lead and integration reads). An id that is not a positive safe
  * integer finds nothing without joining a batch: beyond bigint it would fail the batch's statement
  * for every caller. Callers asking for the same id in one batch share the row: they must not
  * mutate it.
@@ -199,8 +196,7 @@ export function lookupsById<R extends { id: number }>(
     const lookups = kept(
       lookupsOf,
       db,
-      () =>
-        new KeyedLookups(async (ids: number[]) => new Map((await read(db, ids)).map((row) => [row.id, row])), gatherWhileOthersWrite(db)),
+      () => new KeyedLookups(async (ids: number[]) => new Map((await read(db, ids)).map((row) => [row.id, row]))),
     );
     return lookups.find(id);
   };

@@ -1,6 +1,3 @@
-import type { Executor } from './database.js';
-import { kept } from './kept.js';
-
 /** How many of this process's ids make one estimate. */
 const WINDOW = 64;
 /** A window this long without an id of this process starts again: the others' ids meanwhile say nothing of now. */
@@ -70,30 +67,4 @@ export class SequenceShare {
 export function gatherWaitMs(othersPerMine: number, batchMs: number, cap: number): number {
   const ms = Math.min(cap, othersPerMine * batchMs);
   return ms >= 0.5 ? Math.round(ms) : 0;
-}
-
-/**
- * The longest a free batch lane waits to gather units while other processes write (see
- * `gatherWaitMs`): a unit answered up to this much later, for batches about as large with several
- * processes as with one (docs/performance.md "Several processes").
- */
-export const MAX_GATHER_MS = 2;
-
-const writersOf = new WeakMap<Executor, SequenceShare>();
-
-/**
- * The share of message ids other processes take on `db`'s database, one per executor in a process:
- * the ingest and send batches note their ids in it, and every batcher of that executor reads it.
- */
-export function writersOn(db: Executor): SequenceShare {
-  return kept(writersOf, db, () => new SequenceShare());
-}
-
-/**
- * A `BatchQueue` gather for a batcher of `db`: a wait of about the other writers' batches while
- * other processes write (`gatherWaitMs`, at most {@link MAX_GATHER_MS}), none while this one writes alone.
- */
-export function gatherWhileOthersWrite(db: Executor): (batchMs: number) => number {
-  const writers = writersOn(db);
-  return (batchMs) => gatherWaitMs(writers.current(), batchMs, MAX_GATHER_MS);
 }

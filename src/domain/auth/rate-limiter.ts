@@ -1,7 +1,6 @@
 import { BatchQueue, type Outcome } from '../../db/batch-queue.js';
 import type { Executor } from '../../db/database.js';
 import { kept } from '../../db/kept.js';
-import { gatherWhileOthersWrite } from '../../db/sequence-share.js';
 import type { Clock } from '../clock.js';
 import type { Deps } from '../context.js';
 import { deleteCounter, deleteEndedCounters, hitCounters, readCounter, type Counted, type Counter, type Hit } from './rate-limits.repo.js';
@@ -67,9 +66,7 @@ class HitBatches {
   private hits = 0;
 
   constructor(private readonly db: Executor) {
-    // While other processes write, a free lane waits a little to gather this process's hits: one
-    // statement counts about as many hits as one process's would.
-    this.queue = new BatchQueue((batch) => this.count(batch.take()), HIT_LANES, MAX_HITS, gatherWhileOthersWrite(db));
+    this.queue = new BatchQueue((batch) => this.count(batch.take()), HIT_LANES, MAX_HITS);
   }
 
   hit(hit: Hit, now: number): Promise<Counted> {

@@ -2,7 +2,7 @@ import { keyedTransaction, releaseLockSql, type Executor, type TransactionLock }
 import { isLockNotAvailable, isStalePlan, isUniqueViolation } from '../../db/errors.js';
 import { groupCommitOf, type GroupCommit } from '../../db/group-commit.js';
 import { BatchQueue, oneByOne, type LaneBatch, type Outcome } from '../../db/batch-queue.js';
-import { gatherWhileOthersWrite, writersOn, type SequenceShare } from '../../db/sequence-share.js';
+import { gatherWaitMs, SequenceShare } from '../../db/sequence-share.js';
 import type { IntegrationRow, LeadRow, MessageRow, ProfileRow, SourceRow } from '../../db/schema.js';
 import type { IncomingMessage, SenderProfile } from '../channels/channel.js';
 import { integrationTypeInfo } from '../channels/integration-types.js';
@@ -54,6 +54,13 @@ const INGEST_LANE_WAIT_MS = 5_000;
 /** PostgreSQL: how long a lane's batches go without its lock after one waited for it in vain. */
 const INGEST_LANE_UNLOCKED_MS = 30_000;
 /**
+ * PostgreSQL: the longest a free lane waits to gather units while other processes write (see
+ * `gatherWaitMs`): a send or a message answered up to this much later, for batches about as large
+ * with several processes as with one (docs/performance.md "Several processes").
+ */
+const MAX_GATHER_MS = 2;
+
+/**
  * The ingest pipeline: a normalized incoming message becomes customer, profile, channel, lead and
  * history in one transaction with its events. The same module stores outgoing messages. When
  * `ingest` returns, the message is committed: channels acknowledge providers only after it.
@@ -70,8 +77,8 @@ export class IngestService {
 
   /** PostgreSQL: lanes whose lock was not had in time, with when their batches take it again (ms, `performance.now()`). */
   private readonly unlockedLanes = new Map<number, number>();
-  /** PostgreSQL: the share of message ids other processes take, from the ids this one's batches were given (shared with the database's other batchers). */
-  private readonly writers: SequenceShare;
+  /** PostgreSQL: the share of message ids other processes take, from the ids this one's batches were given. */
+  private readonly writers = new SequenceShare();
   private readonly laneWaitMs: number;
 
   /** Notes each stored message in its integration's health (docs/api/integrations.md "Health"). */
@@ -87,8 +94,7 @@ export class IngestService {
     this.group = deps.db.dialect === 'sqlite' ? groupCommitOf(deps.db.kysely) : undefined;
     this.postgres = deps.db.dialect === 'postgres';
     const lanes = deps.config.pgIngestLanes;
-    this.writers = writersOn(deps.db.kysely);
-    const gather = gatherWhileOthersWrite(deps.db.kysely);
+    const gather = (batchMs: number) => gatherWaitMs(this.writers.current(), batchMs, MAX_GATHER_MS);
     this.batches = this.postgres && lanes > 0 ? new BatchQueue((batch) => this.ingestBatch(batch), lanes, MAX_BATCH, gather) : undefined;
     this.outgoing = this.postgres && lanes > 0 ? new BatchQueue((batch) => this.outgoingBatch(batch), lanes, MAX_BATCH, gather) : undefined;
   }

@@ -2,7 +2,6 @@ import { sql } from 'kysely';
 import { KeyedLookups } from '../../db/batch-queue.js';
 import { dialectOf, type Executor } from '../../db/database.js';
 import { kept } from '../../db/kept.js';
-import { gatherWhileOthersWrite } from '../../db/sequence-share.js';
 import { prepared } from '../../db/prepared.js';
 import { findMessageByExternalId } from '../conversations/conversations.repo.js';
 import type { IntegrationRow, MessageRow, SourceRow, WidgetVisitorRow } from '../../db/schema.js';
@@ -112,7 +111,7 @@ export async function findSessionVisitor(db: Executor, tokenHash: string): Promi
         new KeyedLookups(async (tokenHashes: string[]) => {
           const rows = await sessionVisitorsOf(db, { tokenHashes });
           return new Map(rows.map((row) => [row.token_hash, sessionVisitorOf(row)]));
-        }, gatherWhileOthersWrite(db)),
+        }),
     );
     return lookups.find(tokenHash);
   }
