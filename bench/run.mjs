@@ -15,7 +15,9 @@
 //   --seed N, --scale F (data size factor), --keep (keep the run's data copy / schema), --no-build,
 //   --cpu-prof (server under node --cpu-prof; profiles in bench/results/profiles/),
 //   --sql-profile (SQLite: time per statement, PARLEY_SQL_PROFILE -> bench/results/profiles/sql-*.json),
-//   --node-flags "<flags>" (Node.js flags of the server; default: those of `npm start`).
+//   --node-flags "<flags>" (Node.js flags of the server; default: those of `npm start`),
+//   --fixed-rate R (with --processes: the rate of the 1 vs N comparison, req/s, instead of a share
+//   of one process's; the same R makes two builds' transactions per request comparable).
 // Each HTTP scenario also prints, on Linux, the CPU of a request: the servers', PostgreSQL's (every
 // postgres process) and the load generator's, and the machine's idle share (bench/lib/cpu.mjs).
 // The generated data set is cached in bench/.data/ by dialect-independent seed and size (SQLite: the
@@ -42,6 +44,7 @@ const { values: opts, positionals } = parseArgs({
     db: { type: 'string', default: 'sqlite' },
     processes: { type: 'string', default: '1' },
     pool: { type: 'string' },
+    'fixed-rate': { type: 'string' },
     smoke: { type: 'boolean', default: false },
     runs: { type: 'string' },
     duration: { type: 'string' },
@@ -692,7 +695,7 @@ async function againstOneProcess(ctx, s, next, connections, cpuN) {
     `  ${s.name}: at full load, CPU per request ${PROCESSES} processes / 1: ${ratios(cpuN, cpu1)}; one process ${one.rps.toFixed(0)} req/s`,
   );
 
-  const rate = Math.max(10, Math.round(FIXED_RATE_SHARE * one.rps));
+  const rate = opts['fixed-rate'] ? Number(opts['fixed-rate']) : Math.max(10, Math.round(FIXED_RATE_SHARE * one.rps));
   const rounds = [];
   for (let i = 0; i < Math.max(3, RUNS); i++) {
     const got = {};

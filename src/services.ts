@@ -150,8 +150,9 @@ export function createServices(deps: Deps): Services {
     accountSettings: new AccountSettingsService(deps),
     auth,
     channels,
-    // On PostgreSQL, other processes learn of this one's events through NOTIFY (outside transactions).
-    workers: deps.db.dialect === 'postgres' ? [new OutboxNotifier(deps.db.kysely, deps.log)] : [],
+    // On PostgreSQL, other processes learn of this one's events through NOTIFY (outside transactions),
+    // one chain of them for all the processes on the database.
+    workers: deps.db.dialect === 'postgres' ? [new OutboxNotifier(deps.db.kysely, deps.log, { listenUrl: deps.config.databaseUrl })] : [],
     statuses: new StatusesService(deps),
     templates: new TemplatesService(deps),
     tags: new TagsService(deps),

@@ -226,6 +226,115 @@ describe('outbox wake-ups', () => {
       }
     });
 
+    describe('one chain of NOTIFYs for the processes on a database', () => {
+      /** A notifier hearing parley_outbox, its NOTIFYs counted when they start and when answered. */
+      const setUp = async () => {
+        let started = 0;
+        let answered = 0;
+        const counted: KyselyPlugin = {
+          transformQuery: (args) => {
+            started++;
+            return args.node;
+          },
+          transformResult: async (args) => {
+            answered++;
+            return args.result;
+          },
+        };
+        const notifier = new OutboxNotifier(t.db.kysely.withPlugin(counted), quietLog, { listenUrl: t.url! });
+        // A reader on the same LISTEN connection (one per process and channel): it hears a NOTIFY
+        // when the notifier does. Another connection stands for another Parley process.
+        let heard = 0;
+        const stopReader = onOutbox(() => heard++, { pgUrl: t.url!, log: quietLog, followUp: false });
+        const other = new pg.Client({ connectionString: t.url });
+        await other.connect();
+        const otherNotifies = () => other.query(`select pg_notify('${OUTBOX_CHANNEL}', current_schema())`);
+        const tick = () => new Promise<void>((r) => setImmediate(r));
+        await waitFor(
+          () => heard > 0,
+          async () => {
+            await otherNotifies();
+            await tick();
+          },
+        );
+        const settle = async (check: () => boolean = () => answered === started) => {
+          await waitFor(check, tick);
+          for (let i = 0; i < 20; i++) await tick();
+        };
+        return {
+          notifier,
+          started: () => started,
+          answered: () => answered,
+          heard: () => heard,
+          otherNotifies,
+          settle,
+          close: async () => {
+            vi.useRealTimers();
+            await notifier.stop();
+            await stopReader();
+            await other.end();
+          },
+        };
+      };
+
+      it("leaves its NOTIFY out when another process's came after its events were recorded, and still sends the cover after them", async () => {
+        const s = await setUp();
+        try {
+          vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+          outboxSignal.emit('recorded', 1, 0);
+          const before = s.heard();
+          await s.otherNotifies();
+          await s.settle(() => s.heard() > before);
+          vi.advanceTimersByTime(5);
+          await s.settle();
+          expect(s.started()).toBe(0);
+          expect(s.notifier.skipped).toBe(1);
+          // The cover 25 ms later is its own: its events had maybe not committed when the other's came.
+          vi.advanceTimersByTime(25);
+          await s.settle(() => s.started() === 1);
+          vi.advanceTimersByTime(1000);
+          await s.settle();
+          expect(s.started()).toBe(1);
+        } finally {
+          await s.close();
+        }
+      });
+
+      it('sends its NOTIFY when the one heard since its events were recorded was its own', async () => {
+        const s = await setUp();
+        try {
+          vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+          outboxSignal.emit('recorded', 1, 0);
+          const before = s.heard();
+          vi.advanceTimersByTime(5);
+          // An event recorded while its NOTIFY is on the way, which its listener then hears.
+          outboxSignal.emit('recorded', 2, 0);
+          await s.settle(() => s.answered() === 1 && s.heard() > before);
+          vi.advanceTimersByTime(25);
+          await s.settle(() => s.started() === 2);
+          expect(s.notifier.skipped).toBe(0);
+        } finally {
+          await s.close();
+        }
+      });
+
+      it("sends its NOTIFY when the other process's came before its events were recorded", async () => {
+        const s = await setUp();
+        try {
+          vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+          const before = s.heard();
+          await s.otherNotifies();
+          await s.settle(() => s.heard() > before);
+          outboxSignal.emit('recorded', 1, 0);
+          vi.advanceTimersByTime(5);
+          await s.settle(() => s.started() === 1);
+          expect(s.notifier.skipped).toBe(0);
+        } finally {
+          await s.close();
+        }
+      });
+    });
+
     it('wakes on NOTIFY from another process (LISTEN on PostgreSQL), without any in-process signal', async () => {
       let wakes = 0;
       const stop = onOutbox(() => wakes++, { pgUrl: t.url, log: quietLog });

@@ -237,8 +237,10 @@ describe('push notifications', () => {
   });
 
   it('wake-ups within WAKE_GAP_MS of a read share the next one: a burst of commits is not a read each', async () => {
-    // Every process's worker is woken by every commit of every process (docs/performance.md). An account without devices: each read is the events after the
-    // cursor and its devices once.
+    // Every process's worker is woken by every commit of every process (docs/performance.md). An
+    // account without devices while another account has some: a read is at most three statements
+    // (whether any device exists, the events after the cursor, the account's devices once; the test
+    // above counts them).
     const sa = await quietIntegration();
     const { counted, statements, reset } = countedWorker();
     await counted.start();
@@ -251,7 +253,7 @@ describe('push notifications', () => {
       const elapsed = performance.now() - began;
       // The first wake reads at once, then at most one read per gap.
       const reads = 1 + Math.ceil(elapsed / WAKE_GAP_MS);
-      expect(statements()).toBeLessThanOrEqual(2 * reads);
+      expect(statements()).toBeLessThanOrEqual(3 * reads);
     } finally {
       await counted.stop();
     }

@@ -3,6 +3,7 @@ import type { Executor } from '../db/database.js';
 import type { Logger } from '../domain/context.js';
 import type { BackgroundWorker } from '../domain/workers.js';
 import { DELIVERIES_CHANNEL, outboxSignal, OUTBOX_CHANNEL } from './outbox.js';
+import { onOutboxNotify } from './wakeup.js';
 
 /** The first NOTIFY after an event waits this long, so events of a burst share one. */
 const FIRST_MS = 5;
@@ -21,12 +22,30 @@ const AGAIN_MS = 25;
  * worker wakes or queries at all. Missed wake-ups are covered by every reader's poll. Channels are
  * the database's, so each NOTIFY names Parley's schema: the readers of another installation in the
  * same database (another schema, docs/operations.md) ignore it (events/wakeup.ts).
+ *
+ * With `listenUrl`, the processes on one database share one chain of NOTIFYs instead of one each:
+ * a NOTIFY of parley_outbox that another process sent after this one's pending events were recorded
+ * wakes every reader as this one's would, so this one leaves its own out (when none of the events
+ * made deliveries, whose channel it does not hear). The NOTIFY after the last events of a chain
+ * (the cover) is always sent, so each process's last events are announced after their commit as
+ * before; events recorded after the other's NOTIFY are announced by the next one, this process's
+ * or another's, within AGAIN_MS. A NOTIFY is told another's by its backend's process id: this
+ * process's NOTIFYs answer theirs.
  */
 export class OutboxNotifier implements BackgroundWorker {
   readonly name = 'outbox-notifier';
   /** Events recorded since the last NOTIFY (and whether one of them made deliveries). */
   private pending = false;
   private pendingDeliveries = false;
+  /** When the first of the pending events was recorded (ms, `performance.now()`). */
+  private pendingSince = 0;
+  /** The backends this process's NOTIFYs were sent from (its pool's connections). */
+  private readonly ownPids = new Set<number>();
+  /** The latest NOTIFYs heard, by backend: told this process's from another's when they are used. */
+  private readonly heard = new Map<number, number>();
+  private readonly unlisten: (() => Promise<void>) | undefined;
+  /** NOTIFYs left out because another process's had announced the events. */
+  skipped = 0;
   /** A NOTIFY went out for events whose transactions may not have committed: one more follows. */
   private cover: { deliveries: boolean } | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -36,11 +55,26 @@ export class OutboxNotifier implements BackgroundWorker {
   constructor(
     private readonly db: Executor,
     private readonly log: Logger,
+    opts: { listenUrl?: string } = {},
   ) {
     outboxSignal.on('recorded', this.listener);
+    if (opts.listenUrl) this.unlisten = onOutboxNotify(opts.listenUrl, (pid) => this.heardFrom(pid), log);
+  }
+
+  private heardFrom(pid: number): void {
+    // A few backends at most: this process's pool and the other processes' notifiers.
+    if (this.heard.size >= 64 && !this.heard.has(pid)) this.heard.clear();
+    this.heard.set(pid, performance.now());
+  }
+
+  /** Whether another process's NOTIFY was heard after `since`. */
+  private othersNotifiedAfter(since: number): boolean {
+    for (const [pid, at] of this.heard) if (at > since && !this.ownPids.has(pid)) return true;
+    return false;
   }
 
   private recorded(deliveries: number): void {
+    if (!this.pending) this.pendingSince = performance.now();
     this.pending = true;
     if (deliveries > 0) this.pendingDeliveries = true;
     if (!this.timer && !this.stopped) this.schedule(FIRST_MS);
@@ -59,7 +93,12 @@ export class OutboxNotifier implements BackgroundWorker {
    * ~240 NOTIFYs/s from one process instead of ≤ 40).
    */
   private async tick(): Promise<void> {
-    if (this.pending) {
+    if (this.pending && !this.pendingDeliveries && this.othersNotifiedAfter(this.pendingSince)) {
+      // Another process's NOTIFY announced them: this chain goes on only to send the cover.
+      this.pending = false;
+      this.skipped++;
+      this.cover ??= { deliveries: false };
+    } else if (this.pending) {
       this.cover = { deliveries: await this.flush() };
     } else if (this.cover) {
       const { deliveries } = this.cover;
@@ -83,11 +122,18 @@ export class OutboxNotifier implements BackgroundWorker {
   private async send(deliveries: boolean): Promise<void> {
     if (this.stopped) return;
     try {
-      if (deliveries)
-        await sql`select pg_notify(${OUTBOX_CHANNEL}, current_schema()), pg_notify(${DELIVERIES_CHANNEL}, current_schema())`.execute(
-          this.db,
-        );
-      else await sql`select pg_notify(${OUTBOX_CHANNEL}, current_schema())`.execute(this.db);
+      const { rows } = deliveries
+        ? await sql<{
+            pid: number;
+          }>`select pg_notify(${OUTBOX_CHANNEL}, current_schema()), pg_notify(${DELIVERIES_CHANNEL}, current_schema()), pg_backend_pid() as pid`.execute(
+            this.db,
+          )
+        : await sql<{ pid: number }>`select pg_notify(${OUTBOX_CHANNEL}, current_schema()), pg_backend_pid() as pid`.execute(this.db);
+      const pid = rows[0]?.pid;
+      if (pid !== undefined) {
+        if (this.ownPids.size >= 256) this.ownPids.clear();
+        this.ownPids.add(pid);
+      }
     } catch (err) {
       this.log.debug({ err }, 'outbox NOTIFY failed; readers poll');
     }
@@ -101,5 +147,6 @@ export class OutboxNotifier implements BackgroundWorker {
     this.stopped = true;
     outboxSignal.off('recorded', this.listener);
     clearTimeout(this.timer);
+    await this.unlisten?.();
   }
 }

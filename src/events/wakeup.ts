@@ -38,9 +38,19 @@ export function onOutbox(
   };
 }
 
+/**
+ * Calls `heard` with the backend process id of each NOTIFY of parley_outbox naming this
+ * installation's schema (this process's own included), on the process's shared LISTEN connection.
+ * Returns the unsubscribe function.
+ */
+export function onOutboxNotify(pgUrl: string, heard: (pid: number) => void, log: Logger): () => Promise<void> {
+  return listen(pgUrl, OUTBOX_CHANNEL, heard, log);
+}
+
 /** One LISTEN connection per database URL and channel in a process, whoever its readers are. */
 interface Listening {
-  readers: Set<() => void>;
+  /** Each is called with the notifying backend's process id. */
+  readers: Set<(pid: number) => void>;
   /** Resolves with the connection once it listens (undefined: it failed or was given up). */
   client: Promise<{ end(): Promise<void> } | undefined>;
   closed: boolean;
@@ -53,7 +63,7 @@ const listening = new Map<string, Listening>();
  * one socket per process, not one per reader. Returns the unsubscribe function; the connection
  * ends with its last reader.
  */
-function listen(url: string, channel: string, onWake: () => void, log: Logger): () => Promise<void> {
+function listen(url: string, channel: string, onWake: (pid: number) => void, log: Logger): () => Promise<void> {
   const key = `${channel}\n${url}`;
   let shared = listening.get(key);
   if (!shared) {
@@ -64,7 +74,7 @@ function listen(url: string, channel: string, onWake: () => void, log: Logger): 
   }
   const own = shared;
   // A reader added twice (the same function) is still one reader: wrap it.
-  const reader = () => onWake();
+  const reader = (pid: number) => onWake(pid);
   own.readers.add(reader);
   return async () => {
     own.readers.delete(reader);
@@ -89,7 +99,7 @@ async function connectListener(url: string, channel: string, shared: Listening, 
     const schema = rows[0]?.schema;
     c.on('notification', (n) => {
       if (n.payload && n.payload !== schema) return;
-      for (const reader of shared.readers) reader();
+      for (const reader of shared.readers) reader(n.processId);
     });
     await c.query(`LISTEN ${channel}`);
     if (shared.closed) return void (await c.end());
