@@ -335,6 +335,36 @@ describe('outbox wake-ups', () => {
       });
     });
 
+    it('opens no LISTEN connection of its own: a process that only writes (the CLI) is not kept running', async () => {
+      // The notifier's URL carries a name of its own, so this counts only a connection it opened.
+      const name = `parley-notifier-${process.pid}`;
+      const url = new URL(t.url!);
+      url.searchParams.set('application_name', name);
+      const notifier = new OutboxNotifier(t.db.kysely, quietLog, { listenUrl: url.toString() });
+      // Another process's listener: it hears the notifier's NOTIFY, sent as without readers.
+      const other = new pg.Client({ connectionString: t.url });
+      await other.connect();
+      let heard = 0;
+      other.on('notification', () => heard++);
+      await other.query(`LISTEN ${OUTBOX_CHANNEL}`);
+      try {
+        await waitFor(
+          () => heard > 0,
+          async () => {
+            outboxSignal.emit('recorded', 1, 0);
+            await new Promise<void>((r) => setImmediate(r));
+          },
+        );
+        const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where application_name = ${name}`.execute(
+          t.db.kysely,
+        );
+        expect(rows[0]!.n).toBe(0);
+      } finally {
+        await notifier.stop();
+        await other.end();
+      }
+    });
+
     it('wakes on NOTIFY from another process (LISTEN on PostgreSQL), without any in-process signal', async () => {
       let wakes = 0;
       const stop = onOutbox(() => wakes++, { pgUrl: t.url, log: quietLog });

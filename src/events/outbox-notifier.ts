@@ -3,7 +3,7 @@ import type { Executor } from '../db/database.js';
 import type { Logger } from '../domain/context.js';
 import type { BackgroundWorker } from '../domain/workers.js';
 import { DELIVERIES_CHANNEL, outboxSignal, OUTBOX_CHANNEL } from './outbox.js';
-import { onOutboxNotify } from './wakeup.js';
+import { joinOutboxNotify } from './wakeup.js';
 
 /** The first NOTIFY after an event waits this long, so events of a burst share one. */
 const FIRST_MS = 5;
@@ -30,7 +30,8 @@ const AGAIN_MS = 25;
  * (the cover) is always sent, so each process's last events are announced after their commit as
  * before; events recorded after the other's NOTIFY are announced by the next one, this process's
  * or another's, within AGAIN_MS. A NOTIFY is told another's by its backend's process id: this
- * process's NOTIFYs answer theirs.
+ * process's NOTIFYs answer theirs. NOTIFYs are heard on the LISTEN connection the process's readers
+ * opened (events/wakeup.ts); a process without readers (the CLI) sends each of its own.
  */
 export class OutboxNotifier implements BackgroundWorker {
   readonly name = 'outbox-notifier';
@@ -43,7 +44,8 @@ export class OutboxNotifier implements BackgroundWorker {
   private readonly ownPids = new Set<number>();
   /** The latest NOTIFYs heard, by backend: told this process's from another's when they are used. */
   private readonly heard = new Map<number, number>();
-  private readonly unlisten: (() => Promise<void>) | undefined;
+  private unlisten: (() => Promise<void>) | undefined;
+  private readonly listenUrl: string | undefined;
   /** NOTIFYs left out because another process's had announced the events. */
   skipped = 0;
   /** A NOTIFY went out for events whose transactions may not have committed: one more follows. */
@@ -58,7 +60,13 @@ export class OutboxNotifier implements BackgroundWorker {
     opts: { listenUrl?: string } = {},
   ) {
     outboxSignal.on('recorded', this.listener);
-    if (opts.listenUrl) this.unlisten = onOutboxNotify(opts.listenUrl, (pid) => this.heardFrom(pid), log);
+    this.listenUrl = opts.listenUrl;
+  }
+
+  /** Hears NOTIFYs on the process's LISTEN connection once one of its readers opened it. */
+  private join(): void {
+    if (this.unlisten || !this.listenUrl || this.stopped) return;
+    this.unlisten = joinOutboxNotify(this.listenUrl, (pid) => this.heardFrom(pid), this.log);
   }
 
   private heardFrom(pid: number): void {
@@ -74,6 +82,7 @@ export class OutboxNotifier implements BackgroundWorker {
   }
 
   private recorded(deliveries: number): void {
+    this.join();
     if (!this.pending) this.pendingSince = performance.now();
     this.pending = true;
     if (deliveries > 0) this.pendingDeliveries = true;

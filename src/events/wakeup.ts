@@ -40,10 +40,14 @@ export function onOutbox(
 
 /**
  * Calls `heard` with the backend process id of each NOTIFY of parley_outbox naming this
- * installation's schema (this process's own included), on the process's shared LISTEN connection.
- * Returns the unsubscribe function.
+ * installation's schema (this process's own included), on the process's shared LISTEN connection,
+ * when the process has one (one of its readers listens): it never opens one of its own, so a
+ * process that only writes (the CLI, a benchmark's pipeline) holds no connection that would keep it
+ * running. Returns the unsubscribe function, or undefined when nothing listens yet.
  */
-export function onOutboxNotify(pgUrl: string, heard: (pid: number) => void, log: Logger): () => Promise<void> {
+export function joinOutboxNotify(pgUrl: string, heard: (pid: number) => void, log: Logger): (() => Promise<void>) | undefined {
+  const shared = listening.get(`${OUTBOX_CHANNEL}\n${pgUrl}`);
+  if (!shared || shared.closed) return undefined;
   return listen(pgUrl, OUTBOX_CHANNEL, heard, log);
 }
 
