@@ -1,4 +1,3 @@
-import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialectOf } from '../src/db/database.js';
 import type { IntegrationRow, StatusRow } from '../src/db/schema.js';
@@ -7,6 +6,7 @@ import { sweepIdleLeads } from '../src/automation/idle-sweep.js';
 import { tagsOfLeads } from '../src/domain/leads/leads.repo.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { automationFromNewest, createIntegrationRow, postRule } from './helpers/fixtures.js';
+import { afterFirstRead } from './helpers/statements.js';
 
 /**
  * Events a rule's actions cause set off no rule (docs/api/automation.md); an event another
@@ -35,25 +35,9 @@ afterAll(async () => {
 
 const rule = (payload: Record<string, unknown>) => postRule(h, owner, payload);
 
-/** A plugin that runs `meanwhile` once, after the first read of the newest event id through it. */
-function afterNewestEventRead(meanwhile: () => Promise<void>): KyselyPlugin {
-  const reads = new Set<string>();
-  let done = false;
-  return {
-    transformQuery: (args) => {
-      const node = JSON.stringify(args.node);
-      if (!done && node.includes('"func":"max"') && node.includes('"name":"events"')) reads.add(args.queryId.queryId);
-      return args.node;
-    },
-    transformResult: async (args) => {
-      if (reads.has(args.queryId.queryId) && !done) {
-        done = true;
-        await meanwhile();
-      }
-      return args.result;
-    },
-  };
-}
+/** Runs `meanwhile` once, after the first read of the newest event id. */
+const afterNewestEventRead = (meanwhile: () => Promise<void>) =>
+  afterFirstRead((node) => node.includes('"func":"max"') && node.includes('"name":"events"'), meanwhile);
 
 describe('an event committed by another transaction while a run acts on its lead', () => {
   it("is not taken for one the run caused: the lead's lead.idle still runs its rule", async () => {

@@ -1,4 +1,4 @@
-import { sql, type KyselyPlugin } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialectOf, openDatabase, type Db } from '../src/db/database.js';
 import type { IntegrationRow } from '../src/db/schema.js';
@@ -8,6 +8,7 @@ import { tagsOfLeads } from '../src/domain/leads/leads.repo.js';
 import type { Logger } from '../src/domain/context.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { automationFromNewest, createIntegrationRow, postRule } from './helpers/fixtures.js';
+import { afterFirstRead } from './helpers/statements.js';
 
 /**
  * A rule deleted while a batch that read it runs (docs/api/automation.md): the deleted rule does
@@ -40,25 +41,9 @@ afterAll(async () => {
   await h.close();
 });
 
-/** A plugin that runs `meanwhile` once, after the first read of the enabled rules through it. */
-function afterRulesRead(meanwhile: () => Promise<void>): KyselyPlugin {
-  const reads = new Set<string>();
-  let done = false;
-  return {
-    transformQuery: (args) => {
-      const node = JSON.stringify(args.node);
-      if (!done && args.node.kind === 'SelectQueryNode' && node.includes('"name":"automation_rules"')) reads.add(args.queryId.queryId);
-      return args.node;
-    },
-    transformResult: async (args) => {
-      if (reads.has(args.queryId.queryId) && !done) {
-        done = true;
-        await meanwhile();
-      }
-      return args.result;
-    },
-  };
-}
+/** Runs `meanwhile` once, after the worker's first read of the rules. */
+const afterRulesRead = (meanwhile: () => Promise<void>) =>
+  afterFirstRead((node, kind) => kind === 'SelectQueryNode' && node.includes('"name":"automation_rules"'), meanwhile);
 
 async function deleteRule(id: number) {
   const res = await h.request({ method: 'DELETE', url: `/v1.3/automation/rules/${id}`, token: owner.access });

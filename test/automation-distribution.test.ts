@@ -57,6 +57,27 @@ afterAll(async () => {
   await h.close();
 });
 
+/**
+ * Round robin over the managers, nine new leads, and two consumers reading their events at once (as
+ * two processes do): who got each lead, and how many `lead.changed` events the leads have.
+ */
+async function nineLeadsTwoConsumers() {
+  await put({ mode: 'round_robin', employees: managers.map((m) => m.userId) });
+  const leads: number[] = [];
+  for (let i = 0; i < 9; i++) leads.push(await newLead());
+  const second = createAutomationWorker(h.services);
+  await Promise.all([worker.poll(), second.poll()]);
+  await second.stop();
+  const got = await Promise.all(leads.map(assignee));
+  const changes = await db()
+    .selectFrom('events')
+    .select('lead_id')
+    .where('type', '=', 'lead.changed')
+    .where('lead_id', 'in', leads)
+    .execute();
+  return { leads, got, changes: changes.length };
+}
+
 describe('pickEmployee', () => {
   it('takes the next id after the last, wrapping round', () => {
     expect(pickEmployee([3, 1, 2], null)).toBe(1);
@@ -212,20 +233,8 @@ describe('assignment of new leads', () => {
   });
 
   it('two consumers reading the same events at once (as two processes do): each lead assigned once, shares even', async () => {
-    await put({ mode: 'round_robin', employees: managers.map((m) => m.userId) });
-    const leads = [];
-    for (let i = 0; i < 9; i++) leads.push(await newLead());
-    const second = createAutomationWorker(h.services);
-    await Promise.all([worker.poll(), second.poll()]);
-    await second.stop();
-    const got = await Promise.all(leads.map(assignee));
-    const changes = await db()
-      .selectFrom('events')
-      .select('lead_id')
-      .where('type', '=', 'lead.changed')
-      .where('lead_id', 'in', leads)
-      .execute();
-    expect(changes).toHaveLength(9);
+    const { got, changes } = await nineLeadsTwoConsumers();
+    expect(changes).toBe(9);
     for (const m of managers) expect(got.filter((u) => u === m.userId)).toHaveLength(3);
   });
 
@@ -350,22 +359,10 @@ describe('new leads whose first message rules run for (assigned in the transacti
   });
 
   it('two consumers reading the same events at once: each lead assigned and tagged once, shares even', async () => {
-    await put({ mode: 'round_robin', employees: managers.map((m) => m.userId) });
-    const leads = [];
-    for (let i = 0; i < 9; i++) leads.push(await newLead());
-    const second = createAutomationWorker(h.services);
-    await Promise.all([worker.poll(), second.poll()]);
-    await second.stop();
-    const got = await Promise.all(leads.map(assignee));
+    const { leads, got, changes } = await nineLeadsTwoConsumers();
     for (const m of managers) expect(got.filter((u) => u === m.userId)).toHaveLength(3);
-    const changes = await db()
-      .selectFrom('events')
-      .select('lead_id')
-      .where('type', '=', 'lead.changed')
-      .where('lead_id', 'in', leads)
-      .execute();
     // One assignment and one tag each.
-    expect(changes).toHaveLength(18);
+    expect(changes).toBe(18);
     for (const lead of leads) expect(await tagsOf(lead)).toEqual(['greeted']);
   });
 });

@@ -166,3 +166,26 @@ export async function keptRuns(
     }
   });
 }
+
+/**
+ * A Kysely plugin that, once the first query whose node (as JSON) `matches` has answered, runs
+ * `meanwhile` before the caller sees the answer: another connection's change lands between a read
+ * and what the caller does with it, with no timing involved.
+ */
+export function afterFirstRead(matches: (node: string, kind: string) => boolean, meanwhile: () => Promise<void>): KyselyPlugin {
+  const reads = new Set<string>();
+  let done = false;
+  return {
+    transformQuery: (args) => {
+      if (!done && matches(JSON.stringify(args.node), args.node.kind)) reads.add(args.queryId.queryId);
+      return args.node;
+    },
+    transformResult: async (args) => {
+      if (reads.has(args.queryId.queryId) && !done) {
+        done = true;
+        await meanwhile();
+      }
+      return args.result;
+    },
+  };
+}
