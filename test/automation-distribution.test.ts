@@ -21,14 +21,14 @@ let seq = 0;
 
 const db = () => h.database.db.kysely;
 
-async function newLead(): Promise<number> {
+async function newLead(text = 'hello'): Promise<number> {
   const n = ++seq;
   const { leadId } = await h.services.ingest.ingest(integration, {
     externalId: `dist-${n}`,
     datetime: h.clock.now(),
     sender: { socialId: `customer-${n}`, name: `Customer ${n}` },
     channel: { externalId: `chat-${n}`, type: 'message' },
-    text: 'hello',
+    text,
   });
   return leadId;
 }
@@ -318,14 +318,7 @@ describe('new leads whose first message rules run for (assigned in the transacti
   });
 
   it("a rule's assign acts after the distribution, and wins", async () => {
-    const n = ++seq;
-    const { leadId } = await h.services.ingest.ingest(integration, {
-      externalId: `dist-${n}`,
-      datetime: h.clock.now(),
-      sender: { socialId: `customer-${n}`, name: `Customer ${n}` },
-      channel: { externalId: `chat-${n}`, type: 'message' },
-      text: 'hello, owner please',
-    });
+    const leadId = await newLead('hello, owner please');
     await worker.poll();
     expect(await assignee(leadId)).toBe(owner.userId);
     const changed = await db()
