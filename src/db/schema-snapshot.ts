@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import { renameStatements, type Db } from './database.js';
+import type { Database } from './schema.js';
 import { abandonEarlySchema, type EarlySchema } from './early-schema.js';
 import { snapshot as postgresSnapshot } from './snapshots/postgres.gen.js';
 import { snapshot as sqliteSnapshot } from './snapshots/sqlite.gen.js';
@@ -39,10 +40,11 @@ const KYSELY_MIGRATION_LOCK = '3853314791062309107';
 export async function applySnapshot(db: Db, names: readonly string[], sent?: () => void, early?: EarlySchema): Promise<boolean> {
   const snapshot = db.dialect === 'postgres' ? postgresSnapshot : sqliteSnapshot;
   const current = snapshot.migrations.length === names.length && snapshot.migrations.every((n, i) => n === names[i]);
+  const script = snapshot.statements.join(';\n');
   if (early) {
-    if (current && early.script === snapshot.statements.join(';\n')) {
+    if (current && early.script === script) {
       sent?.();
-      if (await finishEarly(early, names)) {
+      if (await finishEarly(db, early, names)) {
         renameStatements();
         return true;
       }
@@ -56,28 +58,18 @@ export async function applySnapshot(db: Db, names: readonly string[], sent?: () 
         await sql`select pg_advisory_xact_lock(${sql.lit(KYSELY_MIGRATION_LOCK)}::bigint)`.execute(trx);
         const { rows } = await sql<{ absent: boolean }>`select to_regclass('kysely_migration') is null as absent`.execute(trx);
         if (!rows[0]?.absent) return false;
-        const script = sql.raw(snapshot.statements.join(';\n')).execute(trx);
+        const running = sql.raw(script).execute(trx);
         // The pg client writes the script to its socket in the promise jobs queued above, all run
         // before the next turn of the event loop: from then on the work is PostgreSQL's.
         if (sent) setImmediate(sent);
-        await script;
+        await running;
       } else {
         const { rows } = await sql<{ n: number }>`select count(*) as n from sqlite_master where name = 'kysely_migration'`.execute(trx);
         if (rows[0]?.n) return false;
         if (!db.runScript) return false;
-        db.runScript(snapshot.statements.join(';\n'));
+        db.runScript(script);
       }
-      const timestamp = new Date().toISOString();
-      await trx
-        .insertInto('kysely_migration' as never)
-        .values(names.map((name) => ({ name, timestamp })) as never)
-        .execute();
-      for (const [table, row] of Object.entries(MADE_AT_APPLY)) {
-        await trx
-          .insertInto(table as never)
-          .values(row() as never)
-          .execute();
-      }
+      for (const query of appliedRows(trx, names)) await trx.executeQuery(query);
       return true;
     })
     // SQLite: another process made the database meanwhile (its commit came between our read and our
@@ -96,24 +88,30 @@ export async function applySnapshot(db: Db, names: readonly string[], sent?: () 
  * finishes its own: the migrations' rows, the rows made at apply, the commit. False when the script
  * failed (nothing changed; the caller runs it again, to report why).
  */
-async function finishEarly(early: EarlySchema, names: readonly string[]): Promise<boolean> {
+async function finishEarly(db: Db, early: EarlySchema, names: readonly string[]): Promise<boolean> {
   if (!(await early.ran)) return false;
   try {
-    await early.client.query('insert into kysely_migration (name, timestamp) select unnest($1::text[]), $2', [
-      names,
-      new Date().toISOString(),
-    ]);
-    for (const [table, made] of Object.entries(MADE_AT_APPLY)) {
-      const row = made();
-      const columns = Object.keys(row);
-      await early.client.query(
-        `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values (${columns.map((_, i) => `$${i + 1}`).join(', ')})`,
-        Object.values(row),
-      );
-    }
+    for (const query of appliedRows(db.kysely, names)) await early.client.query(query.sql, [...query.parameters]);
     await early.client.query('commit');
   } finally {
     await early.client.end().catch(() => {});
   }
   return true;
+}
+
+/** The rows a new schema gets with its script: each migration's, and the rows made at apply. */
+function appliedRows(db: Kysely<Database>, names: readonly string[]): CompiledQuery[] {
+  const timestamp = new Date().toISOString();
+  return [
+    db
+      .insertInto('kysely_migration' as never)
+      .values(names.map((name) => ({ name, timestamp })) as never)
+      .compile(),
+    ...Object.entries(MADE_AT_APPLY).map(([table, row]) =>
+      db
+        .insertInto(table as never)
+        .values(row() as never)
+        .compile(),
+    ),
+  ];
 }
