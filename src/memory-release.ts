@@ -20,7 +20,7 @@ export const RELEASE_GROWTH_BYTES = 32 * 1024 * 1024;
 /**
  * Heap held beyond what objects use (empty new space, freed old-space pages) worth one more
  * collection once settled. A suite's load leaves ~15 MB of it (61 MB held for 46 MB of objects);
- * once settled, a few MB stay (new space, partly filled pages), so this rarely fires twice in a row.
+ * once settled, a few MB stay (new space, partly filled pages).
  */
 export const RELEASE_SLACK_BYTES = 8 * 1024 * 1024;
 /**
@@ -28,6 +28,12 @@ export const RELEASE_SLACK_BYTES = 8 * 1024 * 1024;
  * measures the allocation rate, so that its collector sees the rate as low and shrinks new space.
  */
 export const SETTLE_INTERVALS = 3;
+/**
+ * Settling collections per idle stretch at most, one per interval. V8 gives back the old-space
+ * pages a full collection emptied only in a later one (its sweeper frees them in between): one
+ * collection after the suite's load left 58 MB held for 45 MB of objects.
+ */
+export const SETTLE_COLLECTIONS = 3;
 const INTERVAL_MS = 2500;
 /** Event-loop utilisation under which an interval counts as idle (1%: timers and pollers only). */
 const IDLE_UTILISATION = 0.01;
@@ -39,8 +45,9 @@ const IDLE_UTILISATION = 0.01;
  * a busy process anything:
  * - grown: one full collection in the first idle interval once the heap grew by
  *   `RELEASE_GROWTH_BYTES` since the previous collection;
- * - settled: after `SETTLE_INTERVALS` idle intervals in a row, one full collection when the heap
- *   holds `RELEASE_SLACK_BYTES` more than its objects use, at most once per idle stretch. A
+ * - settled: after `SETTLE_INTERVALS` idle intervals in a row, a full collection when the heap
+ *   holds `RELEASE_SLACK_BYTES` more than its objects use, again at the next intervals while the
+ *   slack stays and each gave some back, at most `SETTLE_COLLECTIONS` per idle stretch. A
  *   collection during or just after the load leaves new space (up to 32 MB, sized for the load's
  *   allocation rate) as it is; V8 shrinks it only in a collection that sees a low allocation rate.
  *   This rule also catches a load that grew the heap by less than the first rule's threshold,
@@ -49,7 +56,8 @@ const IDLE_UTILISATION = 0.01;
 export class MemoryRelease {
   private baseline: number;
   private idleIntervals = 0;
-  private settled = false;
+  /** Settling collections in this idle stretch; `SETTLE_COLLECTIONS` once one gave nothing back. */
+  private settles = 0;
   collections = 0;
 
   constructor(private readonly probe: MemoryProbe) {
@@ -60,15 +68,23 @@ export class MemoryRelease {
   tick(): boolean {
     if (!this.probe.idleSinceLastCall()) {
       this.idleIntervals = 0;
-      this.settled = false;
+      this.settles = 0;
       return false;
     }
     this.idleIntervals++;
     const held = this.probe.heapHeld();
     if (held - this.baseline >= RELEASE_GROWTH_BYTES) return this.collect();
-    if (this.settled || this.idleIntervals < SETTLE_INTERVALS) return false;
-    this.settled = true;
-    return held - this.probe.heapUsed() >= RELEASE_SLACK_BYTES && this.collect();
+    if (this.settles >= SETTLE_COLLECTIONS || this.idleIntervals < SETTLE_INTERVALS) return false;
+    if (held - this.probe.heapUsed() < RELEASE_SLACK_BYTES) {
+      this.settles = SETTLE_COLLECTIONS;
+      return false;
+    }
+    this.settles++;
+    this.collect();
+    // Slack V8 keeps whatever is collected (new space it still sizes for a high rate) is not
+    // collected for again in this stretch.
+    if (held - this.probe.heapHeld() < RELEASE_SLACK_BYTES / 4) this.settles = SETTLE_COLLECTIONS;
+    return true;
   }
 
   private collect(): true {
