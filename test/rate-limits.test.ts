@@ -84,9 +84,64 @@ describe('rate limits', () => {
       ]);
     });
 
+    it('leases a hot key: fewer statements than hits, and two processes never admit more than the limit', async () => {
+      const { counter, statements, reset } = statementCounter();
+      const deps = { ...h.services.deps, db: { ...h.services.deps.db, kysely: h.services.deps.db.kysely.withPlugin(counter) } };
+      // Two limiters built as two processes build theirs; a lease of a 1,000 limit is at most 50 hits.
+      const a = RateLimiter.for(deps, 'lease-test', 1000, MINUTE);
+      const b = RateLimiter.for(deps, 'lease-test', 1000, MINUTE);
+      reset();
+      for (let i = 0; i < 200; i++) expect(await a.hit('hot')).toBe(0);
+      // Leases of 1, 2, 4, ... 32, then 50 hits: 9 statements for 200 hits.
+      expect(statements()).toBeLessThanOrEqual(10);
+      // Both together, in concurrent bursts, until well past the limit: never more than it admitted.
+      const waits: number[] = [];
+      for (let round = 0; round < 40; round++) {
+        waits.push(...(await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).hit('hot')))));
+      }
+      const admitted = 200 + waits.filter((w) => w === 0).length;
+      expect(admitted).toBeLessThanOrEqual(1000);
+      // What one process leased and did not use is refused to the other: at most a lease less one.
+      expect(admitted).toBeGreaterThanOrEqual(1000 - 2 * 49);
+      // Refused hits answer the window's wait.
+      expect(waits.filter((w) => w !== 0).every((w) => w === 60)).toBe(true);
+      h.clock.advance(15_000);
+      expect([await a.hit('hot'), await b.hit('hot')]).toEqual([45, 45]);
+      expect([await a.retryAfter('hot'), await b.retryAfter('hot')]).toEqual([45, 45]);
+    });
+
+    it('a hot key over its two limits leased by a widget-like pair costs fewer statements than requests', async () => {
+      const { counter, statements, reset } = statementCounter();
+      const deps = { ...h.services.deps, db: { ...h.services.deps.db, kysely: h.services.deps.db.kysely.withPlugin(counter) } };
+      const perVisitor = RateLimiter.for(deps, 'lease-visitor', 1000, MINUTE);
+      const perAddress = RateLimiter.for(deps, 'lease-address', 3000, MINUTE);
+      reset();
+      for (let i = 0; i < 300; i++) expect(await perVisitor.hitThen(`v${i % 3}`, perAddress, 'ip:7')).toBe(0);
+      expect(statements()).toBeLessThan(60);
+      // Every hit is counted, leased or not, and no key beyond what was asked and leased.
+      const counts = await stored('lease-%');
+      const address = counts.find((r) => r.key === 'lease-address:ip:7')!;
+      expect(address.count).toBeGreaterThanOrEqual(300);
+      expect(address.count).toBeLessThanOrEqual(300 + 150);
+    });
+
+    it('a reset ends the lease of the process that reset the key', async () => {
+      const a = RateLimiter.for(h.services.deps, 'lease-reset', 100, MINUTE);
+      // Eight hits leave a lease of 4 hits unused (asked 1, 2, 4, then 5).
+      for (let i = 0; i < 8; i++) expect(await a.hit('k')).toBe(0);
+      expect(await stored('lease-reset:%')).toEqual([{ key: 'lease-reset:k', count: 12 }]);
+      await a.reset('k');
+      const waits: number[] = [];
+      for (let i = 0; i < 120; i++) waits.push(await a.hit('k'));
+      // The new window admits its limit, not the old lease on top.
+      expect(waits.filter((w) => w === 0)).toHaveLength(100);
+      expect(waits.at(-1)).toBe(60);
+    });
+
     it('counts a key right when one request hits it first and another second in the same batch', async () => {
       const perVisitor = RateLimiter.for(h.services.deps, 'split-visitor', 5, MINUTE);
-      const perAddress = RateLimiter.for(h.services.deps, 'split-address', 100, MINUTE);
+      // Under 40 a limit leases nothing, so the stored counts are the hits.
+      const perAddress = RateLimiter.for(h.services.deps, 'split-address', 30, MINUTE);
       await Promise.all([
         perAddress.hit('ip:6'),
         perVisitor.hitThen('v', perAddress, 'ip:6'),

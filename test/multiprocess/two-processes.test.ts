@@ -63,7 +63,8 @@ describe('two processes on one PostgreSQL database', () => {
         )),
       );
     }
-    // The token made one request (register is not counted): 60 per minute in all.
+    // The token made one request (register is not counted): 60 per minute in all, though each
+    // process leases a few of them at a time (docs/operations.md): never more in all.
     expect(answers.filter((r) => r.status === 200)).toHaveLength(60);
     expect(answers.filter((r) => r.status === 429)).toHaveLength(20);
 

@@ -3,6 +3,7 @@ import type { Executor } from '../../db/database.js';
 import { kept } from '../../db/kept.js';
 import type { Clock } from '../clock.js';
 import type { Deps } from '../context.js';
+import { leaseCap, Leases } from './rate-leases.js';
 import { deleteCounter, deleteEndedCounters, hitCounters, readCounter, type Counted, type Counter, type Hit } from './rate-limits.repo.js';
 
 /** Where the counters of fixed windows live: this process's memory, or the shared database. */
@@ -120,8 +121,8 @@ class SharedCounters implements CounterStore {
     this.batches = kept(batchesOf, db, () => new HitBatches(db));
   }
 
-  async hit(key: string, windowMs: number, now: number): Promise<Counter> {
-    return (await this.batches.hit({ first: { key, windowMs, limit: Number.MAX_SAFE_INTEGER } }, now)).first;
+  async hit(key: string, windowMs: number, now: number, units = 1): Promise<Counter> {
+    return (await this.batches.hit({ first: { key, windowMs, limit: Number.MAX_SAFE_INTEGER, units } }, now)).first;
   }
 
   hitThen(first: Hit['first'], second: NonNullable<Hit['second']>, now: number): Promise<Counted> {
@@ -139,17 +140,21 @@ class SharedCounters implements CounterStore {
 
 /**
  * Fixed-window counters per key. On PostgreSQL they live in the database, so a limit holds however
- * many processes serve it; on SQLite (one process) in memory. `name` keeps the limiters of one
- * store apart.
+ * many processes serve it, and a hot key's hits are leased a few at a time (rate-leases.ts); on
+ * SQLite (one process) in memory. `name` keeps the limiters of one store apart.
  */
 export class RateLimiter {
+  private readonly leases: Leases | undefined;
+
   constructor(
     private readonly name: string,
     private readonly limit: number,
     private readonly windowMs: number,
     private readonly clock: Clock,
     private readonly store: CounterStore = new MemoryCounters(),
-  ) {}
+  ) {
+    this.leases = store instanceof SharedCounters && leaseCap(limit) > 1 ? new Leases(leaseCap(limit)) : undefined;
+  }
 
   /** The limiter for `deps`' database: shared on PostgreSQL, in memory on SQLite. */
   static for(deps: Pick<Deps, 'db' | 'clock'>, name: string, limit: number, windowMs: number): RateLimiter {
@@ -160,6 +165,7 @@ export class RateLimiter {
   /** Seconds until the key may try again, or 0 when it is under its limit now. */
   async retryAfter(key: string): Promise<number> {
     const now = this.clock.now();
+    if (this.leases?.holds(`${this.name}:${key}`, now)) return 0;
     const w = await this.store.read(`${this.name}:${key}`, now);
     if (!w || w.count < this.limit) return 0;
     return Math.max(1, Math.ceil((w.resetAt - now) / 1000));
@@ -168,7 +174,24 @@ export class RateLimiter {
   /** Counts one hit; returns the seconds to wait when that hit went over the limit, else 0. */
   async hit(key: string): Promise<number> {
     const now = this.clock.now();
-    return this.wait(await this.store.hit(`${this.name}:${key}`, this.windowMs, now), now);
+    const stored = `${this.name}:${key}`;
+    if (!this.leases || !(this.store instanceof SharedCounters)) return this.wait(await this.store.hit(stored, this.windowMs, now), now);
+    if (this.leases.take(stored, now) !== undefined) return 0;
+    const units = this.leases.want(stored, now);
+    return this.leased(stored, units, now, this.store.hit(stored, this.windowMs, now, units));
+  }
+
+  /** The wait of a database hit of `units` on `key`, its lease kept for the next hits. */
+  private async leased(key: string, units: number, now: number, counting: Promise<Counter>): Promise<number> {
+    let counted: Counter;
+    try {
+      counted = await counting;
+    } catch (err) {
+      this.leases?.failed(key, units);
+      throw err;
+    }
+    this.leases?.granted(key, units, counted.count, counted.resetAt, this.limit);
+    return this.wait({ count: counted.count - units + 1, resetAt: counted.resetAt }, now);
   }
 
   /**
@@ -182,19 +205,42 @@ export class RateLimiter {
       return (await this.hit(key)) || next.hit(nextKey);
     }
     const now = this.clock.now();
-    const counted = await store.hitThen(
-      { key: `${this.name}:${key}`, windowMs: this.windowMs, limit: this.limit },
-      { key: `${next.name}:${nextKey}`, windowMs: next.windowMs },
+    const first = `${this.name}:${key}`;
+    const second = `${next.name}:${nextKey}`;
+    // A leased first hit, or a second the process holds a lease of: each counts on its own, so a
+    // request with both leased costs no statement.
+    if (this.leases?.holds(first, now) || next.leases?.holds(second, now)) return (await this.hit(key)) || next.hit(nextKey);
+    const units1 = this.leases?.want(first, now) ?? 1;
+    const units2 = next.leases?.want(second, now) ?? 1;
+    const counting = store.hitThen(
+      { key: first, windowMs: this.windowMs, limit: this.limit, units: units1 },
+      { key: second, windowMs: next.windowMs, units: units2 },
       now,
     );
-    return this.wait(counted.first, now) || (counted.second ? next.wait(counted.second, now) : 0);
+    const wait = await this.leased(
+      first,
+      units1,
+      now,
+      counting.then((c) => c.first),
+    ).catch((err) => {
+      next.leases?.failed(second, units2);
+      throw err;
+    });
+    const counted = await counting;
+    if (!counted.second) {
+      next.leases?.failed(second, units2);
+      return wait;
+    }
+    return wait || next.leased(second, units2, now, Promise.resolve(counted.second));
   }
 
   private wait(w: Counter, now: number): number {
     return w.count > this.limit ? Math.max(1, Math.ceil((w.resetAt - now) / 1000)) : 0;
   }
 
+  /** Starts `key`'s window again; on PostgreSQL this process's lease of it ends too. */
   async reset(key: string): Promise<void> {
+    this.leases?.drop(`${this.name}:${key}`);
     await this.store.reset(`${this.name}:${key}`);
   }
 }

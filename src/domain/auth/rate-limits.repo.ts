@@ -10,13 +10,14 @@ export interface Counter {
 /**
  * One hit of a request: on `first`, and on `second` only when that hit kept `first` within
  * `firstLimit` (as two calls in turn would, where a refusal by the first stops the request).
+ * `units` (default 1) counts the hit and the hits a process leases with it (rate-leases.ts).
  */
 export interface Hit {
-  first: { key: string; windowMs: number; limit: number };
-  second?: { key: string; windowMs: number };
+  first: { key: string; windowMs: number; limit: number; units?: number };
+  second?: { key: string; windowMs: number; units?: number };
 }
 
-/** What a hit counted: `second` is undefined when it was not counted. */
+/** What a hit counted, each key's count after the hit's units: `second` is undefined when it was not counted. */
 export interface Counted {
   first: Counter;
   second: Counter | undefined;
@@ -25,8 +26,9 @@ export interface Counted {
 /**
  * PostgreSQL: the hits of several requests counted in one statement, in their order, atomically
  * per key (two processes hitting the same key at once both count). Each key's row is written once
- * for the batch, by the number of its hits; each hit is told the count it brought the key to, as
- * one statement per hit would have answered it. A window that ended restarts at the batch's hits.
+ * for the batch, by the units of its hits; each hit is told the count its units brought the key to,
+ * as one statement per hit would have answered it. The second key is counted when the first unit
+ * of the first was within its limit. A window that ended restarts at the batch's hits.
  * A key must not be a `first` of one hit and a `second` of another here (the caller splits such a
  * batch): the statement writes each key's row once. Rows are written in key order, firsts before
  * seconds, so two processes' batches lock shared keys in the same order and never deadlock (a
@@ -43,20 +45,22 @@ export async function hitCounters(db: Executor, hits: Hit[], now: number): Promi
     with u as (
       select * from unnest(${text(hits.map((h) => h.first.key))}, ${bigint(hits.map((h) => now + h.first.windowMs))},
         ${bigint(hits.map((h) => (h.second ? h.first.limit : null)))}, ${text(hits.map((h) => h.second?.key ?? null))},
-        ${bigint(hits.map((h) => (h.second ? now + h.second.windowMs : null)))}) with ordinality as u(k1, reset1, limit1, k2, reset2, ord)
+        ${bigint(hits.map((h) => (h.second ? now + h.second.windowMs : null)))}, ${bigint(hits.map((h) => h.first.units ?? 1))},
+        ${bigint(hits.map((h) => (h.second ? (h.second.units ?? 1) : null)))}) with ordinality as u(k1, reset1, limit1, k2, reset2, n1, n2, ord)
     ), a as (
-      insert into rate_limits (key, count, reset_at) select k1, count(*), min(reset1) from u group by k1 order by k1 ${countHits}
+      insert into rate_limits (key, count, reset_at) select k1, sum(n1), min(reset1) from u group by k1 order by k1 ${countHits}
     ), f as (
-      -- Each hit's count: the key's count after the batch, less the hits after it.
-      select u.ord, u.k2, u.reset2, u.limit1, a.reset_at as r1, a.count - count(*) over (partition by u.k1 order by u.ord desc) + 1 as c1
+      -- Each hit's count: the key's count after the batch, less the units of the hits after it.
+      select u.ord, u.k2, u.reset2, u.n2, u.limit1, a.reset_at as r1,
+        a.count - sum(u.n1) over (partition by u.k1 order by u.ord desc) + u.n1 as c1, u.n1
       from u join a on a.key = u.k1
     ), b as (
       insert into rate_limits (key, count, reset_at)
-      select k2, count(*), min(reset2) from f where k2 is not null and c1 <= limit1 group by k2 order by k2 ${countHits}
+      select k2, sum(n2), min(reset2) from f where k2 is not null and c1 - n1 < limit1 group by k2 order by k2 ${countHits}
     )
     select f.c1::int as c1, f.r1,
-      (b.count - count(*) filter (where b.key is not null) over (partition by f.k2 order by f.ord desc) + 1)::int as c2, b.reset_at as r2
-    from f left join b on b.key = f.k2 and f.c1 <= f.limit1
+      (b.count - sum(f.n2) filter (where b.key is not null) over (partition by f.k2 order by f.ord desc) + f.n2)::int as c2, b.reset_at as r2
+    from f left join b on b.key = f.k2 and f.c1 - f.n1 < f.limit1
     order by f.ord`.compile(db);
   // One fixed text whatever the batch: prepared once per connection.
   const rows = await executeNamed(db, query);
