@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialectOf } from '../src/db/database.js';
 import type { IntegrationRow } from '../src/db/schema.js';
@@ -7,7 +7,8 @@ import { tagsOfLeads } from '../src/domain/leads/leads.repo.js';
 import { ensureTag } from '../src/domain/tags/tags.repo.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { automationFromNewest, createIntegrationRow, postRule } from './helpers/fixtures.js';
-import { statementCounter, transactionWatch } from './helpers/statements.js';
+import { leadsQuery } from '../src/automation/rule-context.js';
+import { planNodes, statementCounter, transactionWatch } from './helpers/statements.js';
 
 /**
  * What automation costs the database (docs/performance.md, the `automation` scenario): a batch of
@@ -167,6 +168,32 @@ describe('a batch of messages with 20 rules, 10 matching', () => {
     expect(events).toHaveLength(2 * again.messages);
     expect(listed.slice(0, events.length).map((r) => [r.eventId, r.leadId])).toEqual(events.map((e) => [Number(e.id), Number(e.lead_id)]));
     expect(listed.every((r) => JSON.stringify(r.actions) === '[{"type":"addTag","ok":true}]')).toBe(true);
+  });
+});
+
+describe('the leads read with their tags', () => {
+  it('PostgreSQL: looks up the tags table once per lead, not once per tag', async (ctx) => {
+    if (dialectOf(db()) !== 'postgres') ctx.skip();
+    const { leads } = await measure(10, 1);
+    const query = leadsQuery(db(), leads, false).compile();
+    // Whatever join PostgreSQL would pick: with the bench's statistics it picked a nested loop,
+    // here it may not, so the other joins are ruled out for the transaction.
+    const analyzed = await db()
+      .transaction()
+      .execute(async (trx) => {
+        await sql`set local enable_hashjoin = off`.execute(trx);
+        await sql`set local enable_mergejoin = off`.execute(trx);
+        const { rows } = await trx.executeQuery<{ 'QUERY PLAN': unknown }>(
+          CompiledQuery.raw(`explain (analyze, format json) ${query.sql}`, [...query.parameters]),
+        );
+        return rows[0]['QUERY PLAN'];
+      });
+    const loops = planNodes(analyzed)
+      .filter((n) => n['Relation Name'] === 'tags')
+      .reduce((sum, n) => sum + Number(n['Actual Loops']), 0);
+    // Ten tags per lead: joined row by row, `tags` was scanned for each of them.
+    expect(loops).toBeGreaterThan(0);
+    expect(loops).toBeLessThanOrEqual(leads.length);
   });
 });
 
