@@ -46,7 +46,7 @@ afterAll(async () => {
  * `customers` customers (of group `group`) writing `each` messages each (in turn), read by a
  * worker counting its statements and transactions.
  */
-async function measure(customers: number, each: number, group = `g${++seq}`) {
+async function measure(customers: number, each: number, group = `g${++seq}`, beforePoll?: () => Promise<void>) {
   await automationFromNewest(h);
   const leads = new Set<number>();
   const batch = ++seq;
@@ -73,6 +73,7 @@ async function measure(customers: number, each: number, group = `g${++seq}`) {
         )
       : new Map<number, string>();
   const marks = await rowMarks();
+  await beforePoll?.();
   const { counter, statements, tables } = statementCounter();
   const watched = transactionWatch(h.database.db.kysely.withPlugin(counter));
   const worker = new AutomationWorker({ ...h.services.deps, db: { ...h.database.db, kysely: watched.kysely } }, async () => {});
@@ -168,6 +169,52 @@ describe('a batch of messages with 20 rules, 10 matching', () => {
     expect(events).toHaveLength(2 * again.messages);
     expect(listed.slice(0, events.length).map((r) => [r.eventId, r.leadId])).toEqual(events.map((e) => [Number(e.id), Number(e.lead_id)]));
     expect(listed.every((r) => JSON.stringify(r.actions) === '[{"type":"addTag","ok":true}]')).toBe(true);
+  });
+});
+
+describe('a conversation going on, one of its messages taken by another process', () => {
+  it('lists the runs of the other messages only, and writes no run row', async () => {
+    const first = await measure(5, 1, 'shared');
+    const newest = async () =>
+      Number(
+        (
+          await db()
+            .selectFrom('events')
+            .select((eb) => eb.fn.max('id').as('id'))
+            .executeTakeFirstOrThrow()
+        ).id,
+      );
+    const since = await newest();
+    const before = await rowCounts();
+    let taken = 0;
+    const again = await measure(5, 1, 'shared', async () => {
+      taken = await newest();
+      await db().insertInto('automation_claims').values({ consumer: 'rules', event_id: taken, created_at: h.clock.now() }).execute();
+    });
+    expect(again.leads.sort()).toEqual(first.leads.sort());
+    const events = (
+      await db()
+        .selectFrom('events')
+        .select('id')
+        .where('type', '=', 'message.incoming')
+        .where('id', '>', since)
+        .where('lead_id', 'in', again.leads)
+        .orderBy('id')
+        .execute()
+    ).map((e) => Number(e.id));
+    expect(events).toHaveLength(5);
+    expect(events).toContain(taken);
+    // Each matching rule's row lists the other four events, in order; the taken one is left to its taker.
+    const rows = await db().selectFrom('automation_quiet_runs').select(['event_id', 'runs']).where('event_id', '>', since).execute();
+    expect(rows).toHaveLength(10);
+    const others = events.filter((e) => e !== taken);
+    for (const row of rows) {
+      expect((JSON.parse(row.runs) as number[][]).map(([eventId]) => eventId)).toEqual(others);
+      expect(Number(row.event_id)).toBe(Math.max(...others));
+    }
+    const after = await rowCounts();
+    expect(after.runs - before.runs).toBe(0);
+    expect(after.claims - before.claims).toBe(5);
   });
 });
 
