@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { dialectOf, type Executor } from '../db/database.js';
+import { dialectOf, executeNamed, type Executor } from '../db/database.js';
 import type { EventRow, LeadRow } from '../db/schema.js';
 import { ALWAYS_OPEN, type WorkingHours } from '../domain/automation/working-hours.js';
 import { tagsOfLeads } from '../domain/leads/leads.repo.js';
@@ -51,7 +51,8 @@ export async function readLeads(db: Executor, leadIds: number[], lock: boolean):
   const out = new Map<number, LeadFacts>();
   if (!leadIds.length) return out;
   const postgres = dialectOf(db) === 'postgres';
-  const rows = await leadsQuery(db, leadIds, lock).execute();
+  const query = leadsQuery(db, leadIds, lock);
+  const rows = postgres ? await executeNamed(db, query.compile()) : await query.execute();
   const tags = postgres
     ? undefined
     : await tagsOfLeads(
@@ -69,7 +70,11 @@ export async function readLeads(db: Executor, leadIds: number[], lock: boolean):
   return out;
 }
 
-/** readLeads' statement (its tags gathered there on PostgreSQL only). */
+/**
+ * readLeads' statement (its tags gathered there on PostgreSQL only). PostgreSQL: the ids as one
+ * array, so that the text is the same for any number of leads and runs as a named statement,
+ * parsed once per connection (db/database.ts `nameStatement`).
+ */
 export function leadsQuery(db: Executor, leadIds: number[], lock: boolean) {
   const postgres = dialectOf(db) === 'postgres';
   const query = db
@@ -87,7 +92,7 @@ export function leadsQuery(db: Executor, leadIds: number[], lock: boolean) {
           )
         : sql<null>`null`.as('tag_names'),
     )
-    .where('l.id', 'in', leadIds)
+    .where(postgres ? sql<boolean>`l.id = any(cast(${leadIds} as bigint[]))` : sql<boolean>`l.id in (${sql.join(leadIds)})`)
     .orderBy('l.id');
   return lock && postgres ? query.forUpdate('l') : query;
 }

@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import { dialectOf, type Executor } from '../db/database.js';
+import { dialectOf, executeNamed, type Executor } from '../db/database.js';
 import type { AutomationRunRow } from '../db/schema.js';
 
 /**
@@ -115,7 +115,8 @@ export async function claimQuietChunk(db: Executor, eventIds: number[], quiet: Q
     runs: JSON.stringify(list.map((q) => [q.eventId, q.leadId])),
     actions: JSON.stringify(list[0].results),
   }));
-  await sql`with taken as (
+  // Its text is the same for any chunk: a named statement, parsed once per connection.
+  const statement = sql`with taken as (
       insert into automation_claims (consumer, event_id, created_at)
       select 'rules', e, cast(${now} as bigint) from unnest(cast(${eventIds} as bigint[])) as e
       on conflict (consumer, event_id) do nothing returning event_id),
@@ -133,7 +134,8 @@ export async function claimQuietChunk(db: Executor, eventIds: number[], quiet: Q
     from v cross join lateral json_array_elements(cast(v.runs as json)) with ordinality as r(run, n)
     join taken on taken.event_id = (r.run->>0)::bigint
     where (select count(*) from taken) < ${eventIds.length}
-    group by v.rule_id, v.actions`.execute(db);
+    group by v.rule_id, v.actions`;
+  await executeNamed(db, statement.compile(db));
 }
 
 /** Quiet runs by rule, each rule's in the order given. */
