@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialectOf } from '../src/db/database.js';
 import type { IntegrationRow } from '../src/db/schema.js';
@@ -7,7 +7,8 @@ import { tagsOfLeads } from '../src/domain/leads/leads.repo.js';
 import { ensureTag } from '../src/domain/tags/tags.repo.js';
 import { createHarness, type Harness, type SignedUp } from './helpers/harness.js';
 import { automationFromNewest, createIntegrationRow, postRule } from './helpers/fixtures.js';
-import { statementCounter, transactionWatch } from './helpers/statements.js';
+import { leadsQuery } from '../src/automation/rule-context.js';
+import { planNodes, statementCounter, transactionWatch } from './helpers/statements.js';
 
 /**
  * What automation costs the database (docs/performance.md, the `automation` scenario): a batch of
@@ -45,7 +46,7 @@ afterAll(async () => {
  * `customers` customers (of group `group`) writing `each` messages each (in turn), read by a
  * worker counting its statements and transactions.
  */
-async function measure(customers: number, each: number, group = `g${++seq}`) {
+async function measure(customers: number, each: number, group = `g${++seq}`, beforePoll?: () => Promise<void>) {
   await automationFromNewest(h);
   const leads = new Set<number>();
   const batch = ++seq;
@@ -72,6 +73,7 @@ async function measure(customers: number, each: number, group = `g${++seq}`) {
         )
       : new Map<number, string>();
   const marks = await rowMarks();
+  await beforePoll?.();
   const { counter, statements, tables } = statementCounter();
   const watched = transactionWatch(h.database.db.kysely.withPlugin(counter));
   const worker = new AutomationWorker({ ...h.services.deps, db: { ...h.database.db, kysely: watched.kysely } }, async () => {});
@@ -167,6 +169,78 @@ describe('a batch of messages with 20 rules, 10 matching', () => {
     expect(events).toHaveLength(2 * again.messages);
     expect(listed.slice(0, events.length).map((r) => [r.eventId, r.leadId])).toEqual(events.map((e) => [Number(e.id), Number(e.lead_id)]));
     expect(listed.every((r) => JSON.stringify(r.actions) === '[{"type":"addTag","ok":true}]')).toBe(true);
+  });
+});
+
+describe('a conversation going on, one of its messages taken by another process', () => {
+  it('lists the runs of the other messages only, and writes no run row', async () => {
+    const first = await measure(5, 1, 'shared');
+    const newest = async () =>
+      Number(
+        (
+          await db()
+            .selectFrom('events')
+            .select((eb) => eb.fn.max('id').as('id'))
+            .executeTakeFirstOrThrow()
+        ).id,
+      );
+    const since = await newest();
+    const before = await rowCounts();
+    let taken = 0;
+    const again = await measure(5, 1, 'shared', async () => {
+      taken = await newest();
+      await db().insertInto('automation_claims').values({ consumer: 'rules', event_id: taken, created_at: h.clock.now() }).execute();
+    });
+    expect(again.leads.sort()).toEqual(first.leads.sort());
+    const events = (
+      await db()
+        .selectFrom('events')
+        .select('id')
+        .where('type', '=', 'message.incoming')
+        .where('id', '>', since)
+        .where('lead_id', 'in', again.leads)
+        .orderBy('id')
+        .execute()
+    ).map((e) => Number(e.id));
+    expect(events).toHaveLength(5);
+    expect(events).toContain(taken);
+    // Each matching rule's row lists the other four events, in order; the taken one is left to its taker.
+    const rows = await db().selectFrom('automation_quiet_runs').select(['event_id', 'runs']).where('event_id', '>', since).execute();
+    expect(rows).toHaveLength(10);
+    const others = events.filter((e) => e !== taken);
+    for (const row of rows) {
+      expect((JSON.parse(row.runs) as number[][]).map(([eventId]) => eventId)).toEqual(others);
+      expect(Number(row.event_id)).toBe(Math.max(...others));
+    }
+    const after = await rowCounts();
+    expect(after.runs - before.runs).toBe(0);
+    expect(after.claims - before.claims).toBe(5);
+  });
+});
+
+describe('the leads read with their tags', () => {
+  it('PostgreSQL: looks up the tags table once per lead, not once per tag', async (ctx) => {
+    if (dialectOf(db()) !== 'postgres') ctx.skip();
+    const { leads } = await measure(10, 1);
+    const query = leadsQuery(db(), leads, false).compile();
+    // Whatever join PostgreSQL would pick: with the bench's statistics it picked a nested loop,
+    // here it may not, so the other joins are ruled out for the transaction.
+    const analyzed = await db()
+      .transaction()
+      .execute(async (trx) => {
+        await sql`set local enable_hashjoin = off`.execute(trx);
+        await sql`set local enable_mergejoin = off`.execute(trx);
+        const { rows } = await trx.executeQuery<{ 'QUERY PLAN': unknown }>(
+          CompiledQuery.raw(`explain (analyze, format json) ${query.sql}`, [...query.parameters]),
+        );
+        return rows[0]['QUERY PLAN'];
+      });
+    const loops = planNodes(analyzed)
+      .filter((n) => n['Relation Name'] === 'tags')
+      .reduce((sum, n) => sum + Number(n['Actual Loops']), 0);
+    // Ten tags per lead: joined row by row, `tags` was scanned for each of them.
+    expect(loops).toBeGreaterThan(0);
+    expect(loops).toBeLessThanOrEqual(leads.length);
   });
 });
 

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { dialectOf, type Executor } from '../db/database.js';
+import { dialectOf, executeNamed, type Executor } from '../db/database.js';
 import type { EventRow, LeadRow } from '../db/schema.js';
 import { ALWAYS_OPEN, type WorkingHours } from '../domain/automation/working-hours.js';
 import { tagsOfLeads } from '../domain/leads/leads.repo.js';
@@ -41,28 +41,18 @@ export async function workingHoursOf(db: Executor, accountIds: number[]): Promis
  * their customer's name and their tags. One statement on PostgreSQL, each lead's tags gathered
  * there (a round trip and a row per tag fewer, a chunk's leads having about ten tags each in the
  * `automation` scenario); two on SQLite. A lead deleted is missing.
+ *
+ * PostgreSQL: a lead's tag ids come from `lead_tags`' key first, then their names in one look-up
+ * of `tags` by those ids. Joined row by row, an account's few tags were planned as a scan of
+ * `tags` per tag of the lead (ten scans per lead read here; docs/performance.md, "Automation's
+ * batches").
  */
 export async function readLeads(db: Executor, leadIds: number[], lock: boolean): Promise<Map<number, LeadFacts>> {
   const out = new Map<number, LeadFacts>();
   if (!leadIds.length) return out;
   const postgres = dialectOf(db) === 'postgres';
-  let query = db
-    .selectFrom('leads as l')
-    .innerJoin('integrations as i', 'i.id', 'l.integration_id')
-    .innerJoin('customers as c', 'c.id', 'l.customer_id')
-    .selectAll('l')
-    .select(['i.type as integration_type', 'c.name as customer_name'])
-    .select(
-      postgres
-        ? sql<string[] | null>`(select array_agg(t.tag) from lead_tags lt join tags t on t.id = lt.tag_id where lt.lead_id = l.id)`.as(
-            'tag_names',
-          )
-        : sql<null>`null`.as('tag_names'),
-    )
-    .where('l.id', 'in', leadIds)
-    .orderBy('l.id');
-  if (lock && postgres) query = query.forUpdate('l');
-  const rows = await query.execute();
+  const query = leadsQuery(db, leadIds, lock);
+  const rows = postgres ? await executeNamed(db, query.compile()) : await query.execute();
   const tags = postgres
     ? undefined
     : await tagsOfLeads(
@@ -78,6 +68,33 @@ export async function readLeads(db: Executor, leadIds: number[], lock: boolean):
     });
   }
   return out;
+}
+
+/**
+ * readLeads' statement (its tags gathered there on PostgreSQL only). PostgreSQL: the ids as one
+ * array, so that the text is the same for any number of leads and runs as a named statement,
+ * parsed once per connection (db/database.ts `nameStatement`).
+ */
+export function leadsQuery(db: Executor, leadIds: number[], lock: boolean) {
+  const postgres = dialectOf(db) === 'postgres';
+  const query = db
+    .selectFrom('leads as l')
+    .innerJoin('integrations as i', 'i.id', 'l.integration_id')
+    .innerJoin('customers as c', 'c.id', 'l.customer_id')
+    .selectAll('l')
+    .select(['i.type as integration_type', 'c.name as customer_name'])
+    .select(
+      postgres
+        ? sql<
+            string[] | null
+          >`(select array_agg(t.tag) from tags t where t.id = any(array(select lt.tag_id from lead_tags lt where lt.lead_id = l.id)))`.as(
+            'tag_names',
+          )
+        : sql<null>`null`.as('tag_names'),
+    )
+    .where(postgres ? sql<boolean>`l.id = any(cast(${leadIds} as bigint[]))` : sql<boolean>`l.id in (${sql.join(leadIds)})`)
+    .orderBy('l.id');
+  return lock && postgres ? query.forUpdate('l') : query;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import { dialectOf, type Executor } from '../db/database.js';
+import { dialectOf, executeNamed, type Executor } from '../db/database.js';
 import type { AutomationRunRow } from '../db/schema.js';
 
 /**
@@ -87,12 +87,7 @@ export interface QuietRun {
  */
 export async function saveQuietRuns(db: Executor, quiet: QuietRun[], now: number): Promise<void> {
   if (!quiet.length) return;
-  const byRule = new Map<number, QuietRun[]>();
-  for (const q of quiet) {
-    const list = byRule.get(q.ruleId);
-    if (list) list.push(q);
-    else byRule.set(q.ruleId, [q]);
-  }
+  const byRule = groupByRule(quiet);
   // The casts give PostgreSQL the parameters' types (VALUES leaves them text) and mean nothing to SQLite.
   const rows = [...byRule].map(
     ([ruleId, list]) =>
@@ -107,25 +102,51 @@ export async function saveQuietRuns(db: Executor, quiet: QuietRun[], now: number
 /**
  * PostgreSQL: a chunk whose every run is quiet, in one statement and no transaction: the events'
  * `rules` claims, and for the events taken (an event another process took is left out whole), the
- * quiet rows as saveQuietRuns writes them.
+ * quiet rows as saveQuietRuns writes them. Each rule's row is written here as when every event is
+ * taken, the usual case, and stored as it is; only when some event was taken before are the rows'
+ * runs unpacked and kept to the events taken here (a join of every run with the claims, and the
+ * rows built again from them, were most of the statement's time: ~1 ms for 50 events of 10 rules).
  */
 export async function claimQuietChunk(db: Executor, eventIds: number[], quiet: QuietRun[], now: number): Promise<void> {
   if (!eventIds.length) return;
-  const rows = JSON.stringify(quiet.map((q) => [q.ruleId, q.eventId, q.leadId, JSON.stringify(q.results)]));
-  await sql`with taken as (
+  const rows = [...groupByRule(quiet)].map(([ruleId, list]) => ({
+    ruleId,
+    eventId: Math.max(...list.map((q) => q.eventId)),
+    runs: JSON.stringify(list.map((q) => [q.eventId, q.leadId])),
+    actions: JSON.stringify(list[0].results),
+  }));
+  // Its text is the same for any chunk: a named statement, parsed once per connection.
+  const statement = sql`with taken as (
       insert into automation_claims (consumer, event_id, created_at)
       select 'rules', e, cast(${now} as bigint) from unnest(cast(${eventIds} as bigint[])) as e
       on conflict (consumer, event_id) do nothing returning event_id),
-    q as (select (r->>0)::bigint as rule_id, (r->>1)::bigint as event_id, r->2 as lead_id, r->>3 as actions, n
-      from jsonb_array_elements(cast(${rows} as jsonb)) with ordinality as x(r, n))
+    v as (select * from unnest(cast(${rows.map((r) => r.ruleId)} as bigint[]), cast(${rows.map((r) => r.eventId)} as bigint[]),
+        cast(${rows.map((r) => r.runs)} as text[]), cast(${rows.map((r) => r.actions)} as text[])) as v(rule_id, event_id, runs, actions)
+      where v.rule_id in (${liveRules(
+        db,
+        rows.map((r) => r.ruleId),
+      )}))
     insert into automation_quiet_runs (rule_id, event_id, at, runs, actions)
-    select q.rule_id, max(q.event_id), cast(${now} as bigint), json_agg(json_build_array(q.event_id, q.lead_id) order by q.n)::text,
-      min(q.actions)
-    from q join taken on taken.event_id = q.event_id where q.rule_id in (${liveRules(
-      db,
-      quiet.map((q) => q.ruleId),
-    )})
-    group by q.rule_id`.execute(db);
+    select v.rule_id, v.event_id, cast(${now} as bigint), v.runs, v.actions from v
+    where (select count(*) from taken) = ${eventIds.length}
+    union all
+    select v.rule_id, max((r.run->>0)::bigint), cast(${now} as bigint), json_agg(r.run order by r.n)::text, v.actions
+    from v cross join lateral json_array_elements(cast(v.runs as json)) with ordinality as r(run, n)
+    join taken on taken.event_id = (r.run->>0)::bigint
+    where (select count(*) from taken) < ${eventIds.length}
+    group by v.rule_id, v.actions`;
+  await executeNamed(db, statement.compile(db));
+}
+
+/** Quiet runs by rule, each rule's in the order given. */
+function groupByRule(quiet: QuietRun[]): Map<number, QuietRun[]> {
+  const byRule = new Map<number, QuietRun[]>();
+  for (const q of quiet) {
+    const list = byRule.get(q.ruleId);
+    if (list) list.push(q);
+    else byRule.set(q.ruleId, [q]);
+  }
+  return byRule;
 }
 
 /**
