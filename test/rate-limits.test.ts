@@ -63,10 +63,19 @@ describe('rate limits', () => {
   });
 
   if (DIALECT === 'postgres') {
+    /** The harness's services on a database that counts its statements. */
+    const countedDeps = () => {
+      const { counter, statements, reset } = statementCounter();
+      return {
+        deps: { ...h.services.deps, db: { ...h.services.deps.db, kysely: h.services.deps.db.kysely.withPlugin(counter) } },
+        statements,
+        reset,
+      };
+    };
+
     // PostgreSQL: hits are batched (docs/performance.md); SQLite counts in memory.
     it('counts the hits of concurrent requests in one statement per batch, each told what it brought its key to', async () => {
-      const { counter, statements, reset } = statementCounter();
-      const deps = { ...h.services.deps, db: { ...h.services.deps.db, kysely: h.services.deps.db.kysely.withPlugin(counter) } };
+      const { deps, statements, reset } = countedDeps();
       const perVisitor = RateLimiter.for(deps, 'batch-visitor', 2, MINUTE);
       const perAddress = RateLimiter.for(deps, 'batch-address', 15, MINUTE);
       reset();
@@ -85,8 +94,7 @@ describe('rate limits', () => {
     });
 
     it('leases a hot key: fewer statements than hits, and two processes never admit more than the limit', async () => {
-      const { counter, statements, reset } = statementCounter();
-      const deps = { ...h.services.deps, db: { ...h.services.deps.db, kysely: h.services.deps.db.kysely.withPlugin(counter) } };
+      const { deps, statements, reset } = countedDeps();
       // Two limiters built as two processes build theirs; a lease of a 1,000 limit is at most 50 hits.
       const a = RateLimiter.for(deps, 'lease-test', 1000, MINUTE);
       const b = RateLimiter.for(deps, 'lease-test', 1000, MINUTE);
@@ -111,8 +119,7 @@ describe('rate limits', () => {
     });
 
     it('a hot key over its two limits leased by a widget-like pair costs fewer statements than requests', async () => {
-      const { counter, statements, reset } = statementCounter();
-      const deps = { ...h.services.deps, db: { ...h.services.deps.db, kysely: h.services.deps.db.kysely.withPlugin(counter) } };
+      const { deps, statements, reset } = countedDeps();
       const perVisitor = RateLimiter.for(deps, 'lease-visitor', 1000, MINUTE);
       const perAddress = RateLimiter.for(deps, 'lease-address', 3000, MINUTE);
       reset();
