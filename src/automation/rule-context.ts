@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
-import { dialectOf, executeNamed, type Executor } from '../db/database.js';
+import { dialectOf, type Executor } from '../db/database.js';
+import { numberLiteral } from '../db/pg-arrays.js';
+import { prepared } from '../db/prepared.js';
 import type { EventRow, LeadRow } from '../db/schema.js';
 import { ALWAYS_OPEN, type WorkingHours } from '../domain/automation/working-hours.js';
 import { tagsOfLeads } from '../domain/leads/leads.repo.js';
@@ -45,14 +47,16 @@ export async function workingHoursOf(db: Executor, accountIds: number[]): Promis
  * PostgreSQL: a lead's tag ids come from `lead_tags`' key first, then their names in one look-up
  * of `tags` by those ids. Joined row by row, an account's few tags were planned as a scan of
  * `tags` per tag of the lead (ten scans per lead read here; docs/performance.md, "Automation's
- * batches").
+ * batches"). The names come as a JSON array, which pg hands to JSON.parse: a text array is
+ * parsed character by character in JavaScript.
  */
 export async function readLeads(db: Executor, leadIds: number[], lock: boolean): Promise<Map<number, LeadFacts>> {
   const out = new Map<number, LeadFacts>();
   if (!leadIds.length) return out;
   const postgres = dialectOf(db) === 'postgres';
-  const query = leadsQuery(db, leadIds, lock);
-  const rows = postgres ? await executeNamed(db, query.compile()) : await query.execute();
+  const rows = postgres
+    ? await (lock ? lockedLeads : unlockedLeads)(db, { ids: numberLiteral(leadIds) })
+    : await leadsQuery(db, leadIds, lock).execute();
   const tags = postgres
     ? undefined
     : await tagsOfLeads(
@@ -72,10 +76,10 @@ export async function readLeads(db: Executor, leadIds: number[], lock: boolean):
 
 /**
  * readLeads' statement (its tags gathered there on PostgreSQL only). PostgreSQL: the ids as one
- * array, so that the text is the same for any number of leads and runs as a named statement,
- * parsed once per connection (db/database.ts `nameStatement`).
+ * array (`leadIds` or its literal), so that the text is the same for any number of leads: built
+ * once and run as a named statement, parsed once per connection (db/prepared.ts).
  */
-export function leadsQuery(db: Executor, leadIds: number[], lock: boolean) {
+export function leadsQuery(db: Executor, leadIds: readonly number[] | string, lock: boolean) {
   const postgres = dialectOf(db) === 'postgres';
   const query = db
     .selectFrom('leads as l')
@@ -87,15 +91,23 @@ export function leadsQuery(db: Executor, leadIds: number[], lock: boolean) {
       postgres
         ? sql<
             string[] | null
-          >`(select array_agg(t.tag) from tags t where t.id = any(array(select lt.tag_id from lead_tags lt where lt.lead_id = l.id)))`.as(
+          >`(select json_agg(t.tag) from tags t where t.id = any(array(select lt.tag_id from lead_tags lt where lt.lead_id = l.id)))`.as(
             'tag_names',
           )
         : sql<null>`null`.as('tag_names'),
     )
-    .where(postgres ? sql<boolean>`l.id = any(cast(${leadIds} as bigint[]))` : sql<boolean>`l.id in (${sql.join(leadIds)})`)
+    .where(
+      postgres || typeof leadIds === 'string'
+        ? sql<boolean>`l.id = any(cast(${leadIds} as bigint[]))`
+        : sql<boolean>`l.id in (${sql.join([...leadIds])})`,
+    )
     .orderBy('l.id');
   return lock && postgres ? query.forUpdate('l') : query;
 }
+
+/** PostgreSQL's lead reads (readLeads), `ids` an array literal (db/pg-arrays.ts). */
+const unlockedLeads = prepared((db, p: { ids: string }) => leadsQuery(db, p.ids, false));
+const lockedLeads = prepared((db, p: { ids: string }) => leadsQuery(db, p.ids, true));
 
 /**
  * What rules read of each event whose lead is in `leads`: the message's text, the time and its

@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import { dialectOf, executeNamed, type Executor } from '../db/database.js';
+import { numberLiteral, textLiteral } from '../db/pg-arrays.js';
 import type { AutomationRunRow } from '../db/schema.js';
 
 /**
@@ -118,10 +119,10 @@ export async function claimQuietChunk(db: Executor, eventIds: number[], quiet: Q
   // Its text is the same for any chunk: a named statement, parsed once per connection.
   const statement = sql`with taken as (
       insert into automation_claims (consumer, event_id, created_at)
-      select 'rules', e, cast(${now} as bigint) from unnest(cast(${eventIds} as bigint[])) as e
+      select 'rules', e, cast(${now} as bigint) from unnest(cast(${numberLiteral(eventIds)} as bigint[])) as e
       on conflict (consumer, event_id) do nothing returning event_id),
-    v as (select * from unnest(cast(${rows.map((r) => r.ruleId)} as bigint[]), cast(${rows.map((r) => r.eventId)} as bigint[]),
-        cast(${rows.map((r) => r.runs)} as text[]), cast(${rows.map((r) => r.actions)} as text[])) as v(rule_id, event_id, runs, actions)
+    v as (select * from unnest(cast(${numberLiteral(rows.map((r) => r.ruleId))} as bigint[]), cast(${numberLiteral(rows.map((r) => r.eventId))} as bigint[]),
+        cast(${textLiteral(rows.map((r) => r.runs))} as text[]), cast(${textLiteral(rows.map((r) => r.actions))} as text[])) as v(rule_id, event_id, runs, actions)
       where v.rule_id in (${liveRules(
         db,
         rows.map((r) => r.ruleId),
@@ -159,7 +160,7 @@ function groupByRule(quiet: QuietRun[]): Map<number, QuietRun[]> {
 function liveRules(db: Executor, ruleIds: number[]): RawBuilder<unknown> {
   const ids = [...new Set(ruleIds)];
   return dialectOf(db) === 'postgres'
-    ? sql`select id from automation_rules where id = any(cast(${ids} as bigint[])) for key share`
+    ? sql`select id from automation_rules where id = any(cast(${numberLiteral(ids)} as bigint[])) for key share`
     : sql`select id from automation_rules where id in (${sql.join(ids)})`;
 }
 
